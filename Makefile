@@ -1,0 +1,40 @@
+# The project's commands. Each installs what it needs into .venv (created on first use).
+#   make book   build the static site into _build/html
+#   make test   run every test (unit, nbval, strict build, browser)
+#   make lab    open JupyterLab on the notebooks
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+JB_FLAGS := -W -n --keep-going
+
+.PHONY: book test lab notebooks bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed-%: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[$*]'
+	touch $@
+
+_vendor/vendor/.complete: scripts/fetch_vendor.sh
+	bash scripts/fetch_vendor.sh
+
+book: $(VENV)/.installed-book _vendor/vendor/.complete
+	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	@echo; echo "The book is built: open $(CURDIR)/_build/html/index.html"
+
+test: $(VENV)/.installed-test _vendor/vendor/.complete
+	bash scripts/ensure_chromium.sh
+	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+lab: $(VENV)/.installed-test
+	$(BIN)/jupyter lab notebooks
+
+# Re-execute the notebooks in place after changing them (their outputs are committed).
+notebooks: $(VENV)/.installed-test
+	$(BIN)/python scripts/execute_notebooks.py
+
+clean:
+	rm -rf _build

@@ -1,0 +1,5 @@
+"""Thin ipywidgets front ends to the pure functions of mlcalc (needs the ``widgets`` extra)."""
+
+from mlcalc.widgets.memory import GpuCountWidget
+
+__all__ = ["GpuCountWidget"]
