@@ -527,3 +527,312 @@ def activation_bytes_per_layer(
     """
     return sum(activation_parts_per_layer(seq_len, micro_batch, hidden, n_heads, tensor_parallel,
                                           sequence_parallel, recompute, flash_attention).values())
+
+
+# ---------------------------------------------------------------------------
+# Serving: weights by dtype plus the KV cache
+# ---------------------------------------------------------------------------
+
+# Bytes per stored value. int4 counts the packed nibbles only: group-wise scales
+# (e.g. one fp16 scale per 128 weights, +0.125 bytes) come on top.
+DTYPE_BYTES: Mapping[str, float] = MappingProxyType(
+    {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+)
+# vLLM lets the engine use this fraction of device memory by default
+# (its gpu_memory_utilization=0.9); the rest is left for the CUDA context and buffers.
+VLLM_MEMORY_UTILIZATION = 0.9
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per value of ``dtype`` (one of ``DTYPE_BYTES``)."""
+    _check.choice("dtype", dtype, DTYPE_BYTES)
+    return DTYPE_BYTES[dtype]
+
+
+def kv_cache_bytes_per_token(n_layers: int, n_kv_heads: int, head_dim: int, bytes_per_value: float = 2.0) -> float:
+    """KV-cache bytes one token occupies: ``2 (K and V) x layers x kv_heads x head_dim x bytes``.
+
+    Grouped-query attention (GQA) and multi-query attention (MQA) shrink it through
+    ``n_kv_heads``; ``head_dim`` is explicit because not every model has
+    ``head_dim = hidden / n_heads``.
+
+    References
+    ----------
+    Kwon et al. 2023 (vLLM), section 3: OPT-13B needs 2 x 5120 x 40 x 2 bytes = 800 KB per token.
+    """
+    layers = _check.positive_int("n_layers", n_layers)
+    kv = _check.positive_int("n_kv_heads", n_kv_heads)
+    hd = _check.positive_int("head_dim", head_dim)
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    return 2.0 * layers * kv * hd * b
+
+
+class ServingEstimate(NamedTuple):
+    """Memory to serve a model at a batch and context length, and the devices that makes."""
+
+    weights_bytes: float  # all parameters at the weight dtype
+    kv_cache_bytes: float  # batch x context tokens of KV cache
+    total_bytes: float  # weights + KV cache
+    kv_bytes_per_token: float  # KV cache of one token, all layers
+    n_devices: int  # fewest devices whose usable memory holds total_bytes
+    usable_bytes_per_device: float  # device memory x usable fraction
+
+
+def serving_memory(
+    model: ModelConfig,
+    batch: int,
+    context_len: int,
+    device_bytes: float,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    usable_fraction: float = VLLM_MEMORY_UTILIZATION,
+) -> ServingEstimate:
+    """Weights plus KV cache for ``batch`` sequences of ``context_len`` tokens.
+
+    ``n_devices = ceil((weights + batch x context x kv_per_token) / (device x usable))``,
+    assuming the model is split evenly (tensor or pipeline parallel) over the devices.
+    """
+    b = _check.positive_int("batch", batch)
+    ctx = _check.positive_int("context_len", context_len)
+    dev = _check.positive("device_bytes", device_bytes)
+    frac = _check.fraction("usable_fraction", usable_fraction)
+    weights = model.n_params() * dtype_bytes(weight_dtype)
+    per_token = kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim, dtype_bytes(kv_dtype))
+    kv = per_token * b * ctx
+    total = weights + kv
+    usable = dev * frac
+    n = max(1, math.ceil(round(total / usable, 9)))
+    return ServingEstimate(weights, kv, total, per_token, n, usable)
+
+
+def max_kv_tokens(
+    model: ModelConfig,
+    device_bytes: float,
+    n_devices: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    usable_fraction: float = VLLM_MEMORY_UTILIZATION,
+) -> int:
+    """Tokens of KV cache that fit beside the weights on ``n_devices`` (0 if the weights don't fit).
+
+    Batch x context must stay below this: at context ``c`` the largest batch is
+    ``max_kv_tokens // c``.
+    """
+    dev = _check.positive("device_bytes", device_bytes)
+    n = _check.positive_int("n_devices", n_devices)
+    frac = _check.fraction("usable_fraction", usable_fraction)
+    free = n * dev * frac - model.n_params() * dtype_bytes(weight_dtype)
+    per_token = kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim, dtype_bytes(kv_dtype))
+    return max(0, int(free // per_token))
+
+
+# ---------------------------------------------------------------------------
+# Mixture of experts: memory follows the total, compute the active parameters
+# ---------------------------------------------------------------------------
+
+
+class MoeSummary(NamedTuple):
+    """What a mixture-of-experts model costs in memory and in compute."""
+
+    total_params: int  # all experts: what must sit in memory
+    active_params: int  # parameters one token passes through
+    weights_bytes: float  # total_params x bytes of the weight dtype
+    forward_flops_per_token: float  # 2 x active_params (one multiply-add per active weight)
+    dense_equivalent_bytes: float  # memory a dense model with active_params would need
+
+
+def moe_summary(model: ModelConfig, weight_dtype: str = "bf16") -> MoeSummary:
+    """Memory (total parameters) against compute (active parameters) of ``model``.
+
+    The forward pass costs about 2 FLOP per active parameter per token (Kaplan et al.
+    2020, C_forward ~ 2N; attention over the context is left out).
+    """
+    b = dtype_bytes(weight_dtype)
+    total, active = model.n_params(), model.n_active_params()
+    return MoeSummary(total, active, total * b, 2.0 * active, active * b)
+
+
+# ---------------------------------------------------------------------------
+# The whole training picture: model states + activations + overhead per device
+# ---------------------------------------------------------------------------
+
+
+class TrainingFit(NamedTuple):
+    """Memory one device needs to train, for one parallel layout, against its capacity."""
+
+    parts_bytes: Mapping[str, float]  # per device: model states by category, activations, logits, overhead
+    total_bytes: float  # sum of parts_bytes
+    device_bytes: float  # memory of one device
+    fits: bool  # total_bytes <= device_bytes
+    dp: int  # data-parallel degree
+    tp: int  # tensor-parallel degree
+    pp: int  # pipeline-parallel degree
+    zero_stage: int  # ZeRO stage over the data-parallel ranks
+
+    @property
+    def n_devices(self) -> int:
+        """Devices in the layout: dp x tp x pp."""
+        return self.dp * self.tp * self.pp
+
+
+def training_memory(
+    model: ModelConfig,
+    device_bytes: float,
+    micro_batch: int = 1,
+    seq_len: int = 2048,
+    dp: int = 1,
+    tp: int = 1,
+    pp: int = 1,
+    zero_stage: int = 0,
+    convention: str = "zero-mixed-adam",
+    recompute: str = "selective",
+    sequence_parallel: bool = True,
+    flash_attention: bool = True,
+    overhead_fraction: float = 0.1,
+    offload_optimizer: bool = False,
+) -> TrainingFit:
+    """Per-device training memory of ``model`` in a dp x tp x pp layout, and whether it fits.
+
+    - Model states: ``n_params / (tp pp)`` per model shard, sharded further over ``dp``
+      by ZeRO stage ``zero_stage`` (``zero_model_state_bytes``).
+    - Activations (Korthikanti et al. 2022, section 4.2.3): with the 1F1B pipeline
+      schedule the first stage keeps ``pp`` micro-batches of ``L / pp`` layers, i.e.
+      ``L`` layers' worth whatever ``pp`` is; the last stage keeps one micro-batch of
+      its layers plus the fp32 logits for the loss, ``4 s b v / tp``. The busier of
+      the two is counted. The per-layer term is Korthikanti's GPT layer (4h MLP,
+      multi-head attention): for SwiGLU/GQA models it is an approximation.
+    - Overhead: a stated fraction of the device held back for the CUDA context,
+      communication buffers and allocator fragmentation (an assumption, not a
+      published constant: 10% by default).
+    """
+    dev = _check.positive("device_bytes", device_bytes)
+    dp = _check.positive_int("dp", dp)
+    tp = _check.positive_int("tp", tp)
+    pp = _check.positive_int("pp", pp)
+    b = _check.positive_int("micro_batch", micro_batch)
+    s = _check.positive_int("seq_len", seq_len)
+    over = _check.non_negative("overhead_fraction", overhead_fraction)
+    if over >= 1:
+        raise ValueError(f"overhead_fraction={overhead_fraction!r} is not allowed: it must be below 1")
+    if model.n_layers % pp:
+        raise ValueError(f"pp={pp!r} is not allowed: it must divide n_layers={model.n_layers}")
+    states = zero_model_state_bytes(model.n_params() / (tp * pp), dp, zero_stage, convention,
+                                    offload_optimizer=offload_optimizer)
+    per_layer = activation_bytes_per_layer(s, b, model.hidden, model.n_heads, tp, sequence_parallel and tp > 1,
+                                           recompute, flash_attention)
+    first = model.n_layers * per_layer
+    logits = 4.0 * s * b * model.vocab / tp
+    last = model.n_layers // pp * per_layer + logits
+    parts = dict(states.device_parts)
+    if pp == 1:  # one stage is both first and last
+        parts["activations"], parts["logits (fp32, for the loss)"] = first, logits
+    elif first >= last:
+        parts["activations"], parts["logits (fp32, for the loss)"] = first, 0.0
+    else:
+        parts["activations"], parts["logits (fp32, for the loss)"] = model.n_layers // pp * per_layer, logits
+    parts["overhead (stated)"] = over * dev
+    total = sum(parts.values())
+    return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, dp, tp, pp, zero_stage)
+
+
+def fewest_devices(
+    model: ModelConfig,
+    device_bytes: float,
+    micro_batch: int = 1,
+    seq_len: int = 2048,
+    zero_stage: int = 3,
+    max_tp: int = 8,
+    max_devices: int = 16384,
+    **kwargs: object,
+) -> TrainingFit | None:
+    """The smallest dp x tp x pp layout whose per-device memory fits (None if none does).
+
+    Searches tp in powers of two up to ``max_tp`` (dividing the head count), pp over the
+    divisors of the layer count, dp in powers of two; among layouts with the fewest
+    devices it prefers the smallest tp, then the smallest pp (less communication).
+    Other keyword arguments go to ``training_memory``.
+    """
+    max_tp = _check.positive_int("max_tp", max_tp)
+    max_devices = _check.positive_int("max_devices", max_devices)
+    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= max_tp and model.n_heads % t == 0]
+    pps = [p for p in range(1, model.n_layers + 1) if model.n_layers % p == 0]
+    best: TrainingFit | None = None
+    for t in tps:
+        for p in pps:
+            d = 1
+            while t * p * d <= max_devices:
+                if best is not None and (t * p * d, t, p) >= (best.n_devices, best.tp, best.pp):
+                    break
+                fit = training_memory(model, device_bytes, micro_batch, seq_len, d, t, p, zero_stage, **kwargs)
+                if fit.fits:
+                    best = fit
+                    break
+                if zero_stage == 0:
+                    break  # without ZeRO, more data parallelism does not shrink a device's memory
+                d *= 2
+    return best
+
+
+def training_fit_grid(
+    model: ModelConfig,
+    device_bytes: float,
+    zero_stages: tuple[int, ...] = ZERO_STAGES,
+    micro_batches: tuple[int, ...] = (1, 2, 4, 8, 16),
+    **kwargs: object,
+) -> tuple[tuple[float, ...], ...]:
+    """Per-device bytes for each ZeRO stage (rows) and micro-batch size (columns).
+
+    Other keyword arguments (``seq_len``, ``dp``, ``tp``, ``pp``, ``recompute``, ...) go
+    to ``training_memory``; compare each cell with ``device_bytes`` to see what fits.
+    """
+    return tuple(
+        tuple(training_memory(model, device_bytes, micro_batch=mb, zero_stage=z, **kwargs).total_bytes
+              for mb in micro_batches)
+        for z in zero_stages
+    )
+
+
+# ---------------------------------------------------------------------------
+# The CPU side: dataloader workers, cores, host RAM
+# ---------------------------------------------------------------------------
+
+
+class CpuNeeds(NamedTuple):
+    """What one node's CPUs and host memory must provide."""
+
+    dataloader_workers: int  # workers_per_accelerator x accelerators
+    processes: int  # workers plus one main (training) process per accelerator
+    cores: int  # one core per process
+    ram_parts_bytes: Mapping[str, float]  # host memory by use
+    ram_bytes: float  # the peak: max(loading the model, offloaded states) + worker memory
+
+
+def cpu_needs(
+    accelerators_per_node: int = 8,
+    workers_per_accelerator: int = 2,
+    n_params: float = 0.0,
+    load_bytes_per_param: float = 4.0,
+    buffer_factor: float = 1.5,
+    offloaded_bytes_per_node: float = 0.0,
+    ram_per_worker_bytes: float = 0.0,
+) -> CpuNeeds:
+    """Cores and host RAM for one training node.
+
+    Cores: ``accelerators x (workers + 1)``: 2-3 dataloader workers per accelerator plus
+    the main process (seed, "The AI Battlefield", CPU section).
+    RAM: every process first builds the model on the CPU (DeepSpeed's memory docs:
+    ``params x 4 x n_gpus x buffer`` for an fp32 model, buffer 1.5); offloaded
+    optimizer states or parameters live there during training; the workers need their own.
+    """
+    g = _check.positive_int("accelerators_per_node", accelerators_per_node)
+    w = _check.positive_int("workers_per_accelerator", workers_per_accelerator)
+    n = _check.non_negative("n_params", n_params)
+    lb = _check.positive("load_bytes_per_param", load_bytes_per_param)
+    buf = _check.at_least("buffer_factor", buffer_factor, 1.0)
+    off = _check.non_negative("offloaded_bytes_per_node", offloaded_bytes_per_node)
+    per_worker = _check.non_negative("ram_per_worker_bytes", ram_per_worker_bytes)
+    load = n * lb * g * buf
+    workers_ram = per_worker * g * w
+    parts = {"loading the model (all processes)": load, "offloaded model states": off,
+             "dataloader workers": workers_ram}
+    return CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts), max(load, off) + workers_ram)
