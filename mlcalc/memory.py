@@ -534,7 +534,7 @@ def activation_bytes_per_layer(
 # ---------------------------------------------------------------------------
 
 # Bytes per stored value. int4 counts the packed nibbles only: group-wise scales
-# (e.g. one fp16 scale per 128 weights, +0.125 bytes) come on top.
+# (e.g. one fp16 scale per 128 weights: 0.125 bits, about 0.016 bytes, per weight) come on top.
 DTYPE_BYTES: Mapping[str, float] = MappingProxyType(
     {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 )
