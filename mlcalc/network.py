@@ -70,6 +70,22 @@ def node_bytes_per_s(nics_per_node: int, nic_bytes_per_s: float, efficiency: flo
     return nics_per_node * nic_bytes_per_s * _check.fraction("efficiency", efficiency)
 
 
+class UnitsResult(NamedTuple):
+    """A bandwidth in every unit a datasheet might use."""
+
+    one_direction_bytes_per_s: float  # per NIC or link, one direction, advertised
+    node_bytes_per_s: float  # x NICs per node, one direction, advertised
+    expected_node_bytes_per_s: float  # the node figure x efficiency
+
+
+def bandwidth_units(value: float, unit: str, direction: str, nics_per_node: int, efficiency: float) -> UnitsResult:
+    """Convert one advertised figure to bytes/s per direction, per node, and what to expect."""
+    nics_per_node = _check.positive_int("nics_per_node", nics_per_node)
+    one = one_direction(to_bytes_per_s(value, unit), direction)
+    node = node_bytes_per_s(nics_per_node, one) if one > 0 else 0.0
+    return UnitsResult(one, node, expected_bytes_per_s(node, efficiency))
+
+
 # --------------------------------------------------------------------------- link data
 
 
@@ -486,9 +502,27 @@ def bisection_bytes_per_s(n_endpoints: int, link_bytes_per_s: float, oversubscri
     return n / 2 * bw / o
 
 
+class TopologyResult(NamedTuple):
+    """A fat tree and a Rail-only network for the same GPUs."""
+
+    fat_tree: SwitchCount  # non-blocking fat tree over every GPU's NIC
+    rail_only: SwitchCount  # one fat tree per rail, no spine
+    cost_reduction: float  # 1 - rail-only cost / fat-tree cost
+
+
+def compare_topologies(n_gpus: int, radix: int, hb_domain: int, port_to_transceiver_cost: float = 2.0) -> TopologyResult:
+    """Fat tree against Rail-only for ``n_gpus``, with a switch port costing ``port_to_transceiver_cost`` transceivers."""
+    fat = fat_tree_counts(n_gpus, radix)
+    rail = rail_only_counts(n_gpus, radix, hb_domain)
+    ratio = network_cost(rail, radix, port_to_transceiver_cost, 1.0) / network_cost(
+        fat, radix, port_to_transceiver_cost, 1.0)
+    return TopologyResult(fat, rail, 1 - ratio)
+
+
 __all__ = [
     "ALGORITHMS", "BITS_PER_BYTE", "COLLECTIVES", "SEED_EFFICIENCY", "CollectiveTime", "Fabric", "Generation",
-    "Link", "Speedup", "SwitchCount", "System", "algbw_to_busbw", "bisection_bytes_per_s", "busbw_factor",
+    "Link", "Speedup", "SwitchCount", "System", "TopologyResult", "UnitsResult", "algbw_to_busbw",
+    "bandwidth_units", "bisection_bytes_per_s", "busbw_factor", "compare_topologies",
     "busbw_to_algbw", "bytes_per_s_to_gbps", "collective_time", "expected_bytes_per_s", "fabric",
     "fabric_collective_time", "fat_tree_counts", "fat_tree_tiers", "gbps_to_bytes_per_s", "generations",
     "latency_bandwidth_crossover_bytes", "latency_steps", "link", "links", "network_cost", "node_bytes_per_s",
