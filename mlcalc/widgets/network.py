@@ -372,7 +372,7 @@ class TopologyWidget(Calculator):
     def __init__(self, n_gpus: int = 32768, radix: int = 64, hb_domain: int = 256, cost_ratio: float = 2.0) -> None:
         self.n = widgets.IntText(value=n_gpus, description="GPUs")
         self.radix = widgets.Dropdown(options=[16, 32, 48, 64, 128, 256], value=radix, description="Radix")
-        self.hb = widgets.Dropdown(options=[8, 16, 32, 72, 256], value=hb_domain, description="HB domain")
+        self.hb = widgets.Dropdown(options=[8, 16, 32, 64, 72, 256], value=hb_domain, description="HB domain")
         self.ratio = widgets.FloatSlider(value=cost_ratio, min=0.0, max=5.0, step=0.25, description="Port/TR cost",
                                          continuous_update=False)
         super().__init__([self.n, self.radix, self.hb, self.ratio],
