@@ -512,6 +512,7 @@ class TopologyResult(NamedTuple):
 
 def compare_topologies(n_gpus: int, radix: int, hb_domain: int, port_to_transceiver_cost: float = 2.0) -> TopologyResult:
     """Fat tree against Rail-only for ``n_gpus``, with a switch port costing ``port_to_transceiver_cost`` transceivers."""
+    port_to_transceiver_cost = _check.non_negative("port_to_transceiver_cost", port_to_transceiver_cost)
     fat = fat_tree_counts(n_gpus, radix)
     rail = rail_only_counts(n_gpus, radix, hb_domain)
     ratio = network_cost(rail, radix, port_to_transceiver_cost, 1.0) / network_cost(

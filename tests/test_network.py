@@ -173,6 +173,15 @@ def test_fat_tree_reach():
     assert net.fat_tree_tiers(27649, 48) == 4
 
 
+def test_compare_topologies_and_bandwidth_units():
+    # Rail-only paper row N = 65536, radix 256: 75% cheaper (switch port = 2 transceivers).
+    r = net.compare_topologies(65536, 256, hb_domain=256)
+    assert (r.fat_tree.tiers, r.rail_only.tiers) == (3, 1) and round(100 * r.cost_reduction) == 75
+    # Seed: 800 Gbps advertised, expect about 640 Gbps.
+    u = net.bandwidth_units(800, "Gb/s", "per direction", nics_per_node=1, efficiency=0.8)
+    assert net.bytes_per_s_to_gbps(u.expected_node_bytes_per_s) == pytest.approx(640)
+
+
 def test_bisection_bandwidth_and_oversubscription():
     # A non-blocking network lets half the endpoints send to the other half at full rate.
     assert net.bisection_bytes_per_s(1024, 50e9) == pytest.approx(512 * 50e9)
@@ -201,8 +210,16 @@ def test_bisection_bandwidth_and_oversubscription():
     (lambda: net.fat_tree_tiers(100, 33), "radix"),
     (lambda: net.rail_only_counts(1000, 64, 256), "hb_domain"),
     (lambda: net.bisection_bytes_per_s(8, 1e9, 0.5), "oversubscription"),
+    (lambda: net.bandwidth_units(400, "Gb/s", "per direction", 0, 0.8), "nics_per_node"),
+    (lambda: net.compare_topologies(32768, 64, 256, -1), "port_to_transceiver_cost"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name) as err:
         call()
     assert "not allowed" in str(err.value)
+
+
+def test_pcie_per_direction_from_the_signalling_rate():
+    # PCI-SIG: PCIe 4.0 runs 16 GT/s per lane, 5.0 runs 32 GT/s, both with 128b/130b encoding.
+    assert net.link("PCIe4-x16").bytes_per_s == pytest.approx(16e9 * 16 * 128 / 130 / 8, rel=2e-3)
+    assert net.link("PCIe5-x16").bytes_per_s == pytest.approx(32e9 * 16 * 128 / 130 / 8, rel=2e-3)

@@ -83,6 +83,7 @@ def generations_figure(speedups: Sequence[net.Speedup], log: bool = False) -> Fi
     ax.set_xticks(x, [s.gpu for s in speedups])
     if log:
         ax.set_yscale("log")
+    ax.margins(y=0.15)
     ax.set_ylabel(f"speed-up over {speedups[[s.compute for s in speedups].index(1.0)].gpu}"
                   if 1.0 in comp else "speed-up")
     ax.legend(frameon=False, fontsize=8)
@@ -350,7 +351,7 @@ class PipelineWidget(Calculator):
 # --------------------------------------------------------------------------- 6. topology
 
 
-def topology_figure(r: net.TopologyResult) -> Figure:
+def topology_figure(r: net.TopologyResult, title: str = "") -> Figure:
     """Bars: switches and transceivers of each design."""
     fig = Figure(figsize=_FIGSIZE)
     ax1, ax2 = fig.subplots(1, 2)
@@ -361,7 +362,7 @@ def topology_figure(r: net.TopologyResult) -> Figure:
     ax2.set_title("transceivers", fontsize=9)
     for ax in (ax1, ax2):
         ax.ticklabel_format(axis="y", style="plain")
-    fig.suptitle(f"cost reduction {r.cost_reduction:.0%}", fontsize=10)
+    fig.suptitle(f"{title}{': ' if title else ''}cost reduction {r.cost_reduction:.0%}", fontsize=10)
     fig.subplots_adjust(wspace=0.45, top=0.84)
     return fig
 
@@ -385,7 +386,8 @@ class TopologyWidget(Calculator):
         for name, c in (("fat tree", r.fat_tree), ("Rail-only", r.rail_only)):
             print(f"{name:9s}: {c.tiers} tiers, {c.switches:,} switches, {c.transceivers:,} transceivers")
         print(f"Cost reduction: {r.cost_reduction:.0%}")
-        display(figure_png(topology_figure(r)))
+        display(figure_png(topology_figure(r, f"{self.n.value:,} GPUs, radix {self.radix.value}, "
+                                                 f"HB domain {self.hb.value}")))
 
 
 __all__ = [
