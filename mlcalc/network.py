@@ -192,7 +192,8 @@ def generations() -> tuple[Generation, ...]:
     """The seed's GPU generations (V100, A100, H100, B200), oldest first."""
     gpus = _raw()["generations"]["gpus"]
     return tuple(
-        Generation(name, int(e["year"]), float(e["fp16_dense_tflops"]) * 1e12, link(e["nvlink"]), e["source"], e["notes"])
+        Generation(name, int(e["year"]), float(e["fp16_dense_tflops"]) * 1e12, link(e["nvlink"]), e["source"],
+                   e["notes"])
         for name, e in gpus.items()
     )
 
@@ -510,8 +511,13 @@ class TopologyResult(NamedTuple):
     cost_reduction: float  # 1 - rail-only cost / fat-tree cost
 
 
-def compare_topologies(n_gpus: int, radix: int, hb_domain: int, port_to_transceiver_cost: float = 2.0) -> TopologyResult:
-    """Fat tree against Rail-only for ``n_gpus``, with a switch port costing ``port_to_transceiver_cost`` transceivers."""
+def compare_topologies(n_gpus: int, radix: int, hb_domain: int,
+                       port_to_transceiver_cost: float = 2.0) -> TopologyResult:
+    """Fat tree against Rail-only for ``n_gpus`` GPUs.
+
+    Costs are in units of one transceiver, a switch port costing
+    ``port_to_transceiver_cost`` of them (2 reproduces the Rail-only paper's column).
+    """
     port_to_transceiver_cost = _check.non_negative("port_to_transceiver_cost", port_to_transceiver_cost)
     fat = fat_tree_counts(n_gpus, radix)
     rail = rail_only_counts(n_gpus, radix, hb_domain)

@@ -69,7 +69,8 @@ def test_seed_generations_table_speedups():
 
 @pytest.mark.parametrize("collective, factor", [
     # nccl-tests doc/PERFORMANCE.md, "Summary": AllReduce 2(n-1)/n, ReduceScatter (n-1)/n,
-    # AllGather (n-1)/n, Broadcast 1, Reduce 1, AlltoAll (n-1)/n; n = 8 here.
+    # AllGather (n-1)/n, Broadcast 1, Reduce 1, AlltoAll (n-1)/n; SendRecv 1 (nccl-tests
+    # src/sendrecv.cu, "double factor = 1"); n = 8 here.
     ("all_reduce", 2 * 7 / 8), ("reduce_scatter", 7 / 8), ("all_gather", 7 / 8),
     ("broadcast", 1.0), ("reduce", 1.0), ("all_to_all", 7 / 8), ("send_recv", 1.0),
 ])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 import ipywidgets as widgets
 import numpy as np
@@ -295,7 +295,8 @@ class LayoutWidget(_BudgetBase):
     def render(self, b: par.Budget) -> None:
         lay = b.layout
         print(f"Suggested: tensor {lay.tp} (inside a node) x pipeline {lay.pp} (across nodes) x data {lay.dp}; "
-              f"model states {lay.state_bytes_per_gpu / 1e9:,.1f} GB per GPU of a {lay.budget_bytes / 1e9:,.0f} GB budget")
+              f"model states {lay.state_bytes_per_gpu / 1e9:,.1f} GB per GPU "
+              f"of a {lay.budget_bytes / 1e9:,.0f} GB budget")
         super().render(b)
 
 
@@ -338,6 +339,7 @@ class PipelineWidget(Calculator):
         super().__init__([self.kind, self.p, self.m, self.v], [self.kind, widgets.HBox([self.p, self.m, self.v])])
 
     def compute(self) -> par.Timeline:
+        self.v.disabled = self.kind.value != "interleaved"  # v only means something when interleaved
         v = self.v.value if self.kind.value == "interleaved" else 1
         return par.pipeline_schedule(self.kind.value, self.p.value, self.m.value, v)
 
