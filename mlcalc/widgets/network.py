@@ -386,8 +386,9 @@ class TopologyWidget(Calculator):
 
     def render(self, r: net.TopologyResult) -> None:
         for name, c in (("fat tree", r.fat_tree), ("Rail-only", r.rail_only)):
-            print(f"{name:9s}: {c.tiers} tiers, {c.switches:,} switches, {c.transceivers:,} transceivers")
-        print(f"Cost reduction: {r.cost_reduction:.0%}")
+            print(f"{name:9s}: {c.tiers} tier{'s' if c.tiers > 1 else ''}, {c.switches:,} switches, "
+                  f"{c.transceivers:,} transceivers")
+        print(f"Cost reduction: {r.cost_reduction:.1%} (switch port = {self.ratio.value:g} transceivers)")
         display(figure_png(topology_figure(r, f"{self.n.value:,} GPUs, radix {self.radix.value}, "
                                                  f"HB domain {self.hb.value}")))
 
