@@ -229,7 +229,8 @@ class Timeline(NamedTuple):
     makespan: float  # time until the last device finishes
     busy: float  # compute time per device: m (t_f + t_b)
     bubble_fraction: float  # (makespan - busy) / busy, idle over ideal
-    peak_in_flight: int  # most micro-batches whose activations one device holds at once
+    peak_in_flight: int  # most micro-batches' activations one device holds at once (interleaved: chunk
+    #                      activations divided by v, i.e. in units of one whole stage's micro-batch)
 
 
 def _order(kind: str, p: int, m: int, v: int, d: int) -> list[tuple[str, int, int]]:
