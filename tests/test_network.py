@@ -139,6 +139,12 @@ def test_measured_busbw_plugs_in():
     # A bus bandwidth measured by nccl-tests goes straight in: time = S * factor / busbw.
     t = net.collective_time(256e6, 2, 100e9, "all_reduce")
     assert t.time_s == pytest.approx(256e6 * 1.0 / 100e9)
+    # ... and replaces a fabric's links, keeping NCCL's latencies.
+    fab = net.with_busbw(net.fabric("DGX-H100", 2), 40e9)
+    assert fab.busbw_bytes_per_s == pytest.approx(40e9)
+    t = net.fabric_collective_time(1e9, fab)
+    assert t.bandwidth_s == pytest.approx(2 * 15 / 16 * 1e9 / 40e9)
+    assert t.latency_s == pytest.approx(net.fabric_collective_time(0.0, net.fabric("DGX-H100", 2)).latency_s)
 
 
 # --------------------------------------------------------------------------- topology
@@ -207,6 +213,7 @@ def test_bisection_bandwidth_and_oversubscription():
     (lambda: net.collective_time(1, 8, 1e9, "all_gather", "tree"), "algorithm"),
     (lambda: net.collective_time(1, 8, 1e9, algorithm="butterfly"), "algorithm"),
     (lambda: net.fabric("DGX-H100", 0), "n_nodes"),
+    (lambda: net.with_busbw(net.fabric("DGX-H100", 1), 0), "busbw_bytes_per_s"),
     (lambda: net.fabric("DGX-H100", 1, gpus_per_node=16), "gpus_per_node"),
     (lambda: net.fat_tree_tiers(100, 33), "radix"),
     (lambda: net.rail_only_counts(1000, 64, 256), "hb_domain"),
