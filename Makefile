@@ -2,6 +2,7 @@
 #   make book   build the static site into _build/html
 #   make test   run every test (unit, nbval, strict build, browser)
 #   make lab    open JupyterLab on the notebooks
+#   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -31,6 +32,11 @@ test: $(VENV)/.installed-test _vendor/vendor/.complete
 
 lab: $(VENV)/.installed-test
 	$(BIN)/jupyter lab notebooks
+
+# Measure the book's speed (about 10 minutes): figures go to benchmarks/results.json and the README.
+bench: $(VENV)/.installed-test _vendor/vendor/.complete
+	bash scripts/ensure_chromium.sh
+	$(BIN)/python scripts/benchmark.py
 
 # Re-execute the notebooks in place after changing them (their outputs are committed).
 notebooks: $(VENV)/.installed-test

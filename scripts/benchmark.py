@@ -1,0 +1,512 @@
+"""Measure how fast the book is for its readers, and write the figures to benchmarks/results.json.
+
+    python scripts/benchmark.py                 # everything (about 10 minutes on 2 cores)
+    python scripts/benchmark.py --only widgets  # one part: widgets, lab, build, pages
+
+What it measures (a benchmark, not a test: it fails only if something does not work):
+
+widgets  Widget update latency in Python: every Calculator subclass in mlcalc.widgets is
+         built with its defaults, its first dropdown or number control is switched back and
+         forth between two valid values, and each switch (compute + render, figure included)
+         is timed; median and 90th percentile per calculator.
+lab      The same in the browser, on a live JupyterLab: each chapter notebook is opened and
+         run; for each calculator on it, the first dropdown or number box is switched back
+         and forth and the time from the change event to the last change of its output
+         area in the page (kernel round trip and redraw included) is timed.
+build    A clean build of the whole book with execution (jupyter-book build -W -n
+         --keep-going into a temporary copy of the repository), then a rebuild with no change.
+pages    For each page of that build, served on localhost and loaded in headless Chromium
+         with an empty cache: the bytes the browser loads, and the time until every widget
+         is rendered and every formula typeset (median of three loads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import functools
+import gzip
+import http.server
+import importlib
+import inspect
+import io
+import json
+import os
+import pathlib
+import platform
+import pkgutil
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+TARGET_WIDGET_MS = 100.0
+TARGET_CLEAN_BUILD_S = 180.0
+TARGET_REBUILD_S = 10.0
+
+
+# --- machine ---------------------------------------------------------------------------
+
+
+def machine() -> dict:
+    cpu = ""
+    with contextlib.suppress(OSError):
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_gib = 0.0
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in pathlib.Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_gib = int(line.split()[1]) * 1024 / 2**30
+    chromium = ""
+    with contextlib.suppress(Exception):
+        chromium = subprocess.run(
+            [os.environ.get("CHROMIUM", "/usr/bin/chromium"), "--version"], capture_output=True, text=True, timeout=30
+        ).stdout.strip()
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": round(mem_gib, 1),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "chromium": chromium,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def _summary(samples_ms: list[float]) -> dict:
+    ordered = sorted(samples_ms)
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    return {"median_ms": round(statistics.median(ordered), 1), "p90_ms": round(p90, 1), "n": len(ordered)}
+
+
+# --- widgets, in Python ----------------------------------------------------------------
+
+
+def calculator_classes() -> list[type]:
+    import mlcalc.widgets as pkg
+    from mlcalc.widgets._base import Calculator
+
+    found = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"mlcalc.widgets.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if not issubclass(cls, Calculator) or cls is Calculator or cls.__module__ != module.__name__:
+                continue
+            if cls.compute is not Calculator.compute and cls.render is not Calculator.render:  # not abstract
+                found.append(cls)
+    return sorted(found, key=lambda c: (c.__module__, c.__name__))
+
+
+def _alternatives(control) -> list:
+    """Other valid-looking values for a control: options of a dropdown, nearby numbers."""
+    import ipywidgets as w
+
+    value = control.value
+    if isinstance(control, (w.Dropdown, w.ToggleButtons, w.RadioButtons, w.Select)):
+        values = [v[1] if isinstance(v, tuple) else v for v in control.options]
+        return [v for v in values if v != value]
+    if isinstance(control, w.Checkbox):
+        return [not value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        lo, hi = getattr(control, "min", None), getattr(control, "max", None)
+        step = getattr(control, "step", None) or 1
+        cands = [value * 2, value / 2, value + step, value - step] if value else [1, 2]
+        if isinstance(value, int):
+            cands = [int(round(c)) for c in cands]
+        return [c for c in cands if c != value and (lo is None or c >= lo) and (hi is None or c <= hi)]
+    return []
+
+
+def _controls_in_order(calc) -> list:
+    import ipywidgets as w
+
+    preferred = (w.Dropdown, w.FloatText, w.IntText, w.BoundedFloatText, w.BoundedIntText)
+    inputs = list(calc._inputs)
+    return [c for c in inputs if isinstance(c, preferred)] + [c for c in inputs if not isinstance(c, preferred)]
+
+
+def bench_widgets_python(repeats: int) -> dict:
+    results = {}
+    sink = io.StringIO()
+    for cls in calculator_classes():
+        name = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"
+        try:
+            with contextlib.redirect_stdout(sink):
+                calc = cls()
+        except TypeError as err:
+            results[name] = {"error": f"cannot be built with its defaults: {err}"}
+            continue
+        chosen = None
+        for control in _controls_in_order(calc):
+            original = control.value
+            for alt in _alternatives(control):
+                with contextlib.redirect_stdout(sink):
+                    control.value = alt
+                ok = calc.last_error == ""
+                with contextlib.redirect_stdout(sink):
+                    control.value = original
+                if ok:
+                    chosen = (control, original, alt)
+                    break
+            if chosen:
+                break
+        if not chosen:
+            results[name] = {"error": "no control could be changed to a valid value"}
+            continue
+        control, a, b = chosen
+        samples = []
+        for i in range(repeats):
+            new = b if i % 2 == 0 else a
+            with contextlib.redirect_stdout(sink):
+                t0 = time.perf_counter()
+                control.value = new
+                samples.append((time.perf_counter() - t0) * 1000)
+            sink.seek(0)
+            sink.truncate()
+        desc = getattr(control, "description", "") or type(control).__name__
+        results[name] = {"control": desc, "values": [repr(a), repr(b)], **_summary(samples)}
+        calc.close()
+    return results
+
+
+# --- widgets, in the browser on a live JupyterLab ----------------------------------------
+
+# Switch control `index` of calculator `calc` to `value`; resolve to the ms from the change
+# event to the last mutation of the calculator's output area (or null if nothing changed).
+_TIMED_CHANGE = """async ([calc, index, kind, value, timeoutMs]) => {
+  const sig = () => Array.from(calc.querySelectorAll('.widget-output')).map(o =>
+      o.innerText + '|' + Array.from(o.querySelectorAll('img')).map(i => i.src.length + i.src.slice(-120)).join(',')).join('||');
+  const control = calc.querySelectorAll('select, input[type=number]')[index];
+  const before = sig();
+  let last = 0;
+  const observer = new MutationObserver(() => { last = performance.now(); });
+  observer.observe(calc, {childList: true, subtree: true, characterData: true, attributes: true});
+  const t0 = performance.now();
+  if (kind === 'index') { control.selectedIndex = value; } else { control.value = String(value); }
+  control.dispatchEvent(new Event('change', {bubbles: true}));
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  while (sig() === before) {
+    if (performance.now() - t0 > timeoutMs) { observer.disconnect(); return null; }
+    await sleep(2);
+  }
+  // The output has changed; wait until it has been quiet for 300 ms (the redraw is complete).
+  while (performance.now() - last < 300) { await sleep(20); }
+  observer.disconnect();
+  return last - t0;
+}"""
+
+
+def bench_widgets_lab(repeats: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from conftest import CHROMIUM, CHROMIUM_ARGS, JupyterLab, chapter_notebooks
+    from test_live_jupyter import candidate_changes, open_and_run
+
+    results = {}
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="mlcalc-bench-lab-"))
+    lab = JupyterLab(workdir)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for notebook in chapter_notebooks():
+                rel = str(notebook.relative_to(ROOT / "notebooks"))
+                context = browser.new_context(viewport={"width": 1280, "height": 900})
+                page = context.new_page()
+                try:
+                    run = open_and_run(page, lab, notebook)
+                    if not run["ok"]:
+                        results[rel] = {"error": f"Run All failed: {run['errors']}"}
+                        continue
+                    # Top-level calculators only (a calculator inside another is measured with it).
+                    calcs = page.locator(".jp-Notebook .mlcalc-calculator:not(.mlcalc-calculator .mlcalc-calculator)")
+                    for k in range(calcs.count()):
+                        calc = calcs.nth(k)
+                        calc.scroll_into_view_if_needed()
+                        handle = calc.element_handle()
+                        controls = calc.locator("select, input[type=number]")
+                        entry = {"error": "no dropdown or number box"}
+                        for i in range(min(controls.count(), 3)):
+                            control = controls.nth(i)
+                            original = ("index", control.evaluate("el => el.selectedIndex")) if control.evaluate(
+                                "el => el.tagName") == "SELECT" else ("number", control.input_value())
+                            for kind, value in candidate_changes(control)[:4]:
+                                first = page.evaluate(_TIMED_CHANGE, [handle, i, kind, value, 15_000])
+                                if first is None or calc.evaluate(
+                                        "c => Array.from(c.querySelectorAll('.mlcalc-error')).some(e => e.innerText.trim())"):
+                                    page.evaluate(_TIMED_CHANGE, [handle, i, original[0], original[1], 5_000])
+                                    continue
+                                samples = [first]
+                                for r in range(1, repeats):
+                                    kv = original if r % 2 == 1 else (kind, value)
+                                    ms = page.evaluate(_TIMED_CHANGE, [handle, i, kv[0], kv[1], 15_000])
+                                    if ms is not None:
+                                        samples.append(ms)
+                                label = control.evaluate(
+                                    "el => (el.closest('.widget-inline-hbox') || el.parentElement).innerText.split('\\n')[0]")
+                                entry = {"control": label.strip(), **_summary(samples)}
+                                break
+                            if "median_ms" in entry:
+                                break
+                        results[f"{rel} #{k + 1}"] = entry
+                finally:
+                    context.close()
+                    lab.shutdown_kernels()
+            browser.close()
+    finally:
+        lab.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results
+
+
+# --- build ------------------------------------------------------------------------------
+
+
+def _copy_repository(dest: pathlib.Path) -> None:
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    for raw in files:
+        if not raw:
+            continue
+        rel = pathlib.Path(raw.decode())
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    # The site's third-party scripts (a build input fetched once, not part of the timing).
+    vendor = ROOT / "_vendor"
+    if vendor.exists():
+        (dest / "_vendor").symlink_to(vendor.resolve())
+
+
+def bench_build(workdir: pathlib.Path, runs: int = 2) -> dict:
+    """Clean builds (``runs`` of them, _build removed before each), then one rebuild with no change."""
+    _copy_repository(workdir)
+    jb = pathlib.Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb if jb.exists() else shutil.which("jupyter-book")), "build", str(workdir), "-W", "-n", "--keep-going"]
+    env = dict(os.environ, PYTHONPATH=str(workdir))
+
+    def build() -> tuple[float, subprocess.CompletedProcess]:
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
+        return time.perf_counter() - t0, proc
+
+    out: dict = {}
+    clean = []
+    for _ in range(runs):
+        shutil.rmtree(workdir / "_build", ignore_errors=True)
+        seconds, proc = build()
+        clean.append(round(seconds, 1))
+        if proc.returncode != 0:
+            out["clean_build"] = {"seconds": round(seconds, 1), "ok": False, "log_tail": proc.stdout[-2000:]}
+            return out
+    executed = [float(x) for x in re.findall(r"Executed notebook in ([0-9.]+) seconds", proc.stdout + proc.stderr)]
+    out["clean_build"] = {"seconds": statistics.median(clean), "runs": clean, "ok": True,
+                          "notebook_execution_s": {"sum": round(sum(executed), 1), "max": max(executed, default=0)}}
+    seconds, proc = build()
+    out["no_change_rebuild"] = {"seconds": round(seconds, 1), "ok": proc.returncode == 0}
+    out["pages"] = len([p for p in (workdir / "_build" / "html").rglob("*.html") if "_static" not in p.parts])
+    out["notebooks"] = len(list((workdir / "notebooks").rglob("*.ipynb")))
+    return out
+
+
+# --- pages ------------------------------------------------------------------------------
+
+_READY = """() => {
+  const views = Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'));
+  const rendered = views.filter(s => s.previousElementSibling && s.previousElementSibling.classList.contains('widget-subarea')
+                                     && s.previousElementSibling.children.length > 0).length;
+  const math = Array.from(document.querySelectorAll('.math'));
+  const typeset = math.filter(m => m.querySelector('mjx-container')).length;
+  return rendered === views.length && typeset === math.length ? {t: performance.now(), views: views.length} : false;
+}"""
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+def bench_pages(html_dir: pathlib.Path, loads: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from conftest import CHROMIUM, CHROMIUM_ARGS, toc_docnames
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(html_dir)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    results = {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for docname in toc_docnames():
+                weights, weights_gz, ready_ms, load_ms, views = [], [], [], [], 0
+                for _ in range(loads):
+                    context = browser.new_context(viewport={"width": 1280, "height": 900})  # empty cache
+                    page = context.new_page()
+                    sizes: list[int] = []
+                    gzipped: list[int] = []
+
+                    def finished(req, sizes=sizes, gzipped=gzipped):
+                        with contextlib.suppress(Exception):
+                            s = req.sizes()
+                            sizes.append(s["responseBodySize"] + s["responseHeadersSize"])
+                            body = req.response().body()
+                            kind = req.response().headers.get("content-type", "")
+                            textual = any(t in kind for t in ("text", "javascript", "json", "svg", "xml"))
+                            gzipped.append((len(gzip.compress(body, 6)) if textual else len(body)) + s["responseHeadersSize"])
+
+                    page.on("requestfinished", finished)
+                    page.goto(f"{base}/{docname}.html", wait_until="load", timeout=60_000)
+                    ready = page.wait_for_function(_READY, timeout=60_000, polling=20).json_value()
+                    page.wait_for_load_state("networkidle", timeout=60_000)
+                    nav = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
+                    weights.append(sum(sizes))
+                    weights_gz.append(sum(gzipped))
+                    ready_ms.append(ready["t"])
+                    load_ms.append(nav)
+                    views = ready["views"]
+                    context.close()
+                results[docname] = {
+                    "bytes": int(statistics.median(weights)),  # as served here (no compression)
+                    "bytes_gzip": int(statistics.median(weights_gz)),  # text compressed as a web server would
+                    "widgets": views,
+                    "load_event_ms": round(statistics.median(load_ms)),
+                    "widgets_and_math_ready_ms": round(statistics.median(ready_ms)),
+                }
+            browser.close()
+    finally:
+        server.shutdown()
+    return results
+
+
+# --- report -----------------------------------------------------------------------------
+
+
+def _latency_line(label: str, rows: dict) -> str:
+    ok = {k: v for k, v in rows.items() if "median_ms" in v}
+    if not ok:
+        return f"| {label} | no calculator measured | {TARGET_WIDGET_MS:.0f} ms |"
+    medians = sorted(v["median_ms"] for v in ok.values())
+    worst = max(ok, key=lambda k: ok[k]["median_ms"])
+    within = sum(m <= TARGET_WIDGET_MS for m in medians)
+    return (f"| {label} | median {statistics.median(medians):.0f} ms over {len(ok)} calculators; "
+            f"{within} of {len(ok)} within target; slowest {ok[worst]['median_ms']:.0f} ms ({worst}) | {TARGET_WIDGET_MS:.0f} ms |")
+
+
+def headline(results: dict) -> str:
+    """The summary table of the README."""
+    lines = ["| what | measured | target |", "|---|---|---|"]
+    if "widgets_python" in results:
+        lines.append(_latency_line("widget update in Python (compute + render, figure included)", results["widgets_python"]))
+    if "widgets_lab" in results:
+        lines.append(_latency_line("widget update in JupyterLab (change -> output redrawn in the page)", results["widgets_lab"]))
+    if "build" in results:
+        b = results["build"]
+        runs = ", ".join(f"{x:.0f}" for x in b["clean_build"].get("runs", []))
+        lines.append(f"| clean build of the whole book with execution ({b['notebooks']} notebooks, {b['pages']} pages) | "
+                     f"{b['clean_build']['seconds']:.0f} s (median of runs: {runs} s) | {TARGET_CLEAN_BUILD_S:.0f} s |")
+        lines.append(f"| rebuild with no change | {b['no_change_rebuild']['seconds']:.1f} s | {TARGET_REBUILD_S:.0f} s |")
+    if "pages" in results:
+        chapters = {k: v for k, v in results["pages"].items() if v["widgets"]}
+        if chapters:
+            raw = statistics.median(v["bytes"] for v in chapters.values()) / 1e6
+            gz = statistics.median(v.get("bytes_gzip", v["bytes"]) for v in chapters.values()) / 1e6
+            ready = [v["widgets_and_math_ready_ms"] for v in chapters.values()]
+            lines.append(f"| page weight of a chapter (median of {len(chapters)}) | {raw:.1f} MB as served here, {gz:.1f} MB gzipped | |")
+            lines.append(f"| time until a chapter's widgets and math are rendered (localhost, empty cache) | median {statistics.median(ready) / 1e3:.1f} s, at most {max(ready) / 1e3:.1f} s | |")
+    return "\n".join(lines)
+
+
+def markdown(results: dict) -> str:
+    lines = []
+    m = results["machine"]
+    lines.append(f"Measured {results['date']} (commit {results.get('commit', '?')}) on {m['cpu']} ({m['cores']} cores, {m['memory_gib']} GiB), "
+                 f"{m['os']}, Python {m['python']}, {m['chromium']}; load average at start {m['load_average_at_start']}"
+                 f", at end {m.get('load_average_at_end', '?')}.")
+    lines += ["", headline(results)]
+    if "widgets_python" in results:
+        lines += ["", "| calculator (Python: compute + render) | control | median ms | p90 ms |", "|---|---|---:|---:|"]
+        for name, r in results["widgets_python"].items():
+            if "median_ms" in r:
+                lines.append(f"| `{name}` | {r['control']} | {r['median_ms']} | {r['p90_ms']} |")
+            else:
+                lines.append(f"| `{name}` | {r.get('error')} | | |")
+    if "widgets_lab" in results:
+        lines += ["", "| calculator in JupyterLab (change -> output redrawn) | control | median ms | p90 ms |", "|---|---|---:|---:|"]
+        for name, r in results["widgets_lab"].items():
+            if "median_ms" in r:
+                lines.append(f"| {name} | {r['control']} | {r['median_ms']} | {r['p90_ms']} |")
+            else:
+                lines.append(f"| {name} | {r.get('error')} | | |")
+    if "pages" in results:
+        lines += ["", "| page (static site, empty cache) | widgets | kB loaded | kB gzipped | load event ms | widgets + math ready ms |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for name, r in results["pages"].items():
+            gz = f"{r['bytes_gzip'] / 1e3:,.0f}" if "bytes_gzip" in r else ""
+            lines.append(f"| {name} | {r['widgets']} | {r['bytes'] / 1e3:,.0f} | {gz} | {r['load_event_ms']} | {r['widgets_and_math_ready_ms']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", action="append", choices=["widgets", "lab", "build", "pages"],
+                        help="run only these parts (repeatable); pages needs build")
+    parser.add_argument("--repeats", type=int, default=15, help="value changes per calculator (Python)")
+    parser.add_argument("--lab-repeats", type=int, default=7, help="value changes per calculator (JupyterLab)")
+    parser.add_argument("--builds", type=int, default=2, help="clean builds (the median is reported)")
+    parser.add_argument("--loads", type=int, default=3, help="loads per page")
+    parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results.json")
+    parser.add_argument("--report", type=pathlib.Path, metavar="JSON", help="only print the tables of an earlier run")
+    args = parser.parse_args(argv)
+    if args.report:
+        print(markdown(json.loads(args.report.read_text())))
+        return 0
+    parts = args.only or ["widgets", "lab", "build", "pages"]
+    if "pages" in parts and "build" not in parts:
+        parts.append("build")
+
+    results: dict = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip(),
+        "machine": machine(),
+        "targets": {"widget_update_ms": TARGET_WIDGET_MS, "clean_build_s": TARGET_CLEAN_BUILD_S, "no_change_rebuild_s": TARGET_REBUILD_S},
+    }
+    if "widgets" in parts:
+        print("widgets (Python) ...", flush=True)
+        results["widgets_python"] = bench_widgets_python(args.repeats)
+    if "lab" in parts:
+        print("widgets (JupyterLab) ...", flush=True)
+        results["widgets_lab"] = bench_widgets_lab(args.lab_repeats)
+    if "build" in parts:
+        with tempfile.TemporaryDirectory(prefix="mlcalc-bench-build-") as tmp:
+            print("clean build and no-change rebuild ...", flush=True)
+            results["build"] = bench_build(pathlib.Path(tmp), args.builds)
+            if "pages" in parts and results["build"]["clean_build"]["ok"]:
+                print("pages ...", flush=True)
+                results["pages"] = bench_pages(pathlib.Path(tmp) / "_build" / "html", args.loads)
+    results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(markdown(results))
+    print(f"\nwritten to {args.out}")
+    failed = [k for k, v in results.get("build", {}).items() if isinstance(v, dict) and not v.get("ok", True)]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
