@@ -417,9 +417,10 @@ def headline(results: dict) -> str:
         lines.append(_latency_line("widget update in JupyterLab (change -> output redrawn in the page)", results["widgets_lab"]))
     if "build" in results:
         b = results["build"]
-        runs = ", ".join(f"{x:.0f}" for x in b["clean_build"].get("runs", []))
+        runs = b["clean_build"].get("runs", [])
+        runs_text = f" (median of {len(runs)} runs: {', '.join(f'{x:.0f}' for x in runs)} s)" if len(runs) > 1 else ""
         lines.append(f"| clean build of the whole book with execution ({b['notebooks']} notebooks, {b['pages']} pages) | "
-                     f"{b['clean_build']['seconds']:.0f} s (median of runs: {runs} s) | {TARGET_CLEAN_BUILD_S:.0f} s |")
+                     f"{b['clean_build']['seconds']:.0f} s{runs_text} | {TARGET_CLEAN_BUILD_S:.0f} s |")
         lines.append(f"| rebuild with no change | {b['no_change_rebuild']['seconds']:.1f} s | {TARGET_REBUILD_S:.0f} s |")
     if "pages" in results:
         chapters = {k: v for k, v in results["pages"].items() if v["widgets"]}
@@ -462,6 +463,22 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
+README_START, README_END = "<!-- benchmark:start (scripts/benchmark.py --readme writes this part) -->", "<!-- benchmark:end -->"
+
+
+def update_readme(readme: pathlib.Path, results: dict) -> None:
+    """Replace the README's text between the two benchmark markers with the tables of these results."""
+    text = readme.read_text()
+    if README_START not in text or README_END not in text:
+        raise SystemExit(f"{readme} has no benchmark markers: add the lines\n{README_START}\n{README_END}")
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    details = markdown(results).split("\n\n", 2)
+    body = [details[0], "", details[1], "", "<details><summary>Every calculator and every page</summary>", "",
+            details[2] if len(details) > 2 else "", "", "</details>"]
+    readme.write_text(head + README_START + "\n" + "\n".join(body) + "\n" + README_END + tail)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", choices=["widgets", "lab", "build", "pages"],
@@ -472,9 +489,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loads", type=int, default=3, help="loads per page")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results.json")
     parser.add_argument("--report", type=pathlib.Path, metavar="JSON", help="only print the tables of an earlier run")
+    parser.add_argument("--readme", type=pathlib.Path, metavar="README",
+                        help="also write the tables into README between the benchmark markers")
     args = parser.parse_args(argv)
     if args.report:
-        print(markdown(json.loads(args.report.read_text())))
+        results = json.loads(args.report.read_text())
+        print(markdown(results))
+        if args.readme:
+            update_readme(args.readme, results)
         return 0
     parts = args.only or ["widgets", "lab", "build", "pages"]
     if "pages" in parts and "build" not in parts:
@@ -504,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(markdown(results))
     print(f"\nwritten to {args.out}")
+    if args.readme:
+        update_readme(args.readme, results)
+        print(f"tables written into {args.readme}")
     failed = [k for k, v in results.get("build", {}).items() if isinstance(v, dict) and not v.get("ok", True)]
     return 1 if failed else 0
 
