@@ -1,0 +1,159 @@
+"""Maximum achievable matmul throughput: time C = A @ B over a sweep of shapes, keep the best.
+
+FLOP of one (m x k) @ (k x n) product: 2*m*n*k (a multiply and an add per term). The sweep always
+holds the reference shape (8192 x 8192 x 8192 by default), and the best shapes are re-timed with
+the reference at the end, interleaved, so "best" and "reference" come from the same conditions.
+The idea follows Stas Bekman's Maximum Achievable Matmul FLOPS finder (ml-engineering,
+compute/accelerator/benchmarks); the code is ours.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterable, Sequence
+
+from mlcalc import _check
+from mlcalc.bench import _common
+
+DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+Shape = tuple[int, int, int]
+
+# The GPU sweep: M and N from 2048 to 16384, K from 2048 to 16384 (144 shapes).
+GPU_MN = (2048, 4096, 6144, 8192, 12288, 16384)
+GPU_K = (2048, 4096, 8192, 16384)
+REFERENCE: Shape = (8192, 8192, 8192)
+
+
+def default_shapes(device_type: str) -> list[Shape]:
+    """The sweep used on a GPU, or a tiny one on a CPU (for tests and a quick look)."""
+    if device_type == "cuda":
+        return [(m, n, k) for m, n, k in itertools.product(GPU_MN, GPU_MN, GPU_K)]
+    return [(m, n, k) for m, n, k in itertools.product((64, 128), (64, 128), (64, 128))]
+
+
+def matmul_flop(m: int, n: int, k: int) -> float:
+    """Floating-point operations of one (m x k) @ (k x n) product: 2*m*n*k."""
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        _check.positive_int(name, v)
+    return 2.0 * m * n * k
+
+
+def fp8_supported(torch: Any, device: Any) -> str | None:
+    """None if fp8 matmuls run here, else the reason they do not."""
+    if device.type != "cuda":
+        return "fp8 matmul needs a CUDA device"
+    if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+        return f"torch {torch.__version__} has no torch._scaled_mm"
+    cap = torch.cuda.get_device_capability(device)
+    if cap < (8, 9):
+        return f"compute capability {cap[0]}.{cap[1]} < 8.9 has no fp8 tensor cores"
+    return None
+
+
+def _make_op(torch: Any, device: Any, dtype: str, m: int, n: int, k: int) -> Any:
+    """A no-argument callable that runs one product of the shape in ``dtype`` (fresh random inputs)."""
+    gen = torch.Generator(device=device).manual_seed(m * 31 + n * 7 + k)
+    if dtype == "fp8":
+        a = torch.randn(m, k, device=device, generator=gen).to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device=device, generator=gen).to(torch.float8_e4m3fn).t()  # column-major
+        one = torch.ones((), device=device, dtype=torch.float32)
+        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    tdt = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    a = torch.randn(m, k, device=device, dtype=tdt, generator=gen)
+    b = torch.randn(k, n, device=device, dtype=tdt, generator=gen)
+    c = torch.empty(m, n, device=device, dtype=tdt)
+    return lambda: torch.mm(a, b, out=c)
+
+
+def _time_shape(torch: Any, device: Any, dtype: str, shape: Shape, target_s: float,
+                min_repeats: int, max_repeats: int) -> dict[str, Any]:
+    m, n, k = shape
+    op = _make_op(torch, device, dtype, m, n, k)
+    first = _common.time_calls(torch, device, op, repeats=1, warmup=2)[0]
+    repeats = int(min(max(target_s / max(first, 1e-9), min_repeats), max_repeats))
+    times = _common.time_calls(torch, device, op, repeats=repeats, warmup=1)
+    stats = _common.summary(times)
+    flop = matmul_flop(m, n, k)
+    return {"m": m, "n": n, "k": k, **stats,
+            "tflops_median": flop / stats["median_s"] / 1e12,
+            "tflops_mean": flop / stats["mean_s"] / 1e12,
+            "tflops_max": flop / stats["min_s"] / 1e12}
+
+
+def run_matmul(
+    dtypes: Sequence[str] = ("bf16", "fp8"),
+    shapes: Iterable[Shape] | None = None,
+    reference: Shape = REFERENCE,
+    device: str | None = None,
+    target_s_per_shape: float = 0.08,
+    confirm_top: int = 4,
+    confirm_rounds: int = 3,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Sweep matmul shapes for each dtype; return the JSON-ready result.
+
+    For each dtype: every shape is timed (median over repeats that fill about
+    ``target_s_per_shape`` seconds); then the ``confirm_top`` best shapes and the reference shape
+    are re-timed ``confirm_rounds`` times, interleaved, and "best" is the highest median TFLOPS
+    among them. A dtype that cannot run here (fp8 off a Hopper/Ada GPU) is recorded as skipped.
+    """
+    torch = _common.import_torch()
+    for d in dtypes:
+        _check.choice("dtype", d, DTYPES)
+    _check.positive("target_s_per_shape", target_s_per_shape)
+    _check.positive_int("confirm_rounds", confirm_rounds)
+    dev = _common.pick_device(torch, device)
+    shape_list = list(shapes) if shapes is not None else default_shapes(dev.type)
+    if shapes is None and dev.type != "cuda":
+        reference = (128, 128, 128)
+    if tuple(reference) not in [tuple(s) for s in shape_list]:
+        shape_list.append(tuple(reference))
+    for s in shape_list:
+        if len(s) != 3:
+            raise ValueError(f"shapes={s!r} is not allowed: each shape is (m, n, k)")
+        for name, v in zip("mnk", s):
+            _check.positive_int(name, v)
+
+    env = _common.environment(torch, dev)
+    results: dict[str, Any] = {}
+    for dtype in dtypes:
+        if dtype == "fp8" and (why := fp8_supported(torch, dev)):
+            results[dtype] = {"skipped": why}
+            continue
+        prev_tf32 = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+        try:
+            bar = _common.Progress(len(shape_list), f"matmul {dtype}", enabled=progress)
+            sweep = []
+            best_so_far = 0.0
+            for shape in shape_list:
+                row = _time_shape(torch, dev, dtype, tuple(shape), target_s_per_shape, 3, 200)
+                sweep.append(row)
+                best_so_far = max(best_so_far, row["tflops_median"])
+                bar.update(f"{shape[0]}x{shape[1]}x{shape[2]} {row['tflops_median']:.1f} TFLOPS "
+                           f"(best {best_so_far:.1f})")
+            # Confirm: re-time the top shapes and the reference, interleaved.
+            ranked = sorted(sweep, key=lambda r: -r["tflops_median"])
+            candidates = [(r["m"], r["n"], r["k"]) for r in ranked[:confirm_top]]
+            if tuple(reference) not in candidates:
+                candidates.append(tuple(reference))
+            confirm: dict[Shape, list[dict[str, Any]]] = {c: [] for c in candidates}
+            for _ in range(confirm_rounds):
+                for c in candidates:
+                    confirm[c].append(_time_shape(torch, dev, dtype, c, 2 * target_s_per_shape, 5, 400))
+            confirmed = []
+            for c, rows in confirm.items():
+                tf = sorted(r["tflops_median"] for r in rows)
+                confirmed.append({"m": c[0], "n": c[1], "k": c[2], "rounds": len(rows),
+                                  "tflops_median": tf[len(tf) // 2], "tflops_rounds": tf})
+            best = max(confirmed, key=lambda r: r["tflops_median"])
+            ref = next(r for r in confirmed if (r["m"], r["n"], r["k"]) == tuple(reference))
+            results[dtype] = {"sweep": sweep, "confirm": confirmed, "best": best, "reference": ref,
+                              "best_over_reference": best["tflops_median"] / ref["tflops_median"]}
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = prev_tf32
+    params = {"dtypes": list(dtypes), "shapes": len(shape_list), "reference": list(reference),
+              "target_s_per_shape": target_s_per_shape, "confirm_top": confirm_top,
+              "confirm_rounds": confirm_rounds, "flop_per_product": "2*m*n*k",
+              "tflops": "1e12 FLOP/s; median over repeats of one shape", "inputs": "random normal"}
+    return _common.result("matmul", env, params, results)

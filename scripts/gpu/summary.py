@@ -1,0 +1,43 @@
+"""Print a short summary of the JSON results in a folder (the last thing a GPU run prints)."""
+
+import json
+import sys
+from pathlib import Path
+
+
+def main(folder: str) -> None:
+    d = Path(folder)
+    if (f := d / "matmul.json").exists():
+        r = json.loads(f.read_text())
+        print("device:", r["env"].get("device_name"), "driver", r["env"].get("driver"), "torch", r["env"]["torch"])
+        for dt, v in r["results"].items():
+            if "skipped" in v:
+                print(f"matmul {dt}: skipped ({v['skipped']})")
+                continue
+            b, ref = v["best"], v["reference"]
+            print(f"matmul {dt}: best {b['tflops_median']:.1f} TFLOPS @ {b['m']}x{b['n']}x{b['k']};"
+                  f" 8192^3 {ref['tflops_median']:.1f}")
+    if (f := d / "bandwidth.json").exists():
+        r = json.loads(f.read_text())["results"]
+        for k, v in r.items():
+            if "peak" in v:
+                extra = f" ({v['peak']['gbps_rw']:.0f} GB/s read+write)" if "gbps_rw" in v["peak"] else ""
+                print(f"copy {k}: {v['peak']['gbps']:.1f} GB/s @ {v['peak']['bytes'] / 2**20:.0f} MiB{extra}")
+    if (f := d / "collectives.json").exists():
+        r = json.loads(f.read_text())
+        for op, v in r["results"].items():
+            ok = all(x["correct"] for x in v["sweep"])
+            print(f"{op} x{r['env']['world_size']}: peak busbw {v['peak_busbw_gbps']:.1f} GB/s, correct={ok}")
+    if (f := d / "train.json").exists():
+        r = json.loads(f.read_text())
+        for c in r["results"]["cases"]:
+            head = f"{c['model']:10s} b={c['batch']:2d} s={c['seq_len']:4d} rc={int(c['recompute'])}"
+            if c.get("oom"):
+                print(head, "OOM")
+            else:
+                print(head, f"{c['step_s'] * 1e3:8.1f} ms  peak {c.get('peak_bytes', 0) / 2**30:6.2f} GiB"
+                      f"  {c['model_tflops_6nd']:.0f} TFLOPS(6ND)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
