@@ -17,7 +17,7 @@ NGPU=$(python3 -c 'import torch; print(torch.cuda.device_count())')
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())'
 } > "$OUT_DIR/machine.txt" 2>&1
 case ",$ONLY," in *,matmul,*)
-  CUDA_VISIBLE_DEVICES=0 timeout 120 python3 -m mlcalc.bench matmul --dtypes bf16,fp8 --out "$OUT_DIR/matmul.json" 2>&1 | tee -a "$LOG"
+  CUDA_VISIBLE_DEVICES=0 timeout 200 python3 -m mlcalc.bench matmul --dtypes bf16,fp8 --out "$OUT_DIR/matmul.json" 2>&1 | tee -a "$LOG"
   nvidia-smi -q -d CLOCK,POWER,TEMPERATURE,PERFORMANCE >> "$OUT_DIR/machine.txt" 2>&1 ;;
 esac
 case ",$ONLY," in *,bandwidth,*)

@@ -15,8 +15,14 @@ def main(folder: str) -> None:
                 print(f"matmul {dt}: skipped ({v['skipped']})")
                 continue
             b, ref = v["best"], v["reference"]
-            print(f"matmul {dt}: best {b['tflops_median']:.1f} TFLOPS @ {b['m']}x{b['n']}x{b['k']};"
-                  f" 8192^3 {ref['tflops_median']:.1f}")
+            bs = v.get("best_sustained", b)
+            if "tflops_burst" in b:
+                print(f"matmul {dt}: best burst {b['tflops_burst']:.1f} TFLOPS @ {b['m']}x{b['n']}x{b['k']};"
+                      f" best sustained {bs['tflops_sustained']:.1f} @ {bs['m']}x{bs['n']}x{bs['k']};"
+                      f" 8192^3 burst {ref['tflops_burst']:.1f} sustained {ref['tflops_sustained']:.1f}")
+            else:
+                print(f"matmul {dt}: best {b['tflops_median']:.1f} TFLOPS @ {b['m']}x{b['n']}x{b['k']};"
+                      f" 8192^3 {ref['tflops_median']:.1f}")
     if (f := d / "bandwidth.json").exists():
         r = json.loads(f.read_text())["results"]
         for k, v in r.items():
