@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
@@ -88,3 +92,747 @@ def gpus_needed(
     # Round up, but do not let float noise (22.0000000001) add a whole GPU.
     n_gpus = max(1, math.ceil(round(exact, 9)))
     return GpuEstimate(n_gpus, exact, MappingProxyType(parts), total, gpu_memory_bytes)
+
+
+# ---------------------------------------------------------------------------
+# Model presets: architecture numbers from mlcalc/data/models.json
+# ---------------------------------------------------------------------------
+
+NORMS = ("rmsnorm", "layernorm")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A decoder-only transformer's shape, enough to count its parameters and its caches."""
+
+    name: str  # preset name, e.g. "Llama-3 70B"
+    n_layers: int  # transformer blocks
+    hidden: int  # model width d_model
+    n_heads: int  # query heads per layer
+    n_kv_heads: int  # key/value heads per layer (n_heads: MHA, fewer: GQA, 1: MQA)
+    head_dim: int  # width of one attention head
+    ffn_hidden: int  # inner width of the feed-forward block (of one expert)
+    vocab: int  # rows of the token-embedding table
+    n_experts: int = 1  # feed-forward experts per layer (1: dense model)
+    experts_per_token: int = 1  # experts each token is routed to
+    gated_mlp: bool = True  # SwiGLU-style block with three matrices (False: two matrices)
+    tied_embeddings: bool = False  # output projection shares the input embedding matrix
+    published_params: float = 0.0  # total parameters as the source states them (0: unknown)
+    source: str = ""  # where the numbers come from
+    biases: bool = False  # linear layers carry bias vectors (GPT-3: yes, Llama: no)
+    norm: str = "rmsnorm"  # "rmsnorm" (weight vector) or "layernorm" (weight and bias)
+    learned_positions: int = 0  # rows of a learned position table (0 with rotary embeddings)
+    max_seq_len: int = 0  # context length the model was released with (0: unknown)
+    published_active_params: float = 0.0  # parameters used per token as published (MoE; 0: unknown)
+
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "hidden", "n_heads", "n_kv_heads", "head_dim", "ffn_hidden", "vocab",
+                     "n_experts", "experts_per_token"):
+            _check.positive_int(name, getattr(self, name))
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(f"n_kv_heads={self.n_kv_heads!r} is not allowed: it must divide n_heads={self.n_heads}")
+        if self.experts_per_token > self.n_experts:
+            raise ValueError(f"experts_per_token={self.experts_per_token!r} is not allowed: "
+                             f"it must be at most n_experts={self.n_experts}")
+        _check.choice("norm", self.norm, NORMS)
+        _check.non_negative("learned_positions", self.learned_positions)
+        _check.non_negative("published_params", self.published_params)
+
+    # -- parameter counts, by part --------------------------------------------------
+    def attention_params_per_layer(self) -> int:
+        """Q, K, V and output projections of one layer (with biases if the model has them)."""
+        q = self.hidden * self.n_heads * self.head_dim
+        kv = 2 * self.hidden * self.n_kv_heads * self.head_dim
+        out = self.n_heads * self.head_dim * self.hidden
+        bias = (self.n_heads + 2 * self.n_kv_heads) * self.head_dim + self.hidden if self.biases else 0
+        return q + kv + out + bias
+
+    def mlp_params_per_expert(self) -> int:
+        """One feed-forward block: 3 matrices if gated (SwiGLU), else 2 (with biases if any)."""
+        mats = 3 if self.gated_mlp else 2
+        bias = (self.ffn_hidden * (2 if self.gated_mlp else 1) + self.hidden) if self.biases else 0
+        return mats * self.hidden * self.ffn_hidden + bias
+
+    def norm_params_per_layer(self) -> int:
+        """Two norms per layer: a weight vector each (RMSNorm), plus a bias each (LayerNorm)."""
+        return 2 * self.hidden * (2 if self.norm == "layernorm" else 1)
+
+    def router_params_per_layer(self) -> int:
+        """The gate that routes tokens to experts (0 for a dense model)."""
+        return self.hidden * self.n_experts if self.n_experts > 1 else 0
+
+    def params_breakdown(self) -> Mapping[str, int]:
+        """Parameter count by part of the model (sums to ``n_params()``)."""
+        final_norm = self.hidden * (2 if self.norm == "layernorm" else 1)
+        parts = {
+            "embeddings": self.vocab * self.hidden + self.learned_positions * self.hidden,
+            "attention": self.n_layers * self.attention_params_per_layer(),
+            "feed-forward (all experts)": self.n_layers * self.n_experts * self.mlp_params_per_expert(),
+            "router": self.n_layers * self.router_params_per_layer(),
+            "norms": self.n_layers * self.norm_params_per_layer() + final_norm,
+            "output projection": 0 if self.tied_embeddings else self.vocab * self.hidden,
+        }
+        return MappingProxyType(parts)
+
+    def n_params(self) -> int:
+        """Total parameters (what memory follows): embeddings, all layers, all experts."""
+        return sum(self.params_breakdown().values())
+
+    def n_active_params(self) -> int:
+        """Parameters one token passes through (what compute follows): only its routed experts."""
+        idle = self.n_layers * (self.n_experts - self.experts_per_token) * self.mlp_params_per_expert()
+        return self.n_params() - idle
+
+
+@lru_cache(maxsize=None)
+def model_presets() -> Mapping[str, ModelConfig]:
+    """All model presets in ``mlcalc/data/models.json``, by name, in file order."""
+    raw = json.loads(resources.files("mlcalc.data").joinpath("models.json").read_text())
+    return MappingProxyType({name: ModelConfig(name=name, **entry) for name, entry in raw["models"].items()})
+
+
+def model_preset(name: str) -> ModelConfig:
+    """The preset called ``name`` (ValueError listing the known names otherwise)."""
+    _check.choice("model", name, model_presets())
+    return model_presets()[name]
+
+
+# ---------------------------------------------------------------------------
+# Bytes per parameter for training: the field's conventions, each named and sourced
+# ---------------------------------------------------------------------------
+
+# What a component is, for ZeRO: the working copy of the weights, the gradients,
+# the optimizer's states (the fp32 master copy counts here: ZeRO-1 shards it), or
+# memory that is not a model state at all.
+CATEGORIES = ("parameters", "gradients", "optimizer states", "other")
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One way of counting training bytes per parameter, with its source."""
+
+    key: str  # short name, e.g. "zero-mixed-adam"
+    title: str  # one-line description
+    components: tuple[tuple[str, float, str], ...]  # (label, bytes per parameter, category)
+    source: str  # citation (bib key and where in the document)
+    note: str = ""  # caveats: what the source leaves out, where it disagrees
+
+    @property
+    def total(self) -> float:
+        """Bytes per parameter, all components."""
+        return sum(b for _, b, _ in self.components)
+
+    def by_category(self) -> Mapping[str, float]:
+        """Bytes per parameter by category (see ``CATEGORIES``)."""
+        out = {c: 0.0 for c in CATEGORIES}
+        for _, b, cat in self.components:
+            out[cat] += b
+        return MappingProxyType(out)
+
+
+CONVENTIONS: Mapping[str, Convention] = MappingProxyType({c.key: c for c in (
+    Convention(
+        "zero-mixed-adam", "Mixed-precision Adam, as the ZeRO paper counts it (2 + 2 + 12 = 16)",
+        (("fp16 parameters", 2.0, "parameters"), ("fp16 gradients", 2.0, "gradients"),
+         ("fp32 master parameters", 4.0, "optimizer states"), ("fp32 momentum", 4.0, "optimizer states"),
+         ("fp32 variance", 4.0, "optimizer states")),
+        "rajbhandari2020zero, section 3.1 (K = 12 bytes of optimizer states)",
+    ),
+    Convention(
+        "seed", "The seed's instant math: fp32 + bf16 weights, fp32 gradients, AdamW (6 + 4 + 8 = 18)",
+        (("bf16 weights", 2.0, "parameters"), ("fp32 master weights", 4.0, "optimizer states"),
+         ("fp32 gradients", 4.0, "gradients"), ("AdamW momentum (fp32)", 4.0, "optimizer states"),
+         ("AdamW variance (fp32)", 4.0, "optimizer states")),
+        "bekman2024mlengineering, 'The AI Battlefield': 8 bytes AdamW states, 4 grads, 4+2 weights",
+        "Differs from ZeRO's 16 only in keeping the gradients in fp32.",
+    ),
+    Convention(
+        "fp32-adam", "Plain fp32 training with AdamW (4 + 4 + 8 = 16)",
+        (("fp32 weights", 4.0, "parameters"), ("fp32 gradients", 4.0, "gradients"),
+         ("AdamW momentum (fp32)", 4.0, "optimizer states"), ("AdamW variance (fp32)", 4.0, "optimizer states")),
+        "hf2024anatomy, 'Anatomy of Model's Memory': 4 bytes weights (fp32), 4 gradients, 8 AdamW",
+    ),
+    Convention(
+        "frontier", "The Frontier trillion-parameter paper: 24 stated, 14 itemized",
+        (("16-bit weights", 2.0, "parameters"), ("32-bit gradients", 4.0, "gradients"),
+         ("32-bit weight copy", 4.0, "optimizer states"), ("32-bit momentum", 4.0, "optimizer states"),
+         ("stated but not itemized", 10.0, "other")),
+        "dash2023frontier (24 bytes per parameter), itemized as read in lockwood2024notes",
+        "The paper's 24 bytes are not fully itemized: the listed parts add to 14, and Adam's variance "
+        "(4 more) is not among them; the remaining 10 bytes are shown as 'stated but not itemized'.",
+    ),
+    Convention(
+        "deepspeed-residual", "DeepSpeed's observed ~32: 16 of model states + residual memory",
+        (("fp16 parameters", 2.0, "parameters"), ("fp16 gradients", 2.0, "gradients"),
+         ("fp32 master parameters", 4.0, "optimizer states"), ("fp32 momentum", 4.0, "optimizer states"),
+         ("fp32 variance", 4.0, "optimizer states"),
+         ("residual: activations, buffers, fragmentation", 16.0, "other")),
+        "lockwood2024notes, reading the DeepSpeed introduction (a 40 GB GPU holds a 1.2B model); "
+        "rajbhandari2020zero, section 3.2 (residual memory)",
+        "40 GB / 1.2B is 33 bytes per parameter; the notes round it to 32. The residual part depends "
+        "on batch and sequence length, not on the parameter count: it is a rule of thumb only.",
+    ),
+    Convention(
+        "bf16-adam-states", "Adam moments kept in bf16, master weights and gradients in fp32 (14)",
+        (("bf16 weights", 2.0, "parameters"), ("fp32 gradients", 4.0, "gradients"),
+         ("fp32 master weights", 4.0, "optimizer states"), ("bf16 momentum", 2.0, "optimizer states"),
+         ("bf16 variance", 2.0, "optimizer states")),
+        "deepseekai2024v3, section 3.3.2 (AdamW moments in BF16; master weights and gradients in FP32)",
+    ),
+    Convention(
+        "adam-8bit", "8-bit Adam: states quantized to one byte each (6 + 4 + 2 = 12)",
+        (("bf16 weights", 2.0, "parameters"), ("fp32 master weights", 4.0, "optimizer states"),
+         ("fp32 gradients", 4.0, "gradients"), ("8-bit momentum", 1.0, "optimizer states"),
+         ("8-bit variance", 1.0, "optimizer states")),
+        "dettmers2022optimizers; hf2024anatomy (2 bytes of optimizer states for 8-bit AdamW)",
+        "Block-wise quantization also keeps one fp32 scale per block of 2048 values (negligible).",
+    ),
+    Convention(
+        "sgd-momentum", "SGD with momentum: one optimizer state (6 + 4 + 4 = 14)",
+        (("bf16 weights", 2.0, "parameters"), ("fp32 master weights", 4.0, "optimizer states"),
+         ("fp32 gradients", 4.0, "gradients"), ("fp32 momentum", 4.0, "optimizer states")),
+        "hf2024anatomy (4 bytes of optimizer states for SGD with momentum, 6 bytes of mixed-precision weights)",
+    ),
+)})
+
+
+def training_bytes_per_param(convention: str = "zero-mixed-adam") -> Mapping[str, float]:
+    """Training bytes per parameter by component, for one of ``CONVENTIONS`` (by key)."""
+    _check.choice("convention", convention, CONVENTIONS)
+    return MappingProxyType({label: b for label, b, _ in CONVENTIONS[convention].components})
+
+
+# ---------------------------------------------------------------------------
+# ZeRO stages 0-3 (FSDP: NO_SHARD = 0, SHARD_GRAD_OP = 2, FULL_SHARD = 3)
+# ---------------------------------------------------------------------------
+
+ZERO_STAGES = (0, 1, 2, 3)
+# Which categories each ZeRO stage partitions over the data-parallel ranks.
+_SHARDED = {0: (), 1: ("optimizer states",), 2: ("optimizer states", "gradients"),
+            3: ("optimizer states", "gradients", "parameters")}
+
+
+class ZeroMemory(NamedTuple):
+    """Model-state memory of one data-parallel rank under ZeRO, and what it offloads."""
+
+    device_bytes: float  # model states left in the accelerator's memory
+    cpu_bytes: float  # model states this rank keeps in host (CPU) memory
+    device_parts: Mapping[str, float]  # device bytes by category
+    cpu_parts: Mapping[str, float]  # host bytes by category
+
+
+def zero_model_state_bytes(
+    n_params: float,
+    dp_degree: int,
+    stage: int,
+    convention: str = "zero-mixed-adam",
+    offload_optimizer: bool = False,
+    offload_params: bool = False,
+) -> ZeroMemory:
+    """Per-rank model-state memory with ZeRO stage ``stage`` over ``dp_degree`` ranks.
+
+    Stage 1 divides the optimizer states by ``dp_degree``, stage 2 also the gradients,
+    stage 3 also the parameters (ZeRO paper, Figure 1 and section 5.1):
+    ``(2 + 2 + K) psi`` -> ``(2 + 2) psi + K psi / Nd`` -> ``2 psi + (2 + K) psi / Nd``
+    -> ``(2 + 2 + K) psi / Nd``. PyTorch FSDP's NO_SHARD, SHARD_GRAD_OP and FULL_SHARD
+    correspond to stages 0, 2 and 3.
+
+    Parameters
+    ----------
+    n_params : parameters held by this data-parallel group (the model, or one
+        tensor/pipeline shard of it).
+    dp_degree : data-parallel ranks the states are sharded over (Nd).
+    stage : ZeRO stage 0, 1, 2 or 3.
+    convention : key of ``CONVENTIONS`` giving bytes per parameter by category;
+        its "other" bytes (not model states) are left out here.
+    offload_optimizer : keep optimizer states and gradients in host memory and run
+        the optimizer step on the CPU (ZeRO-Offload; needs stage >= 1).
+    offload_params : keep the parameters in host memory too (ZeRO-Infinity; needs stage 3).
+
+    References
+    ----------
+    Rajbhandari et al. 2020 (ZeRO), Figure 1: 7.5B parameters, Nd = 64, K = 12:
+    120 GB, 31.4 GB, 16.6 GB, 1.9 GB. Ren et al. 2021 (ZeRO-Offload).
+    """
+    n_params = _check.positive("n_params", n_params)
+    dp_degree = _check.positive_int("dp_degree", dp_degree)
+    if stage not in ZERO_STAGES or isinstance(stage, bool):
+        raise ValueError(f"stage={stage!r} is not allowed: choose one of 0, 1, 2, 3")
+    _check.choice("convention", convention, CONVENTIONS)
+    if offload_optimizer and stage < 1:
+        raise ValueError("offload_optimizer=True is not allowed with stage=0: "
+                         "offloading optimizer states needs ZeRO stage 1, 2 or 3")
+    if offload_params and stage < 3:
+        raise ValueError(f"offload_params=True is not allowed with stage={stage}: "
+                         "offloading parameters needs ZeRO stage 3")
+    per_cat = CONVENTIONS[convention].by_category()
+    device: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    for cat in CATEGORIES[:3]:
+        nbytes = n_params * per_cat[cat] / (dp_degree if cat in _SHARDED[stage] else 1)
+        on_cpu = (offload_optimizer and cat in ("optimizer states", "gradients")) or (
+            offload_params and cat == "parameters")
+        (cpu if on_cpu else device)[cat] = nbytes
+        (device if on_cpu else cpu)[cat] = 0.0
+    return ZeroMemory(sum(device.values()), sum(cpu.values()), MappingProxyType(device), MappingProxyType(cpu))
+
+
+class DeepSpeedEstimate(NamedTuple):
+    """DeepSpeed's own estimate of model-state memory (its documented formulas)."""
+
+    cpu_bytes: float  # host memory per node
+    gpu_bytes: float  # memory per GPU
+
+
+def deepspeed_zero2_estimate(
+    total_params: float, gpus_per_node: int = 8, nodes: int = 1, offload_optimizer: bool = False,
+    buffer_factor: float = 1.5,
+) -> DeepSpeedEstimate:
+    """DeepSpeed's ZeRO-2 estimator (``estimate_zero2_model_states_mem_needs``).
+
+    GPU: ``2 psi`` with the optimizer offloaded, else ``4 psi + 16 psi / total_gpus``.
+    CPU per node: ``psi * max(4 * gpus_per_node, 16) * buffer`` offloaded, else
+    ``psi * 4 * gpus_per_node * buffer`` (each process first builds the model in fp32).
+
+    References
+    ----------
+    DeepSpeed documentation, "Memory Requirements" (t5-3b, 2851M parameters, 8 GPUs:
+    127.45 GB CPU; 5.31 GB per GPU offloaded, 15.93 GB not; GB there means 2**30 bytes).
+    """
+    psi = _check.positive("total_params", total_params)
+    g = _check.positive_int("gpus_per_node", gpus_per_node)
+    n = _check.positive_int("nodes", nodes)
+    buf = _check.at_least("buffer_factor", buffer_factor, 1.0)
+    if offload_optimizer:
+        return DeepSpeedEstimate(psi * max(4 * g, 16) * buf, 2 * psi)
+    return DeepSpeedEstimate(psi * 4 * g * buf, 4 * psi + 16 * psi / (g * n))
+
+
+def deepspeed_zero3_estimate(
+    total_params: float, largest_layer_params: float, gpus_per_node: int = 8, nodes: int = 1,
+    offload_optimizer: bool = False, offload_params: bool = False, zero_init: bool = True,
+    buffer_factor: float = 1.5,
+) -> DeepSpeedEstimate:
+    """DeepSpeed's ZeRO-3 estimator (``estimate_zero3_model_states_mem_needs``).
+
+    GPU: ``4 * largest_layer`` to gather one layer, plus ``18 psi / total_gpus``
+    (nothing offloaded) or ``2 psi / total_gpus`` (optimizer offloaded) or nothing
+    (parameters offloaded too). CPU per node with ``f = 1 / nodes``: ``18 psi f``
+    (both offloaded) or ``16 psi f`` (optimizer offloaded), times the buffer factor;
+    without ``zero.Init`` at least ``4 psi * gpus_per_node * buffer``; with neither
+    offloaded and ``zero.Init``, ``4 * largest_layer * gpus_per_node * buffer``.
+
+    References
+    ----------
+    DeepSpeed documentation, "Memory Requirements" (t5-3b: 2851M parameters, 32M in
+    the largest layer, 8 GPUs; GB there means 2**30 bytes).
+    """
+    psi = _check.positive("total_params", total_params)
+    largest = _check.positive("largest_layer_params", largest_layer_params)
+    g = _check.positive_int("gpus_per_node", gpus_per_node)
+    n = _check.positive_int("nodes", nodes)
+    buf = _check.at_least("buffer_factor", buffer_factor, 1.0)
+    if offload_params and not offload_optimizer:
+        raise ValueError("offload_params=True is not allowed with offload_optimizer=False: "
+                         "DeepSpeed's estimator covers parameter offload only with the optimizer offloaded")
+    f = 1.0 / n
+    layer = 4 * largest
+    if offload_optimizer and offload_params:
+        gpu, states = layer, 18 * f
+    elif offload_optimizer:
+        gpu, states = layer + 2 * psi / (g * n), 16 * f
+    else:
+        gpu = layer + 18 * psi / (g * n)
+        cpu = (largest * 4 * g if zero_init else psi * 4 * g) * buf
+        return DeepSpeedEstimate(cpu, gpu)
+    cpu = psi * (states if zero_init else max(4 * g, states)) * buf
+    return DeepSpeedEstimate(cpu, gpu)
+
+
+# ---------------------------------------------------------------------------
+# Activation memory (Korthikanti et al. 2022)
+# ---------------------------------------------------------------------------
+
+RECOMPUTE = ("none", "selective", "full")
+
+
+def activation_parts_per_layer(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    n_heads: int,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    recompute: str = "none",
+    flash_attention: bool = False,
+) -> Mapping[str, float]:
+    """Activation bytes one transformer layer stores for the backward pass, by kind.
+
+    Follows Korthikanti et al. 2022, section 4 (16-bit activations, 1-byte dropout
+    masks, a GPT layer with a 4h MLP and GeLU). With ``s`` sequence length, ``b``
+    micro-batch, ``h`` hidden size, ``a`` heads and ``t`` tensor-parallel ranks:
+
+    - "not split by TP" ``10 s b h``: the two LayerNorm inputs (4sbh), the QKV and
+      MLP inputs (2sbh each) and the two dropout masks (sbh each); divided by ``t``
+      only with sequence parallelism.
+    - "split by TP" ``24 s b h / t``: Q and K (4sbh), V (2sbh), the attention output
+      projection's input (2sbh), the MLP's GeLU input and output (8sbh each).
+    - "attention scores (s^2)" ``5 a s^2 b / t``: softmax output (2as^2b), its
+      dropout mask (as^2b) and dropout output (2as^2b).
+
+    Recomputation: "selective" drops the s^2 term (it is recomputed); "full" keeps
+    only each layer's input, ``2 s b h`` (divided by ``t`` with sequence parallelism).
+    Flash attention never materializes the scores: the s^2 term is replaced by the
+    fp32 log-sum-exp per query row, ``4 a s b / t`` (Dao et al. 2022).
+    """
+    s = _check.positive_int("seq_len", seq_len)
+    b = _check.positive_int("micro_batch", micro_batch)
+    h = _check.positive_int("hidden", hidden)
+    a = _check.positive_int("n_heads", n_heads)
+    t = _check.positive_int("tensor_parallel", tensor_parallel)
+    _check.choice("recompute", recompute, RECOMPUTE)
+    if a % t:
+        raise ValueError(f"tensor_parallel={t!r} is not allowed: it must divide n_heads={a}")
+    if recompute == "full":
+        return MappingProxyType({"layer input (full recomputation)": 2.0 * s * b * h / (t if sequence_parallel else 1)})
+    sbh = float(s) * b * h
+    parts = {
+        "not split by TP (norms, inputs, dropout masks)": 10.0 * sbh / (t if sequence_parallel else 1),
+        "split by TP (Q, K, V, projections, MLP)": 24.0 * sbh / t,
+    }
+    if recompute == "none":
+        if flash_attention:
+            parts["softmax statistics (flash attention)"] = 4.0 * a * s * b / t
+        else:
+            parts["attention scores (s^2)"] = 5.0 * a * s * s * b / t
+    return MappingProxyType(parts)
+
+
+def activation_bytes_per_layer(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    n_heads: int,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    recompute: str = "none",
+    flash_attention: bool = False,
+) -> float:
+    """Activation bytes of one transformer layer (Korthikanti et al. 2022, Table 2).
+
+    ``sbh(34 + 5as/h)`` with no parallelism; ``sbh(10 + 24/t + 5as/(ht))`` with
+    tensor parallelism; ``sbh(34/t + 5as/(ht))`` with tensor and sequence
+    parallelism; selective recomputation drops the ``5as/h`` term; full
+    recomputation stores ``2sbh``. See ``activation_parts_per_layer`` for the terms.
+    """
+    return sum(activation_parts_per_layer(seq_len, micro_batch, hidden, n_heads, tensor_parallel,
+                                          sequence_parallel, recompute, flash_attention).values())
+
+
+# ---------------------------------------------------------------------------
+# Serving: weights by dtype plus the KV cache
+# ---------------------------------------------------------------------------
+
+# Bytes per stored value. int4 counts the packed nibbles only: group-wise scales
+# (e.g. one fp16 scale per 128 weights: 0.125 bits, about 0.016 bytes, per weight) come on top.
+DTYPE_BYTES: Mapping[str, float] = MappingProxyType(
+    {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+)
+# vLLM lets the engine use this fraction of device memory by default
+# (its gpu_memory_utilization=0.9); the rest is left for the CUDA context and buffers.
+VLLM_MEMORY_UTILIZATION = 0.9
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per value of ``dtype`` (one of ``DTYPE_BYTES``)."""
+    _check.choice("dtype", dtype, DTYPE_BYTES)
+    return DTYPE_BYTES[dtype]
+
+
+def kv_cache_bytes_per_token(n_layers: int, n_kv_heads: int, head_dim: int, bytes_per_value: float = 2.0) -> float:
+    """KV-cache bytes one token occupies: ``2 (K and V) x layers x kv_heads x head_dim x bytes``.
+
+    Grouped-query attention (GQA) and multi-query attention (MQA) shrink it through
+    ``n_kv_heads``; ``head_dim`` is explicit because not every model has
+    ``head_dim = hidden / n_heads``.
+
+    References
+    ----------
+    Kwon et al. 2023 (vLLM), section 3: OPT-13B needs 2 x 5120 x 40 x 2 bytes = 800 KB per token.
+    """
+    layers = _check.positive_int("n_layers", n_layers)
+    kv = _check.positive_int("n_kv_heads", n_kv_heads)
+    hd = _check.positive_int("head_dim", head_dim)
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    return 2.0 * layers * kv * hd * b
+
+
+class ServingEstimate(NamedTuple):
+    """Memory to serve a model at a batch and context length, and the devices that makes."""
+
+    weights_bytes: float  # all parameters at the weight dtype
+    kv_cache_bytes: float  # batch x context tokens of KV cache
+    total_bytes: float  # weights + KV cache
+    kv_bytes_per_token: float  # KV cache of one token, all layers
+    n_devices: int  # fewest devices whose usable memory holds total_bytes
+    usable_bytes_per_device: float  # device memory x usable fraction
+
+
+def serving_memory(
+    model: ModelConfig,
+    batch: int,
+    context_len: int,
+    device_bytes: float,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    usable_fraction: float = VLLM_MEMORY_UTILIZATION,
+) -> ServingEstimate:
+    """Weights plus KV cache for ``batch`` sequences of ``context_len`` tokens.
+
+    ``n_devices = ceil((weights + batch x context x kv_per_token) / (device x usable))``,
+    assuming the model is split evenly (tensor or pipeline parallel) over the devices.
+    """
+    b = _check.positive_int("batch", batch)
+    ctx = _check.positive_int("context_len", context_len)
+    dev = _check.positive("device_bytes", device_bytes)
+    frac = _check.fraction("usable_fraction", usable_fraction)
+    weights = model.n_params() * dtype_bytes(weight_dtype)
+    per_token = kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim, dtype_bytes(kv_dtype))
+    kv = per_token * b * ctx
+    total = weights + kv
+    usable = dev * frac
+    n = max(1, math.ceil(round(total / usable, 9)))
+    return ServingEstimate(weights, kv, total, per_token, n, usable)
+
+
+def max_kv_tokens(
+    model: ModelConfig,
+    device_bytes: float,
+    n_devices: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    usable_fraction: float = VLLM_MEMORY_UTILIZATION,
+) -> int:
+    """Tokens of KV cache that fit beside the weights on ``n_devices`` (0 if the weights don't fit).
+
+    Batch x context must stay below this: at context ``c`` the largest batch is
+    ``max_kv_tokens // c``.
+    """
+    dev = _check.positive("device_bytes", device_bytes)
+    n = _check.positive_int("n_devices", n_devices)
+    frac = _check.fraction("usable_fraction", usable_fraction)
+    free = n * dev * frac - model.n_params() * dtype_bytes(weight_dtype)
+    per_token = kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim, dtype_bytes(kv_dtype))
+    return max(0, int(free // per_token))
+
+
+# ---------------------------------------------------------------------------
+# Mixture of experts: memory follows the total, compute the active parameters
+# ---------------------------------------------------------------------------
+
+
+class MoeSummary(NamedTuple):
+    """What a mixture-of-experts model costs in memory and in compute."""
+
+    total_params: int  # all experts: what must sit in memory
+    active_params: int  # parameters one token passes through
+    weights_bytes: float  # total_params x bytes of the weight dtype
+    forward_flops_per_token: float  # 2 x active_params (one multiply-add per active weight)
+    dense_equivalent_bytes: float  # memory a dense model with active_params would need
+
+
+def moe_summary(model: ModelConfig, weight_dtype: str = "bf16") -> MoeSummary:
+    """Memory (total parameters) against compute (active parameters) of ``model``.
+
+    The forward pass costs about 2 FLOP per active parameter per token (Kaplan et al.
+    2020, C_forward ~ 2N; attention over the context is left out).
+    """
+    b = dtype_bytes(weight_dtype)
+    total, active = model.n_params(), model.n_active_params()
+    return MoeSummary(total, active, total * b, 2.0 * active, active * b)
+
+
+# ---------------------------------------------------------------------------
+# The whole training picture: model states + activations + overhead per device
+# ---------------------------------------------------------------------------
+
+
+class TrainingFit(NamedTuple):
+    """Memory one device needs to train, for one parallel layout, against its capacity."""
+
+    parts_bytes: Mapping[str, float]  # per device: model states by category, activations, logits, overhead
+    total_bytes: float  # sum of parts_bytes
+    device_bytes: float  # memory of one device
+    fits: bool  # total_bytes <= device_bytes
+    dp: int  # data-parallel degree
+    tp: int  # tensor-parallel degree
+    pp: int  # pipeline-parallel degree
+    zero_stage: int  # ZeRO stage over the data-parallel ranks
+
+    @property
+    def n_devices(self) -> int:
+        """Devices in the layout: dp x tp x pp."""
+        return self.dp * self.tp * self.pp
+
+
+def training_memory(
+    model: ModelConfig,
+    device_bytes: float,
+    micro_batch: int = 1,
+    seq_len: int = 2048,
+    dp: int = 1,
+    tp: int = 1,
+    pp: int = 1,
+    zero_stage: int = 0,
+    convention: str = "zero-mixed-adam",
+    recompute: str = "selective",
+    sequence_parallel: bool = True,
+    flash_attention: bool = True,
+    overhead_fraction: float = 0.1,
+    offload_optimizer: bool = False,
+) -> TrainingFit:
+    """Per-device training memory of ``model`` in a dp x tp x pp layout, and whether it fits.
+
+    - Model states: ``n_params / (tp pp)`` per model shard, sharded further over ``dp``
+      by ZeRO stage ``zero_stage`` (``zero_model_state_bytes``).
+    - Activations (Korthikanti et al. 2022, section 4.2.3): with the 1F1B pipeline
+      schedule the first stage keeps ``pp`` micro-batches of ``L / pp`` layers, i.e.
+      ``L`` layers' worth whatever ``pp`` is; the last stage keeps one micro-batch of
+      its layers plus the fp32 logits for the loss, ``4 s b v / tp``. The busier of
+      the two is counted. The per-layer term is Korthikanti's GPT layer (4h MLP,
+      multi-head attention): for SwiGLU/GQA models it is an approximation.
+    - Overhead: a stated fraction of the device held back for the CUDA context,
+      communication buffers and allocator fragmentation (an assumption, not a
+      published constant: 10% by default).
+    """
+    dev = _check.positive("device_bytes", device_bytes)
+    dp = _check.positive_int("dp", dp)
+    tp = _check.positive_int("tp", tp)
+    pp = _check.positive_int("pp", pp)
+    b = _check.positive_int("micro_batch", micro_batch)
+    s = _check.positive_int("seq_len", seq_len)
+    over = _check.non_negative("overhead_fraction", overhead_fraction)
+    if over >= 1:
+        raise ValueError(f"overhead_fraction={overhead_fraction!r} is not allowed: it must be below 1")
+    if model.n_layers % pp:
+        raise ValueError(f"pp={pp!r} is not allowed: it must divide n_layers={model.n_layers}")
+    states = zero_model_state_bytes(model.n_params() / (tp * pp), dp, zero_stage, convention,
+                                    offload_optimizer=offload_optimizer)
+    per_layer = activation_bytes_per_layer(s, b, model.hidden, model.n_heads, tp, sequence_parallel and tp > 1,
+                                           recompute, flash_attention)
+    first = model.n_layers * per_layer
+    logits = 4.0 * s * b * model.vocab / tp
+    last = model.n_layers // pp * per_layer + logits
+    parts = dict(states.device_parts)
+    if pp == 1:  # one stage is both first and last
+        parts["activations"], parts["logits (fp32, for the loss)"] = first, logits
+    elif first >= last:
+        parts["activations"], parts["logits (fp32, for the loss)"] = first, 0.0
+    else:
+        parts["activations"], parts["logits (fp32, for the loss)"] = model.n_layers // pp * per_layer, logits
+    parts["overhead (stated)"] = over * dev
+    total = sum(parts.values())
+    return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, dp, tp, pp, zero_stage)
+
+
+def fewest_devices(
+    model: ModelConfig,
+    device_bytes: float,
+    micro_batch: int = 1,
+    seq_len: int = 2048,
+    zero_stage: int = 3,
+    max_tp: int = 8,
+    max_devices: int = 16384,
+    **kwargs: object,
+) -> TrainingFit | None:
+    """The smallest dp x tp x pp layout whose per-device memory fits (None if none does).
+
+    Searches tp in powers of two up to ``max_tp`` (dividing the head count), pp over the
+    divisors of the layer count, dp in powers of two; among layouts with the fewest
+    devices it prefers the smallest tp, then the smallest pp (less communication).
+    Other keyword arguments go to ``training_memory``.
+    """
+    max_tp = _check.positive_int("max_tp", max_tp)
+    max_devices = _check.positive_int("max_devices", max_devices)
+    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= max_tp and model.n_heads % t == 0]
+    pps = [p for p in range(1, model.n_layers + 1) if model.n_layers % p == 0]
+    best: TrainingFit | None = None
+    for t in tps:
+        for p in pps:
+            d = 1
+            while t * p * d <= max_devices:
+                if best is not None and (t * p * d, t, p) >= (best.n_devices, best.tp, best.pp):
+                    break
+                fit = training_memory(model, device_bytes, micro_batch, seq_len, d, t, p, zero_stage, **kwargs)
+                if fit.fits:
+                    best = fit
+                    break
+                if zero_stage == 0:
+                    break  # without ZeRO, more data parallelism does not shrink a device's memory
+                d *= 2
+    return best
+
+
+def training_fit_grid(
+    model: ModelConfig,
+    device_bytes: float,
+    zero_stages: tuple[int, ...] = ZERO_STAGES,
+    micro_batches: tuple[int, ...] = (1, 2, 4, 8, 16),
+    **kwargs: object,
+) -> tuple[tuple[float, ...], ...]:
+    """Per-device bytes for each ZeRO stage (rows) and micro-batch size (columns).
+
+    Other keyword arguments (``seq_len``, ``dp``, ``tp``, ``pp``, ``recompute``, ...) go
+    to ``training_memory``; compare each cell with ``device_bytes`` to see what fits.
+    """
+    return tuple(
+        tuple(training_memory(model, device_bytes, micro_batch=mb, zero_stage=z, **kwargs).total_bytes
+              for mb in micro_batches)
+        for z in zero_stages
+    )
+
+
+# ---------------------------------------------------------------------------
+# The CPU side: dataloader workers, cores, host RAM
+# ---------------------------------------------------------------------------
+
+
+class CpuNeeds(NamedTuple):
+    """What one node's CPUs and host memory must provide."""
+
+    dataloader_workers: int  # workers_per_accelerator x accelerators
+    processes: int  # workers plus one main (training) process per accelerator
+    cores: int  # one core per process
+    ram_parts_bytes: Mapping[str, float]  # host memory by use
+    ram_bytes: float  # the peak: max(loading the model, offloaded states) + worker memory
+
+
+def cpu_needs(
+    accelerators_per_node: int = 8,
+    workers_per_accelerator: int = 2,
+    n_params: float = 0.0,
+    load_bytes_per_param: float = 4.0,
+    buffer_factor: float = 1.5,
+    offloaded_bytes_per_node: float = 0.0,
+    ram_per_worker_bytes: float = 0.0,
+) -> CpuNeeds:
+    """Cores and host RAM for one training node.
+
+    Cores: ``accelerators x (workers + 1)``: 2-3 dataloader workers per accelerator plus
+    the main process (seed, "The AI Battlefield", CPU section).
+    RAM: every process first builds the model on the CPU (DeepSpeed's memory docs:
+    ``params x 4 x n_gpus x buffer`` for an fp32 model, buffer 1.5); offloaded
+    optimizer states or parameters live there during training; the workers need their own.
+    """
+    g = _check.positive_int("accelerators_per_node", accelerators_per_node)
+    w = _check.positive_int("workers_per_accelerator", workers_per_accelerator)
+    n = _check.non_negative("n_params", n_params)
+    lb = _check.positive("load_bytes_per_param", load_bytes_per_param)
+    buf = _check.at_least("buffer_factor", buffer_factor, 1.0)
+    off = _check.non_negative("offloaded_bytes_per_node", offloaded_bytes_per_node)
+    per_worker = _check.non_negative("ram_per_worker_bytes", ram_per_worker_bytes)
+    load = n * lb * g * buf
+    workers_ram = per_worker * g * w
+    parts = {"loading the model (all processes)": load, "offloaded model states": off,
+             "dataloader workers": workers_ram}
+    return CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts), max(load, off) + workers_ram)

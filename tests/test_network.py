@@ -1,0 +1,208 @@
+"""Tests of mlcalc.network against published numbers."""
+
+import math
+
+import pytest
+
+from mlcalc import network as net
+
+
+# --------------------------------------------------------------------------- units
+
+def test_seed_bytes_vs_bits_and_80_percent_rule():
+    # Seed chapter "The AI Battlefield", Intra-node Network: "1GBps = 8Gbps".
+    assert net.bytes_per_s_to_gbps(1e9) == pytest.approx(8)
+    # Seed, Network: "100 or 200Gbps, and some 400Gbps ... (correspondingly in GBps: 12.5, 25 and 50)".
+    assert [net.gbps_to_bytes_per_s(g) / 1e9 for g in (100, 200, 400)] == pytest.approx([12.5, 25, 50])
+    # Seed, Inter-node Network: "if you are told you get 800Gbps, expect ~640Gbps".
+    assert net.bytes_per_s_to_gbps(net.expected_bytes_per_s(net.gbps_to_bytes_per_s(800))) == pytest.approx(640)
+
+
+def test_seed_h100_nvlink_450_GBps_is_3_6_Tbps_one_direction():
+    # Seed: "at least 450GBps (3.6Tbps) unidirectional bandwidth for H100"; the H100
+    # datasheet's NVLink figure is 900 GB/s counting both directions.
+    h100 = net.link("NVLink4-H100")
+    assert h100.bandwidth == 900 and h100.direction == "bidirectional"
+    assert h100.bytes_per_s == pytest.approx(450e9)
+    assert net.bytes_per_s_to_gbps(h100.bytes_per_s) == pytest.approx(3600)
+
+
+def test_seed_nvlink_is_25_GBps_per_link_per_direction():
+    # Seed: "the first 4 generations of NVLink use identical NICs of the same 25GBps
+    # unidirectional bandwidth"; V100 has 6 links, A100 12, H100 18 (NVIDIA datasheets).
+    for key, n_links in (("NVLink2-V100", 6), ("NVLink3-A100", 12), ("NVLink4-H100", 18)):
+        assert net.link(key).bytes_per_s / n_links == pytest.approx(25e9)
+
+
+def test_dgx_h100_node_is_3200_gbps_like_aws_p5():
+    # Seed talk (Cockcroft): DGX H100 "drives 8x400Gbit/s network directly, one per GPU";
+    # AWS p5.48xlarge "Network Bandwidth (Gbps) 3200".
+    dgx = net.system("DGX-H100")
+    assert net.bytes_per_s_to_gbps(dgx.node_bytes_per_s) == pytest.approx(3200)
+    assert net.bytes_per_s_to_gbps(net.system("AWS-p5").node_bytes_per_s) == pytest.approx(3200)
+    assert dgx.inter_bytes_per_s_per_gpu == pytest.approx(50e9)
+    # Seed talk: p4d uses "4x100Gbit/s network".
+    assert net.bytes_per_s_to_gbps(net.system("AWS-p4d").node_bytes_per_s) == pytest.approx(400)
+
+
+def test_every_link_and_generation_has_a_source_and_a_direction():
+    for lk in net.links().values():
+        assert lk.source.startswith("https://") and lk.direction in net.DIRECTIONS and lk.unit in net.UNITS
+    for g in net.generations():
+        assert g.source.startswith("https://")
+
+
+# --------------------------------------------------------------------------- generations
+
+def test_seed_generations_table_speedups():
+    # Seed chapter, Network table (V100 -> B200): compute speed-up 1, 2.5, 8, 18 and
+    # intra-node speed-up 1, 2, 3, 6 (fp16 TFLOPS 125/312/989/2250; NVLink 150/300/450/900 GBps).
+    s = {x.gpu: x for x in net.speedups("V100")}
+    assert s["A100"].compute == pytest.approx(2.5, abs=0.01)
+    assert s["H100"].compute == pytest.approx(8, abs=0.1)
+    assert s["B200"].compute == pytest.approx(18)
+    assert [s[g].intra_node for g in ("V100", "A100", "H100", "B200")] == pytest.approx([1, 2, 3, 6])
+    assert [g.nvlink.bytes_per_s / 1e9 for g in net.generations()] == pytest.approx([150, 300, 450, 900])
+
+
+# --------------------------------------------------------------------------- collectives
+
+@pytest.mark.parametrize("collective, factor", [
+    # nccl-tests doc/PERFORMANCE.md, "Summary": AllReduce 2(n-1)/n, ReduceScatter (n-1)/n,
+    # AllGather (n-1)/n, Broadcast 1, Reduce 1, AlltoAll (n-1)/n; n = 8 here.
+    ("all_reduce", 2 * 7 / 8), ("reduce_scatter", 7 / 8), ("all_gather", 7 / 8),
+    ("broadcast", 1.0), ("reduce", 1.0), ("all_to_all", 7 / 8), ("send_recv", 1.0),
+])
+def test_nccl_tests_busbw_factors(collective, factor):
+    assert net.busbw_factor(collective, 8) == pytest.approx(factor)
+    assert net.busbw_to_algbw(net.algbw_to_busbw(100e9, collective, 8), collective, 8) == pytest.approx(100e9)
+
+
+def test_ring_allreduce_time_is_nccl_tests_ideal_time():
+    # nccl-tests PERFORMANCE.md: an allreduce of S bytes on n ranks of bandwidth B takes at
+    # best t = (S/B) * (2(n-1)/n). 1 GB on 8 GPUs at 450 GB/s: 3.889 ms.
+    t = net.collective_time(1e9, 8, 450e9, "all_reduce")
+    assert t.time_s == pytest.approx(1e9 / 450e9 * 2 * 7 / 8)
+    assert t.busbw_bytes_per_s == pytest.approx(450e9)  # no latency: busbw reaches the link
+
+
+def test_nccl_latency_model_for_one_nvlink_node():
+    # NCCL src/graph/tuning.cc (commit 01afd20): ring latency = baseLat + nsteps * hwLat,
+    # Simple protocol: baseLat 8.4 us, NVLink hwLat 3.4 us, allreduce nsteps = 2(n-1).
+    fab = net.fabric("DGX-H100", 1)
+    t = net.fabric_collective_time(0.0, fab, "all_reduce")
+    assert t.latency_s == pytest.approx((8.4 + 2 * 7 * 3.4) * 1e-6)
+
+
+def test_nccl_latency_model_across_nodes():
+    # Same file: (nsteps - nInterSteps) * intraLat + nInterSteps * interLat, with
+    # nInterSteps = 2(nNodes-1) for allreduce and the network hwLat 9.6 us.
+    fab = net.fabric("DGX-H100", 4)
+    t = net.fabric_collective_time(0.0, fab, "all_reduce")
+    steps, inter = 2 * 31, 2 * 3
+    assert t.latency_s == pytest.approx((8.4 + (steps - inter) * 3.4 + inter * 9.6) * 1e-6)
+
+
+def test_tree_moves_twice_the_data_and_has_log_latency():
+    # NCCL tuning.cc converts bus bandwidth to algorithm bandwidth with ratio 0.5 for
+    # trees (time = size / (busbw/2)), and ring with n / (2(n-1)).
+    ring = net.collective_time(1e9, 64, 50e9, "all_reduce", "ring")
+    tree = net.collective_time(1e9, 64, 50e9, "all_reduce", "tree")
+    assert tree.bandwidth_s == pytest.approx(2 * 1e9 / 50e9)
+    assert ring.bandwidth_s == pytest.approx(1e9 / (50e9 * 64 / (2 * 63)))
+    assert net.latency_steps("all_reduce", 64, "tree") == 12  # 2 log2(64)
+    assert net.latency_steps("all_reduce", 64, "ring") == 126
+
+
+def test_latency_dominates_small_messages_and_bandwidth_large_ones():
+    kw = dict(n_ranks=8, busbw_bytes_per_s=450e9, step_latency_s=3.4e-6, base_latency_s=8.4e-6)
+    cross = net.latency_bandwidth_crossover_bytes(**kw)
+    small = net.collective_time(cross / 100, 8, 450e9, "all_reduce", "ring", 3.4e-6, 8.4e-6)
+    large = net.collective_time(cross * 100, 8, 450e9, "all_reduce", "ring", 3.4e-6, 8.4e-6)
+    at = net.collective_time(cross, 8, 450e9, "all_reduce", "ring", 3.4e-6, 8.4e-6)
+    assert at.latency_s == pytest.approx(at.bandwidth_s)
+    assert small.latency_s > 10 * small.bandwidth_s and large.bandwidth_s > 10 * large.latency_s
+    assert large.busbw_bytes_per_s > 0.99 * 450e9 > 0.1 * 450e9 > small.busbw_bytes_per_s
+
+
+def test_slowest_link_sets_the_pace():
+    # Seed: "If you need to reduce bits (e.g. gradients) across multiple nodes, it's the
+    # slowest link (Inter-node) that defines the overall throughput". DGX H100: NVLink
+    # 450 GB/s per GPU inside, 8 x 400 Gb/s = 50 GB/s per GPU outside.
+    one, two = net.fabric("DGX-H100", 1), net.fabric("DGX-H100", 2)
+    assert one.busbw_bytes_per_s == pytest.approx(450e9) and one.bottleneck == "intra-node"
+    assert two.busbw_bytes_per_s == pytest.approx(50e9) and two.bottleneck == "inter-node"
+
+
+def test_measured_busbw_plugs_in():
+    # A bus bandwidth measured by nccl-tests goes straight in: time = S * factor / busbw.
+    t = net.collective_time(256e6, 2, 100e9, "all_reduce")
+    assert t.time_s == pytest.approx(256e6 * 1.0 / 100e9)
+
+
+# --------------------------------------------------------------------------- topology
+
+RAIL_ONLY_TABLE = [
+    # Wang et al. 2023, "Rail-only" (arXiv 2307.12169), cost comparison as shown in the seed
+    # talk (Cockcroft): N, radix, SOTA #SW, Rail-only #SW, SOTA #TR, Rail-only #TR, cost reduction %.
+    (32768, 32, 7168, 3072, 262144, 131072, 54),
+    (32768, 64, 2560, 1536, 196608, 131072, 37),
+    (32768, 128, 1280, 256, 196608, 65536, 75),
+    (32768, 256, 384, 128, 131072, 65536, 60),
+    (65536, 64, 5120, 3072, 393216, 262144, 37),
+    (65536, 128, 2560, 1536, 393216, 262144, 37),
+    (65536, 256, 1280, 256, 393216, 131072, 75),
+]
+
+
+@pytest.mark.parametrize("n, k, sw, rsw, tr, rtr, saving", RAIL_ONLY_TABLE)
+def test_rail_only_paper_switch_and_transceiver_counts(n, k, sw, rsw, tr, rtr, saving):
+    fat = net.fat_tree_counts(n, k)
+    rail = net.rail_only_counts(n, k, hb_domain=256)  # 256-GPU HB domains (DGX GH200 size)
+    assert (fat.switches, rail.switches, fat.transceivers, rail.transceivers) == (sw, rsw, tr, rtr)
+    # The cost column follows when a switch port costs twice a transceiver (our reading).
+    reduction = 1 - net.network_cost(rail, k, 2, 1) / net.network_cost(fat, k, 2, 1)
+    assert math.floor(100 * reduction) == saving
+
+
+def test_fat_tree_reach():
+    # Al-Fares et al. 2008: a 3-tier fat tree of k-port switches connects k^3/4 hosts with
+    # 5k^2/4 switches; k = 48 gives 27,648 hosts.
+    assert net.fat_tree_tiers(27648, 48) == 3
+    assert net.fat_tree_counts(27648, 48).switches == 5 * 48 ** 2 // 4
+    assert net.fat_tree_tiers(27649, 48) == 4
+
+
+def test_bisection_bandwidth_and_oversubscription():
+    # A non-blocking network lets half the endpoints send to the other half at full rate.
+    assert net.bisection_bytes_per_s(1024, 50e9) == pytest.approx(512 * 50e9)
+    assert net.bisection_bytes_per_s(1024, 50e9, oversubscription=2) == pytest.approx(256 * 50e9)
+
+
+# --------------------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: net.gbps_to_bytes_per_s(-1), "gbps"),
+    (lambda: net.to_bytes_per_s(1, "MB/s"), "unit"),
+    (lambda: net.one_direction(1, "duplex"), "direction"),
+    (lambda: net.expected_bytes_per_s(1e9, 1.2), "efficiency"),
+    (lambda: net.node_bytes_per_s(0, 1e9), "nics_per_node"),
+    (lambda: net.link("NVLink9"), "link"),
+    (lambda: net.system("DGX-Z"), "system"),
+    (lambda: net.speedups("P100"), "baseline"),
+    (lambda: net.busbw_factor("gather", 8), "collective"),
+    (lambda: net.busbw_factor("all_reduce", 0), "n_ranks"),
+    (lambda: net.collective_time(-1, 8, 1e9), "message_bytes"),
+    (lambda: net.collective_time(1, 8, 0), "busbw_bytes_per_s"),
+    (lambda: net.collective_time(1, 8, 1e9, "all_gather", "tree"), "algorithm"),
+    (lambda: net.collective_time(1, 8, 1e9, algorithm="butterfly"), "algorithm"),
+    (lambda: net.fabric("DGX-H100", 0), "n_nodes"),
+    (lambda: net.fabric("DGX-H100", 1, gpus_per_node=16), "gpus_per_node"),
+    (lambda: net.fat_tree_tiers(100, 33), "radix"),
+    (lambda: net.rail_only_counts(1000, 64, 256), "hb_domain"),
+    (lambda: net.bisection_bytes_per_s(8, 1e9, 0.5), "oversubscription"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name) as err:
+        call()
+    assert "not allowed" in str(err.value)
