@@ -17,7 +17,7 @@ def _ints(text: str) -> list[int]:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m mlcalc.bench", description=__doc__)
     sub = p.add_subparsers(dest="bench", required=True)
-    for name in ("matmul", "bandwidth", "collectives", "train"):
+    for name in ("matmul", "bandwidth", "collectives", "train", "attention"):
         s = sub.add_parser(name)
         s.add_argument("--out", help="write the JSON result here (default: print it)")
         s.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -27,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("--dtypes", default="bf16,fp8", help="comma list of fp32,tf32,bf16,fp16,fp8")
     m.add_argument("--shapes", default=None, help="'MxNxK,MxNxK,...' instead of the default sweep")
     m.add_argument("--target-s", type=float, default=0.08, help="seconds of timing per shape")
+    m.add_argument("--confirm-top", type=int, default=6, help="best shapes to confirm (burst and sustained)")
+    m.add_argument("--sustain-s", type=float, default=1.5, help="seconds of load before the sustained timing")
+    m.add_argument("--gpt-shapes", default=None,
+                   help="instead of a sweep, the matmul shapes of training steps: 'model:batch:seq,...'")
     b = sub.choices["bandwidth"]
     b.add_argument("--sizes", type=_ints, default=None, help="comma list of byte counts")
     c = sub.choices["collectives"]
@@ -46,8 +50,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         shapes = None
         if a.shapes:
             shapes = [tuple(int(v) for v in s.lower().split("x")) for s in a.shapes.split(",")]
+        if a.gpt_shapes:
+            from mlcalc.bench.gpt import preset
+            from mlcalc.bench.predict import step_gemms
+            found: dict[tuple[int, int, int], None] = {}
+            for item in a.gpt_shapes.split(","):
+                model, batch, seq = item.split(":")
+                for g in step_gemms(preset(model), int(batch), int(seq), recompute=False):
+                    found[(g.m, g.n, g.k)] = None
+            shapes = list(found)
         out = run_matmul(dtypes=a.dtypes.split(","), shapes=shapes, device=a.device,
-                         target_s_per_shape=a.target_s, progress=progress)
+                         target_s_per_shape=a.target_s, confirm_top=a.confirm_top,
+                         sustain_s=a.sustain_s, progress=progress)
     elif a.bench == "bandwidth":
         from mlcalc.bench.bandwidth import run_bandwidth
         out = run_bandwidth(sizes_bytes=a.sizes, device=a.device, progress=progress)
@@ -55,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlcalc.bench.collectives import run_collectives
         out = run_collectives(ops=a.ops.split(","), sizes_bytes=a.sizes, backend=a.backend,
                               dtype=a.dtype, progress=progress)
+    elif a.bench == "attention":
+        from mlcalc.bench.attention import run_attention
+        out = run_attention(device=a.device, progress=progress)
     else:
         from mlcalc.bench.train import run_train
         cases = json.loads(a.cases) if a.cases else None

@@ -6,7 +6,7 @@
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0 is preset on the lent machines; we keep it).
 set -u -o pipefail
 OUT_DIR=${1:-${OUT:?give an output folder}}
-ONLY=${ONLY:-matmul,bandwidth,collectives,train}
+ONLY=${ONLY:-matmul,bandwidth,collectives,shapes,attention,train}
 mkdir -p "$OUT_DIR"
 export PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
@@ -26,6 +26,14 @@ esac
 case ",$ONLY," in *,collectives,*)
   if [ "$NGPU" -ge 2 ]; then NP=$NGPU; BK=nccl; else NP=2; BK=gloo; fi  # CPU dry run: 2 gloo ranks
   timeout 100 torchrun --standalone --nproc_per_node="$NP" -m mlcalc.bench collectives --backend $BK --out "$OUT_DIR/collectives.json" 2>&1 | tee -a "$LOG" ;;
+esac
+case ",$ONLY," in *,shapes,*)  # the matmul shapes of the training cases, for the step-time prediction
+  CUDA_VISIBLE_DEVICES=0 timeout 150 python3 -m mlcalc.bench matmul --dtypes bf16 --target-s 0.05 --confirm-top 1 --sustain-s 1.0 \
+    --gpt-shapes gpt2-124M:8:1024,gpt2-124M:16:1024,gpt2-350M:8:1024,gpt2-774M:8:1024,gpt2-1.5B:4:1024,gpt2-1.5B:8:1024 \
+    --out "$OUT_DIR/matmul_train_shapes.json" 2>&1 | tee -a "$LOG" ;;
+esac
+case ",$ONLY," in *,attention,*)
+  CUDA_VISIBLE_DEVICES=0 timeout 60 python3 -m mlcalc.bench attention --out "$OUT_DIR/attention.json" 2>&1 | tee -a "$LOG" ;;
 esac
 case ",$ONLY," in *,train,*)
   CUDA_VISIBLE_DEVICES=0 timeout ${TRAIN_TIMEOUT:-220} python3 -m mlcalc.bench train ${TRAIN_ARGS:-} --out "$OUT_DIR/train.json" 2>&1 | tee -a "$LOG" ;;

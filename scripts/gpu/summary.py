@@ -23,6 +23,13 @@ def main(folder: str) -> None:
             else:
                 print(f"matmul {dt}: best {b['tflops_median']:.1f} TFLOPS @ {b['m']}x{b['n']}x{b['k']};"
                       f" 8192^3 {ref['tflops_median']:.1f}")
+    if (f := d / "matmul_train_shapes.json").exists():
+        r = json.loads(f.read_text())["results"]["bf16"]
+        rows = sorted(r["sweep"], key=lambda x: x["tflops_median"])
+        print(f"train-shape matmuls: {len(rows)} shapes, {rows[0]['tflops_median']:.0f} to {rows[-1]['tflops_median']:.0f} TFLOPS")
+    if (f := d / "attention.json").exists():
+        for c in json.loads(f.read_text())["results"]["cases"]:
+            print(f"sdpa b={c['batch']} a={c['heads']} s={c['seq_len']}: fwd {c['fwd_tflops']:.0f}, fwd+bwd {c['fwd_bwd_tflops']:.0f} TFLOPS")
     if (f := d / "bandwidth.json").exists():
         r = json.loads(f.read_text())["results"]
         for k, v in r.items():
