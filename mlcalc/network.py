@@ -192,7 +192,8 @@ def generations() -> tuple[Generation, ...]:
     """The seed's GPU generations (V100, A100, H100, B200), oldest first."""
     gpus = _raw()["generations"]["gpus"]
     return tuple(
-        Generation(name, int(e["year"]), float(e["fp16_dense_tflops"]) * 1e12, link(e["nvlink"]), e["source"], e["notes"])
+        Generation(name, int(e["year"]), float(e["fp16_dense_tflops"]) * 1e12, link(e["nvlink"]), e["source"],
+                   e["notes"])
         for name, e in gpus.items()
     )
 
@@ -400,6 +401,17 @@ def fabric(system_key: str, n_nodes: int = 1, efficiency: float = 1.0, gpus_per_
                   nccl_base_latency_s())
 
 
+def with_busbw(fab: Fabric, busbw_bytes_per_s: float) -> Fabric:
+    """The same fabric with its links replaced by one measured bus bandwidth (e.g. from nccl-tests).
+
+    Latencies are kept; ``busbw_bytes_per_s`` becomes the pace of every hop, so
+    :func:`fabric_collective_time` uses it as the ring's bus bandwidth.
+    """
+    bw = _check.positive("busbw_bytes_per_s", busbw_bytes_per_s)
+    return Fabric(fab.gpus_per_node, fab.n_nodes, bw, bw, fab.intra_step_latency_s, fab.inter_step_latency_s,
+                  fab.base_latency_s)
+
+
 def fabric_collective_time(
     message_bytes: float, fab: Fabric, collective: str = "all_reduce", algorithm: str = "ring"
 ) -> CollectiveTime:
@@ -510,8 +522,14 @@ class TopologyResult(NamedTuple):
     cost_reduction: float  # 1 - rail-only cost / fat-tree cost
 
 
-def compare_topologies(n_gpus: int, radix: int, hb_domain: int, port_to_transceiver_cost: float = 2.0) -> TopologyResult:
-    """Fat tree against Rail-only for ``n_gpus``, with a switch port costing ``port_to_transceiver_cost`` transceivers."""
+def compare_topologies(n_gpus: int, radix: int, hb_domain: int,
+                       port_to_transceiver_cost: float = 2.0) -> TopologyResult:
+    """Fat tree against Rail-only for ``n_gpus`` GPUs.
+
+    Costs are in units of one transceiver, a switch port costing
+    ``port_to_transceiver_cost`` of them (2 reproduces the Rail-only paper's column).
+    """
+    port_to_transceiver_cost = _check.non_negative("port_to_transceiver_cost", port_to_transceiver_cost)
     fat = fat_tree_counts(n_gpus, radix)
     rail = rail_only_counts(n_gpus, radix, hb_domain)
     ratio = network_cost(rail, radix, port_to_transceiver_cost, 1.0) / network_cost(
@@ -524,7 +542,7 @@ __all__ = [
     "Link", "Speedup", "SwitchCount", "System", "TopologyResult", "UnitsResult", "algbw_to_busbw",
     "bandwidth_units", "bisection_bytes_per_s", "busbw_factor", "compare_topologies",
     "busbw_to_algbw", "bytes_per_s_to_gbps", "collective_time", "expected_bytes_per_s", "fabric",
-    "fabric_collective_time", "fat_tree_counts", "fat_tree_tiers", "gbps_to_bytes_per_s", "generations",
+    "fabric_collective_time", "fat_tree_counts", "with_busbw", "fat_tree_tiers", "gbps_to_bytes_per_s", "generations",
     "latency_bandwidth_crossover_bytes", "latency_steps", "link", "links", "network_cost", "node_bytes_per_s",
     "nccl_base_latency_s", "one_direction", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
 ]

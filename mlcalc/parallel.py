@@ -7,8 +7,10 @@ bandwidth (a datasheet peak, a derated figure, an nccl-tests measurement) plugs 
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from importlib import resources
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
@@ -17,23 +19,19 @@ from mlcalc import network as net
 
 # --------------------------------------------------------------------------- reference models
 
+
+def _load_reference_models() -> tuple[Mapping[str, tuple[float, int, int, int, int, int, int, int]], int]:
+    raw = json.loads(resources.files("mlcalc.data").joinpath("links.json").read_text())["reference_models"]
+    keys = ("n_params", "heads", "hidden", "layers", "t", "p", "gpus", "batch")
+    table = {name: tuple(float(m[k]) if k == "n_params" else int(m[k]) for k in keys)
+             for name, m in raw["models"].items()}
+    return MappingProxyType(table), int(raw["seq_len"])
+
+
 # Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
-# Using Megatron-LM", Table 1: the GPT models of the weak-scaling study on 80 GB A100s,
-# with the tensor (t) and pipeline (p) parallel sizes the authors used.
-# name -> (parameters, attention heads, hidden size, layers, t, p, GPUs, global batch)
-NARAYANAN_TABLE1: Mapping[str, tuple[float, int, int, int, int, int, int, int]] = MappingProxyType({
-    "GPT-1.7B": (1.7e9, 24, 2304, 24, 1, 1, 32, 512),
-    "GPT-3.6B": (3.6e9, 32, 3072, 30, 2, 1, 64, 512),
-    "GPT-7.5B": (7.5e9, 32, 4096, 36, 4, 1, 128, 512),
-    "GPT-18.4B": (18.4e9, 48, 6144, 40, 8, 1, 256, 1024),
-    "GPT-39.1B": (39.1e9, 64, 8192, 48, 8, 2, 512, 1536),
-    "GPT-76.1B": (76.1e9, 80, 10240, 60, 8, 4, 1024, 1792),
-    "GPT-145.6B": (145.6e9, 96, 12288, 80, 8, 8, 1536, 2304),
-    "GPT-310.1B": (310.1e9, 128, 16384, 96, 8, 16, 1920, 2160),
-    "GPT-529.6B": (529.6e9, 128, 20480, 105, 8, 35, 2520, 2520),
-    "GPT-1008B": (1008e9, 160, 25600, 128, 8, 64, 3072, 3072),
-})
-NARAYANAN_SEQ_LEN = 2048  # sequence length of every Table 1 model
+# Using Megatron-LM", Table 1 (data in mlcalc/data/links.json, "reference_models"):
+# name -> (parameters, attention heads, hidden size, layers, t, p, GPUs, global batch).
+NARAYANAN_TABLE1, NARAYANAN_SEQ_LEN = _load_reference_models()
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,8 @@ def data_parallel_ops(n_params: float, dp: int, strategy: str = "ddp", bytes_per
         return (Op("gradients", "all_reduce", size, 1, dp),)
     if strategy in ("zero1", "zero2"):
         return (Op("gradients", "reduce_scatter", size, 1, dp), Op("parameters", "all_gather", size, 1, dp))
-    return (Op("parameters (forward)", "all_gather", size, 1, dp), Op("parameters (backward)", "all_gather", size, 1, dp),
+    return (Op("parameters (forward)", "all_gather", size, 1, dp),
+            Op("parameters (backward)", "all_gather", size, 1, dp),
             Op("gradients", "reduce_scatter", size, 1, dp))
 
 
@@ -164,7 +163,8 @@ FLOPS_PER_PARAM_PER_TOKEN = 6.0
 BACKWARD_SHARE = 4.0 / 6.0  # the backward pass's share of the training FLOPs
 
 
-def step_compute_s(n_params: float, tokens_per_step: float, n_gpus: int, flops_per_gpu: float, mfu: float = 0.5) -> float:
+def step_compute_s(n_params: float, tokens_per_step: float, n_gpus: int, flops_per_gpu: float,
+                   mfu: float = 0.5) -> float:
     """Compute time of one step: 6 N tokens / (GPUs x peak x MFU)."""
     n_params = _check.positive("n_params", n_params)
     tokens = _check.positive("tokens_per_step", tokens_per_step)
@@ -229,7 +229,8 @@ class Timeline(NamedTuple):
     makespan: float  # time until the last device finishes
     busy: float  # compute time per device: m (t_f + t_b)
     bubble_fraction: float  # (makespan - busy) / busy, idle over ideal
-    peak_in_flight: int  # most micro-batches whose activations one device holds at once
+    peak_in_flight: int  # most micro-batches' activations one device holds at once (interleaved: chunk
+    #                      activations divided by v, i.e. in units of one whole stage's micro-batch)
 
 
 def _order(kind: str, p: int, m: int, v: int, d: int) -> list[tuple[str, int, int]]:
@@ -266,7 +267,8 @@ def _order(kind: str, p: int, m: int, v: int, d: int) -> list[tuple[str, int, in
     return seq
 
 
-def pipeline_schedule(kind: str, p: int, m: int, v: int = 1, t_forward: float = 1.0, t_backward: float = 2.0) -> Timeline:
+def pipeline_schedule(kind: str, p: int, m: int, v: int = 1, t_forward: float = 1.0,
+                      t_backward: float = 2.0) -> Timeline:
     """Simulate a pipeline schedule with no communication cost.
 
     ``kind``: "gpipe" (all forwards, then all backwards; Huang et al. 2019), "1f1b"

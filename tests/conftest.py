@@ -12,9 +12,11 @@ import sys
 import threading
 
 import pytest
+import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Flags that keep Chromium quiet on a closed network (see shared TOOLCHAIN notes).
 CHROMIUM_ARGS = [
@@ -27,6 +29,38 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+def toc_docnames() -> list[str]:
+    """Every page of the book, in reading order, from _toc.yml (root first), without suffix."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    names = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(str(pathlib.PurePosixPath(entry["file"]).with_suffix("")))
+            walk(entry.get("sections"))
+            walk(entry.get("chapters"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return names
+
+
+def chapter_notebooks() -> list[pathlib.Path]:
+    """The chapter notebooks: every notebooks/**/*.ipynb (checkpoints aside)."""
+    return sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def widget_view_count(cell) -> int:
+    """How many widget views a stored code cell displays."""
+    return sum(
+        1
+        for out in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
+    )
 
 
 @pytest.fixture(scope="session")

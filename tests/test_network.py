@@ -69,7 +69,8 @@ def test_seed_generations_table_speedups():
 
 @pytest.mark.parametrize("collective, factor", [
     # nccl-tests doc/PERFORMANCE.md, "Summary": AllReduce 2(n-1)/n, ReduceScatter (n-1)/n,
-    # AllGather (n-1)/n, Broadcast 1, Reduce 1, AlltoAll (n-1)/n; n = 8 here.
+    # AllGather (n-1)/n, Broadcast 1, Reduce 1, AlltoAll (n-1)/n; SendRecv 1 (nccl-tests
+    # src/sendrecv.cu, "double factor = 1"); n = 8 here.
     ("all_reduce", 2 * 7 / 8), ("reduce_scatter", 7 / 8), ("all_gather", 7 / 8),
     ("broadcast", 1.0), ("reduce", 1.0), ("all_to_all", 7 / 8), ("send_recv", 1.0),
 ])
@@ -138,6 +139,12 @@ def test_measured_busbw_plugs_in():
     # A bus bandwidth measured by nccl-tests goes straight in: time = S * factor / busbw.
     t = net.collective_time(256e6, 2, 100e9, "all_reduce")
     assert t.time_s == pytest.approx(256e6 * 1.0 / 100e9)
+    # ... and replaces a fabric's links, keeping NCCL's latencies.
+    fab = net.with_busbw(net.fabric("DGX-H100", 2), 40e9)
+    assert fab.busbw_bytes_per_s == pytest.approx(40e9)
+    t = net.fabric_collective_time(1e9, fab)
+    assert t.bandwidth_s == pytest.approx(2 * 15 / 16 * 1e9 / 40e9)
+    assert t.latency_s == pytest.approx(net.fabric_collective_time(0.0, net.fabric("DGX-H100", 2)).latency_s)
 
 
 # --------------------------------------------------------------------------- topology
@@ -173,6 +180,15 @@ def test_fat_tree_reach():
     assert net.fat_tree_tiers(27649, 48) == 4
 
 
+def test_compare_topologies_and_bandwidth_units():
+    # Rail-only paper row N = 65536, radix 256: 75% cheaper (switch port = 2 transceivers).
+    r = net.compare_topologies(65536, 256, hb_domain=256)
+    assert (r.fat_tree.tiers, r.rail_only.tiers) == (3, 1) and round(100 * r.cost_reduction) == 75
+    # Seed: 800 Gbps advertised, expect about 640 Gbps.
+    u = net.bandwidth_units(800, "Gb/s", "per direction", nics_per_node=1, efficiency=0.8)
+    assert net.bytes_per_s_to_gbps(u.expected_node_bytes_per_s) == pytest.approx(640)
+
+
 def test_bisection_bandwidth_and_oversubscription():
     # A non-blocking network lets half the endpoints send to the other half at full rate.
     assert net.bisection_bytes_per_s(1024, 50e9) == pytest.approx(512 * 50e9)
@@ -197,12 +213,21 @@ def test_bisection_bandwidth_and_oversubscription():
     (lambda: net.collective_time(1, 8, 1e9, "all_gather", "tree"), "algorithm"),
     (lambda: net.collective_time(1, 8, 1e9, algorithm="butterfly"), "algorithm"),
     (lambda: net.fabric("DGX-H100", 0), "n_nodes"),
+    (lambda: net.with_busbw(net.fabric("DGX-H100", 1), 0), "busbw_bytes_per_s"),
     (lambda: net.fabric("DGX-H100", 1, gpus_per_node=16), "gpus_per_node"),
     (lambda: net.fat_tree_tiers(100, 33), "radix"),
     (lambda: net.rail_only_counts(1000, 64, 256), "hb_domain"),
     (lambda: net.bisection_bytes_per_s(8, 1e9, 0.5), "oversubscription"),
+    (lambda: net.bandwidth_units(400, "Gb/s", "per direction", 0, 0.8), "nics_per_node"),
+    (lambda: net.compare_topologies(32768, 64, 256, -1), "port_to_transceiver_cost"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name) as err:
         call()
     assert "not allowed" in str(err.value)
+
+
+def test_pcie_per_direction_from_the_signalling_rate():
+    # PCI-SIG: PCIe 4.0 runs 16 GT/s per lane, 5.0 runs 32 GT/s, both with 128b/130b encoding.
+    assert net.link("PCIe4-x16").bytes_per_s == pytest.approx(16e9 * 16 * 128 / 130 / 8, rel=2e-3)
+    assert net.link("PCIe5-x16").bytes_per_s == pytest.approx(32e9 * 16 * 128 / 130 / 8, rel=2e-3)

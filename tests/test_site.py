@@ -1,12 +1,57 @@
-"""The built book: the strict build passes, and a page renders its widget with no network."""
+"""The built book as readers meet it: strict build, links, launch buttons, and every page in Chromium.
+
+Pages come from _toc.yml and notebooks from notebooks/**/*.ipynb, so a new chapter is
+covered as soon as it is listed in the table of contents.
+"""
 
 from __future__ import annotations
 
+import html.parser
+import json
+import pathlib
+import posixpath
 import re
+import urllib.parse
 
+import nbformat
 import pytest
 
-from conftest import HTML
+from conftest import HTML, ROOT, SCREENSHOTS, chapter_notebooks, toc_docnames, widget_view_count
+
+# Pages Sphinx writes besides the table of contents.
+EXTRA_PAGES = ["genindex", "search"]
+PAGES = [*toc_docnames(), *EXTRA_PAGES]
+NOTEBOOK_DOCNAMES = [str(p.relative_to(ROOT).with_suffix("")) for p in chapter_notebooks()]
+
+
+class _Links(html.parser.HTMLParser):
+    """The ids a page defines and the local URLs it references (href/src)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.refs: list[tuple[str, str]] = []  # (tag, url)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("name"):
+            self.ids.add(attrs["name"])
+        for key in ("href", "src"):
+            if attrs.get(key) is not None:
+                self.refs.append((tag, attrs[key]))
+
+
+def _parse(path: pathlib.Path) -> _Links:
+    parser = _Links()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _built_pages() -> list[pathlib.Path]:
+    skip = ("_static", "_sources", "_images")
+    return sorted(p for p in HTML.rglob("*.html") if p.relative_to(HTML).parts[0] not in skip)
 
 
 def test_strict_build_passes(strict_build):
@@ -15,33 +60,173 @@ def test_strict_build_passes(strict_build):
     assert strict_build.returncode == 0, strict_build.stdout[-4000:] + strict_build.stderr[-2000:]
 
 
-def test_site_scripts_are_local(strict_build):
+def test_every_built_page_is_in_the_toc(strict_build):
     assert strict_build.returncode == 0
-    page = (HTML / "notebooks" / "start" / "how-many-gpus.html").read_text()
-    assert "_static/vendor/html-manager/embed-amd.js" in page
-    assert "_static/vendor/mathjax/tex-mml-chtml.js" in page
-    external = re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', page)
-    assert external == [], f"the page loads from the network: {external}"
+    built = {str(p.relative_to(HTML).with_suffix("")) for p in _built_pages()}
+    # index.html at the root only redirects to the root page of the toc.
+    assert built - {"index"} == set(PAGES), "pages built but not listed (or listed but not built)"
+    assert f"url={toc_docnames()[0]}.html" in (HTML / "index.html").read_text()
+
+
+def test_every_notebook_is_a_page_of_the_book():
+    missing = sorted(set(NOTEBOOK_DOCNAMES) - set(PAGES))
+    assert missing == [], f"notebooks not listed in _toc.yml: {missing}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_site_scripts_are_local(strict_build, docname):
+    assert strict_build.returncode == 0
+    page = (HTML / f"{docname}.html").read_text()
+    # What a browser fetches by itself (scripts, images, stylesheets, preloads, icons), not <a> links.
+    external = []
+    for tag, attrs in re.findall(r"<(script|img|link|iframe|source)\b([^>]*)>", page):
+        url = re.search(r'(?:src|href)="([^"]*)"', attrs)
+        rel = re.search(r'rel="([^"]*)"', attrs)
+        fetched = tag != "link" or (rel and set(rel.group(1).split()) & {"stylesheet", "preload", "icon", "modulepreload", "prefetch"})
+        if url and fetched and re.match(r"(https?:)?//", url.group(1)):
+            external.append(url.group(1))
+    assert external == [], f"{docname} loads from the network: {external}"
+    if docname in NOTEBOOK_DOCNAMES and "widget-view+json" in page:
+        assert "_static/vendor/html-manager/embed-amd.js" in page
+        assert "_static/mlcalc-site.js" in page
+    # Thebe is off: sphinx-thebe's scripts are kept off the pages (they declared a const twice).
+    assert "THEBE_JS_URL" not in page and "sphinx-thebe.js" not in page
+
+
+def test_internal_links_and_anchors_resolve(strict_build):
+    """Every local href/src of every page names a file that exists, and an id in it."""
+    assert strict_build.returncode == 0
+    ids: dict[pathlib.Path, set[str]] = {}
+    broken = []
+    for path in _built_pages():
+        parsed = _parse(path)
+        ids[path] = parsed.ids
+        for tag, url in parsed.refs:
+            parts = urllib.parse.urlsplit(url)
+            if parts.scheme or url.startswith(("//", "mailto:", "javascript:")) or url in ("", "#"):
+                continue
+            target = path if not parts.path else (path.parent / urllib.parse.unquote(parts.path)).resolve()
+            if not target.exists():
+                broken.append(f"{path.relative_to(HTML)}: <{tag}> {url} (no such file)")
+            elif parts.fragment and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = _parse(target).ids
+                if urllib.parse.unquote(parts.fragment) not in ids[target]:
+                    broken.append(f"{path.relative_to(HTML)}: <{tag}> {url} (no such anchor)")
+    assert broken == [], "\n".join(broken)
+
+
+@pytest.mark.parametrize("docname", NOTEBOOK_DOCNAMES)
+def test_launch_and_download_buttons(strict_build, docname):
+    assert strict_build.returncode == 0
+    page = (HTML / f"{docname}.html").read_text()
+    ipynb = f"{docname}.ipynb"
+    # Binder opens the notebook in JupyterLab; Colab opens it from the repository.
+    assert re.search(rf'href="https://mybinder\.org/v2/gh/[^"]+urlpath=lab/tree/{re.escape(ipynb)}"', page)
+    assert re.search(rf'href="https://colab\.research\.google\.com/github/[^"]+/{re.escape(ipynb)}"', page)
+    # The .ipynb download button points at the notebook copied into the site.
+    depth = docname.count("/")
+    assert f'href="{"../" * depth}_sources/{ipynb}"' in page
+    assert (HTML / "_sources" / ipynb).exists()
+
+
+@pytest.mark.parametrize("notebook", chapter_notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_snapshot_note_before_first_widget(notebook):
+    """A {note} before the first widget says the page is a snapshot and how to run it live."""
+    nb = nbformat.read(notebook, as_version=4)
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and widget_view_count(c)), None)
+    if first is None:
+        pytest.skip("no widget in this notebook")
+    notes = [
+        c.source
+        for c in nb.cells[:first]
+        if c.cell_type == "markdown" and re.search(r"(```|:::)\s*\{(note|admonition|tip)\}", c.source)
+    ]
+    live = re.compile(r"Binder|Colab|JupyterHub|rocket|launch|make lab", re.I)
+    assert any("snapshot" in n.lower() and live.search(n) for n in notes), (
+        "put a {note} before the first widget saying the page is a snapshot and how to run it live"
+    )
+
+
+def test_bibliography_and_glossary_are_used(strict_build):
+    assert strict_build.returncode == 0
+    refs = (HTML / "book" / "references.html").read_text()
+    assert refs.count('role="doc-biblioentry"') >= 1, "the references page lists no entry"
+    glossary_page = HTML / "book" / "glossary.html"
+    assert glossary_page.exists(), "book/glossary.md must be in the toc"
+    terms = re.findall(r'<dt id="(term-[^"]+)"', glossary_page.read_text())
+    assert len(terms) >= 20, terms
+    cites, uses = set(), set()
+    for path in _built_pages():
+        text = path.read_text()
+        name = str(path.relative_to(HTML))
+        if re.search(r'href="[^"]*references\.html#', text) and "references" not in name:
+            cites.add(name)
+        if re.search(r'href="[^"]*glossary\.html#term-', text):
+            uses.add(name)
+    assert cites, "no page cites the bibliography"
+    # The preface and the first chapter use glossary terms ({term}`...`).
+    preface, first_chapter = toc_docnames()[:2]
+    assert {f"{preface}.html", f"{first_chapter}.html"} <= uses, sorted(uses)
+
+
+# --- In the browser ---------------------------------------------------------------------
+
+_RENDERED = """() => {
+  const views = Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'));
+  const rendered = views.filter(s => s.previousElementSibling && s.previousElementSibling.classList.contains('widget-subarea')
+                                     && s.previousElementSibling.children.length > 0).length;
+  const math = Array.from(document.querySelectorAll('.math'));
+  const typeset = math.filter(m => m.querySelector('mjx-container')).length;
+  return {views: views.length, rendered, math: math.length, typeset};
+}"""
+
+_IMAGES = """() => Array.from(document.images).filter(i => i.getBoundingClientRect().width > 0 || i.closest('.mlcalc-calculator'))
+  .map(i => ({src: i.src.slice(0, 80), ok: i.complete && i.naturalWidth > 0}))"""
+
+_CALCULATORS = """() => Array.from(document.querySelectorAll('.mlcalc-calculator')).map(c => ({
+  controls: c.querySelectorAll('input, select, button, textarea').length,
+  output: Array.from(c.querySelectorAll('.widget-output')).map(o => o.innerText.trim().length + o.querySelectorAll('img').length).reduce((a, b) => a + b, 0),
+}))"""
 
 
 @pytest.mark.browser
-def test_gpu_count_page_renders_widget_offline(browser, site_url):
-    page = browser.new_page()
-    requests: list[str] = []
-    page.on("request", lambda req: requests.append(req.url))
-    page.goto(f"{site_url}/notebooks/start/how-many-gpus.html", wait_until="networkidle")
-    # The widget manager replaces the stored state with live controls.
-    page.wait_for_selector(".mlcalc-calculator", timeout=20_000)
-    calc = page.locator(".mlcalc-calculator").first
-    assert calc.locator("select").count() == 1  # the accelerator dropdown
-    assert calc.locator("input").count() >= 1  # the parameter count
-    assert calc.locator(".widget-toggle-buttons button").count() == 2  # train / serve
-    # The figure inside the widget's output area, and the static figure above it.
-    assert calc.locator("img").count() >= 1
-    assert calc.locator("img").first.evaluate("img => img.naturalWidth") > 100
-    assert page.locator("img[src$='.png']").count() >= 1
-    # Math typeset by the local MathJax.
-    page.wait_for_selector("mjx-container", timeout=20_000)
-    outside = [u for u in requests if not u.startswith(site_url) and not u.startswith(("data:", "blob:"))]
-    assert outside == [], f"the page requested something outside the site: {outside}"
-    page.close()
+@pytest.mark.parametrize("docname", PAGES)
+def test_page_renders_in_chromium(browser, site_url, docname):
+    """Widgets, figures and math render; nothing is fetched from outside the site; no console error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"HTTP {r.status}: {r.url}"))
+    page.on(
+        "request",
+        lambda r: r.url.startswith((site_url, "data:", "blob:")) or problems.append(f"request outside the site: {r.url}"),
+    )
+    try:
+        page.goto(f"{site_url}/{docname}.html", wait_until="load", timeout=30_000)
+        # Widgets are rendered from the stored state; math is typeset by the local MathJax.
+        page.wait_for_function(
+            f"(() => {{ const r = ({_RENDERED})(); return r.rendered === r.views && r.typeset === r.math; }})",
+            timeout=30_000,
+        )
+        page.wait_for_load_state("networkidle", timeout=30_000)
+        state = page.evaluate(_RENDERED)
+        images = page.evaluate(_IMAGES)
+        calculators = page.evaluate(_CALCULATORS)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{docname.replace('/', '__')}.png"), full_page=True)
+    finally:
+        context.close()
+    assert [i for i in images if not i["ok"]] == [], "images that did not load"
+    source = HTML / f"{docname}.html"
+    stored_calculators = source.read_text().count('"_dom_classes": ["mlcalc-calculator"]')
+    assert state["rendered"] == state["views"]
+    if stored_calculators:
+        assert calculators, "the page stores a calculator but none rendered"
+    for calc in calculators:
+        assert calc["controls"] >= 1, "a calculator with no controls"
+        assert calc["output"] >= 1, "a calculator whose output area is empty"
+    assert problems == [], "\n".join(problems)

@@ -45,6 +45,12 @@ def test_collective_widget_slowest_link_and_bad_input():
     assert w.last_error == ""
     w.efficiency.value = 0.0
     assert "efficiency" in w.last_error
+    w.efficiency.value = 1.0
+    w.measured.value = 40.0  # a measured busbw (GB/s) replaces the links
+    fab, t = w.last_result
+    assert w.last_error == "" and fab.busbw_bytes_per_s == pytest.approx(40e9)
+    w.measured.value = -1.0
+    assert "measured_busbw_gb_s" in w.last_error
 
 
 def test_step_comm_widget_and_bad_layout():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 import ipywidgets as widgets
 import numpy as np
@@ -83,6 +83,7 @@ def generations_figure(speedups: Sequence[net.Speedup], log: bool = False) -> Fi
     ax.set_xticks(x, [s.gpu for s in speedups])
     if log:
         ax.set_yscale("log")
+    ax.margins(y=0.15)
     ax.set_ylabel(f"speed-up over {speedups[[s.compute for s in speedups].index(1.0)].gpu}"
                   if 1.0 in comp else "speed-up")
     ax.legend(frameon=False, fontsize=8)
@@ -146,12 +147,29 @@ def collective_figure(fab: net.Fabric, collective: str, algorithm: str, message_
     return fig
 
 
+def collective_compare_figure(fabrics: Sequence[tuple[str, net.Fabric]], collective: str = "all_reduce",
+                              algorithm: str = "ring") -> Figure:
+    """Bus bandwidth against message size for several fabrics (e.g. one node against two)."""
+    fig = Figure(figsize=_FIGSIZE)
+    ax = fig.subplots()
+    for label, fab in fabrics:
+        sweep = collective_sweep(fab, collective, algorithm)
+        ax.semilogx(_SIZES, [t.busbw_bytes_per_s / 1e9 for t in sweep], label=label)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("bus bandwidth (GB/s)")
+    ax.set_ylim(bottom=0)
+    ax.minorticks_off()
+    ax.legend(frameon=False, fontsize=8)
+    ax.set_title(f"{collective} ({algorithm}): the slowest link sets the plateau", fontsize=9)
+    return fig
+
+
 class CollectiveWidget(Calculator):
     """Time and bus bandwidth of a collective: message size, GPUs, nodes and the links between them."""
 
     def __init__(self, system: str = "DGX-H100", collective: str = "all_reduce", algorithm: str = "ring",
                  n_nodes: int = 1, gpus_per_node: int = 8, message_bytes: float = 2 ** 30,
-                 efficiency: float = 1.0) -> None:
+                 efficiency: float = 1.0, measured_busbw_gb_s: float = 0.0) -> None:
         self.system = widgets.Dropdown(options=list(net.systems()), value=system, description="System")
         self.collective = widgets.Dropdown(options=list(net.COLLECTIVES), value=collective, description="Collective")
         self.algorithm = widgets.ToggleButtons(options=list(net.ALGORITHMS), value=algorithm)
@@ -162,12 +180,22 @@ class CollectiveWidget(Calculator):
                                            description="Bytes", continuous_update=False, readout_format=".3g")
         self.efficiency = widgets.FloatSlider(value=efficiency, min=0.0, max=1.0, step=0.05,
                                               description="Efficiency", continuous_update=False)
-        inputs = [self.system, self.collective, self.algorithm, self.nodes, self.gpus, self.size, self.efficiency]
+        self.measured = widgets.FloatText(value=measured_busbw_gb_s, description="busbw GB/s",
+                                          tooltip="a measured bus bandwidth (nccl-tests); 0 = use the links")
+        inputs = [self.system, self.collective, self.algorithm, self.nodes, self.gpus, self.size, self.efficiency,
+                  self.measured]
         super().__init__(inputs, [widgets.HBox([self.system, self.collective]), self.algorithm,
-                                  widgets.HBox([self.nodes, self.gpus]), widgets.HBox([self.size, self.efficiency])])
+                                  widgets.HBox([self.nodes, self.gpus]), widgets.HBox([self.size, self.efficiency]),
+                                  self.measured])
 
     def compute(self) -> tuple[net.Fabric, net.CollectiveTime]:
         fab = net.fabric(self.system.value, self.nodes.value, self.efficiency.value, self.gpus.value)
+        measured = self.measured.value
+        if measured != 0:
+            if not measured > 0:
+                raise ValueError(f"measured_busbw_gb_s={measured!r} is not allowed: give a bus bandwidth > 0 GB/s, "
+                                 "or 0 to use the links")
+            fab = net.with_busbw(fab, measured * 1e9)
         return fab, net.fabric_collective_time(self.size.value, fab, self.collective.value, self.algorithm.value)
 
     def render(self, result: tuple[net.Fabric, net.CollectiveTime]) -> None:
@@ -175,8 +203,10 @@ class CollectiveWidget(Calculator):
         print(f"{self.collective.value} of {_fmt_bytes(self.size.value)} on {fab.n_ranks} GPUs "
               f"({fab.n_nodes} x {fab.gpus_per_node}): {_fmt_time(t.time_s)} "
               f"(latency {_fmt_time(t.latency_s)}, bandwidth {_fmt_time(t.bandwidth_s)})")
+        pace = ("the measured bus bandwidth sets the pace" if self.measured.value > 0
+                else f"the {fab.bottleneck} link sets the pace")
         print(f"algbw {t.algbw_bytes_per_s / 1e9:,.1f} GB/s, busbw {t.busbw_bytes_per_s / 1e9:,.1f} GB/s "
-              f"of {fab.busbw_bytes_per_s / 1e9:,.1f} GB/s; the {fab.bottleneck} link sets the pace")
+              f"of {fab.busbw_bytes_per_s / 1e9:,.1f} GB/s; {pace}")
         display(figure_png(collective_figure(fab, self.collective.value, self.algorithm.value, self.size.value)))
 
 
@@ -294,7 +324,8 @@ class LayoutWidget(_BudgetBase):
     def render(self, b: par.Budget) -> None:
         lay = b.layout
         print(f"Suggested: tensor {lay.tp} (inside a node) x pipeline {lay.pp} (across nodes) x data {lay.dp}; "
-              f"model states {lay.state_bytes_per_gpu / 1e9:,.1f} GB per GPU of a {lay.budget_bytes / 1e9:,.0f} GB budget")
+              f"model states {lay.state_bytes_per_gpu / 1e9:,.1f} GB per GPU "
+              f"of a {lay.budget_bytes / 1e9:,.0f} GB budget")
         super().render(b)
 
 
@@ -337,6 +368,7 @@ class PipelineWidget(Calculator):
         super().__init__([self.kind, self.p, self.m, self.v], [self.kind, widgets.HBox([self.p, self.m, self.v])])
 
     def compute(self) -> par.Timeline:
+        self.v.disabled = self.kind.value != "interleaved"  # v only means something when interleaved
         v = self.v.value if self.kind.value == "interleaved" else 1
         return par.pipeline_schedule(self.kind.value, self.p.value, self.m.value, v)
 
@@ -350,7 +382,7 @@ class PipelineWidget(Calculator):
 # --------------------------------------------------------------------------- 6. topology
 
 
-def topology_figure(r: net.TopologyResult) -> Figure:
+def topology_figure(r: net.TopologyResult, title: str = "") -> Figure:
     """Bars: switches and transceivers of each design."""
     fig = Figure(figsize=_FIGSIZE)
     ax1, ax2 = fig.subplots(1, 2)
@@ -361,7 +393,7 @@ def topology_figure(r: net.TopologyResult) -> Figure:
     ax2.set_title("transceivers", fontsize=9)
     for ax in (ax1, ax2):
         ax.ticklabel_format(axis="y", style="plain")
-    fig.suptitle(f"cost reduction {r.cost_reduction:.0%}", fontsize=10)
+    fig.suptitle(f"{title}{': ' if title else ''}cost reduction {r.cost_reduction:.0%}", fontsize=10)
     fig.subplots_adjust(wspace=0.45, top=0.84)
     return fig
 
@@ -383,13 +415,16 @@ class TopologyWidget(Calculator):
 
     def render(self, r: net.TopologyResult) -> None:
         for name, c in (("fat tree", r.fat_tree), ("Rail-only", r.rail_only)):
-            print(f"{name:9s}: {c.tiers} tiers, {c.switches:,} switches, {c.transceivers:,} transceivers")
-        print(f"Cost reduction: {r.cost_reduction:.0%}")
-        display(figure_png(topology_figure(r)))
+            print(f"{name:9s}: {c.tiers} tier{'s' if c.tiers > 1 else ''}, {c.switches:,} switches, "
+                  f"{c.transceivers:,} transceivers")
+        print(f"Cost reduction: {r.cost_reduction:.1%} (switch port = {self.ratio.value:g} transceivers)")
+        display(figure_png(topology_figure(r, f"{self.n.value:,} GPUs, radix {self.radix.value}, "
+                                                 f"HB domain {self.hb.value}")))
 
 
 __all__ = [
     "BandwidthUnitsWidget", "CollectiveWidget", "GenerationsWidget", "LayoutWidget", "PipelineWidget",
-    "StepCommWidget", "TopologyWidget", "budget_figure", "collective_figure", "collective_sweep",
+    "StepCommWidget", "TopologyWidget", "budget_figure", "collective_compare_figure", "collective_figure",
+    "collective_sweep",
     "generations_figure", "pipeline_figure", "print_budget", "topology_figure",
 ]
