@@ -27,6 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("--dtypes", default="bf16,fp8", help="comma list of fp32,tf32,bf16,fp16,fp8")
     m.add_argument("--shapes", default=None, help="'MxNxK,MxNxK,...' instead of the default sweep")
     m.add_argument("--target-s", type=float, default=0.08, help="seconds of timing per shape")
+    m.add_argument("--reference", default=None, help="reference shape MxNxK (default 8192x8192x8192 on a GPU)")
     m.add_argument("--confirm-top", type=int, default=6, help="best shapes to confirm (burst and sustained)")
     m.add_argument("--sustain-s", type=float, default=1.5, help="seconds of load before the sustained timing")
     m.add_argument("--gpt-shapes", default=None,
@@ -59,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for g in step_gemms(preset(model), int(batch), int(seq), recompute=False):
                     found[(g.m, g.n, g.k)] = None
             shapes = list(found)
-        out = run_matmul(dtypes=a.dtypes.split(","), shapes=shapes, device=a.device,
+        ref = tuple(int(v) for v in a.reference.lower().split("x")) if a.reference else None
+        out = run_matmul(dtypes=a.dtypes.split(","), shapes=shapes, reference=ref, device=a.device,
                          target_s_per_shape=a.target_s, confirm_top=a.confirm_top,
                          sustain_s=a.sustain_s, progress=progress)
     elif a.bench == "bandwidth":

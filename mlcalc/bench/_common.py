@@ -29,7 +29,10 @@ def pick_device(torch: Any, device: str | None) -> Any:
     """``device`` as a torch.device; None means the current CUDA device if there is one, else CPU."""
     if device is None:
         device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
-    dev = torch.device(device)
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device={device!r} is not allowed: choose 'cpu' or 'cuda[:N]'") from None
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise ValueError(f"device={device!r} is not allowed: this machine has no CUDA device")

@@ -18,7 +18,7 @@ All sizes in bytes, times in seconds, rates in FLOP/s or bytes/s.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Callable, Mapping, NamedTuple
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 from mlcalc import _check
 from mlcalc.bench.gpt import GPTConfig
@@ -244,3 +244,75 @@ def program_step_time(
              "gradient casts + AdamW step": (eb["AdamW step"] + eb["gradient casts"]) / bw}
     return Prediction(sum(parts.values()), MappingProxyType(parts),
                       f"memory bandwidth {bw / 1e9:.0f} GB/s")
+
+
+# ---------------------------------------------------------------------------------------------
+# Predictions against measurements
+# ---------------------------------------------------------------------------------------------
+
+
+class Comparison(NamedTuple):
+    """One training case: what was measured and what each model predicted."""
+
+    model: str  # preset name, e.g. "gpt2-124M"
+    batch: int  # sequences per step
+    seq_len: int  # tokens per sequence
+    recompute: bool  # activation checkpointing of every block
+    measured_peak_bytes: float  # torch.cuda.max_memory_allocated
+    textbook_peak_bytes: float  # textbook_memory
+    program_peak_bytes: float  # program_memory
+    measured_step_s: float  # measured step time (see compare's ``step_s_of``)
+    textbook_step_s: float | None  # textbook_step_time at the single matmul rate (None: no rate given)
+    program_step_s: float  # program_step_time at the measured per-shape rates
+
+    @property
+    def textbook_memory_error(self) -> float:
+        """(predicted - measured) / measured."""
+        return self.textbook_peak_bytes / self.measured_peak_bytes - 1
+
+    @property
+    def program_memory_error(self) -> float:
+        """(predicted - measured) / measured."""
+        return self.program_peak_bytes / self.measured_peak_bytes - 1
+
+    @property
+    def textbook_time_error(self) -> float | None:
+        """(predicted - measured) / measured, or None."""
+        return None if self.textbook_step_s is None else self.textbook_step_s / self.measured_step_s - 1
+
+    @property
+    def program_time_error(self) -> float:
+        """(predicted - measured) / measured."""
+        return self.program_step_s / self.measured_step_s - 1
+
+
+def compare(
+    cases: Sequence[object],
+    matmul_flops_per_s: float | Callable[[int, int, int], float],
+    memory_bytes_per_s: float,
+    attention_flops_per_s: Callable[[int, int, int], float] | None = None,
+    textbook_matmul_flops_per_s: float | None = None,
+    step_s_of: Callable[[object], float] | None = None,
+) -> list[Comparison]:
+    """Predict every measured case (``mlcalc.measured.TrainCase``; out-of-memory cases skipped).
+
+    ``attention_flops_per_s(batch, heads, seq_len)`` gives a measured attention rate;
+    ``step_s_of(case)`` the measured step time to compare with (default: the case's own).
+    """
+    from mlcalc.bench.gpt import GPTConfig
+
+    rows = []
+    for c in cases:
+        if getattr(c, "oom", False) or getattr(c, "step_s", None) is None or getattr(c, "peak_bytes", None) is None:
+            continue
+        cfg = GPTConfig(**dict(c.config))  # type: ignore[attr-defined]
+        b, s, rc = c.batch, c.seq_len, c.recompute  # type: ignore[attr-defined]
+        attn = attention_flops_per_s(b, cfg.n_head, s) if attention_flops_per_s else None
+        tb = (textbook_step_time(cfg, b, s, rc, textbook_matmul_flops_per_s).total
+              if textbook_matmul_flops_per_s else None)
+        rows.append(Comparison(
+            c.model, b, s, rc, float(c.peak_bytes),  # type: ignore[attr-defined]
+            textbook_memory(cfg, b, s, rc).total, program_memory(cfg, b, s, rc).total,
+            step_s_of(c) if step_s_of else float(c.step_s),  # type: ignore[attr-defined]
+            tb, program_step_time(cfg, b, s, rc, matmul_flops_per_s, memory_bytes_per_s, attn).total))
+    return rows
