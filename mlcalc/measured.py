@@ -111,6 +111,24 @@ class MatmulResult:
         raise ValueError(f"shape={m}x{n}x{k!r} is not allowed: the sweep {self.info.label!r} did not time it")
 
 
+def matmul_rate_near(results: Iterable["MatmulResult"], m: int, n: int, k: int) -> float:
+    """FLOP/s of the timed shape nearest to (m, n, k) in log space, over the sweeps of ``results``.
+
+    A lookup, not a model: use it where a sweep covered shapes like the ones asked for.
+    """
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        _check.positive_int(name, v)
+    best: tuple[float, float] | None = None
+    for r in results:
+        for row in r.sweep:
+            d = (math.log(row.m / m)) ** 2 + (math.log(row.n / n)) ** 2 + (math.log(row.k / k)) ** 2
+            if best is None or d < best[0]:
+                best = (d, row.tflops * 1e12)
+    if best is None:
+        raise ValueError("results=[] is not allowed: give at least one matmul result with a sweep")
+    return best[1]
+
+
 @dataclass(frozen=True)
 class CopyResult:
     """Copy bandwidth against size, for one kind of copy."""
@@ -477,6 +495,22 @@ def attention_rate(batch: int, heads: int, seq_len: int, label_prefix: str = "",
         if r.info.label.startswith(label_prefix) and (r.batch, r.heads, r.seq_len) == (batch, heads, seq_len):
             return r.fwd_bwd_flops_per_s
     raise ValueError(f"batch={batch}, heads={heads}, seq_len={seq_len!r} is not allowed: no attention case for it")
+
+
+def attention_rate_near(batch: int, heads: int, seq_len: int, label_prefix: str = "",
+                        results: Iterable[Result] | None = None) -> float:
+    """Measured attention FLOP/s of the case nearest to (batch x seq_len tokens, heads, seq_len)."""
+    found = [r for r in _pick(results, AttentionCase, None) if r.info.label.startswith(label_prefix)]
+    if not found:
+        raise ValueError(f"label_prefix={label_prefix!r} is not allowed: no attention cases under it")
+    for name, v in (("batch", batch), ("heads", heads), ("seq_len", seq_len)):
+        _check.positive_int(name, v)
+
+    def dist(r: AttentionCase) -> float:
+        return (math.log(r.batch * r.seq_len / (batch * seq_len)) ** 2 + math.log(r.heads / heads) ** 2
+                + math.log(r.seq_len / seq_len) ** 2)
+
+    return min(found, key=dist).fwd_bwd_flops_per_s
 
 
 def flops_table(results: Sequence[Result] | None = None, sustained: bool = False) -> dict[str, dict[str, dict[str, object]]]:
