@@ -7,7 +7,7 @@ from typing import Sequence
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from mlcalc import _check, storage
 from mlcalc.storage import GB, GiB, MiB, TB
@@ -35,6 +35,7 @@ def dataloader_figure(bw: storage.DataloaderBandwidth, keys: Sequence[str] = COM
     lo, hi = min(values + [need]) / 3, max(values + [need]) * 3
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     ax.set_title(f"one node needs {need:,.3g} GB/s (black line)", fontsize=10)
     ax.set_xlabel("GB/s (1e9 bytes/s), log scale; green: enough for one node, red: not")
@@ -59,6 +60,7 @@ def goodput_figure(checkpoint_s: float, mtbf_s: float, restart_s: float = 0.0, c
         gc = storage.goodput(chosen_s, checkpoint_s, mtbf_s, restart_s).fraction
         ax.plot([chosen_s / HOUR], [gc], "o", color="#c44e52", label=f"chosen: {chosen_s / HOUR:.2f} h -> {gc:.1%}")
     ax.set_xscale("log")
+    ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks double the render time
     ax.set_xlabel("compute time between checkpoints (hours, log scale)")
     ax.set_ylabel("goodput")
     ax.set_ylim(max(0.0, min(g) - 0.05), 1.0)
@@ -99,6 +101,8 @@ def startup_figure(processes_per_node: int, n_files: int, ops_per_file: float, m
         ax.plot([n_nodes], [r.seconds], "o", color="#c44e52", label=f"{n_nodes} nodes: {r.seconds:,.0f} s ({r.bottleneck})")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks double the render time
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("nodes starting at once (log scale)")
     ax.set_ylabel("start-up time, s (log scale)")
     ax.legend(fontsize=8, loc="upper left")
