@@ -148,8 +148,13 @@ class DataloaderWidget(Calculator):
         self._update()
 
     def _update(self, change: object = None) -> None:
-        if not getattr(self, "_loading", False):
-            super()._update(change)
+        if getattr(self, "_loading", False):
+            return
+        preset = self._presets.get(self.workload.value)
+        edited = preset is not None and (self.sample_mib.value, self.gflops.value) != (preset["sample_mib"], preset["flops_per_sample_gif"])
+        if edited:  # the numbers no longer match the preset's: say so
+            self.workload.value = "custom"
+        super()._update(change)
 
     def compute(self) -> storage.DataloaderBandwidth:
         return storage.dataloader_bandwidth(
