@@ -322,6 +322,54 @@ def has_flops(key: str, dtype: str, source: str) -> bool:
     return True
 
 
+class CatalogueRow(NamedTuple):
+    """One accelerator in the catalogue table for a dtype and FLOPS source."""
+
+    key: str  # catalogue key
+    vendor: str  # vendor name
+    tflops: float  # TFLOPS (dense) for the dtype, from the chosen source
+    memory_gb: float  # device memory, GB (1e9 bytes)
+    bandwidth_tbps: float  # device-memory bandwidth, TB/s
+    scale_up_gbps: float | None  # scale-up link, GB/s per direction (None if unknown)
+    ridge_flops_per_byte: float  # tflops / bandwidth: the roofline ridge point
+
+
+SORT_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        "tflops": "TFLOPS",
+        "memory_gb": "memory (GB)",
+        "bandwidth_tbps": "bandwidth (TB/s)",
+        "scale_up_gbps": "scale-up (GB/s per direction)",
+        "ridge_flops_per_byte": "ops:byte",
+    }
+)
+
+
+def catalogue_rows(dtype: str = "bf16", source: str = ADVERTISED, sort_by: str = "tflops") -> list[CatalogueRow]:
+    """Accelerators that have a ``dtype`` figure in ``source``, sorted by ``sort_by``, largest first."""
+    _check.choice("dtype", dtype, DTYPE_BYTES)
+    _check.choice("source", source, flops_sources())
+    _check.choice("sort_by", sort_by, SORT_KEYS)
+    from mlcalc.accelerators import catalogue
+
+    rows = []
+    for acc in catalogue().values():
+        if not has_flops(acc.key, dtype, source):
+            continue
+        tflops = achievable_flops(acc.key, dtype, source) / 1e12
+        link = acc.scale_up_bytes_per_s
+        rows.append(
+            CatalogueRow(
+                acc.key, acc.vendor, tflops, acc.memory_gb, acc.memory_bandwidth_tbps,
+                None if link is None else link / 1e9, tflops / acc.memory_bandwidth_tbps,
+            )
+        )
+    rows.sort(key=lambda r: (-(getattr(r, sort_by) or 0.0), r.key))
+    if not rows:
+        raise ValueError(f"dtype={dtype!r} with source={source!r} is not allowed: no accelerator has such a figure")
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------
 # Roofline
 # ---------------------------------------------------------------------------------------------
@@ -494,6 +542,9 @@ def matmul_shape_efficiency(
 
 __all__ = [
     "ADVERTISED",
+    "CatalogueRow",
+    "SORT_KEYS",
+    "catalogue_rows",
     "DTYPE_BYTES",
     "DecodeBound",
     "Offer",
