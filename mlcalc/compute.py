@@ -2,8 +2,11 @@
 
 Base units throughout: FLOP, FLOP/s, bytes, bytes/s, seconds. "Peak" FLOP/s come from the
 accelerator catalogue (``mlcalc.accelerators``); "achievable" ones from
-``data/achievable_matmul.json`` (published MAMF measurements), and further tables (e.g. "measured"
-in this book's own runs) can be registered with :func:`register_flops_table`.
+``data/achievable_matmul.json`` (published MAMF measurements). Further tables, e.g. "measured" in
+this book's own benchmark runs, come either from another data file named ``*_matmul.json`` with
+the same layout (``{"tables": {"measured": {"description": ..., "entries": {key: {dtype:
+{"tflops": ..., "source": ...}}}}}}``), or at run time from :func:`register_flops_table`. Every
+calculator that takes a ``source`` then offers them next to "advertised" and "achievable".
 """
 
 from __future__ import annotations
@@ -187,6 +190,35 @@ def compare_offers(total_flops: float, offers: Iterable[Offer]) -> list[OfferRes
     return results
 
 
+class PublishedRun(NamedTuple):
+    """A training run whose size and GPU-hours were published: a worked example, not a hardware spec."""
+
+    name: str  # model name as published
+    n_params: float  # parameters (rounded as the name states)
+    n_tokens: float  # training tokens
+    gpu_hours: float  # GPU-hours reported
+    n_gpus: int  # accelerators the run used together
+    accelerator: str  # catalogue key
+    source: str  # where the figures are published
+
+
+_CLIMATEGPT = "https://arxiv.org/abs/2401.09646"
+# Thulke et al. 2024 (ClimateGPT), Table 1, as quoted in the seed talk by A. Cockcroft: three
+# fine-tunes of Llama 2 on 4.2B tokens and two 7B models from scratch, on 20 nodes of 8 H100s.
+CLIMATEGPT_RUNS: tuple[PublishedRun, ...] = (
+    PublishedRun("ClimateGPT-70B", 70e9, 4.2e9, 2182, 160, "H100-SXM", _CLIMATEGPT),
+    PublishedRun("ClimateGPT-13B", 13e9, 4.2e9, 301, 160, "H100-SXM", _CLIMATEGPT),
+    PublishedRun("ClimateGPT-7B", 7e9, 4.2e9, 157, 160, "H100-SXM", _CLIMATEGPT),
+    PublishedRun("ClimateGPT-FSC-7B", 7e9, 319.5e9, 14131, 160, "H100-SXM", _CLIMATEGPT),
+    PublishedRun("ClimateGPT-FSG-7B", 7e9, 323.7e9, 14288, 160, "H100-SXM", _CLIMATEGPT),
+)
+
+# The seed talk (A. Cockcroft, "Communicating megabytes in microseconds?"): an AWS p5.48xlarge,
+# 8 x H100, at "~$100/hr". A list price from the talk, for worked examples only.
+SEED_P5_PRICE_PER_HOUR = 100.0
+SEED_P5_GPUS = 8
+
+
 # ---------------------------------------------------------------------------------------------
 # MFU and HFU
 # ---------------------------------------------------------------------------------------------
@@ -243,10 +275,23 @@ ADVERTISED = "advertised"
 _EXTRA_TABLES: dict[str, dict[str, object]] = {}
 
 
+def _matmul_files() -> list[tuple[str, str]]:
+    """(name, text) of every ``*_matmul.json`` in mlcalc/data, achievable_matmul.json first."""
+    files = [f for f in resources.files("mlcalc.data").iterdir() if f.name.endswith("_matmul.json")]
+    files.sort(key=lambda f: (f.name != "achievable_matmul.json", f.name))
+    return [(f.name, f.read_text()) for f in files]
+
+
 @lru_cache(maxsize=None)
 def _file_tables() -> Mapping[str, Mapping[str, object]]:
-    raw = json.loads(resources.files("mlcalc.data").joinpath("achievable_matmul.json").read_text())
-    return MappingProxyType(dict(raw["tables"]))
+    """Tables from every ``*_matmul.json`` data file; a later file may not redefine a table."""
+    tables: dict[str, Mapping[str, object]] = {}
+    for name, text in _matmul_files():
+        for table, body in json.loads(text)["tables"].items():
+            if table in tables or table == ADVERTISED:
+                raise ValueError(f"table {table!r} in {name} is defined twice: give it another name")
+            tables[table] = body
+    return MappingProxyType(tables)
 
 
 def _tables() -> dict[str, Mapping[str, object]]:
@@ -542,7 +587,11 @@ def matmul_shape_efficiency(
 
 __all__ = [
     "ADVERTISED",
+    "CLIMATEGPT_RUNS",
     "CatalogueRow",
+    "PublishedRun",
+    "SEED_P5_GPUS",
+    "SEED_P5_PRICE_PER_HOUR",
     "SORT_KEYS",
     "catalogue_rows",
     "DTYPE_BYTES",

@@ -142,3 +142,16 @@ def test_with_dtype_filters_and_checks():
     with pytest.raises(ValueError, match="dtype='fp6'"):
         accelerators.with_dtype("fp6")
     assert accelerators.peak_flops("H100-SXM", "fp8") == 1979e12
+
+
+# Seed "The AI Battlefield", intra-node table (unidirectional NVLink): V100 125 TFLOPS fp16 / 150 GB/s,
+# A100 312 / 300, H100 989 / 450, B200 2250 / 900; compute speedups 1, 2.5, 8, 18 and link 1, 2, 3, 6.
+def test_seed_compute_versus_nvlink_table():
+    base = spec("V100-SXM2-32GB")
+    for key, dtype, tflops, gbps, speed, link in [("V100-SXM2-32GB", "fp16", 125, 150, 1, 1), ("A100-80GB", "bf16", 312, 300, 2.5, 2),
+                                                  ("H100-SXM", "bf16", 989.5, 450, 8, 3), ("B200", "bf16", 2250, 900, 18, 6)]:
+        acc = spec(key)
+        assert acc.peak_flops(dtype) == tflops * 1e12
+        assert acc.scale_up_bytes_per_s == gbps * 1e9
+        assert acc.peak_flops(dtype) / base.peak_flops("fp16") == pytest.approx(speed, abs=0.1)
+        assert acc.scale_up_bytes_per_s / base.scale_up_bytes_per_s == link

@@ -174,3 +174,47 @@ def test_bad_inputs_name_the_parameter():
         compute.megatron_flops_per_iteration(0, 2048, 24, 2048, 51200)
     with pytest.raises(ValueError, match="offers=\\[\\]"):
         compute.compare_offers(1e20, [])
+
+
+def test_a_measured_data_file_is_picked_up(monkeypatch):
+    extra = ('{"tables": {"measured": {"description": "book run", "entries": '
+             '{"H100-SXM": {"bf16": {"tflops": 750.0, "source": "https://example.org/bench"}}}}}}')
+    original = compute._matmul_files()
+    monkeypatch.setattr(compute, "_matmul_files", lambda: [*original, ("measured_matmul.json", extra)])
+    compute._file_tables.cache_clear()
+    try:
+        assert compute.flops_sources() == ("advertised", "achievable", "measured")
+        assert compute.achievable_flops("H100-SXM", "bf16", "measured") == 750e12
+    finally:
+        monkeypatch.undo()
+        compute._file_tables.cache_clear()
+    assert compute.flops_sources() == ("advertised", "achievable")
+
+
+def test_catalogue_rows_sort_filter_and_errors():
+    rows = compute.catalogue_rows("bf16", "advertised", "memory_gb")
+    assert [r.memory_gb for r in rows] == sorted((r.memory_gb for r in rows), reverse=True)
+    assert rows[0].key == "MI355X"  # 288 GB (AMD product page)
+    h100 = next(r for r in rows if r.key == "H100-SXM")
+    assert h100.ridge_flops_per_byte == pytest.approx(989.5 / 3.35)
+    assert "V100-SXM2-32GB" not in {r.key for r in rows}  # Volta has no bf16
+    achievable = compute.catalogue_rows("fp8", "achievable")
+    assert {r.key for r in achievable} == {"Gaudi2", "Gaudi3", "B200", "H200-SXM", "GB200", "H100-SXM"}
+    with pytest.raises(ValueError, match="sort_by='price'"):
+        compute.catalogue_rows("bf16", "advertised", "price")
+    with pytest.raises(ValueError, match="dtype='tf32' with source='achievable'"):
+        compute.catalogue_rows("tf32", "achievable")
+
+
+# Thulke et al. 2024 (ClimateGPT), Table 1 via the seed talk: GPU-hours 2,182 / 301 / 157 / 14,131 /
+# 14,288 for the 70B, 13B, 7B fine-tunes and the two 7B from-scratch models, on 160 H100s; the
+# seed talk's p5.48xlarge: 8 H100s at about $100 per hour.
+def test_published_runs_and_price():
+    hours = {r.name: r.gpu_hours for r in compute.CLIMATEGPT_RUNS}
+    assert hours == {"ClimateGPT-70B": 2182, "ClimateGPT-13B": 301, "ClimateGPT-7B": 157,
+                     "ClimateGPT-FSC-7B": 14131, "ClimateGPT-FSG-7B": 14288}
+    assert all(r.n_gpus == 160 and r.accelerator == "H100-SXM" for r in compute.CLIMATEGPT_RUNS)
+    assert compute.SEED_P5_PRICE_PER_HOUR / compute.SEED_P5_GPUS == 12.5
+    fsc = compute.CLIMATEGPT_RUNS[3]
+    u = compute.mfu(compute.training_flops(fsc.n_params, fsc.n_tokens), fsc.gpu_hours * 3600, spec("H100-SXM").peak_flops())
+    assert 0.2 < u < 0.35  # a plausible multi-node MFU, below the seed's "above 50% is fantastic"
