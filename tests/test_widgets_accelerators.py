@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 
 from mlcalc import compute, spec  # noqa: E402
-from mlcalc.widgets import (  # noqa: E402
+from mlcalc.widgets.accelerators import (  # noqa: E402
     CatalogueWidget, CompareWidget, MfuWidget, OffersWidget, PeakWidget, RooflineWidget, ShapeEfficiencyWidget,
     TrainingCostWidget,
 )

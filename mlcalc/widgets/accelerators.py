@@ -26,7 +26,8 @@ def html_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> HTML
     for row in rows:
         cells = []
         for v in row:
-            align = "right" if isinstance(v, (int, float)) or (isinstance(v, str) and v[:1].isdigit()) else "left"
+            numeric = isinstance(v, (int, float)) or (isinstance(v, str) and (v[:1].isdigit() or v in ("n/a", "-")))
+            align = "right" if numeric else "left"
             cells.append(f"<td style='text-align:{align};padding:2px 8px'>{html.escape(str(v))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return HTML(f"<table style='border-collapse:collapse;font-size:90%'><tr>{head}</tr>{''.join(body)}</table>")
@@ -181,20 +182,23 @@ class PeakWidget(Calculator):
 
 
 def cost_vs_mfu_figure(total_flops: float, n_gpus: int, peak_flops: float, price: float, mfu: float, label: str) -> Figure:
-    """Days and cost of one run as MFU varies, the chosen MFU marked."""
+    """Days of one run as MFU varies, the chosen MFU marked; the right axis reads the same curve as cost."""
     fig = Figure(figsize=_FIGSIZE)
     ax = fig.subplots()
-    ax2 = ax.twinx()
-    xs = [0.1 + 0.01 * i for i in range(71)]
-    runs = [compute.run_cost(total_flops, n_gpus, peak_flops, x, price) for x in xs]
-    ax.plot([x * 100 for x in xs], [r.days for r in runs], color="#4c72b0")
-    ax2.plot([x * 100 for x in xs], [r.cost / 1e6 for r in runs], color="#dd8452", ls="--")
+    xs = [0.1 + 0.01 * i for i in range(81)]
+    days = [compute.training_time_s(total_flops, n_gpus, peak_flops, x) / 86400 for x in xs]
+    ax.plot([x * 100 for x in xs], days, color="#4c72b0")
     here = compute.run_cost(total_flops, n_gpus, peak_flops, mfu, price)
-    ax.scatter([mfu * 100], [here.days], color="#4c72b0", zorder=3)
-    ax2.scatter([mfu * 100], [here.cost / 1e6], color="#dd8452", zorder=3)
+    ax.scatter([mfu * 100], [here.days], color="#c44e52", zorder=3)
+    ax.annotate(f"{mfu:.0%}: {here.days:,.1f} days, {here.cost:,.0f}", (mfu * 100, here.days), fontsize=8,
+                xytext=(6, 4), textcoords="offset points")
     ax.set_xlabel("MFU, % of the chosen peak")
-    ax.set_ylabel("days (solid)", color="#4c72b0")
-    ax2.set_ylabel("cost, million (dashed)", color="#dd8452")
+    ax.set_ylabel("days")
+    ax.set_ylim(0, max(days) * 1.05)
+    ax2 = ax.twinx()  # cost is days x GPUs x 24 h x price: the same curve on another scale
+    per_day = n_gpus * 24 * price / 1e3
+    ax2.set_ylim(0, max(days) * 1.05 * per_day)
+    ax2.set_ylabel(f"cost, thousands (at {price:g}/GPU-hour)")
     ax.set_title(label, fontsize=10)
     ax.grid(True, lw=0.3, alpha=0.5)
     return fig
@@ -209,15 +213,16 @@ class TrainingCostWidget(Calculator):
 
     def __init__(self, n_params_billion: float = 7.0, n_tokens_billion: float = 319.5, accelerator: str = "H100-SXM",
                  n_gpus: int = 160, mfu: float = 0.4, price_per_gpu_hour: float = 12.5, source: str = "advertised") -> None:
-        self.params = widgets.FloatText(value=n_params_billion, description="params (B)")
-        self.tokens = widgets.FloatText(value=n_tokens_billion, description="tokens (B)")
-        self.recompute = widgets.Checkbox(value=False, description="recompute (8ND)")
+        narrow = widgets.Layout(width="210px")
+        self.params = widgets.FloatText(value=n_params_billion, description="params (B)", layout=narrow)
+        self.tokens = widgets.FloatText(value=n_tokens_billion, description="tokens (B)", layout=narrow)
+        self.recompute = widgets.Checkbox(value=False, description="recompute (8ND)", indent=False)
         self.accelerator = _accelerator_dropdown(accelerator)
-        self.dtype = widgets.Dropdown(options=list(accelerators.DTYPES), value="bf16", description="dtype")
+        self.dtype = widgets.Dropdown(options=list(accelerators.DTYPES), value="bf16", description="dtype", layout=narrow)
         self.source = widgets.ToggleButtons(options=list(compute.flops_sources()), value=source)
-        self.n_gpus = widgets.IntText(value=n_gpus, description="GPUs")
+        self.n_gpus = widgets.IntText(value=n_gpus, description="GPUs", layout=narrow)
         self.mfu = widgets.FloatSlider(value=mfu, min=0.05, max=1.0, step=0.01, description="MFU", continuous_update=False)
-        self.price = widgets.FloatText(value=price_per_gpu_hour, description="$/GPU-hour")
+        self.price = widgets.FloatText(value=price_per_gpu_hour, description="$/GPU-hour", layout=narrow)
         inputs = [self.params, self.tokens, self.recompute, self.accelerator, self.dtype, self.source, self.n_gpus,
                   self.mfu, self.price]
         layout = [widgets.HBox([self.params, self.tokens, self.recompute]),
@@ -232,10 +237,11 @@ class TrainingCostWidget(Calculator):
 
     def render(self, result: tuple[float, float, compute.RunCost]) -> None:
         total, peak, rc = result
-        print(f"{total:.3g} FLOP; {self.n_gpus.value} x {self.accelerator.value} at {peak / 1e12:,.1f} TFLOPS "
-              f"({self.source.value}) x MFU {self.mfu.value:.0%} = {rc.achieved_flops_per_gpu / 1e12:,.1f} TFLOPS each")
-        print(f"time {rc.days:,.2f} days, {rc.gpu_hours:,.0f} GPU-hours, cost {rc.cost:,.0f} at "
-              f"{self.price.value:g} per GPU-hour")
+        print(f"run: {total:.3g} FLOP")
+        print(f"each {self.accelerator.value}: {peak / 1e12:,.1f} TFLOPS ({self.source.value}) x MFU {self.mfu.value:.0%}"
+              f" = {rc.achieved_flops_per_gpu / 1e12:,.1f} TFLOPS")
+        print(f"on {self.n_gpus.value}: {rc.days:,.2f} days, {rc.gpu_hours:,.0f} GPU-hours, "
+              f"cost {rc.cost:,.0f} at {self.price.value:g}/GPU-hour")
         label = f"{self.n_gpus.value} x {self.accelerator.value}, {self.dtype.value} {self.source.value}"
         display(figure_png(cost_vs_mfu_figure(total, self.n_gpus.value, peak, self.price.value, self.mfu.value, label)))
 
