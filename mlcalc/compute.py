@@ -96,6 +96,47 @@ def megatron_flops_per_iteration(
     return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h))
 
 
+class GptConfig(NamedTuple):
+    """A GPT configuration from Narayanan et al. 2021 (Table 1 / Table 2); vocabulary 51,200, sequence 2,048."""
+
+    n_layers: int  # transformer layers l
+    hidden: int  # hidden size h
+    batch: int  # global batch size B, sequences
+    vocab: int = 51200  # vocabulary V
+    seq_len: int = 2048  # sequence length s
+
+
+# Narayanan et al. 2021, Table 1 (weak scaling) and Sec. 5.1: layer count, hidden size, batch.
+MEGATRON_CONFIGS: Mapping[str, GptConfig] = MappingProxyType(
+    {
+        "GPT 1.7B": GptConfig(24, 2304, 512),
+        "GPT 18B": GptConfig(40, 6144, 1024),
+        "GPT-3 175B": GptConfig(96, 12288, 1536),
+        "GPT 530B": GptConfig(105, 20480, 2520),
+        "GPT 1T": GptConfig(128, 25600, 3072),
+    }
+)
+
+
+class IterationFlops(NamedTuple):
+    """FLOPs of one iteration of a GPT model, and how they compare with 6N and 8N per token."""
+
+    n_params: float  # parameters by eq. 2
+    flops: float  # FLOP per iteration (eq. 3 with recomputation, Korthikanti App. A without)
+    flops_per_token: float  # flops / (B s)
+    ratio_to_n: float  # flops_per_token / n_params: about 8 with recomputation, 6 without
+    attention_share: float  # fraction of the layer FLOPs due to the s/(6h) attention term
+
+
+def gpt_iteration_flops(config: GptConfig, recompute: bool = True) -> IterationFlops:
+    """Parameters and FLOP per iteration of a GPT configuration, with the attention share."""
+    p = megatron_params(config.n_layers, config.hidden, config.vocab, config.seq_len)
+    f = megatron_flops_per_iteration(config.batch, config.seq_len, config.n_layers, config.hidden, config.vocab, recompute)
+    per_token = f / (config.batch * config.seq_len)
+    attn = (config.seq_len / (6.0 * config.hidden)) / (1.0 + config.seq_len / (6.0 * config.hidden))
+    return IterationFlops(p, f, per_token, per_token / p, attn)
+
+
 # ---------------------------------------------------------------------------------------------
 # Time and cost
 # ---------------------------------------------------------------------------------------------
@@ -596,6 +637,10 @@ __all__ = [
     "catalogue_rows",
     "DTYPE_BYTES",
     "DecodeBound",
+    "GptConfig",
+    "IterationFlops",
+    "MEGATRON_CONFIGS",
+    "gpt_iteration_flops",
     "Offer",
     "OfferResult",
     "RooflinePoint",

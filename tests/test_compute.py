@@ -218,3 +218,14 @@ def test_published_runs_and_price():
     fsc = compute.CLIMATEGPT_RUNS[3]
     u = compute.mfu(compute.training_flops(fsc.n_params, fsc.n_tokens), fsc.gpu_hours * 3600, spec("H100-SXM").peak_flops())
     assert 0.2 < u < 0.35  # a plausible multi-node MFU, below the seed's "above 50% is fantastic"
+
+
+# Narayanan et al. 2021, Table 1: the weak-scaling models of 1.7B, 18.4B and 1008.0B parameters
+# (the 175B and 530B rows are pinned above); attention's share shrinks as h grows.
+def test_megatron_table1_configs():
+    sizes = {k: compute.gpt_iteration_flops(c).n_params / 1e9 for k, c in compute.MEGATRON_CONFIGS.items()}
+    assert sizes["GPT 1.7B"] == pytest.approx(1.7, abs=0.05)
+    assert sizes["GPT 18B"] == pytest.approx(18.4, abs=0.05)
+    assert sizes["GPT 1T"] == pytest.approx(1008.0, abs=0.1)
+    shares = [compute.gpt_iteration_flops(c).attention_share for c in compute.MEGATRON_CONFIGS.values()]
+    assert shares == sorted(shares, reverse=True)

@@ -111,3 +111,24 @@ def test_widgets_update_quickly():
     for mfu in (0.3, 0.35, 0.45):
         w.mfu.value = mfu
     assert (time.perf_counter() - start) / 3 < 1.0  # generous bound for a shared 2-core machine
+
+
+# Narayanan et al. 2021, Tables 1-2: the 175B configuration has 174.6B parameters, the 1T one 1008.0B.
+def test_flops_widget_presets_and_bad_input():
+    from mlcalc.widgets.accelerators import FlopsWidget
+
+    w = FlopsWidget("GPT-3 175B")
+    assert w.last_result.n_params / 1e9 == pytest.approx(174.6, abs=0.05)
+    assert w.last_result.ratio_to_n == pytest.approx(8, rel=0.03)
+    w.preset.value = "GPT 1T"
+    assert w.layers.value == 128 and w.last_result.n_params / 1e9 == pytest.approx(1008.0, abs=0.1)
+    w.recompute.value = False
+    assert w.last_result.ratio_to_n == pytest.approx(6, rel=0.03)
+    w.hidden.value = 0
+    assert "hidden=0" in w.last_error
+
+
+def test_mfu_widget_hfu():
+    w = MfuWidget()
+    w.recompute.value = True
+    assert w.last_error == "" and w.last_result[0] == pytest.approx(0.5)

@@ -9,6 +9,7 @@ import ipywidgets as widgets
 from IPython.display import HTML
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from mlcalc import accelerators, compute
@@ -67,24 +68,28 @@ def catalogue_figure(rows: Sequence[compute.CatalogueRow], dtype: str, source: s
     """Compute (dense TFLOPS) against memory bandwidth, one labelled dot per accelerator."""
     fig = Figure(figsize=_FIGSIZE)
     ax = fig.subplots()
+    xs = [r.bandwidth_tbps for r in rows]
+    ys = [r.tflops for r in rows]
+    colors = [_VENDOR_COLORS.get(r.vendor, "0.4") for r in rows]
+    sizes = [60 if r.key in highlight else 25 for r in rows]
+    edges = ["black" if r.key in highlight else "none" for r in rows]
+    ax.scatter(xs, ys, s=sizes, c=colors, edgecolors=edges, zorder=3)  # one call: much faster than one per dot
+    labels: dict[tuple[float, float], list[str]] = {}
+    for r in rows:  # chips with identical figures share one label ("GB200 / MI355X")
+        labels.setdefault((r.bandwidth_tbps, r.tflops), []).append(r.key)
     placed: list[tuple[float, float]] = []
-    for r in rows:
-        big = r.key in highlight
-        ax.scatter(r.bandwidth_tbps, r.tflops, s=60 if big else 25, color=_VENDOR_COLORS.get(r.vendor, "0.4"),
-                   edgecolor="black" if big else "none", zorder=3)
+    for (x, y), keys in labels.items():
         # Stack the labels of neighbouring dots instead of printing them on top of each other.
-        near = sum(1 for x, y in placed if abs(x / r.bandwidth_tbps - 1) < 0.12 and abs(y / r.tflops - 1) < 0.25)
-        placed.append((r.bandwidth_tbps, r.tflops))
-        ax.annotate(r.key, (r.bandwidth_tbps, r.tflops), fontsize=7, xytext=(4, 2 - 9 * near),
-                    textcoords="offset points")
-    for vendor, color in _VENDOR_COLORS.items():
-        if any(r.vendor == vendor for r in rows):
-            ax.scatter([], [], color=color, label=vendor)
+        near = sum(1 for px, py in placed if abs(px / x - 1) < 0.12 and abs(py / y - 1) < 0.25)
+        placed.append((x, y))
+        ax.annotate(" / ".join(keys), (x, y), fontsize=7, xytext=(4, 2 - 8 * near), textcoords="offset points")
+    handles = [Line2D([], [], marker="o", ls="", color=c, label=v) for v, c in _VENDOR_COLORS.items()
+               if any(r.vendor == v for r in rows)]
+    ax.legend(handles=handles, fontsize=7, loc="lower right")
     _log_axes(ax)
     ax.set_xlabel("memory bandwidth, TB/s (log)")
     ax.set_ylabel(f"dense {dtype} TFLOPS (log)")
     ax.set_title(f"Compute against memory bandwidth ({source})", fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
     return fig
 
 
@@ -246,6 +251,44 @@ class TrainingCostWidget(Calculator):
         display(figure_png(cost_vs_mfu_figure(total, self.n_gpus.value, peak, self.price.value, self.mfu.value, label)))
 
 
+class FlopsWidget(Calculator):
+    """FLOPs of one iteration of a GPT model (Megatron-LM eq. 3), against the 6N / 8N rules."""
+
+    def __init__(self, preset: str = "GPT-3 175B", recompute: bool = True) -> None:
+        c = compute.MEGATRON_CONFIGS[preset]
+        self.preset = widgets.Dropdown(options=list(compute.MEGATRON_CONFIGS), value=preset, description="preset")
+        small = widgets.Layout(width="200px")
+        self.layers = widgets.IntText(value=c.n_layers, description="layers", layout=small)
+        self.hidden = widgets.IntText(value=c.hidden, description="hidden", layout=small)
+        self.vocab = widgets.IntText(value=c.vocab, description="vocab", layout=small)
+        self.seq_len = widgets.IntText(value=c.seq_len, description="seq len", layout=small)
+        self.batch = widgets.IntText(value=c.batch, description="batch", layout=small)
+        self.recompute = widgets.Checkbox(value=recompute, description="full recomputation", indent=False)
+        self.preset.observe(self._load_preset, names="value")
+        inputs = [self.preset, self.layers, self.hidden, self.vocab, self.seq_len, self.batch, self.recompute]
+        layout = [widgets.HBox([self.preset, self.recompute]), widgets.HBox([self.layers, self.hidden, self.vocab]),
+                  widgets.HBox([self.seq_len, self.batch])]
+        super().__init__(inputs, layout)
+
+    def _load_preset(self, change: object) -> None:
+        c = compute.MEGATRON_CONFIGS[self.preset.value]
+        for control, value in ((self.layers, c.n_layers), (self.hidden, c.hidden), (self.vocab, c.vocab),
+                               (self.seq_len, c.seq_len), (self.batch, c.batch)):
+            control.value = value
+
+    def compute(self) -> compute.IterationFlops:
+        config = compute.GptConfig(self.layers.value, self.hidden.value, self.batch.value, self.vocab.value,
+                                   self.seq_len.value)
+        return compute.gpt_iteration_flops(config, self.recompute.value)
+
+    def render(self, result: compute.IterationFlops) -> None:
+        rule = 8 if self.recompute.value else 6
+        print(f"parameters (eq. 2): {result.n_params / 1e9:,.1f} B")
+        print(f"FLOP per iteration: {result.flops:.3e}  ({result.flops_per_token:.3e} per token)")
+        print(f"per token / parameters = {result.ratio_to_n:.2f}  (the simple rule says {rule}; "
+              f"attention is {result.attention_share:.1%} of the layer FLOPs)")
+
+
 def offers_table(results: Sequence[compute.OfferResult]) -> HTML:
     """Offers side by side: peak, time, GPU-hours and cost."""
     return html_table(
@@ -325,10 +368,11 @@ class MfuWidget(Calculator):
         self.dtype = widgets.Dropdown(options=list(accelerators.DTYPES), value="bf16", description="dtype")
         self.source = widgets.ToggleButtons(options=list(compute.flops_sources()), value="advertised")
         self.n_gpus = widgets.IntText(value=n_gpus, description="GPUs")
+        self.recompute = widgets.Checkbox(value=False, description="full recomputation (for HFU)", indent=False)
         inputs = [self.mode, self.tflop, self.seconds, self.tokens_per_s, self.params, self.accelerator, self.dtype,
-                  self.source, self.n_gpus]
+                  self.source, self.n_gpus, self.recompute]
         layout = [self.mode, widgets.HBox([self.tflop, self.seconds]), widgets.HBox([self.tokens_per_s, self.params]),
-                  widgets.HBox([self.accelerator, self.dtype, self.n_gpus]), self.source]
+                  widgets.HBox([self.accelerator, self.dtype, self.n_gpus]), self.source, self.recompute]
         super().__init__(inputs, layout)
 
     def compute(self) -> tuple[float, float]:
@@ -343,6 +387,8 @@ class MfuWidget(Calculator):
         u, peak = result
         print(f"achieved {u * peak / 1e12:,.1f} TFLOPS per GPU of {peak / 1e12:,.1f} ({self.source.value}): "
               f"MFU = {u:.1%}")
+        if self.recompute.value:  # the hardware also runs the forward pass again: 8N instead of 6N per token
+            print(f"with full recomputation the hardware does 8/6 as much: HFU = {u * 8 / 6:.1%}")
         if u > 1:
             print("MFU above 100%: the FLOP count or the time is wrong (or the peak is a measured, not a datasheet one).")
         elif u > 0:
@@ -482,6 +528,7 @@ class ShapeEfficiencyWidget(Calculator):
 __all__ = [
     "CatalogueWidget",
     "CompareWidget",
+    "FlopsWidget",
     "MfuWidget",
     "OffersWidget",
     "PeakWidget",
