@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
+import time
+import urllib.request
 
 import pytest
 import yaml
@@ -99,6 +104,93 @@ def browser():
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "live: drives a real JupyterLab server in headless Chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class JupyterLab:
+    """A JupyterLab server on localhost, serving a throw-away copy of notebooks/."""
+
+    def __init__(self, workdir: pathlib.Path, startup_timeout_s: float = 60.0) -> None:
+        self.workdir = workdir
+        shutil.copytree(ROOT / "notebooks", workdir / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        self.token = os.urandom(12).hex()
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        jupyter = pathlib.Path(sys.executable).with_name("jupyter")
+        env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+            JUPYTER_CONFIG_DIR=str(workdir / "config"),
+            JUPYTERLAB_SETTINGS_DIR=str(workdir / "settings"),
+            JUPYTERLAB_WORKSPACES_DIR=str(workdir / "workspaces"),
+            JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
+        )
+        self.log = workdir / "server.log"
+        self.proc = subprocess.Popen(
+            [
+                str(jupyter if jupyter.exists() else shutil.which("jupyter")), "lab", "--no-browser", "--allow-root",
+                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
+                f"--ServerApp.token={self.token}", f"--ServerApp.root_dir={workdir}",
+                "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run cells through lab's own commands
+                "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ],
+            cwd=workdir, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + startup_timeout_s
+        while True:
+            try:
+                self.api("GET", "status")
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError("JupyterLab did not start:\n" + self.log.read_text()[-3000:])
+                time.sleep(0.25)
+
+    def api(self, method: str, path: str):
+        req = urllib.request.Request(f"{self.url}/api/{path}", method=method, headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def lab_url(self, notebook: pathlib.Path) -> str:
+        rel = notebook.relative_to(ROOT).as_posix()
+        return f"{self.url}/lab/tree/{rel}?token={self.token}&reset"
+
+    def shutdown_kernels(self) -> None:
+        for session in self.api("GET", "sessions") or []:
+            self.api("DELETE", f"sessions/{session['id']}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def jupyter_lab():
+    """A real JupyterLab server on 127.0.0.1 (its own copy of the notebooks: autosave never touches the repository)."""
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="mlcalc-lab-"))
+    lab = JupyterLab(workdir)
+    try:
+        yield lab
+    finally:
+        lab.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
