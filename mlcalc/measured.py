@@ -527,7 +527,9 @@ def flops_table(results: Sequence[Result] | None = None, sustained: bool = False
             table[r.info.accelerator][r.dtype] = {
                 "tflops": tf, "best_shape_mxnxk": "x".join(map(str, shape)), "software": r.info.software,
                 "source": f"mlcalc/data/measured/{r.info.label}" if r.info.tool == "mlcalc.bench" else r.info.label,
-                "notes": f"{r.info.tool} on {r.info.device_name}, {r.info.date_utc}"}
+                "notes": f"{r.info.tool} on {r.info.device_name}, {r.info.date_utc}"
+                         + ("" if r.sustained_tflops is not None else
+                            "; this run had no separate burst and sustained timing (its sweep ran back to back)")}
     return table
 
 
