@@ -162,7 +162,7 @@ def _run_case(torch: Any, dev: Any, case: dict[str, Any], warmup: int, steps: in
         torch.cuda.synchronize(dev)
         for (_, e0), (name, e1) in zip(events, events[1:]):
             phases[f"{name}_s"] = e0.elapsed_time(e1) / 1e3
-        row["loss"] = float(loss)
+        row["loss"] = float(loss.detach())
     row["phases"] = phases
     tokens = b * s
     row["tokens_per_s"] = tokens / row["step_s"]
