@@ -140,7 +140,7 @@ def test_checkpoint_parts_and_custom_contents():
 def test_bloom_checkpoint_write_time():
     bloom = storage.data()["bloom"]
     size = storage.checkpoint_size(bloom["n_params"]).total_bytes
-    node = 4 * 100e9 / 8
+    node = bloom["node_links"] * bloom["node_link_gbit_per_s"] * 1e9 / 8
     implied_fs = size / bloom["checkpoint_save_s"]
     assert implied_fs / GB == pytest.approx(61.7, abs=0.1)
     w = storage.checkpoint_write_time(size, implied_fs, bloom["nodes"], node)

@@ -35,6 +35,9 @@ def test_dataloader_widget_cosmoflow_and_presets():
     w.workload.value = "resnet50"
     assert w.sample_mib.value == pytest.approx(0.14)
     assert w.last_result.flop_per_byte == pytest.approx(226_743, rel=1e-3)
+    w.gflops.value = 62  # editing a preset's number turns the dropdown to "custom"
+    assert w.workload.value == "custom"
+    assert w.last_result.flop_per_byte == pytest.approx(2 * 226_743, rel=1e-3)
     _assert_inline_error_then_recovery(w, w.sample_mib, -1, 0.14, "bytes_per_sample")
     _assert_inline_error_then_recovery(w, w.per_node, 0, 8, "accelerators_per_node")
 

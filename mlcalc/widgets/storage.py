@@ -7,6 +7,7 @@ from typing import Sequence
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from mlcalc import _check, storage
 from mlcalc.storage import GB, GiB, MiB, TB
@@ -31,8 +32,12 @@ def dataloader_figure(bw: storage.DataloaderBandwidth, keys: Sequence[str] = COM
     colors = ["#55a868" if v >= need else "#c44e52" for v in values]
     ax.barh(labels, values, color=colors)
     ax.axvline(need, color="black", lw=1.5)
-    ax.text(need, len(keys) - 0.4, f"  node needs {need:,.3g} GB/s", va="center", fontsize=8)
+    lo, hi = min(values + [need]) / 3, max(values + [need]) * 3
     ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.set_title(f"one node needs {need:,.3g} GB/s (black line)", fontsize=10)
     ax.set_xlabel("GB/s (1e9 bytes/s), log scale; green: enough for one node, red: not")
     ax.invert_yaxis()
     ax.tick_params(axis="y", labelsize=8)
@@ -55,6 +60,7 @@ def goodput_figure(checkpoint_s: float, mtbf_s: float, restart_s: float = 0.0, c
         gc = storage.goodput(chosen_s, checkpoint_s, mtbf_s, restart_s).fraction
         ax.plot([chosen_s / HOUR], [gc], "o", color="#c44e52", label=f"chosen: {chosen_s / HOUR:.2f} h -> {gc:.1%}")
     ax.set_xscale("log")
+    ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks double the render time
     ax.set_xlabel("compute time between checkpoints (hours, log scale)")
     ax.set_ylabel("goodput")
     ax.set_ylim(max(0.0, min(g) - 0.05), 1.0)
@@ -80,20 +86,26 @@ def capacity_figure(cap: storage.Capacity) -> Figure:
 
 def startup_figure(processes_per_node: int, n_files: int, ops_per_file: float, metadata_ops_per_s: float,
                    op_latency_s: float, n_nodes: int | None = None) -> Figure:
-    """Start-up time against the number of nodes (log-log): the latency floor and the server ramp."""
-    nodes = np.unique(np.geomspace(1, 4096, 60).astype(int))
-    t = [storage.import_startup_time(int(n), processes_per_node, n_files, ops_per_file, metadata_ops_per_s, op_latency_s).seconds for n in nodes]
+    """Start-up time against the number of nodes (log-log), with the latency floor and the server ramp."""
+    nodes = np.geomspace(1, 4096, 60)
+    runs = [storage.import_startup_time(1, processes_per_node, n_files, ops_per_file, metadata_ops_per_s, op_latency_s)]
+    latency = runs[0].latency_bound_s
+    server = runs[0].server_bound_s * nodes  # the server term grows linearly with the node count
     fig = Figure(figsize=(7, 3))
     ax = fig.subplots()
-    ax.plot(nodes, t, color="#4c72b0")
+    ax.plot(nodes, np.maximum(latency, server), color="#4c72b0", lw=2, label="start-up time")
+    ax.plot(nodes, np.full_like(nodes, latency), "--", color="0.4", lw=1, label=f"one process alone: {latency:,.1f} s")
+    ax.plot(nodes, server, ":", color="0.4", lw=1, label="metadata server bound")
     if n_nodes is not None:
         r = storage.import_startup_time(n_nodes, processes_per_node, n_files, ops_per_file, metadata_ops_per_s, op_latency_s)
         ax.plot([n_nodes], [r.seconds], "o", color="#c44e52", label=f"{n_nodes} nodes: {r.seconds:,.0f} s ({r.bottleneck})")
-        ax.legend(fontsize=8, loc="upper left")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks double the render time
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("nodes starting at once (log scale)")
     ax.set_ylabel("start-up time, s (log scale)")
+    ax.legend(fontsize=8, loc="upper left")
     return fig
 
 
@@ -136,8 +148,13 @@ class DataloaderWidget(Calculator):
         self._update()
 
     def _update(self, change: object = None) -> None:
-        if not getattr(self, "_loading", False):
-            super()._update(change)
+        if getattr(self, "_loading", False):
+            return
+        preset = self._presets.get(self.workload.value)
+        edited = preset is not None and (self.sample_mib.value, self.gflops.value) != (preset["sample_mib"], preset["flops_per_sample_gif"])
+        if edited:  # the numbers no longer match the preset's: say so
+            self.workload.value = "custom"
+        super()._update(change)
 
     def compute(self) -> storage.DataloaderBandwidth:
         return storage.dataloader_bandwidth(

@@ -1,0 +1,674 @@
+"""Compute: FLOPs of a training run, its time and cost, MFU/HFU, achievable FLOPS, roofline, matmul shapes.
+
+Base units throughout: FLOP, FLOP/s, bytes, bytes/s, seconds. "Peak" FLOP/s come from the
+accelerator catalogue (``mlcalc.accelerators``); "achievable" ones from
+``data/achievable_matmul.json`` (published MAMF measurements). Further tables, e.g. "measured" in
+this book's own benchmark runs, come either from another data file named ``*_matmul.json`` with
+the same layout (``{"tables": {"measured": {"description": ..., "entries": {key: {dtype:
+{"tflops": ..., "source": ...}}}}}}``), or at run time from :func:`register_flops_table`. Every
+calculator that takes a ``source`` then offers them next to "advertised" and "achievable".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Iterable, Mapping, NamedTuple
+
+from mlcalc import _check
+from mlcalc.accelerators import spec
+
+# Bytes per element of each dtype (tf32 is stored as 32-bit; fp4 packs two values per byte).
+DTYPE_BYTES: Mapping[str, float] = MappingProxyType(
+    {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
+)
+
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+
+# ---------------------------------------------------------------------------------------------
+# FLOPs of a training run
+# ---------------------------------------------------------------------------------------------
+
+# FLOP per parameter per token: forward 2, backward 4; a recomputed forward adds 2.
+FLOPS_PER_PARAM_TOKEN = 6.0
+FLOPS_PER_PARAM_TOKEN_RECOMPUTE = 8.0
+
+
+def training_flops(n_params: float, n_tokens: float, recompute: bool = False) -> float:
+    """Total FLOP to train a dense transformer: ``6 * N * D`` (``8 * N * D`` with full recomputation).
+
+    Parameters
+    ----------
+    n_params : number of parameters N (e.g. 7e9).
+    n_tokens : number of training tokens D (e.g. 300e9).
+    recompute : whether activations are recomputed in the backward pass (one more forward: 8ND).
+
+    References
+    ----------
+    Kaplan et al. 2020 (C = 6ND); Narayanan et al. 2021, Sec. 5.1 (8TP with recomputation).
+    """
+    n_params = _check.positive("n_params", n_params)
+    n_tokens = _check.positive("n_tokens", n_tokens)
+    factor = FLOPS_PER_PARAM_TOKEN_RECOMPUTE if recompute else FLOPS_PER_PARAM_TOKEN
+    return factor * n_params * n_tokens
+
+
+def megatron_params(n_layers: int, hidden: int, vocab: int, seq_len: int) -> float:
+    """Parameters of a GPT model, Narayanan et al. 2021 eq. (2).
+
+    ``P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h))``
+    """
+    l = _check.positive_int("n_layers", n_layers)
+    h = _check.positive_int("hidden", hidden)
+    v = _check.positive_int("vocab", vocab)
+    s = _check.positive_int("seq_len", seq_len)
+    return 12.0 * l * h * h * (1.0 + 13.0 / (12.0 * h) + (v + s) / (12.0 * l * h))
+
+
+def megatron_flops_per_iteration(
+    batch: int, seq_len: int, n_layers: int, hidden: int, vocab: int, recompute: bool = True
+) -> float:
+    """FLOP of one training iteration of a GPT model, counting attention and the logit layer.
+
+    With full activation recomputation (Narayanan et al. 2021, eq. 3):
+    ``F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))``.
+    Without it, the layers run 3 passes instead of 4 (Korthikanti et al. 2022, App. A):
+    ``F = 72 B s l h^2 (1 + s/(6h) + V/(12 l h))``.
+
+    Parameters
+    ----------
+    batch : global batch size B, in sequences.
+    seq_len : sequence length s, in tokens.
+    n_layers, hidden, vocab : transformer layers l, hidden size h, vocabulary size V.
+    recompute : full activation recomputation (the paper's setting) or none.
+    """
+    b = _check.positive_int("batch", batch)
+    s = _check.positive_int("seq_len", seq_len)
+    l = _check.positive_int("n_layers", n_layers)
+    h = _check.positive_int("hidden", hidden)
+    v = _check.positive_int("vocab", vocab)
+    if recompute:
+        return 96.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
+    return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h))
+
+
+class GptConfig(NamedTuple):
+    """A GPT configuration from Narayanan et al. 2021 (Table 1 / Table 2); vocabulary 51,200, sequence 2,048."""
+
+    n_layers: int  # transformer layers l
+    hidden: int  # hidden size h
+    batch: int  # global batch size B, sequences
+    vocab: int = 51200  # vocabulary V
+    seq_len: int = 2048  # sequence length s
+
+
+# Narayanan et al. 2021, Table 1 (weak scaling) and Sec. 5.1: layer count, hidden size, batch.
+MEGATRON_CONFIGS: Mapping[str, GptConfig] = MappingProxyType(
+    {
+        "GPT 1.7B": GptConfig(24, 2304, 512),
+        "GPT 18B": GptConfig(40, 6144, 1024),
+        "GPT-3 175B": GptConfig(96, 12288, 1536),
+        "GPT 530B": GptConfig(105, 20480, 2520),
+        "GPT 1T": GptConfig(128, 25600, 3072),
+    }
+)
+
+
+class IterationFlops(NamedTuple):
+    """FLOPs of one iteration of a GPT model, and how they compare with 6N and 8N per token."""
+
+    n_params: float  # parameters by eq. 2
+    flops: float  # FLOP per iteration (eq. 3 with recomputation, Korthikanti App. A without)
+    flops_per_token: float  # flops / (B s)
+    ratio_to_n: float  # flops_per_token / n_params: about 8 with recomputation, 6 without
+    attention_share: float  # fraction of the layer FLOPs due to the s/(6h) attention term
+
+
+def gpt_iteration_flops(config: GptConfig, recompute: bool = True) -> IterationFlops:
+    """Parameters and FLOP per iteration of a GPT configuration, with the attention share."""
+    p = megatron_params(config.n_layers, config.hidden, config.vocab, config.seq_len)
+    f = megatron_flops_per_iteration(config.batch, config.seq_len, config.n_layers, config.hidden, config.vocab, recompute)
+    per_token = f / (config.batch * config.seq_len)
+    attn = (config.seq_len / (6.0 * config.hidden)) / (1.0 + config.seq_len / (6.0 * config.hidden))
+    return IterationFlops(p, f, per_token, per_token / p, attn)
+
+
+# ---------------------------------------------------------------------------------------------
+# Time and cost
+# ---------------------------------------------------------------------------------------------
+
+
+def training_time_s(total_flops: float, n_gpus: int, peak_flops_per_gpu: float, mfu: float = 1.0) -> float:
+    """Wall time of a run: ``total_flops / (n_gpus * peak_flops_per_gpu * mfu)``.
+
+    Pass the achieved FLOP/s per GPU as ``peak_flops_per_gpu`` with ``mfu=1`` to use a measured
+    throughput (Narayanan et al. 2021 eq. 4 is this with ``total_flops = 8 T P``).
+    """
+    total_flops = _check.positive("total_flops", total_flops)
+    n_gpus = _check.positive_int("n_gpus", n_gpus)
+    peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
+    mfu = _check.fraction("mfu", mfu)
+    return total_flops / (n_gpus * peak * mfu)
+
+
+class RunCost(NamedTuple):
+    """Time, GPU-hours and money of one training run."""
+
+    time_s: float  # wall-clock time, seconds
+    gpu_hours: float  # n_gpus * time in hours
+    cost: float  # gpu_hours * price per GPU-hour (currency of the price)
+    achieved_flops_per_gpu: float  # peak * MFU, FLOP/s per GPU
+
+    @property
+    def days(self) -> float:
+        """Wall-clock time in days."""
+        return self.time_s / SECONDS_PER_DAY
+
+
+def run_cost(
+    total_flops: float, n_gpus: int, peak_flops_per_gpu: float, mfu: float, price_per_gpu_hour: float
+) -> RunCost:
+    """Time, GPU-hours and cost of a run of ``total_flops`` on ``n_gpus`` at a given MFU and price.
+
+    Parameters
+    ----------
+    total_flops : FLOP the run needs (e.g. ``training_flops(N, D)``).
+    n_gpus : accelerators used together.
+    peak_flops_per_gpu : peak FLOP/s of one (advertised or achievable, see :func:`achievable_flops`).
+    mfu : model FLOPS utilization, the fraction of that peak the run achieves, in (0, 1].
+    price_per_gpu_hour : price of one accelerator for one hour (>= 0).
+    """
+    time_s = training_time_s(total_flops, n_gpus, peak_flops_per_gpu, mfu)
+    price = _check.non_negative("price_per_gpu_hour", price_per_gpu_hour)
+    gpu_hours = n_gpus * time_s / SECONDS_PER_HOUR
+    return RunCost(time_s, gpu_hours, gpu_hours * price, peak_flops_per_gpu * mfu)
+
+
+def wall_time_s_from_gpu_hours(gpu_hours: float, n_gpus: int) -> float:
+    """Wall-clock seconds of a run that used ``gpu_hours`` spread over ``n_gpus``."""
+    gpu_hours = _check.positive("gpu_hours", gpu_hours)
+    n_gpus = _check.positive_int("n_gpus", n_gpus)
+    return gpu_hours / n_gpus * SECONDS_PER_HOUR
+
+
+class Offer(NamedTuple):
+    """One way to buy the compute for a run: which accelerator, how many, at what price."""
+
+    name: str  # label shown in tables, e.g. "8 x H100 on cloud A"
+    accelerator: str  # catalogue key, e.g. "H100-SXM"
+    n_gpus: int  # accelerators in the offer
+    price_per_gpu_hour: float  # price of one accelerator for one hour
+    mfu: float = 0.5  # fraction of the chosen peak the run is expected to reach
+    dtype: str = "bf16"  # dtype of the peak
+    flops_source: str = "advertised"  # "advertised", "achievable" or a registered table
+
+
+class OfferResult(NamedTuple):
+    """An offer and what the run would cost on it."""
+
+    offer: Offer  # the offer itself
+    peak_flops_per_gpu: float  # FLOP/s per GPU from the offer's flops_source
+    time_s: float  # wall-clock time, seconds
+    gpu_hours: float  # GPU-hours
+    cost: float  # total price
+
+
+def compare_offers(total_flops: float, offers: Iterable[Offer]) -> list[OfferResult]:
+    """Time and cost of the same run on each offer, in the order given."""
+    results = []
+    for i, offer in enumerate(offers):
+        if not offer.name:
+            raise ValueError(f"offers[{i}].name={offer.name!r} is not allowed: give each offer a name")
+        peak = achievable_flops(offer.accelerator, offer.dtype, offer.flops_source)
+        rc = run_cost(total_flops, offer.n_gpus, peak, offer.mfu, offer.price_per_gpu_hour)
+        results.append(OfferResult(offer, peak, rc.time_s, rc.gpu_hours, rc.cost))
+    if not results:
+        raise ValueError("offers=[] is not allowed: give at least one offer")
+    return results
+
+
+class PublishedRun(NamedTuple):
+    """A training run whose size and GPU-hours were published: a worked example, not a hardware spec."""
+
+    name: str  # model name as published
+    n_params: float  # parameters (rounded as the name states)
+    n_tokens: float  # training tokens
+    gpu_hours: float  # GPU-hours reported
+    n_gpus: int  # accelerators the run used together
+    accelerator: str  # catalogue key
+    source: str  # where the figures are published
+
+
+_CLIMATEGPT = "https://arxiv.org/abs/2401.09646"
+# Thulke et al. 2024 (ClimateGPT), Table 1, as quoted in the seed talk by A. Cockcroft: three
+# fine-tunes of Llama 2 on 4.2B tokens and two 7B models from scratch, on 20 nodes of 8 H100s.
+CLIMATEGPT_RUNS: tuple[PublishedRun, ...] = (
+    PublishedRun("ClimateGPT-70B", 70e9, 4.2e9, 2182, 160, "H100-SXM", _CLIMATEGPT),
+    PublishedRun("ClimateGPT-13B", 13e9, 4.2e9, 301, 160, "H100-SXM", _CLIMATEGPT),
+    PublishedRun("ClimateGPT-7B", 7e9, 4.2e9, 157, 160, "H100-SXM", _CLIMATEGPT),
+    PublishedRun("ClimateGPT-FSC-7B", 7e9, 319.5e9, 14131, 160, "H100-SXM", _CLIMATEGPT),
+    PublishedRun("ClimateGPT-FSG-7B", 7e9, 323.7e9, 14288, 160, "H100-SXM", _CLIMATEGPT),
+)
+
+# The seed talk (A. Cockcroft, "Communicating megabytes in microseconds?"): an AWS p5.48xlarge,
+# 8 x H100, at "~$100/hr". A list price from the talk, for worked examples only.
+SEED_P5_PRICE_PER_HOUR = 100.0
+SEED_P5_GPUS = 8
+
+
+# ---------------------------------------------------------------------------------------------
+# MFU and HFU
+# ---------------------------------------------------------------------------------------------
+
+
+def achieved_flops_per_gpu(flops_per_iteration: float, iteration_time_s: float, n_gpus: int = 1) -> float:
+    """FLOP/s each GPU delivers: ``flops_per_iteration / (iteration_time_s * n_gpus)``."""
+    flops = _check.positive("flops_per_iteration", flops_per_iteration)
+    t = _check.positive("iteration_time_s", iteration_time_s)
+    n = _check.positive_int("n_gpus", n_gpus)
+    return flops / (t * n)
+
+
+def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu: float, n_gpus: int = 1) -> float:
+    """Model FLOPS utilization: achieved model FLOP/s over peak FLOP/s.
+
+    ``flops_per_iteration`` counts the model's FLOP only (e.g. 6 N tokens, no recomputation).
+    The result may exceed 1 only if the inputs are inconsistent; it is returned as is.
+
+    References
+    ----------
+    Chowdhery et al. 2022 (PaLM), Sec. 4.1; the seed's example: 624 TFLOP in 4 s on an A100
+    (312 TFLOPS bf16) is 50% MFU.
+    """
+    peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
+    return achieved_flops_per_gpu(flops_per_iteration, iteration_time_s, n_gpus) / peak
+
+
+def hfu(
+    hardware_flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu: float, n_gpus: int = 1
+) -> float:
+    """Hardware FLOPS utilization: like :func:`mfu` but counting every FLOP executed, recomputation included."""
+    return mfu(hardware_flops_per_iteration, iteration_time_s, peak_flops_per_gpu, n_gpus)
+
+
+def mfu_from_tokens(tokens_per_s: float, flops_per_token: float, peak_flops_per_gpu: float, n_gpus: int = 1) -> float:
+    """MFU from throughput: ``tokens_per_s * flops_per_token / (n_gpus * peak)``.
+
+    ``tokens_per_s`` is for the whole job; ``flops_per_token`` is e.g. ``6 * n_params``.
+    """
+    tps = _check.positive("tokens_per_s", tokens_per_s)
+    fpt = _check.positive("flops_per_token", flops_per_token)
+    peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
+    n = _check.positive_int("n_gpus", n_gpus)
+    return tps * fpt / (n * peak)
+
+
+# ---------------------------------------------------------------------------------------------
+# Advertised versus achievable FLOPS
+# ---------------------------------------------------------------------------------------------
+
+ADVERTISED = "advertised"
+
+_EXTRA_TABLES: dict[str, dict[str, object]] = {}
+
+
+def _matmul_files() -> list[tuple[str, str]]:
+    """(name, text) of every ``*_matmul.json`` in mlcalc/data, achievable_matmul.json first."""
+    files = [f for f in resources.files("mlcalc.data").iterdir() if f.name.endswith("_matmul.json")]
+    files.sort(key=lambda f: (f.name != "achievable_matmul.json", f.name))
+    return [(f.name, f.read_text()) for f in files]
+
+
+@lru_cache(maxsize=None)
+def _file_tables() -> Mapping[str, Mapping[str, object]]:
+    """Tables from every ``*_matmul.json`` data file; a later file may not redefine a table."""
+    tables: dict[str, Mapping[str, object]] = {}
+    for name, text in _matmul_files():
+        for table, body in json.loads(text)["tables"].items():
+            if table in tables or table == ADVERTISED:
+                raise ValueError(f"table {table!r} in {name} is defined twice: give it another name")
+            tables[table] = body
+    return MappingProxyType(tables)
+
+
+def _tables() -> dict[str, Mapping[str, object]]:
+    return {**_file_tables(), **_EXTRA_TABLES}
+
+
+def flops_sources() -> tuple[str, ...]:
+    """Names a calculator may pass as ``source``: "advertised" first, then each table."""
+    return (ADVERTISED, *_tables())
+
+
+def register_flops_table(name: str, entries: Mapping[str, Mapping[str, Mapping[str, object]]], description: str) -> None:
+    """Add a table of FLOPS figures, e.g. ``"measured"`` from this book's own benchmark runs.
+
+    ``entries`` maps accelerator key -> dtype -> ``{"tflops": float, "source": str, ...}``, the
+    same shape as ``data/achievable_matmul.json``. A table of the same name is replaced.
+    """
+    if not isinstance(name, str) or not name or name == ADVERTISED:
+        raise ValueError(f"name={name!r} is not allowed: give a new, non-empty table name other than 'advertised'")
+    for key, by_dtype in entries.items():
+        spec(key)
+        for dtype, entry in by_dtype.items():
+            _check.choice(f"dtype of {key}", dtype, DTYPE_BYTES)
+            _check.positive(f"entries[{key!r}][{dtype!r}]['tflops']", entry.get("tflops"))  # type: ignore[arg-type]
+            if not str(entry.get("source", "")).strip():
+                raise ValueError(f"entries[{key!r}][{dtype!r}] has no 'source': every figure needs one")
+    _EXTRA_TABLES[name] = {"description": description, "entries": {k: dict(v) for k, v in entries.items()}}
+
+
+def unregister_flops_table(name: str) -> None:
+    """Remove a table added with :func:`register_flops_table` (the file's tables stay)."""
+    _check.choice("name", name, _EXTRA_TABLES)
+    del _EXTRA_TABLES[name]
+
+
+def flops_entry(key: str, dtype: str = "bf16", source: str = "achievable") -> Mapping[str, object]:
+    """The stored record behind an achievable figure: tflops, source URL, shape, software, notes."""
+    spec(key)
+    _check.choice("source", source, [s for s in flops_sources() if s != ADVERTISED])
+    entries = _tables()[source]["entries"]
+    by_dtype = entries.get(key, {})  # type: ignore[union-attr]
+    if dtype not in by_dtype:
+        have = [f"{k}/{d}" for k, dd in entries.items() for d in dd]  # type: ignore[union-attr]
+        raise ValueError(
+            f"dtype={dtype!r} is not allowed for accelerator={key!r} with source={source!r}: "
+            f"that table has {', '.join(have)}"
+        )
+    return MappingProxyType(dict(by_dtype[dtype]))
+
+
+def achievable_flops(key: str, dtype: str = "bf16", source: str = ADVERTISED) -> float:
+    """FLOP/s of accelerator ``key`` for ``dtype``: the datasheet peak ("advertised") or a table's figure.
+
+    Parameters
+    ----------
+    key : catalogue key, e.g. "H100-SXM".
+    dtype : "bf16", "fp8", ...
+    source : "advertised" (dense datasheet peak), "achievable" (published maximum achievable
+        matmul FLOPS, MAMF) or the name of a table added with :func:`register_flops_table`.
+    """
+    _check.choice("source", source, flops_sources())
+    if source == ADVERTISED:
+        return spec(key).peak_flops(dtype)
+    return float(flops_entry(key, dtype, source)["tflops"]) * 1e12  # type: ignore[arg-type]
+
+
+def has_flops(key: str, dtype: str, source: str) -> bool:
+    """Whether :func:`achievable_flops` has a figure for this accelerator, dtype and source."""
+    try:
+        achievable_flops(key, dtype, source)
+    except ValueError:
+        return False
+    return True
+
+
+class CatalogueRow(NamedTuple):
+    """One accelerator in the catalogue table for a dtype and FLOPS source."""
+
+    key: str  # catalogue key
+    vendor: str  # vendor name
+    tflops: float  # TFLOPS (dense) for the dtype, from the chosen source
+    memory_gb: float  # device memory, GB (1e9 bytes)
+    bandwidth_tbps: float  # device-memory bandwidth, TB/s
+    scale_up_gbps: float | None  # scale-up link, GB/s per direction (None if unknown)
+    ridge_flops_per_byte: float  # tflops / bandwidth: the roofline ridge point
+
+
+SORT_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        "tflops": "TFLOPS",
+        "memory_gb": "memory (GB)",
+        "bandwidth_tbps": "bandwidth (TB/s)",
+        "scale_up_gbps": "scale-up (GB/s per direction)",
+        "ridge_flops_per_byte": "ops:byte",
+    }
+)
+
+
+def catalogue_rows(dtype: str = "bf16", source: str = ADVERTISED, sort_by: str = "tflops") -> list[CatalogueRow]:
+    """Accelerators that have a ``dtype`` figure in ``source``, sorted by ``sort_by``, largest first."""
+    _check.choice("dtype", dtype, DTYPE_BYTES)
+    _check.choice("source", source, flops_sources())
+    _check.choice("sort_by", sort_by, SORT_KEYS)
+    from mlcalc.accelerators import catalogue
+
+    rows = []
+    for acc in catalogue().values():
+        if not has_flops(acc.key, dtype, source):
+            continue
+        tflops = achievable_flops(acc.key, dtype, source) / 1e12
+        link = acc.scale_up_bytes_per_s
+        rows.append(
+            CatalogueRow(
+                acc.key, acc.vendor, tflops, acc.memory_gb, acc.memory_bandwidth_tbps,
+                None if link is None else link / 1e9, tflops / acc.memory_bandwidth_tbps,
+            )
+        )
+    rows.sort(key=lambda r: (-(getattr(r, sort_by) or 0.0), r.key))
+    if not rows:
+        raise ValueError(f"dtype={dtype!r} with source={source!r} is not allowed: no accelerator has such a figure")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Roofline
+# ---------------------------------------------------------------------------------------------
+
+
+def _dtype_bytes(dtype: str) -> float:
+    _check.choice("dtype", dtype, DTYPE_BYTES)
+    return DTYPE_BYTES[dtype]
+
+
+def matmul_flops(m: int, n: int, k: int) -> float:
+    """FLOP of ``(M x K) @ (K x N)``: ``2 M N K`` (one multiply and one add per term)."""
+    m = _check.positive_int("m", m)
+    n = _check.positive_int("n", n)
+    k = _check.positive_int("k", k)
+    return 2.0 * m * n * k
+
+
+def matmul_bytes(m: int, n: int, k: int, dtype: str = "bf16") -> float:
+    """Bytes a matmul must move at least once: read A (MxK) and B (KxN), write C (MxN)."""
+    m = _check.positive_int("m", m)
+    n = _check.positive_int("n", n)
+    k = _check.positive_int("k", k)
+    return (m * k + k * n + m * n) * _dtype_bytes(dtype)
+
+
+def matmul_intensity(m: int, n: int, k: int, dtype: str = "bf16") -> float:
+    """Arithmetic intensity of a matmul in FLOP per byte: ``2MNK / (bytes * (MK + KN + MN))``.
+
+    References
+    ----------
+    NVIDIA, Matrix Multiplication Background User's Guide (fp16: 8192x128x8192 gives 124.1
+    FLOPS/B, 8192x8192x8192 gives 2730).
+    """
+    return matmul_flops(m, n, k) / matmul_bytes(m, n, k, dtype)
+
+
+def ridge_intensity(peak_flops: float, bandwidth_bytes_per_s: float) -> float:
+    """The roofline's ridge point (the accelerator's ops:byte ratio), FLOP per byte."""
+    peak = _check.positive("peak_flops", peak_flops)
+    bw = _check.positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    return peak / bw
+
+
+class RooflinePoint(NamedTuple):
+    """Where an operation sits on an accelerator's roofline."""
+
+    intensity: float  # the operation's FLOP per byte
+    attainable_flops: float  # min(peak, intensity * bandwidth), FLOP/s
+    ridge_intensity: float  # peak / bandwidth, FLOP per byte
+    bound: str  # "memory" left of the ridge, "compute" at or right of it
+    fraction_of_peak: float  # attainable / peak
+
+
+def roofline(intensity: float, peak_flops: float, bandwidth_bytes_per_s: float) -> RooflinePoint:
+    """Attainable FLOP/s of an operation of arithmetic ``intensity``: ``min(peak, intensity * bandwidth)``.
+
+    References
+    ----------
+    Williams, Waterman and Patterson 2009, "Roofline: an insightful visual performance model".
+    """
+    i = _check.positive("intensity", intensity)
+    ridge = ridge_intensity(peak_flops, bandwidth_bytes_per_s)
+    attainable = min(peak_flops, i * bandwidth_bytes_per_s)
+    return RooflinePoint(i, attainable, ridge, "compute" if i >= ridge else "memory", attainable / peak_flops)
+
+
+def decode_intensity(batch: int, bytes_per_param: float = 2.0) -> float:
+    """FLOP per byte of weights read in one decoding step of a dense LLM: ``2 * batch / bytes_per_param``.
+
+    Each step reads every weight once and uses it for ``batch`` tokens (2 FLOP each); the KV
+    cache is left out, so this is an upper bound on the intensity.
+    """
+    b = _check.positive_int("batch", batch)
+    bpp = _check.positive("bytes_per_param", bytes_per_param)
+    return 2.0 * b / bpp
+
+
+class DecodeBound(NamedTuple):
+    """Upper bound on decoding speed of a dense LLM on one accelerator (or a group acting as one)."""
+
+    tokens_per_s: float  # tokens per second summed over the batch
+    tokens_per_s_per_sequence: float  # tokens per second each sequence sees
+    memory_time_s: float  # time to stream weights (+ KV cache) once, seconds
+    compute_time_s: float  # time for 2 * N * batch FLOP at peak, seconds
+    bound: str  # "memory" or "compute": whichever takes longer
+
+
+def decode_bound(
+    n_params: float,
+    bandwidth_bytes_per_s: float,
+    peak_flops: float,
+    batch: int = 1,
+    bytes_per_param: float = 2.0,
+    kv_cache_bytes: float = 0.0,
+) -> DecodeBound:
+    """Fastest possible decoding: each step streams all weights (and the KV cache) and does 2 N FLOP per token.
+
+    ``step_time = max((N * bytes_per_param + kv_cache_bytes) / bandwidth, 2 * N * batch / peak)``
+    """
+    n = _check.positive("n_params", n_params)
+    bw = _check.positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    peak = _check.positive("peak_flops", peak_flops)
+    b = _check.positive_int("batch", batch)
+    bpp = _check.positive("bytes_per_param", bytes_per_param)
+    kv = _check.non_negative("kv_cache_bytes", kv_cache_bytes)
+    t_mem = (n * bpp + kv) / bw
+    t_compute = 2.0 * n * b / peak
+    step = max(t_mem, t_compute)
+    return DecodeBound(b / step, 1.0 / step, t_mem, t_compute, "memory" if t_mem >= t_compute else "compute")
+
+
+# ---------------------------------------------------------------------------------------------
+# Matmul shape efficiency: tile and wave quantization
+# ---------------------------------------------------------------------------------------------
+
+
+class ShapeEfficiency(NamedTuple):
+    """How much of a GPU's work on an M x N output is useful, given tiles and waves."""
+
+    tiles: int  # output tiles: ceil(M / tile_m) * ceil(N / tile_n)
+    wave_size: int  # tiles that run at once: n_sms * tiles_per_sm
+    waves: int  # ceil(tiles / wave_size)
+    tile_efficiency: float  # M * N over the padded area the tiles cover
+    wave_efficiency: float  # tiles over waves * wave_size (idle SMs in the last wave)
+    efficiency: float  # tile_efficiency * wave_efficiency
+    aligned: bool  # every dimension a multiple of 16 bytes' worth of elements (Tensor Core rule)
+
+
+def matmul_shape_efficiency(
+    m: int,
+    n: int,
+    k: int,
+    n_sms: int,
+    tile_m: int = 256,
+    tile_n: int = 128,
+    tiles_per_sm: int = 1,
+    dtype: str = "bf16",
+) -> ShapeEfficiency:
+    """Tile and wave quantization of a GEMM whose output is M x N.
+
+    The output is cut into ``tile_m x tile_n`` tiles; each SM works on ``tiles_per_sm`` tiles at
+    a time, so tiles run in waves of ``n_sms * tiles_per_sm``. A partial tile costs as much as a
+    full one, and so does a partial last wave; the efficiency is the useful fraction of the work
+    paid for. K does not change the quantization (each tile walks all of K) but enters the
+    alignment check.
+
+    References
+    ----------
+    NVIDIA, Matrix Multiplication Background User's Guide, "Dimension quantization effects"
+    (A100: 108 SMs, 256x128 tiles, one tile per SM -> waves of 108 tiles).
+    """
+    m = _check.positive_int("m", m)
+    n = _check.positive_int("n", n)
+    k = _check.positive_int("k", k)
+    n_sms = _check.positive_int("n_sms", n_sms)
+    tile_m = _check.positive_int("tile_m", tile_m)
+    tile_n = _check.positive_int("tile_n", tile_n)
+    tiles_per_sm = _check.positive_int("tiles_per_sm", tiles_per_sm)
+    tm, tn = math.ceil(m / tile_m), math.ceil(n / tile_n)
+    tiles = tm * tn
+    wave_size = n_sms * tiles_per_sm
+    waves = math.ceil(tiles / wave_size)
+    tile_eff = (m * n) / (tm * tile_m * tn * tile_n)
+    wave_eff = tiles / (waves * wave_size)
+    step = max(1, int(round(16 / _dtype_bytes(dtype))))
+    aligned = m % step == 0 and n % step == 0 and k % step == 0
+    return ShapeEfficiency(tiles, wave_size, waves, tile_eff, wave_eff, tile_eff * wave_eff, aligned)
+
+
+__all__ = [
+    "ADVERTISED",
+    "CLIMATEGPT_RUNS",
+    "CatalogueRow",
+    "PublishedRun",
+    "SEED_P5_GPUS",
+    "SEED_P5_PRICE_PER_HOUR",
+    "SORT_KEYS",
+    "catalogue_rows",
+    "DTYPE_BYTES",
+    "DecodeBound",
+    "GptConfig",
+    "IterationFlops",
+    "MEGATRON_CONFIGS",
+    "gpt_iteration_flops",
+    "Offer",
+    "OfferResult",
+    "RooflinePoint",
+    "RunCost",
+    "ShapeEfficiency",
+    "achievable_flops",
+    "achieved_flops_per_gpu",
+    "compare_offers",
+    "decode_bound",
+    "decode_intensity",
+    "flops_entry",
+    "flops_sources",
+    "has_flops",
+    "hfu",
+    "matmul_bytes",
+    "matmul_flops",
+    "matmul_intensity",
+    "matmul_shape_efficiency",
+    "megatron_flops_per_iteration",
+    "megatron_params",
+    "mfu",
+    "mfu_from_tokens",
+    "register_flops_table",
+    "ridge_intensity",
+    "roofline",
+    "run_cost",
+    "training_flops",
+    "training_time_s",
+    "unregister_flops_table",
+    "wall_time_s_from_gpu_hours",
+]

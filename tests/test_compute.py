@@ -1,0 +1,231 @@
+"""Compute, time, cost, MFU: each formula pinned to a published number, plus the bad-input errors."""
+
+import pytest
+
+from mlcalc import compute, spec
+
+DAY = 86400.0
+
+
+# Seed "The AI Battlefield", section "Model FLOPS Utilization (MFU)": an iteration of 624 TFLOP
+# that takes 4 s on an A100 (advertised 312 TFLOPS bf16) runs at 156 TFLOPS, i.e. 50% MFU.
+def test_seed_a100_mfu_example():
+    peak = spec("A100-80GB").peak_flops("bf16")
+    assert compute.achieved_flops_per_gpu(624e12, 4.0) == pytest.approx(156e12)
+    assert compute.mfu(624e12, 4.0, peak) == pytest.approx(0.5)
+
+
+# Same seed section: a run that would take 7 days at the advertised peak takes 14 days at 50% MFU.
+def test_seed_half_mfu_doubles_the_days():
+    peak = spec("A100-80GB").peak_flops("bf16")
+    seven_days_of_flops = 7 * DAY * 8 * peak
+    assert compute.training_time_s(seven_days_of_flops, 8, peak, mfu=1.0) / DAY == pytest.approx(7)
+    assert compute.training_time_s(seven_days_of_flops, 8, peak, mfu=0.5) / DAY == pytest.approx(14)
+
+
+# Narayanan et al. 2021, Sec. 5.1, eq. (4): GPT-3 (P = 175B) on T = 300B tokens with n = 1024 A100s
+# at X = 140 TFLOP/s per GPU takes "around 34 days" (end-to-end time ~ 8TP / nX, recomputation on).
+def test_narayanan_gpt3_34_days():
+    total = compute.training_flops(175e9, 300e9, recompute=True)
+    assert compute.training_time_s(total, 1024, 140e12) / DAY == pytest.approx(34, abs=0.5)
+
+
+# Narayanan et al. 2021, Sec. 5.1: the 1-trillion-parameter model on 450B tokens with 3072 A100s at
+# 163 TFLOP/s per GPU takes "around 84 days". P from their eq. (2) with the Table 1 configuration
+# (128 layers, hidden 25600, vocabulary 51200, sequence 2048).
+def test_narayanan_1t_84_days():
+    p = compute.megatron_params(128, 25600, 51200, 2048)
+    total = compute.training_flops(p, 450e9, recompute=True)
+    assert compute.training_time_s(total, 3072, 163e12) / DAY == pytest.approx(84, abs=0.5)
+
+
+# Narayanan et al. 2021, Table 2: the GPT models of 174.6B (96 layers, h=12288) and 529.6B
+# (105 layers, h=20480) parameters; vocabulary 51200, sequence 2048 (Sec. 5).
+def test_narayanan_parameter_counts():
+    assert compute.megatron_params(96, 12288, 51200, 2048) / 1e9 == pytest.approx(174.6, abs=0.05)
+    assert compute.megatron_params(105, 20480, 51200, 2048) / 1e9 == pytest.approx(529.6, abs=0.05)
+
+
+# Narayanan et al. 2021, Sec. 5.1: eq. (3) per token is close to 8P, because 6h >> s and
+# 16lh >> V + s; for the 175B configuration the two agree within 3%.
+def test_megatron_flops_per_token_close_to_8p():
+    p = compute.megatron_params(96, 12288, 51200, 2048)
+    f = compute.megatron_flops_per_iteration(1536, 2048, 96, 12288, 51200, recompute=True)
+    assert f / (1536 * 2048) == pytest.approx(8 * p, rel=0.03)
+    assert f / (1536 * 2048) > 8 * p  # attention's s/(6h) term adds work that 8P leaves out
+
+
+# Korthikanti et al. 2022, App. A: without recomputation the model FLOPs are
+# 72 B s l h^2 (1 + s/6h + V/(12 l h)); full recomputation adds one forward of the layers,
+# 24 B s l h^2 (1 + s/6h), and none of the logit layer.
+def test_recompute_adds_one_forward_of_the_layers():
+    b, s, l, h, v = 8, 2048, 24, 2048, 51200
+    with_rc = compute.megatron_flops_per_iteration(b, s, l, h, v, recompute=True)
+    without = compute.megatron_flops_per_iteration(b, s, l, h, v, recompute=False)
+    assert with_rc - without == pytest.approx(24 * b * s * l * h * h * (1 + s / (6 * h)))
+    assert compute.training_flops(1e9, 1e9, recompute=True) / compute.training_flops(1e9, 1e9) == pytest.approx(8 / 6)
+
+
+# Thulke et al. 2024 (ClimateGPT), Table 1 and Sec. 4 via the seed talk: ClimateGPT-FSC-7B took
+# 14,131 GPU-hours on 160 H100s (20 nodes of 8), "almost four days".
+def test_climategpt_gpu_hours_to_days():
+    days = compute.wall_time_s_from_gpu_hours(14131, 160) / DAY
+    assert days == pytest.approx(3.68, abs=0.01)
+    assert 3.5 < days < 4.0
+
+
+# Seed talk (Cockcroft, "Communicating megabytes in microseconds"): an AWS p5.48xlarge with
+# 8 H100s at about $100 per hour, i.e. $12.50 per GPU-hour; run_cost multiplies GPU-hours by it.
+def test_run_cost_at_the_seed_cloud_price():
+    peak = spec("H100-SXM").peak_flops("bf16")
+    total = 8 * peak * 0.5 * 3600  # exactly one hour on 8 GPUs at 50% MFU
+    rc = compute.run_cost(total, 8, peak, 0.5, 100 / 8)
+    assert rc.gpu_hours == pytest.approx(8)
+    assert rc.cost == pytest.approx(100)
+
+
+# PaLM (Chowdhery et al. 2022), Sec. 4.1: MFU from tokens per second with 6N FLOP per token;
+# the seed's A100 example seen as throughput: 156 TFLOPS achieved = 50% of 312.
+def test_mfu_from_tokens_matches_iteration_form():
+    n_params = 1.3e9
+    tokens_per_s = 8 * 156e12 / (6 * n_params)  # what 8 GPUs at 156 TFLOPS each process
+    assert compute.mfu_from_tokens(tokens_per_s, 6 * n_params, 312e12, n_gpus=8) == pytest.approx(0.5)
+
+
+def test_hfu_counts_recomputation():
+    model = compute.training_flops(1e9, 1e6)
+    hardware = compute.training_flops(1e9, 1e6, recompute=True)
+    assert compute.hfu(hardware, 10.0, 312e12) / compute.mfu(model, 10.0, 312e12) == pytest.approx(8 / 6)
+
+
+# Seed chapter, Maximum Achievable Matmul FLOPS table (bf16): H100 SXM 794.5 of 989 (80.3%),
+# MI300X 668.4; fp8: B200 3432.5 of 4500 (76.3%).
+def test_achievable_versus_advertised():
+    assert compute.achievable_flops("H100-SXM", "bf16", "advertised") == pytest.approx(989.5e12)
+    assert compute.achievable_flops("H100-SXM", "bf16", "achievable") == pytest.approx(794.5e12)
+    assert compute.achievable_flops("H100-SXM", "bf16", "achievable") / 989e12 == pytest.approx(0.803, abs=0.001)
+    assert compute.achievable_flops("MI300X", "bf16", "achievable") == pytest.approx(668.4e12)
+    assert compute.achievable_flops("B200", "fp8", "achievable") / compute.achievable_flops("B200", "fp8") == pytest.approx(
+        0.763, abs=0.001
+    )
+    entry = compute.flops_entry("H100-SXM", "bf16")
+    assert str(entry["source"]).startswith("https://")
+
+
+def test_every_achievable_entry_is_below_its_datasheet_peak_and_sourced():
+    table = compute._tables()["achievable"]["entries"]
+    for key, by_dtype in table.items():
+        for dtype, entry in by_dtype.items():
+            assert str(entry["source"]).startswith("https://"), (key, dtype)
+            assert entry["tflops"] * 1e12 < spec(key).peak_flops(dtype), (key, dtype)
+
+
+def test_a_measured_table_can_be_registered():
+    compute.register_flops_table(
+        "measured", {"H100-SXM": {"bf16": {"tflops": 700.0, "source": "https://example.org/run"}}}, "test run"
+    )
+    try:
+        assert "measured" in compute.flops_sources()
+        assert compute.achievable_flops("H100-SXM", "bf16", "measured") == 700e12
+        offers = [compute.Offer("measured H100", "H100-SXM", 8, 2.0, mfu=1.0, flops_source="measured")]
+        (res,) = compute.compare_offers(700e12 * 8 * 3600, offers)
+        assert res.time_s == pytest.approx(3600)
+    finally:
+        compute.unregister_flops_table("measured")
+    assert "measured" not in compute.flops_sources()
+    with pytest.raises(ValueError, match="source"):
+        compute.register_flops_table("x", {"H100-SXM": {"bf16": {"tflops": 1.0}}}, "no source")
+
+
+# Seed "The AI Battlefield": "if you can get 3x of them [older GPUs] at the same cost as the next
+# generation GPU you might finish training sooner". Three A100s for the price of one H100
+# deliver 3 x 312 = 936 TFLOPS advertised against 989.5: about 5% slower at equal MFU and equal cost.
+def test_three_older_gpus_for_the_price_of_one():
+    total = compute.training_flops(7e9, 100e9)
+    new, old = compute.compare_offers(
+        total,
+        [
+            compute.Offer("1 x H100", "H100-SXM", 64, 3.0, mfu=0.4),
+            compute.Offer("3 x A100", "A100-80GB", 192, 1.0, mfu=0.4),
+        ],
+    )
+    assert old.time_s / new.time_s == pytest.approx(989.5 / 936)
+    assert old.cost / new.cost == pytest.approx(989.5 / 936)
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(ValueError, match="n_params=-1"):
+        compute.training_flops(-1, 1e9)
+    with pytest.raises(ValueError, match="mfu=1.5.*\\(0, 1\\]"):
+        compute.training_time_s(1e20, 8, 1e15, mfu=1.5)
+    with pytest.raises(ValueError, match="n_gpus=0"):
+        compute.run_cost(1e20, 0, 1e15, 0.5, 2.0)
+    with pytest.raises(ValueError, match="price_per_gpu_hour=-2"):
+        compute.run_cost(1e20, 8, 1e15, 0.5, -2)
+    with pytest.raises(ValueError, match="iteration_time_s=0"):
+        compute.mfu(1e12, 0, 1e15)
+    with pytest.raises(ValueError, match="source='measured'"):
+        compute.achievable_flops("H100-SXM", "bf16", "measured")
+    with pytest.raises(ValueError, match="dtype='fp8'.*A100-80GB"):
+        compute.achievable_flops("A100-80GB", "fp8", "achievable")
+    with pytest.raises(ValueError, match="accelerator='H900'"):
+        compute.achievable_flops("H900")
+    with pytest.raises(ValueError, match="batch=0"):
+        compute.megatron_flops_per_iteration(0, 2048, 24, 2048, 51200)
+    with pytest.raises(ValueError, match="offers=\\[\\]"):
+        compute.compare_offers(1e20, [])
+
+
+def test_a_measured_data_file_is_picked_up(monkeypatch):
+    extra = ('{"tables": {"measured": {"description": "book run", "entries": '
+             '{"H100-SXM": {"bf16": {"tflops": 750.0, "source": "https://example.org/bench"}}}}}}')
+    original = compute._matmul_files()
+    monkeypatch.setattr(compute, "_matmul_files", lambda: [*original, ("measured_matmul.json", extra)])
+    compute._file_tables.cache_clear()
+    try:
+        assert compute.flops_sources() == ("advertised", "achievable", "measured")
+        assert compute.achievable_flops("H100-SXM", "bf16", "measured") == 750e12
+    finally:
+        monkeypatch.undo()
+        compute._file_tables.cache_clear()
+    assert compute.flops_sources() == ("advertised", "achievable")
+
+
+def test_catalogue_rows_sort_filter_and_errors():
+    rows = compute.catalogue_rows("bf16", "advertised", "memory_gb")
+    assert [r.memory_gb for r in rows] == sorted((r.memory_gb for r in rows), reverse=True)
+    assert rows[0].key == "MI355X"  # 288 GB (AMD product page)
+    h100 = next(r for r in rows if r.key == "H100-SXM")
+    assert h100.ridge_flops_per_byte == pytest.approx(989.5 / 3.35)
+    assert "V100-SXM2-32GB" not in {r.key for r in rows}  # Volta has no bf16
+    achievable = compute.catalogue_rows("fp8", "achievable")
+    assert {r.key for r in achievable} == {"Gaudi2", "Gaudi3", "B200", "H200-SXM", "GB200", "H100-SXM"}
+    with pytest.raises(ValueError, match="sort_by='price'"):
+        compute.catalogue_rows("bf16", "advertised", "price")
+    with pytest.raises(ValueError, match="dtype='tf32' with source='achievable'"):
+        compute.catalogue_rows("tf32", "achievable")
+
+
+# Thulke et al. 2024 (ClimateGPT), Table 1 via the seed talk: GPU-hours 2,182 / 301 / 157 / 14,131 /
+# 14,288 for the 70B, 13B, 7B fine-tunes and the two 7B from-scratch models, on 160 H100s; the
+# seed talk's p5.48xlarge: 8 H100s at about $100 per hour.
+def test_published_runs_and_price():
+    hours = {r.name: r.gpu_hours for r in compute.CLIMATEGPT_RUNS}
+    assert hours == {"ClimateGPT-70B": 2182, "ClimateGPT-13B": 301, "ClimateGPT-7B": 157,
+                     "ClimateGPT-FSC-7B": 14131, "ClimateGPT-FSG-7B": 14288}
+    assert all(r.n_gpus == 160 and r.accelerator == "H100-SXM" for r in compute.CLIMATEGPT_RUNS)
+    assert compute.SEED_P5_PRICE_PER_HOUR / compute.SEED_P5_GPUS == 12.5
+    fsc = compute.CLIMATEGPT_RUNS[3]
+    u = compute.mfu(compute.training_flops(fsc.n_params, fsc.n_tokens), fsc.gpu_hours * 3600, spec("H100-SXM").peak_flops())
+    assert 0.2 < u < 0.35  # a plausible multi-node MFU, below the seed's "above 50% is fantastic"
+
+
+# Narayanan et al. 2021, Table 1: the weak-scaling models of 1.7B, 18.4B and 1008.0B parameters
+# (the 175B and 530B rows are pinned above); attention's share shrinks as h grows.
+def test_megatron_table1_configs():
+    sizes = {k: compute.gpt_iteration_flops(c).n_params / 1e9 for k, c in compute.MEGATRON_CONFIGS.items()}
+    assert sizes["GPT 1.7B"] == pytest.approx(1.7, abs=0.05)
+    assert sizes["GPT 18B"] == pytest.approx(18.4, abs=0.05)
+    assert sizes["GPT 1T"] == pytest.approx(1008.0, abs=0.1)
+    shares = [compute.gpt_iteration_flops(c).attention_share for c in compute.MEGATRON_CONFIGS.values()]
+    assert shares == sorted(shares, reverse=True)
