@@ -9,11 +9,12 @@ That is the end-to-end proof that the calculators are interactive.
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 
 import pytest
 
-from conftest import ROOT, chapter_notebooks
+from conftest import ROOT, SCREENSHOTS, chapter_notebooks
 
 # Bounds (seconds) that keep the test finite on a busy 2-core CI machine.
 OPEN_TIMEOUT_S = 90
@@ -125,5 +126,10 @@ def test_notebook_runs_live_and_its_calculator_reacts(browser, jupyter_lab, note
         assert changed["kind"] in ("index", "number")
         assert page_errors == [], page_errors
     finally:
+        # What JupyterLab showed at the end, kept as a build artifact (also when the test failed).
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        name = "live__" + str(notebook.relative_to(ROOT / "notebooks").with_suffix("")).replace("/", "__")
+        with contextlib.suppress(Exception):
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
         context.close()
         jupyter_lab.shutdown_kernels()
