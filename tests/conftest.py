@@ -134,6 +134,10 @@ class JupyterLab:
             JUPYTERLAB_WORKSPACES_DIR=str(workdir / "workspaces"),
             JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
         )
+        # No news toast (it would ask to fetch from the internet) in a fresh settings folder.
+        notification = workdir / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+        notification.parent.mkdir(parents=True, exist_ok=True)
+        notification.write_text(json.dumps({"fetchNews": "false"}))
         self.log = workdir / "server.log"
         self.proc = subprocess.Popen(
             [
