@@ -190,14 +190,19 @@ def bench_widgets_python(repeats: int) -> dict:
 _TIMED_CHANGE = """async ([calc, index, kind, value, timeoutMs]) => {
   const sig = () => Array.from(calc.querySelectorAll('.widget-output')).map(o =>
       o.innerText + '|' + Array.from(o.querySelectorAll('img')).map(i => i.src.length + i.src.slice(-120)).join(',')).join('||');
-  const control = calc.querySelectorAll('select, input[type=number]')[index];
+  const control = kind === 'click' ? calc.querySelectorAll('.widget-toggle-buttons button')[value]
+                                   : calc.querySelectorAll('select, input[type=number]')[index];
   const before = sig();
   let last = 0;
   const observer = new MutationObserver(() => { last = performance.now(); });
   observer.observe(calc, {childList: true, subtree: true, characterData: true, attributes: true});
   const t0 = performance.now();
-  if (kind === 'index') { control.selectedIndex = value; } else { control.value = String(value); }
-  control.dispatchEvent(new Event('change', {bubbles: true}));
+  if (kind === 'click') {
+    control.click();
+  } else {
+    if (kind === 'index') { control.selectedIndex = value; } else { control.value = String(value); }
+    control.dispatchEvent(new Event('change', {bubbles: true}));
+  }
   const sleep = ms => new Promise(r => setTimeout(r, ms));
   while (sig() === before) {
     if (performance.now() - t0 > timeoutMs) { observer.disconnect(); return null; }
@@ -210,7 +215,28 @@ _TIMED_CHANGE = """async ([calc, index, kind, value, timeoutMs]) => {
 }"""
 
 
-def bench_widgets_lab(repeats: int) -> dict:
+def _toggle_latency(page, calc, handle, repeats: int) -> dict | None:
+    """For a calculator with no dropdown or number box: click between two buttons of its first toggle group."""
+    group = calc.evaluate("""c => {
+      const all = Array.from(c.querySelectorAll('.widget-toggle-buttons button'));
+      if (!all.length) return null;
+      const first = all[0].closest('.widget-toggle-buttons');
+      const mine = all.map((b, i) => [b, i]).filter(([b]) => b.closest('.widget-toggle-buttons') === first);
+      const active = mine.find(([b]) => b.classList.contains('mod-active'));
+      const other = mine.find(([b]) => !b.classList.contains('mod-active'));
+      return active && other ? {active: active[1], other: other[1], label: other[0].innerText} : null;
+    }""")
+    if not group:
+        return None
+    samples = []
+    for r in range(repeats):
+        ms = page.evaluate(_TIMED_CHANGE, [handle, 0, "click", group["other"] if r % 2 == 0 else group["active"], 15_000])
+        if ms is not None:
+            samples.append(ms)
+    return {"control": f"toggle button ({group['label'].strip()})", **_summary(samples)} if samples else None
+
+
+def bench_widgets_lab(repeats: int, match: str = "") -> dict:
     from playwright.sync_api import sync_playwright
 
     from conftest import CHROMIUM, CHROMIUM_ARGS, JupyterLab, chapter_notebooks
@@ -222,7 +248,7 @@ def bench_widgets_lab(repeats: int) -> dict:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            for notebook in chapter_notebooks():
+            for notebook in [nb for nb in chapter_notebooks() if match in str(nb)]:
                 rel = str(notebook.relative_to(ROOT / "notebooks"))
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
                 page = context.new_page()
@@ -261,6 +287,8 @@ def bench_widgets_lab(repeats: int) -> dict:
                                 break
                             if "median_ms" in entry:
                                 break
+                        if "median_ms" not in entry:
+                            entry = _toggle_latency(page, calc, handle, repeats) or entry
                         results[f"{rel} #{k + 1}"] = entry
                 finally:
                     context.close()
@@ -485,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only these parts (repeatable); pages needs build")
     parser.add_argument("--repeats", type=int, default=15, help="value changes per calculator (Python)")
     parser.add_argument("--lab-repeats", type=int, default=7, help="value changes per calculator (JupyterLab)")
+    parser.add_argument("--match", default="", help="JupyterLab part: only notebooks whose path contains this")
     parser.add_argument("--builds", type=int, default=2, help="clean builds (the median is reported)")
     parser.add_argument("--loads", type=int, default=3, help="loads per page")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results.json")
@@ -513,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         results["widgets_python"] = bench_widgets_python(args.repeats)
     if "lab" in parts:
         print("widgets (JupyterLab) ...", flush=True)
-        results["widgets_lab"] = bench_widgets_lab(args.lab_repeats)
+        results["widgets_lab"] = bench_widgets_lab(args.lab_repeats, args.match)
     if "build" in parts:
         with tempfile.TemporaryDirectory(prefix="mlcalc-bench-build-") as tmp:
             print("clean build and no-change rebuild ...", flush=True)
