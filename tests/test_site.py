@@ -230,3 +230,19 @@ def test_page_renders_in_chromium(browser, site_url, docname):
         assert calc["controls"] >= 1, "a calculator with no controls"
         assert calc["output"] >= 1, "a calculator whose output area is empty"
     assert problems == [], "\n".join(problems)
+
+
+def test_readme_speed_section_shows_the_committed_benchmark():
+    """The README's Speed figures are those of benchmarks/results.json, with date and machine."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("benchmark", ROOT / "scripts" / "benchmark.py")
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split(benchmark.README_START, 1)[1].split(benchmark.README_END, 1)[0]
+    assert benchmark.headline(results) in section
+    assert results["date"] in section and f"{results['machine']['cores']} cores" in section
+    for part in ("widgets_python", "widgets_lab", "build", "pages"):
+        assert part in results, f"benchmarks/results.json lacks {part}: run scripts/benchmark.py in full"
