@@ -321,32 +321,42 @@ def _copy_repository(dest: pathlib.Path) -> None:
         (dest / "_vendor").symlink_to(vendor.resolve())
 
 
-def bench_build(workdir: pathlib.Path, runs: int = 2) -> dict:
+def bench_build(workdir: pathlib.Path, runs_wanted: int = 2) -> dict:
     """Clean builds (``runs`` of them, _build removed before each), then one rebuild with no change."""
     _copy_repository(workdir)
     jb = pathlib.Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb if jb.exists() else shutil.which("jupyter-book")), "build", str(workdir), "-W", "-n", "--keep-going"]
     env = dict(os.environ, PYTHONPATH=str(workdir))
 
-    def build() -> tuple[float, subprocess.CompletedProcess]:
+    def build() -> tuple[float, int, list[tuple[float, str]]]:
+        """Run the build; return seconds, return code, and its output lines with the second each arrived."""
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
-        return time.perf_counter() - t0, proc
+        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = [(round(time.perf_counter() - t0, 1), line.rstrip()) for line in proc.stdout]
+        proc.wait()
+        return time.perf_counter() - t0, proc.returncode, lines
+
+    def execution(lines: list[tuple[float, str]]) -> dict:
+        """Seconds spent executing notebooks (as reported), and the longest gap between two output lines."""
+        executed = [float(x) for _, line in lines for x in re.findall(r"Executed notebook in ([0-9.]+) seconds", line)]
+        gaps = [(b[0] - a[0], a[1][:160]) for a, b in zip(lines, lines[1:])]
+        gap = max(gaps, default=(0.0, ""))
+        return {"notebooks_s": round(sum(executed), 1), "slowest_notebook_s": max(executed, default=0.0),
+                "longest_silence_s": round(gap[0], 1), "silence_after": gap[1]}
 
     out: dict = {}
-    clean = []
-    for _ in range(runs):
+    runs = []
+    for _ in range(runs_wanted):
         shutil.rmtree(workdir / "_build", ignore_errors=True)
-        seconds, proc = build()
-        clean.append(round(seconds, 1))
-        if proc.returncode != 0:
-            out["clean_build"] = {"seconds": round(seconds, 1), "ok": False, "log_tail": proc.stdout[-2000:]}
+        seconds, code, lines = build()
+        runs.append({"seconds": round(seconds, 1), **execution(lines)})
+        if code != 0:
+            out["clean_build"] = {"seconds": round(seconds, 1), "ok": False, "runs": runs,
+                                  "log_tail": "\n".join(line for _, line in lines[-40:])}
             return out
-    executed = [float(x) for x in re.findall(r"Executed notebook in ([0-9.]+) seconds", proc.stdout + proc.stderr)]
-    out["clean_build"] = {"seconds": statistics.median(clean), "runs": clean, "ok": True,
-                          "notebook_execution_s": {"sum": round(sum(executed), 1), "max": max(executed, default=0)}}
-    seconds, proc = build()
-    out["no_change_rebuild"] = {"seconds": round(seconds, 1), "ok": proc.returncode == 0}
+    out["clean_build"] = {"seconds": statistics.median(r["seconds"] for r in runs), "ok": True, "runs": runs}
+    seconds, code, _ = build()
+    out["no_change_rebuild"] = {"seconds": round(seconds, 1), "ok": code == 0}
     out["pages"] = len([p for p in (workdir / "_build" / "html").rglob("*.html") if "_static" not in p.parts])
     out["notebooks"] = len(list((workdir / "notebooks").rglob("*.ipynb")))
     return out
@@ -445,7 +455,7 @@ def headline(results: dict) -> str:
         lines.append(_latency_line("widget update in JupyterLab (change -> output redrawn in the page)", results["widgets_lab"]))
     if "build" in results:
         b = results["build"]
-        runs = b["clean_build"].get("runs", [])
+        runs = [r["seconds"] if isinstance(r, dict) else r for r in b["clean_build"].get("runs", [])]
         runs_text = f" (median of {len(runs)} runs: {', '.join(f'{x:.0f}' for x in runs)} s)" if len(runs) > 1 else ""
         lines.append(f"| clean build of the whole book with execution ({b['notebooks']} notebooks, {b['pages']} pages) | "
                      f"{b['clean_build']['seconds']:.0f} s{runs_text} | {TARGET_CLEAN_BUILD_S:.0f} s |")
