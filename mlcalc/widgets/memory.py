@@ -75,13 +75,8 @@ CATEGORY_COLORS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer s
 
 
 def _png(fig: Figure) -> Image:
-    """A figure laid out by hand as PNG: skipping the tight bounding box halves the drawing time.
-
-    Widgets use it to stay near 100 ms per update; static cells use ``figure_png``.
-    """
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96)
-    return Image(data=buf.getvalue(), format="png")
+    """A figure laid out by hand (no layout engine) as PNG, for the widgets."""
+    return figure_png(fig, layout=False)
 
 
 def _model_dropdown(value: str) -> widgets.Dropdown:
