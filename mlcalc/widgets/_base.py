@@ -18,7 +18,8 @@ def figure_png(fig: Figure, dpi: int = 96, layout: bool = True) -> Image:
 
     One draw only (widget updates stay quick): the figure is drawn at ``dpi`` so that text
     metrics are measured once, laid out by matplotlib's tight layout engine unless
-    ``layout`` is False (a figure laid out by hand) or it already has an engine, and saved
+    ``layout`` is False or the figure already has an engine (a figure laid out by hand sets
+    matplotlib's ``PlaceHolderLayoutEngine``), and saved
     without ``bbox_inches="tight"``, which would draw it twice.
     """
     fig.set_dpi(dpi)
