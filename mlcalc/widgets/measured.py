@@ -14,7 +14,7 @@ from mlcalc import network as net
 from mlcalc.accelerators import spec
 from mlcalc.bench import predict
 from mlcalc.bench.gpt import PRESETS, preset
-from mlcalc.widgets._base import Calculator, display, figure_png
+from mlcalc.widgets._base import Calculator, display, figure_png, plain_log_ticks
 
 _FIGSIZE = (7, 3)
 H100_RUN = "h100-2026-11-26"  # the main H100 run: matmul sweep, copies, training
@@ -40,6 +40,7 @@ def matmul_sweep_figure(result: ms.MatmulResult, peak_flops: float) -> Figure:
     if result.sustained_tflops is not None:
         ax.axhline(result.sustained_tflops, color="#dd8452", lw=1, ls=":", label="best, sustained")
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis, "FLOP")
     ax.set_xlabel("FLOP of one product (2 m n k)")
     ax.set_ylabel("TFLOPS")
     ax.set_ylim(0, peak_flops / 1e12 * 1.1)
@@ -60,6 +61,8 @@ def copy_figure(copies: Sequence[ms.CopyResult], memory_bytes_per_s: float, pcie
     ax.axhline(pcie_bytes_per_s / 1e9, color="0.4", ls=":", lw=1, label="PCIe 5.0 x16, one direction")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    plain_log_ticks(ax.xaxis, "B", binary=True)
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel("bytes copied")
     ax.set_ylabel("GB/s")
     ax.legend(fontsize=7, loc="center right")
@@ -76,6 +79,7 @@ def busbw_figure(curves: Sequence[ms.BusbwCurve], link_bytes_per_s: float, size_
     if size_bytes:
         ax.axvline(size_bytes, color="0.5", lw=1, ls=":")
     ax.set_xscale("log", base=2)
+    plain_log_ticks(ax.xaxis, "B", binary=True)
     ax.set_xlabel("message size, bytes (nccl-tests convention)")
     ax.set_ylabel("busbw, GB/s")
     ax.legend(fontsize=6, loc="upper left")

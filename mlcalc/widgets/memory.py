@@ -8,6 +8,7 @@ import math
 import ipywidgets as widgets
 from IPython.display import Image
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
 from mlcalc import memory
 from mlcalc.accelerators import catalogue, spec
@@ -16,7 +17,7 @@ from mlcalc.widgets._base import Calculator, display, figure_png
 
 def gpu_memory_figure(est: memory.GpuEstimate, accelerator_label: str) -> Figure:
     """Stacked bar of what fills the memory, against the memory of the accelerators needed."""
-    fig = Figure(figsize=(7, 2.6))
+    fig = Figure(figsize=(7, 2.4))
     ax = fig.subplots()
     left = 0.0
     colors = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
@@ -32,6 +33,9 @@ def gpu_memory_figure(est: memory.GpuEstimate, accelerator_label: str) -> Figure
     ax.set_xlabel("GB (1e9 bytes); dotted lines: one accelerator's memory each")
     ax.set_title(f"{est.n_gpus} x {accelerator_label} = {capacity:,.0f} GB for {est.total_bytes / 1e9:,.0f} GB needed")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=2, fontsize=8, frameon=False)
+    # Laid out by hand: the legend sits below the axes, where a layout engine leaves a gap.
+    fig.subplots_adjust(left=0.03, right=0.97, top=0.86, bottom=0.5)
+    fig.set_layout_engine(PlaceHolderLayoutEngine(adjust_compatible=True, colorbar_gridspec=True))
     return fig
 
 
@@ -75,13 +79,8 @@ CATEGORY_COLORS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer s
 
 
 def _png(fig: Figure) -> Image:
-    """A figure laid out by hand as PNG: skipping the tight bounding box halves the drawing time.
-
-    Widgets use it to stay near 100 ms per update; static cells use ``figure_png``.
-    """
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96)
-    return Image(data=buf.getvalue(), format="png")
+    """A figure laid out by hand (no layout engine) as PNG, for the widgets."""
+    return figure_png(fig, layout=False)
 
 
 def _model_dropdown(value: str) -> widgets.Dropdown:

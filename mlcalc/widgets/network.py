@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from mlcalc import network as net
 from mlcalc import parallel as par
 from mlcalc.accelerators import catalogue, spec
-from mlcalc.widgets._base import Calculator, display, figure_png
+from mlcalc.widgets._base import Calculator, display, figure_png, plain_log_ticks
 
 _FIGSIZE = (7, 3)
 _PHASE_COLORS = {"F": "#4c72b0", "B": "#dd8452"}
@@ -132,7 +132,7 @@ def collective_figure(fab: net.Fabric, collective: str, algorithm: str, message_
     ax1.loglog(_SIZES, [max(t.bandwidth_s, 1e-9) for t in sweep], color="#dd8452", ls=":", label="bandwidth part")
     ax1.plot([message_bytes], [here.time_s], "ko")
     ax1.set_xlabel("message size (bytes)")
-    ax1.set_ylabel("time (s)")
+    ax1.set_ylabel("time")
     ax1.legend(frameon=False, fontsize=7)
     ax2.semilogx(_SIZES, [t.busbw_bytes_per_s / 1e9 for t in sweep], color="#55a868")
     ax2.axhline(fab.busbw_bytes_per_s / 1e9, color="0.3", lw=0.8, ls=":")
@@ -142,6 +142,8 @@ def collective_figure(fab: net.Fabric, collective: str, algorithm: str, message_
     ax2.set_ylim(bottom=0)
     for ax in (ax1, ax2):
         ax.minorticks_off()
+        plain_log_ticks(ax.xaxis, "B")
+    plain_log_ticks(ax1.yaxis, "s")
     fig.suptitle(f"{collective} ({algorithm}) on {fab.n_ranks} GPUs", fontsize=10)
     fig.subplots_adjust(wspace=0.4, bottom=0.17, top=0.86)
     return fig
@@ -155,10 +157,11 @@ def collective_compare_figure(fabrics: Sequence[tuple[str, net.Fabric]], collect
     for label, fab in fabrics:
         sweep = collective_sweep(fab, collective, algorithm)
         ax.semilogx(_SIZES, [t.busbw_bytes_per_s / 1e9 for t in sweep], label=label)
-    ax.set_xlabel("message size (bytes)")
+    ax.set_xlabel("message size")
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.set_ylim(bottom=0)
     ax.minorticks_off()
+    plain_log_ticks(ax.xaxis, "B")
     ax.legend(frameon=False, fontsize=8)
     ax.set_title(f"{collective} ({algorithm}): the slowest link sets the plateau", fontsize=9)
     return fig

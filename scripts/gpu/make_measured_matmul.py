@@ -2,8 +2,6 @@
 
 mlcalc.compute reads every ``*_matmul.json`` in mlcalc/data as FLOPS sources, so after this the
 "measured" and "measured-sustained" sources appear in every calculator that takes a ``source``.
-Not committed yet: tests/test_compute.py (the accelerators part) asserts that no such table exists,
-so until those assertions change, use ``mlcalc.measured.register_measured()`` at run time.
 Run it again after adding a run:  python scripts/gpu/make_measured_matmul.py
 """
 
