@@ -186,8 +186,12 @@ class JupyterLab:
 
 
 @pytest.fixture(scope="session")
-def jupyter_lab():
-    """A real JupyterLab server on 127.0.0.1 (its own copy of the notebooks: autosave never touches the repository)."""
+def jupyter_lab(strict_build):
+    """A real JupyterLab server on 127.0.0.1 (its own copy of the notebooks: autosave never touches the repository).
+
+    It starts after the strict build: with ipykernel 7, builds that ran while this server was
+    up (or just after it) sometimes sat idle for 300 s in a notebook (ipykernel issue 1554).
+    """
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="mlcalc-lab-"))
     lab = JupyterLab(workdir)
     try:
