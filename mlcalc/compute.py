@@ -497,7 +497,7 @@ def ridge_intensity(peak_flops: float, bandwidth_bytes_per_s: float) -> float:
     """The roofline's ridge point (the accelerator's ops:byte ratio), FLOP per byte."""
     peak = _check.positive("peak_flops", peak_flops)
     bw = _check.positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
-    return peak / bw
+    return _check.positive_result("ridge_intensity", peak / bw)
 
 
 class RooflinePoint(NamedTuple):
@@ -519,7 +519,7 @@ def roofline(intensity: float, peak_flops: float, bandwidth_bytes_per_s: float) 
     """
     i = _check.positive("intensity", intensity)
     ridge = ridge_intensity(peak_flops, bandwidth_bytes_per_s)
-    attainable = min(peak_flops, i * bandwidth_bytes_per_s)
+    attainable = _check.positive_result("attainable_flops", min(peak_flops, i * bandwidth_bytes_per_s))
     return RooflinePoint(i, attainable, ridge, "compute" if i >= ridge else "memory", attainable / peak_flops)
 
 
@@ -562,10 +562,11 @@ def decode_bound(
     b = _check.positive_int("batch", batch)
     bpp = _check.positive("bytes_per_param", bytes_per_param)
     kv = _check.non_negative("kv_cache_bytes", kv_cache_bytes)
-    t_mem = (n * bpp + kv) / bw
-    t_compute = 2.0 * n * b / peak
-    step = max(t_mem, t_compute)
-    return DecodeBound(b / step, 1.0 / step, t_mem, t_compute, "memory" if t_mem >= t_compute else "compute")
+    t_mem = _check.result("memory_time_s", (n * bpp + kv) / bw)
+    t_compute = _check.result("compute_time_s", 2.0 * n * b / peak)
+    step = _check.positive_result("step time", max(t_mem, t_compute))
+    return _check.fields("decode_bound", DecodeBound(b / step, 1.0 / step, t_mem, t_compute,
+                                                     "memory" if t_mem >= t_compute else "compute"))
 
 
 # ---------------------------------------------------------------------------------------------
