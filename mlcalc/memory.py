@@ -87,8 +87,8 @@ def gpus_needed(
     parts = {name: n_params * b for name, b in per_param.items()}
     model_bytes = sum(parts.values())
     parts["activations (headroom)"] = model_bytes * (headroom - 1.0)
-    total = model_bytes * headroom
-    exact = total / gpu_memory_bytes
+    total = _check.result("total bytes", model_bytes * headroom)
+    exact = _check.result("GPUs needed", total / gpu_memory_bytes)
     # Round up, but do not let float noise (22.0000000001) add a whole GPU.
     n_gpus = max(1, math.ceil(round(exact, 9)))
     return GpuEstimate(n_gpus, exact, MappingProxyType(parts), total, gpu_memory_bytes)
