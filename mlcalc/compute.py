@@ -54,7 +54,7 @@ def training_flops(n_params: float, n_tokens: float, recompute: bool = False) ->
     n_params = _check.positive("n_params", n_params)
     n_tokens = _check.positive("n_tokens", n_tokens)
     factor = FLOPS_PER_PARAM_TOKEN_RECOMPUTE if recompute else FLOPS_PER_PARAM_TOKEN
-    return factor * n_params * n_tokens
+    return _check.result("training FLOPs", factor * n_params * n_tokens)
 
 
 def megatron_params(n_layers: int, hidden: int, vocab: int, seq_len: int) -> float:
@@ -152,7 +152,7 @@ def training_time_s(total_flops: float, n_gpus: int, peak_flops_per_gpu: float, 
     n_gpus = _check.positive_int("n_gpus", n_gpus)
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
     mfu = _check.fraction("mfu", mfu)
-    return total_flops / (n_gpus * peak * mfu)
+    return _check.result("training_time_s", total_flops / (n_gpus * peak * mfu))
 
 
 class RunCost(NamedTuple):
@@ -270,7 +270,7 @@ def achieved_flops_per_gpu(flops_per_iteration: float, iteration_time_s: float, 
     flops = _check.positive("flops_per_iteration", flops_per_iteration)
     t = _check.positive("iteration_time_s", iteration_time_s)
     n = _check.positive_int("n_gpus", n_gpus)
-    return flops / (t * n)
+    return _check.result("achieved FLOP/s per GPU", flops / (t * n))
 
 
 def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu: float, n_gpus: int = 1) -> float:
@@ -285,7 +285,7 @@ def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu:
     (312 TFLOPS bf16) is 50% MFU.
     """
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
-    return achieved_flops_per_gpu(flops_per_iteration, iteration_time_s, n_gpus) / peak
+    return _check.result("mfu", achieved_flops_per_gpu(flops_per_iteration, iteration_time_s, n_gpus) / peak)
 
 
 def hfu(
@@ -304,7 +304,7 @@ def mfu_from_tokens(tokens_per_s: float, flops_per_token: float, peak_flops_per_
     fpt = _check.positive("flops_per_token", flops_per_token)
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
     n = _check.positive_int("n_gpus", n_gpus)
-    return tps * fpt / (n * peak)
+    return _check.result("mfu", tps * fpt / (n * peak))
 
 
 # ---------------------------------------------------------------------------------------------

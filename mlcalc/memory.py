@@ -835,4 +835,5 @@ def cpu_needs(
     workers_ram = per_worker * g * w
     parts = {"loading the model (all processes)": load, "offloaded model states": off,
              "dataloader workers": workers_ram}
-    return CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts), max(load, off) + workers_ram)
+    return _check.fields("cpu_needs", CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts),
+                                             max(load, off) + workers_ram))

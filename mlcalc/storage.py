@@ -144,7 +144,7 @@ def llm_flops_per_token(n_params: float, flops_per_param_per_token: float = 6.0)
     """Training FLOPs one token costs: ``flops_per_param_per_token * n_params`` (6N or 8N)."""
     n_params = _check.positive("n_params", n_params)
     factor = _check.positive("flops_per_param_per_token", flops_per_param_per_token)
-    return _check.result("flops per token", factor * n_params)
+    return _check.positive_result("flops per token", factor * n_params)
 
 
 def tokens_per_second(achieved_flops_per_s: float, n_params: float, flops_per_param_per_token: float = 6.0) -> float:

@@ -24,6 +24,9 @@ is unchanged. Installed by the book build (this is a Sphinx extension) and by
 from __future__ import annotations
 
 import logging
+import sys
+import threading
+import time
 from typing import Any
 
 _log = logging.getLogger(__name__)
@@ -63,6 +66,41 @@ def install() -> None:
     AsyncZMQSocketChannel.send = send  # type: ignore[method-assign]
 
 
+class _Heartbeat:
+    """While one page is read (a notebook executed) for more than ``every`` seconds, say so on stdout.
+
+    myst-nb prints "Executing notebook ..." when it starts and "Executed notebook in N seconds" when
+    it ends; between the two a newcomer saw nothing. Now a long notebook prints a line every 15 s.
+    """
+
+    def __init__(self, every: float = 15.0) -> None:
+        self.every = every
+        self.doc: str | None = None
+        self.since = 0.0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._run, name="build-heartbeat", daemon=True).start()
+
+    def start(self, app: Any, docname: str, source: Any) -> None:
+        with self.lock:
+            self.doc, self.since = docname, time.monotonic()
+
+    def stop(self, app: Any, doctree: Any) -> None:
+        with self.lock:
+            self.doc = None
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.every)
+            with self.lock:
+                doc, since = self.doc, self.since
+            if doc is not None and time.monotonic() - since >= self.every:
+                print(f"  ... still reading {doc} ({time.monotonic() - since:.0f} s: executing its notebook)",
+                      file=sys.stdout, flush=True)
+
+
 def setup(app: Any) -> dict[str, Any]:
     install()
+    beat = _Heartbeat()
+    app.connect("source-read", beat.start)
+    app.connect("doctree-read", beat.stop)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
