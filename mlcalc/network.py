@@ -262,7 +262,7 @@ def busbw_factor(collective: str, n_ranks: int) -> float:
     return 1.0
 
 
-def allreduce_volume_factor(n_ranks: int, convention: str = "exact") -> float:
+def allreduce_volume_factor(n_ranks: int, volume: str = "exact") -> float:
     """Bytes each rank sends in an all-reduce, per byte of payload.
 
     ``"exact"``: 2(n-1)/n, what a ring or a reduce-scatter + all-gather moves
@@ -271,8 +271,8 @@ def allreduce_volume_factor(n_ranks: int, convention: str = "exact") -> float:
     rule of thumb); it overstates by n/(n-1): 2x for 2 GPUs, 14% for 8.
     """
     n = _check.positive_int("n_ranks", n_ranks)
-    _check.choice("convention", convention, VOLUME_CONVENTIONS)
-    return 2.0 if convention == "2x payload" else 2 * (n - 1) / n
+    _check.choice("volume", volume, VOLUME_CONVENTIONS)
+    return 2.0 if volume == "2x payload" else 2 * (n - 1) / n
 
 
 def _ranks_of_a_collective(n_ranks: int) -> int:
