@@ -737,6 +737,25 @@ def published_collectives() -> tuple[PublishedCase, ...]:
     return tuple(out)
 
 
+class InternalPoint(NamedTuple):
+    """One point of an internal (our own) measurement kept beside the published cases."""
+
+    run: str  # id of the measurement
+    gpus_per_node: int  # GPUs on the one node
+    collective: str  # one of COLLECTIVES
+    size_bytes: float  # message size, bytes
+    busbw_bytes_per_s: float  # measured bus bandwidth, bytes/s
+    source: str  # where it is recorded
+
+
+def internal_measurements() -> tuple[InternalPoint, ...]:
+    """Our own multi-GPU measurements that have no bundled bench file (e.g. the 4-H200 all-reduce)."""
+    raw = json.loads(resources.files("mlcalc.data").joinpath("published_collectives.json").read_text())
+    return tuple(InternalPoint(m["id"], int(m["gpus_per_node"]), m["collective"], float(pt["size_bytes"]),
+                               float(pt["busbw_GBps"]) * 1e9, m["source"])
+                 for m in raw.get("internal", []) for pt in m["points"])
+
+
 # Size at which a case with no stated size is predicted: nccl-tests sweeps usually end at 8 GiB or more.
 PEAK_SIZE_BYTES = 8 * 2**30
 
@@ -929,7 +948,7 @@ __all__ = [
     "fat_tree_tiers", "gbps_to_bytes_per_s", "generations", "hierarchical_all_reduce_time",
     "latency_bandwidth_crossover_bytes", "latency_steps", "link", "links", "nccl_base_latency_s",
     "nccl_collective_time", "network_cost", "node_bytes_per_s", "node_network_bytes_per_s", "one_direction",
-    "PEAK_SIZE_BYTES", "PublishedCase", "case_fabric", "oversubscribed_fat_tree_counts", "predict_case",
+    "InternalPoint", "PEAK_SIZE_BYTES", "PublishedCase", "internal_measurements", "case_fabric", "oversubscribed_fat_tree_counts", "predict_case",
     "published_collectives", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
     "with_busbw",
 ]
