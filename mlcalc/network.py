@@ -876,22 +876,26 @@ def rail_only_counts(n_gpus: int, radix: int, hb_domain: int) -> SwitchCount:
 def oversubscribed_fat_tree_counts(n_endpoints: int, radix: int, oversubscription: float = 1.0) -> SwitchCount:
     """A fat tree whose leaves have ``oversubscription`` : 1 more downlinks than uplinks.
 
-    Leaf switches give k o/(o+1) ports to endpoints and k/(o+1) up; the tiers above are
-    a non-blocking tree over the leaves' uplinks. Fewer switches and optics above the
-    leaves, and bisection bandwidth divided by o (see :func:`bisection_bytes_per_s`).
+    Leaf switches give d = floor(k o/(o+1)) ports to endpoints and u = k - d up; the
+    tiers above are non-blocking over the leaves' E = L u uplinks (L leaves). T tiers
+    reach d 2 (k/2)^(T-1) endpoints (k^2/2 for T = 2 when o = 1). Switches:
+    L + (T-2) 2E/k + E/k; transceivers: 2 N below the leaves and 2 E per tier above.
+    Bisection bandwidth is divided by o (see :func:`bisection_bytes_per_s`).
     """
     n = _endpoints("n_endpoints", n_endpoints)
     k = _radix(radix)
     o = _check.at_least("oversubscription", oversubscription, 1.0)
-    if o == 1.0:
+    if o == 1.0 or n <= k:
         return fat_tree_counts(n, k)
-    down = max(1, math.floor(k * o / (o + 1)))
-    up = max(1, k - down)
+    down = min(k - 1, math.floor(k * o / (o + 1)))
+    up = k - down
+    tiers = 2
+    while down * 2 * (k // 2) ** (tiers - 1) < n:
+        tiers += 1
     leaves = math.ceil(n / down)
-    if leaves == 1:
-        return SwitchCount(1, 1, 2 * n)
-    upper = fat_tree_counts(leaves * up, k)
-    return SwitchCount(upper.tiers + 1, leaves + upper.switches, 2 * n + upper.transceivers)
+    e = leaves * up
+    switches = leaves + (tiers - 2) * math.ceil(2 * e / k) + math.ceil(e / k)
+    return SwitchCount(tiers, switches, 2 * n + 2 * e * (tiers - 1))
 
 
 def network_cost(counts: SwitchCount, radix: int, cost_per_switch_port: float, cost_per_transceiver: float) -> float:

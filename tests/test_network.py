@@ -381,3 +381,14 @@ def test_pcie_per_direction_from_the_signalling_rate():
     # PCI-SIG: PCIe 4.0 runs 16 GT/s per lane, 5.0 runs 32 GT/s, both with 128b/130b encoding.
     assert net.link("PCIe4-x16").bytes_per_s == pytest.approx(16e9 * 16 * 128 / 130 / 8, rel=2e-3)
     assert net.link("PCIe5-x16").bytes_per_s == pytest.approx(32e9 * 16 * 128 / 130 / 8, rel=2e-3)
+
+
+def test_oversubscribed_fat_tree_reduces_to_the_non_blocking_counts():
+    # With o -> 1 the leaves split their ports half down, half up, and the counts must be the non-blocking
+    # fat tree's (2T-1)N/k switches and 2TN transceivers (Wang et al. 2023's "SOTA" columns).
+    for n in (1024, 16384, 100352):
+        assert net.oversubscribed_fat_tree_counts(n, 64, 1.0001) == net.fat_tree_counts(n, 64)
+    # 2:1 leaves of a 64-port switch: 42 ports down, 22 up; two tiers reach 42 x 64 = 2,688 NICs.
+    two = net.oversubscribed_fat_tree_counts(2688, 64, 2)
+    assert two.tiers == 2 and net.oversubscribed_fat_tree_counts(2689, 64, 2).tiers == 3
+    assert two.switches < net.fat_tree_counts(2688, 64).switches
