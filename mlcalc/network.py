@@ -138,6 +138,12 @@ class System:
     notes: str = ""  # how it was read
     pcie: Link | None = None  # the PCIe link of each GPU and NIC (GPUDirect RDMA reads GPU memory through it)
 
+    def __post_init__(self) -> None:
+        _check.positive_int("gpus_per_node", self.gpus_per_node)
+        nics = _check.positive_int("nics_per_node", self.nics_per_node)
+        if nics > MAX_NICS_PER_NODE:
+            raise ValueError(f"nics_per_node={self.nics_per_node!r} is not allowed: at most {MAX_NICS_PER_NODE}")
+
     @property
     def node_bytes_per_s(self) -> float:
         """Inter-node bandwidth of the whole node, one direction, bytes/s (advertised)."""

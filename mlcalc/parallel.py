@@ -34,6 +34,10 @@ def _load_reference_models() -> tuple[Mapping[str, tuple[float, int, int, int, i
 NARAYANAN_TABLE1, NARAYANAN_SEQ_LEN = _load_reference_models()
 
 
+# Most layers a Model may have: suggest_layout loops over them (the largest model of Table 1 has 128).
+MAX_LAYERS = 100_000
+
+
 @dataclass(frozen=True)
 class Model:
     """A dense transformer, as much of it as communication needs."""
@@ -47,7 +51,9 @@ class Model:
     def __post_init__(self) -> None:
         _check.positive("n_params", self.n_params)
         _check.positive_int("hidden", self.hidden)
-        _check.positive_int("n_layers", self.n_layers)
+        if _check.positive_int("n_layers", self.n_layers) > MAX_LAYERS:
+            raise ValueError(f"n_layers={self.n_layers!r} is not allowed: at most {MAX_LAYERS:,} "
+                             "(the layout helper loops over the layers)")
         _check.positive_int("seq_len", self.seq_len)
 
 
@@ -530,7 +536,7 @@ def layout_budget(model: Model, layout: Layout, fab: net.Fabric, global_batch: i
 
 __all__ = [
     "BACKWARD_SHARE", "COLLECTIVES_USED", "DP_STRATEGIES", "FLOPS_PER_PARAM_PER_TOKEN", "MAX_MICRO_BATCHES",
-    "MAX_SLOTS", "MAX_STAGES", "NARAYANAN_TABLE1",
+    "MAX_LAYERS", "MAX_SLOTS", "MAX_STAGES", "NARAYANAN_TABLE1",
     "SCHEDULES", "Budget", "CommLine", "Layout", "Model", "Op", "Overlap", "Slot", "Timeline", "bubble_fraction",
     "data_parallel_ops", "expert_parallel_ops", "layout_budget", "overlap", "parallel_busbw_bytes_per_s",
     "pipeline_parallel_ops",

@@ -370,6 +370,9 @@ def test_bisection_bandwidth_and_oversubscription():
     (lambda: net.fabric("DGX-H100", 2, in_network="magic"), "in_network"),
     (lambda: net.collective_time(1e9, 8, 1e9, volume="3x"), "volume"),
     (lambda: net.oversubscribed_fat_tree_counts(1000, 64, 0.5), "oversubscription"),
+    (lambda: net.System("x", "x", 8, net.link("NVLink4-H100"), net.link("IB-NDR"), 0, ""), "nics_per_node"),
+    (lambda: net.System("x", "x", 0, net.link("NVLink4-H100"), net.link("IB-NDR"), 8, ""), "gpus_per_node"),
+    (lambda: net.Link("x", "x", "inter", 400, "Gb/s", "per direction", "per port", 0, "", "", 1.5), "efficiency"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name) as err:

@@ -184,6 +184,7 @@ def test_wire_bytes_rule_of_thumb_option():
     (lambda: par.Op("x", "all_reduce", 1e9, 1, 0), "group"),
     (lambda: par.wire_bytes(par.Op("x", "all_reduce", 1e9, 1, 8), volume="3x"), "volume"),
     (lambda: par.Layout(0, 1, 1), "tp"),
+    (lambda: par.Model("x", 1e9, 1024, 10**9), "n_layers"),
     (lambda: par.Layout(1, 1, 1, -5.0), "state_bytes_per_gpu"),
     (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 16, "data"), "tp"),
     (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 8, "expert"), "parallelism"),
