@@ -958,7 +958,8 @@ __all__ = [
     "fat_tree_tiers", "gbps_to_bytes_per_s", "generations", "hierarchical_all_reduce_time",
     "latency_bandwidth_crossover_bytes", "latency_steps", "link", "links", "nccl_base_latency_s",
     "nccl_collective_time", "network_cost", "node_bytes_per_s", "node_network_bytes_per_s", "one_direction",
-    "InternalPoint", "PEAK_SIZE_BYTES", "PublishedCase", "internal_measurements", "case_fabric", "oversubscribed_fat_tree_counts", "predict_case",
+    "InternalPoint", "PEAK_SIZE_BYTES", "PublishedCase", "internal_measurements", "case_fabric",
+    "oversubscribed_fat_tree_counts", "predict_case",
     "published_collectives", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
     "with_busbw",
 ]

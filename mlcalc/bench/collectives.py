@@ -34,7 +34,10 @@ OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
 
 
 def busbw_factor(op: str, n_ranks: int) -> float:
-    """nccl-tests bus-bandwidth factor: 2(n-1)/n all-reduce, (n-1)/n all-gather/reduce-scatter/all-to-all, 1 send/recv."""
+    """nccl-tests bus-bandwidth factor.
+
+    2(n-1)/n for all-reduce; (n-1)/n for all-gather, reduce-scatter and all-to-all; 1 for send/recv.
+    """
     _check.choice("op", op, OPS)
     n = _check.positive_int("n_ranks", n_ranks)
     if op == "send_recv":
