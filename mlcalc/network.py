@@ -343,7 +343,8 @@ class CollectiveTime(NamedTuple):
 def _timed(message_bytes: float, n: int, collective: str, latency: float, bandwidth: float) -> CollectiveTime:
     total = latency + bandwidth
     algbw = message_bytes / total if total > 0 else 0.0
-    return CollectiveTime(total, latency, bandwidth, algbw, algbw * busbw_factor(collective, n))
+    return _check.fields("collective_time", CollectiveTime(total, latency, bandwidth, algbw,
+                                                            algbw * busbw_factor(collective, n)))
 
 
 def collective_time(
@@ -405,7 +406,7 @@ def latency_bandwidth_crossover_bytes(
     per_byte = collective_time(1.0, n_ranks, busbw_bytes_per_s, collective, algorithm).bandwidth_s
     latency = collective_time(0.0, n_ranks, busbw_bytes_per_s, collective, algorithm, step_latency_s,
                               base_latency_s).latency_s
-    return latency / per_byte
+    return _check.result("crossover bytes", latency / _check.positive_result("bandwidth time per byte", per_byte))
 
 
 # --------------------------------------------------------------------------- nodes and fabrics

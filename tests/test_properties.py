@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from mlcalc import accelerators, compute, memory, network, parallel, storage
 
 CASES = {"n": 0}  # generated cases run (read by tests/conftest.py for the summary line)
-SETTINGS = settings(max_examples=15, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 MODULES = (accelerators, compute, memory, network, parallel, storage)
