@@ -40,8 +40,9 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
     elif c.kind == "int_slider":
         w = widgets.IntSlider(value=value, min=c.min, max=c.max, step=c.step or 1, continuous_update=False, **common)
     elif c.kind == "log_slider":
+        # Readout with SI prefixes ("1.07G"), not "1.07e+9".
         w = widgets.FloatLogSlider(value=value, base=10, min=c.min, max=c.max, step=c.step or 0.1,
-                                   continuous_update=False, readout_format=".3g", **common)
+                                   continuous_update=False, readout_format=".3s", **common)
     elif c.kind == "choice":
         w = widgets.Dropdown(options=list(c.options), value=value, **common)
     elif c.kind == "toggle":
