@@ -672,5 +672,25 @@ SHAPE_EFFICIENCY = register(Calc(
 #: Controls that follow another control, by calculator key: ``links(changed_key, values) -> {key: value}``.
 LINKS = {PEAK.key: peak_links, FLOPS.key: flops_links}
 
-__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "LINKS", "MFU", "OFFERS", "PEAK", "ROOFLINE", "SHAPE_EFFICIENCY",
+
+def budget_inactive(values: Mapping[str, Any]) -> set[str]:
+    """The token input the reader is not using (tokens typed, or tokens per parameter)."""
+    return {"tokens_per_param"} if values.get("budget") == "tokens" else {"tokens"}
+
+
+def mfu_inactive(values: Mapping[str, Any]) -> set[str]:
+    """Per iteration: tokens/s and params do not count; from tokens/s: TFLOP and seconds per iteration do not."""
+    return {"tokens_per_s", "params"} if values.get("mode") == "iteration" else {"tflop", "seconds"}
+
+
+def roofline_inactive(values: Mapping[str, Any]) -> set[str]:
+    """A matmul has no batch or model size; a decoding step has no M, N, K."""
+    return {"batch", "params"} if values.get("mode") == "matmul" else {"m", "n", "k"}
+
+
+#: Controls the current values make irrelevant (a shell shows them disabled), by calculator key.
+INACTIVE = {TRAINING_COST.key: budget_inactive, OFFERS.key: budget_inactive, MFU.key: mfu_inactive,
+            ROOFLINE.key: roofline_inactive}
+
+__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "INACTIVE", "LINKS", "MFU", "OFFERS", "PEAK", "ROOFLINE", "SHAPE_EFFICIENCY",
            "TRAINING_COST", "CompareRow", "RooflineResult", "ShapeResult", "compare_rows", "run_tokens"]

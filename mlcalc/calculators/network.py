@@ -424,4 +424,12 @@ TOPOLOGY = register(Calc(
     view=_topology_view,
 ))
 
-__all__ = ["COLLECTIVE", "GENERATIONS", "LAYOUT", "PIPELINE", "STEP_COMM", "TOPOLOGY", "UNITS", "budget_rows"]
+def pipeline_inactive(values: Mapping[str, Any]) -> set[str]:
+    """v (model chunks) only means something for the interleaved schedule."""
+    return set() if values.get("kind") == "interleaved" else {"v"}
+
+
+#: Controls the current values make irrelevant (a shell shows them disabled), by calculator key.
+INACTIVE = {PIPELINE.key: pipeline_inactive}
+
+__all__ = ["INACTIVE", "COLLECTIVE", "GENERATIONS", "LAYOUT", "PIPELINE", "STEP_COMM", "TOPOLOGY", "UNITS", "budget_rows"]

@@ -13,13 +13,16 @@ from typing import Any, Callable, ClassVar, Mapping
 from mlcalc.widgets._base import CalcWidget
 
 Links = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
+Inactive = Callable[[Mapping[str, Any]], "set[str]"]
 
 
 class LinkedCalcWidget(CalcWidget):
-    """``positional``: older positional argument names, in order; ``links``: a rule for linked controls."""
+    """``positional``: older positional argument names, in order; ``links``: a rule for linked controls;
+    ``inactive``: which controls the current values make irrelevant (shown disabled)."""
 
     positional: ClassVar[tuple[str, ...]] = ()
     links: ClassVar[Links | None] = None
+    inactive: ClassVar[Inactive | None] = None
 
     def __init__(self, *args: Any, **given: Any) -> None:
         if len(args) > len(self.positional):
@@ -39,6 +42,16 @@ class LinkedCalcWidget(CalcWidget):
         if rule is not None:
             for key, w in self._controls.items():
                 w.observe(lambda change, key=key: self._follow(key), names="value")
+        if type(self).inactive is not None:
+            for w in self._controls.values():
+                w.observe(self._grey, names="value")
+            self._grey()
+
+    def _grey(self, change: object = None) -> None:
+        rule = type(self).inactive
+        off = rule(self.values()) if rule is not None else set()
+        for key, w in self._controls.items():
+            w.disabled = key in off
 
     def _follow(self, key: str) -> None:
         if self._following:

@@ -6,8 +6,6 @@ compute and view live there). ``print_budget`` prints a step budget for the chap
 
 from __future__ import annotations
 
-from typing import Any
-
 from mlcalc import parallel as par
 from mlcalc.calculators import network as calcs
 from mlcalc.calculators._common import si
@@ -70,14 +68,7 @@ class PipelineWidget(LinkedCalcWidget):
 
     calc = calcs.PIPELINE
     positional = ("kind", "p", "m", "v")
-
-    def __init__(self, *args: Any, **given: Any) -> None:
-        super().__init__(*args, **given)
-        self.kind.observe(self._v_enabled, names="value")
-        self._v_enabled()
-
-    def _v_enabled(self, change: object = None) -> None:
-        self.v.disabled = self.kind.value != "interleaved"  # v only means something when interleaved
+    inactive = calcs.pipeline_inactive
 
 
 class TopologyWidget(LinkedCalcWidget):
