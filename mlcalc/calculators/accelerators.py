@@ -11,20 +11,13 @@ from typing import Any, Mapping, NamedTuple
 from mlcalc import _check, accelerators, compute, vl
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
+from mlcalc.calculators._charts import chart
 from mlcalc.calculators._common import accelerator_control, money
 
 VENDOR_COLORS = {"NVIDIA": "#76b900", "AMD": "#ed1c24", "Intel": "#0071c5", "Google": "#fbbc04", "AWS": "#8c564b"}
 CHINCHILLA_CITE = "Hoffmann et al. 2022"
 
 
-# Vega's "fit" autosize misplaces the title of a layered chart whose axes and legend take much of its
-# height (the title lands above the canvas, clipped); fitting the width only keeps it (vega 6.4, vega-lite 6.5).
-FIT_X = {"type": "fit-x", "contains": "padding"}
-
-
-def chart(*args: Any, **kwargs: Any) -> dict[str, Any]:
-    """:func:`mlcalc.vl.chart` fitted to the column's width, its height as given."""
-    return vl.chart(*args, autosize=FIT_X, **kwargs)
 
 
 def _fmt(x: float | None, digits: int = 0) -> str:
@@ -431,17 +424,18 @@ def _offers_view(results: list[compute.OfferResult], v: Mapping[str, Any]) -> Vi
     data = [{"offer": f"{i + 1}: {r.offer.name}", "days": r.time_s / 86400, "cost": r.cost,
              "label": f"{r.time_s / 86400:,.1f} days, {money(r.cost)}"} for i, r in enumerate(results)]
     y = vl.field("offer", "nominal", title="", sort=None)
-    room = max(d["days"] for d in data) * 1.7  # room right of the longest bar for its label
-    x = vl.field("days", title="days", scale={"domain": [0, vl.clean(room)], "nice": False})
+    # The label sits inside the bar from its start (a label past the bar's end would squeeze the plot on a
+    # narrow screen); light bars keep dark text readable inside and outside them.
+    x = vl.field("days", title="days", scale={"domainMin": 0})
     spec_ = chart(
         data, title=f"The same run on each offer: days (bars) and cost ({v['source']} peak)",
         height=36 * len(data),
         layer=[
-            {"mark": {"type": "bar", "color": vl.PALETTE[0]},
+            {"mark": {"type": "bar", "color": "#a8bcdc"},
              "encoding": {"y": y, "x": x, "tooltip": [vl.field("offer", "nominal"), vl.field("days", format=",.2f"),
                                                       vl.field("cost", title="cost ($)", format="$,.0f")]}},
-            {"mark": {"type": "text", "align": "left", "dx": 4},
-             "encoding": {"y": y, "x": x, "text": vl.field("label", "nominal")}},
+            {"mark": {"type": "text", "align": "left", "dx": 4, "x": 0},
+             "encoding": {"y": y, "text": vl.field("label", "nominal")}},
         ],
     )
     return View(text=tokens_line(n_params, n_tokens, v), table=table, chart=spec_)
@@ -565,7 +559,9 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
                               "color": vl.field("bound", "nominal", title="",
                                                 scale={"domain": ["memory-bound", "compute-bound"],
                                                        "range": [vl.PALETTE[3], vl.PALETTE[2]]})}},
-                {"mark": {"type": "text", "align": "left", "dx": 7, "dy": 12},
+                # Right of the ridge the label goes left of the dot, so it stays inside the plot.
+                {"mark": {"type": "text", "align": "left" if point.bound == "memory" else "right",
+                          "dx": 7 if point.bound == "memory" else -7, "dy": 12},
                  "encoding": {"x": x, "y": y, "text": vl.field("label", "nominal")}},
             ]},
         ],

@@ -14,16 +14,9 @@ from mlcalc import network as net
 from mlcalc import parallel as par
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
+from mlcalc.calculators._charts import chart
 from mlcalc.calculators._common import accelerator_control, si
 
-# Vega's "fit" autosize misplaces the title of a layered chart whose axes and legend take much of its
-# height (the title lands above the canvas, clipped); fitting the width only keeps it (vega 6.4, vega-lite 6.5).
-FIT_X = {"type": "fit-x", "contains": "padding"}
-
-
-def chart(*args: Any, **kwargs: Any) -> dict[str, Any]:
-    """:func:`mlcalc.vl.chart` fitted to the column's width, its height as given."""
-    return vl.chart(*args, autosize=FIT_X, **kwargs)
 
 
 def _int_in(name: str, value: Any, lo: int, hi: int) -> int:
@@ -222,33 +215,31 @@ def _budget(v: Mapping[str, Any], layout: par.Layout) -> par.Budget:
 def _budget_view(b: par.Budget, v: Mapping[str, Any], first: str = "") -> View:
     ov = b.dp_overlap
     lines = [first] if first else []
-    lines.append(f"step {si(b.step_s, 's')}: compute {si(b.compute_s, 's')} + exposed communication "
-                 f"{si(b.exposed_s, 's')}; data-parallel traffic {'hides behind' if ov.hidden else 'overflows'} "
-                 f"the backward pass ({si(ov.comm_s, 's')} vs {si(ov.window_s, 's')})")
+    lines.append(f"step {si(b.step_s, 's')}: compute {si(b.compute_s, 's')} (green) + exposed communication "
+                 f"{si(b.exposed_s, 's')} (blue)")
+    lines.append(f"data-parallel traffic (orange) {'hides behind' if ov.hidden else 'overflows'} the backward pass "
+                 f"(dotted): {si(ov.comm_s, 's')} against {si(ov.window_s, 's')}")
     table = Table(("parallelism", "link", "bytes/GPU/step", "time"), budget_rows(b))
     data = [{"what": "compute", "s": b.compute_s, "kind": "compute"}]
     data += [{"what": f"{ln.parallelism} ({ln.link})", "s": ln.time_s,
               "kind": "can hide" if ln.parallelism == "data" else "exposed"}
              for ln in b.lines]
     y = vl.field("what", "nominal", title="", sort=None)
-    x = vl.field("s", title="seconds per step")
+    x = vl.field("s", title="seconds per step (dotted: the backward pass)")
     lay = b.layout
     spec_ = chart(
         title=f"tp={lay.tp} x pp={lay.pp} x dp={lay.dp}: step {b.step_s:,.2f} s, {b.exposed_s:,.2f} s exposed",
         height=28 * len(data),
         layer=[
             {"data": {"values": vl.rows(data)}, "mark": "bar",
-             "encoding": {"y": y, "x": x, "color": vl.field("kind", "nominal", title="", sort=None,
+             "encoding": {"y": y, "x": x, "color": vl.field("kind", "nominal", title="", sort=None, legend=None,
                                                            scale={"domain": ["compute", "exposed", "can hide"],
                                                                   "range": [vl.PALETTE[2], vl.PALETTE[0],
                                                                             vl.PALETTE[1]]}),
                           "tooltip": [vl.field("what", "nominal"), vl.field("s", format=",.3f")]}},
-            {"data": {"values": vl.rows([{"s": ov.window_s, "label": "backward pass"}])}, "layer": [
-                {"mark": {"type": "rule", "color": "#4d4d4d", "strokeDash": [3, 3]}, "encoding": {"x": x}},
-                {"mark": {"type": "text", "align": "left", "dx": 3, "baseline": "bottom", "y": {"expr": "height"},
-                          "dy": -2},
-                 "encoding": {"x": x, "text": vl.field("label", "nominal")}},
-            ]},
+            {"data": {"values": vl.rows([{"s": ov.window_s, "what": "the backward pass"}])},
+             "mark": {"type": "rule", "color": "#4d4d4d", "strokeDash": [3, 3]},
+             "encoding": {"x": x, "tooltip": [vl.field("what", "nominal"), vl.field("s", format=",.3f")]}},
         ],
     )
     return View(text="\n".join(lines), table=table, chart=spec_)
@@ -334,24 +325,23 @@ def _pipeline_view(t: par.Timeline, v: Mapping[str, Any]) -> View:
     chunks = int(v["v"]) if v["kind"] == "interleaved" else 1
     text = (f"step {t.makespan:g} time units for {t.busy:g} of work per GPU: bubble {t.bubble_fraction:.1%} "
             f"(formula {par.bubble_fraction(p, m, chunks):.1%}); up to {t.peak_in_flight} micro-batches in flight "
-            f"per GPU" + ("" if v["kind"] == "interleaved" else " (v counts only when interleaved)"))
+            f"per GPU" + ("; later model chunks lighter" if chunks > 1 else ""))
     data = [{"gpu": f"GPU {s.device}", "start": s.start, "end": s.end,
-             "phase": ("forward" if s.phase == "F" else "backward") + (f", chunk {s.chunk + 1}" if chunks > 1 else ""),
-             "micro": s.micro + 1} for s in t.slots]
+             "phase": "forward" if s.phase == "F" else "backward", "chunk": s.chunk + 1, "micro": s.micro + 1}
+            for s in t.slots]
     y = vl.field("gpu", "nominal", title="", sort=None)
     x = vl.field("start", title="time (one stage's forward pass = 1)", scale={"domain": [0, t.makespan], "nice": False})
-    phases = ["forward", "backward"] if chunks == 1 else [
-        f"{ph}, chunk {c + 1}" for c in range(chunks) for ph in ("forward", "backward")]
-    colors = {"forward": "#4c72b0", "backward": "#dd8452"}
-    light = {"forward": "#a8bcdc", "backward": "#f0c3a4"}
-    rng = [(colors if i < 2 else light)[ph.split(",")[0]] for i, ph in enumerate(phases)]  # chunk 1 dark
     layers = [{"mark": {"type": "bar", "stroke": "white", "strokeWidth": 0.5},
                "encoding": {"y": y, "x": x, "x2": vl.field("end"),
-                            "color": vl.field("phase", "nominal", title="", scale={"domain": phases, "range": rng}),
+                            "color": vl.field("phase", "nominal", title="", sort=["forward", "backward"],
+                                              scale={"domain": ["forward", "backward"],
+                                                     "range": [vl.PALETTE[0], vl.PALETTE[1]]}),
+                            "opacity": {"condition": {"test": "datum.chunk == 1", "value": 1}, "value": 0.45},
                             "tooltip": [vl.field("gpu", "nominal"), vl.field("phase", "nominal"),
-                                        vl.field("micro", title="micro-batch"), vl.field("start"), vl.field("end")]}}]
-    if len(data) <= 160:
-        layers.append({"mark": {"type": "text", "color": "white", "fontSize": 11},
+                                        vl.field("chunk", title="model chunk"), vl.field("micro", title="micro-batch"),
+                                        vl.field("start"), vl.field("end")]}}]
+    if 2 * m * chunks <= 16:  # micro-batch numbers only where the boxes are wide enough for them
+        layers.append({"mark": {"type": "text", "color": "white"},
                        "transform": [{"calculate": "(datum.start + datum.end) / 2", "as": "mid"}],
                        "encoding": {"y": y, "x": vl.field("mid"), "text": vl.field("micro")}})
     label = KIND_LABELS[v["kind"]] + (f", v={chunks}" if v["kind"] == "interleaved" else "")
