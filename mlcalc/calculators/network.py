@@ -118,7 +118,7 @@ SWEEP_BYTES = tuple(10 ** (3 + i / 6) for i in range(49))  # 1 kB ... 100 GB, a 
 
 
 def _collective_compute(v: Mapping[str, Any]) -> tuple[net.Fabric, net.CollectiveTime]:
-    fab = net.fabric(v["system"], v["nodes"], v["efficiency"], v["gpus"])
+    fab = net.fabric(v["system"], v["nodes"], v["efficiency"], v["gpus"], rates=v["rates"], in_network=v["in_network"])
     measured = v["measured"]
     if measured != 0:
         if isinstance(measured, bool) or not isinstance(measured, (int, float)) or not measured > 0:
@@ -135,7 +135,8 @@ def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[s
     pace = ("the measured bus bandwidth sets the pace" if v["measured"] else f"the {fab.bottleneck} link sets the pace")
     text = (f"{collective} of {si(size, 'B')} ({si(size, 'B', binary=True)}) on {fab.n_ranks:,} GPUs ({fab.n_nodes:,} x {fab.gpus_per_node}): "
             f"{si(t.time_s, 's')} (latency {si(t.latency_s, 's')}, bandwidth {si(t.bandwidth_s, 's')})\n"
-            f"algbw {gbs(t.algbw_bytes_per_s)}, busbw {gbs(t.busbw_bytes_per_s)} of {gbs(fab.busbw_bytes_per_s)}; "
+            f"algbw {gbs(t.algbw_bytes_per_s)}, busbw {gbs(t.busbw_bytes_per_s)} (the links' ring busbw: "
+            f"{gbs(fab.busbw_bytes_per_s)}); "
             f"{pace} (GB = 1e9 bytes, per direction)")
     sweep = [(s, net.fabric_collective_time(s, fab, collective, algorithm)) for s in SWEEP_BYTES]
     x = vl.field("bytes", title="message size, bytes (log)", scale=vl.log_scale(), axis={"format": "~s"})
@@ -186,6 +187,10 @@ COLLECTIVE = register(Calc(
                 help="bytes per rank, as nccl-tests counts them"),
         Control("efficiency", "efficiency", "slider", 1.0, min=0.0, max=1.0, step=0.05,
                 help="derates every link"),
+        choice("rates", "link rates", [("achievable (NCCL)", "achievable"), ("line rate", "line")], "achievable",
+               kind="toggle", help="what NCCL reaches on each link (its maintainers' figures), or the datasheet"),
+        choice("in_network", "in-network reduction", [("none", "none"), ("NVLink SHARP", "nvls"),
+                                                      ("InfiniBand SHARP", "ib_sharp")], "none"),
         Control("measured", "measured busbw GB/s", "number", 0.0, step=10.0,
                 help="a bus bandwidth you measured (nccl-tests); 0 = use the links"),
         choice("plot", "chart", [("time", "time"), ("bus bandwidth", "busbw")], "time", kind="toggle"),
