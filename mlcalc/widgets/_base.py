@@ -134,7 +134,8 @@ def plain_summary(key: str, view: View | None, error: str = "") -> str:
     if view is not None:
         lines.append(view_plain(view))
         if view.chart is not None:
-            lines.append(f"chart: {view.chart.get('title', '')}")
+            title = view.chart.get("title", "")
+            lines.append(f"chart: {' '.join(title) if isinstance(title, list) else title}")  # a wrapped title
             lines.extend(json.dumps(row, sort_keys=True, ensure_ascii=False) for row in chart_values(view.chart))
     if error:
         lines.append(f"(error shown: {error})")
