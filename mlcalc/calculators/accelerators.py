@@ -6,6 +6,7 @@ functions only) and ``view`` (text, a small table, a Vega-Lite chart as a dict).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, NamedTuple
 
 from mlcalc import _check, accelerators, compute, vl
@@ -16,8 +17,6 @@ from mlcalc.calculators._common import accelerator_control, money
 
 VENDOR_COLORS = {"NVIDIA": "#76b900", "AMD": "#ed1c24", "Intel": "#0071c5", "Google": "#fbbc04", "AWS": "#8c564b"}
 CHINCHILLA_CITE = "Hoffmann et al. 2022"
-
-
 
 
 def _fmt(x: float | None, digits: int = 0) -> str:
@@ -47,7 +46,6 @@ CHAR_PX = 6.6  # about one character's width at the charts' 11 px
 def _place_labels(data: list[dict[str, Any]], x_dom: list[float], y_dom: list[float], width: float,
                   height: float) -> list[int]:
     """A vertical offset for each dot's label so that labels do not overlap (greedy, on log axes)."""
-    import math
 
     def px(v: float, lo: float, hi: float, size: float) -> float:
         return size * math.log(v / lo) / math.log(hi / lo)
@@ -67,7 +65,6 @@ def _place_labels(data: list[dict[str, Any]], x_dom: list[float], y_dom: list[fl
         placed.append((x0, yc + choice_ - 6, x0 + w, yc + choice_ + 6))
         out.append(choice_)
     return out
-
 
 
 def _catalogue_compute(v: Mapping[str, Any]) -> list[compute.CatalogueRow]:
@@ -93,9 +90,10 @@ def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> V
     vendors = [name for name in VENDOR_COLORS if any(r.vendor == name for r in rows)]
     x_dom = [min(d["tbps"] for d in data) / 1.25, max(d["tbps"] for d in data) * 1.6]
     y_dom = [min(d["tflops"] for d in data) / 1.3, max(d["tflops"] for d in data) * 1.3]
-    x = vl.field("tbps", title="memory bandwidth, TB/s (log)", scale=vl.log_scale(domain=[vl.clean(v) for v in x_dom], nice=False))
+    x = vl.field("tbps", title="memory bandwidth, TB/s (log)",
+                 scale=vl.log_scale(domain=[vl.clean(e) for e in x_dom], nice=False))
     y = vl.field("tflops", title=f"dense {dtype} TFLOPS (log)",
-                 scale=vl.log_scale(domain=[vl.clean(v) for v in y_dom], nice=False))
+                 scale=vl.log_scale(domain=[vl.clean(e) for e in y_dom], nice=False))
     slots = _place_labels(data, x_dom, y_dom, width=vl.WIDTH - 120, height=300)
     labels = [{"mark": {"type": "text", "align": "left", "dx": 6, "dy": dy},
                "data": {"values": vl.rows([d for d, s in zip(data, slots) if s == dy])},
@@ -258,7 +256,8 @@ def run_tokens(v: Mapping[str, Any]) -> tuple[float, float]:
     """Parameters and training tokens of the reader's run (tokens typed, or params x tokens per param)."""
     n_params = _check.positive("params (B)", v["params"]) * 1e9
     if v["budget"] == "ratio":
-        return n_params, compute.tokens_from_budget(n_params, _check.positive("tokens per param", v["tokens_per_param"]))
+        ratio = _check.positive("tokens per param", v["tokens_per_param"])
+        return n_params, compute.tokens_from_budget(n_params, ratio)
     return n_params, _check.positive("tokens (B)", v["tokens"]) * 1e9
 
 
@@ -473,7 +472,8 @@ def _mfu_view(result: tuple[float, float], v: Mapping[str, Any]) -> View:
     if v["recompute"]:  # the hardware also runs the forward pass again: 8N instead of 6N per token
         lines.append(f"with full recomputation the hardware does 8/6 as much: HFU = {u * 8 / 6:.1%}")
     if u > 1:
-        lines.append("MFU above 100%: the FLOP count or the time is wrong (or the peak is a measured, not a datasheet one).")
+        lines.append("MFU above 100%: the FLOP count or the time is wrong "
+                     "(or the peak is a measured, not a datasheet one).")
     elif u > 0:
         lines.append(f"a run planned at 100% of this peak takes {1 / u:.2f}x as long at this MFU")
     return View(text="\n".join(lines))
@@ -688,5 +688,6 @@ def roofline_inactive(values: Mapping[str, Any]) -> set[str]:
 INACTIVE = {TRAINING_COST.key: budget_inactive, OFFERS.key: budget_inactive, MFU.key: mfu_inactive,
             ROOFLINE.key: roofline_inactive}
 
-__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "INACTIVE", "LINKS", "MFU", "OFFERS", "PEAK", "ROOFLINE", "SHAPE_EFFICIENCY",
+__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "INACTIVE", "LINKS", "MFU", "OFFERS", "PEAK", "ROOFLINE",
+           "SHAPE_EFFICIENCY",
            "TRAINING_COST", "CompareRow", "RooflineResult", "ShapeResult", "compare_rows", "run_tokens"]

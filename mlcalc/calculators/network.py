@@ -133,7 +133,8 @@ def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[s
     fab, t = result
     size, collective, algorithm = float(v["size"]), v["collective"], v["algorithm"]
     pace = ("the measured bus bandwidth sets the pace" if v["measured"] else f"the {fab.bottleneck} link sets the pace")
-    text = (f"{collective} of {si(size, 'B')} ({si(size, 'B', binary=True)}) on {fab.n_ranks:,} GPUs ({fab.n_nodes:,} x {fab.gpus_per_node}): "
+    text = (f"{collective} of {si(size, 'B')} ({si(size, 'B', binary=True)}) on {fab.n_ranks:,} GPUs "
+            f"({fab.n_nodes:,} x {fab.gpus_per_node}): "
             f"{si(t.time_s, 's')} (latency {si(t.latency_s, 's')}, bandwidth {si(t.bandwidth_s, 's')})\n"
             f"algbw {gbs(t.algbw_bytes_per_s)}, busbw {gbs(t.busbw_bytes_per_s)} (the links' ring busbw: "
             f"{gbs(fab.busbw_bytes_per_s)}); "
@@ -295,7 +296,8 @@ def _layout_compute(v: Mapping[str, Any]) -> par.Budget:
 def _layout_view(b: par.Budget, v: Mapping[str, Any]) -> View:
     lay = b.layout
     first = (f"suggested: tensor {lay.tp} (inside a node) x pipeline {lay.pp} (across nodes) x data {lay.dp}; "
-             f"model states {lay.state_bytes_per_gpu / 1e9:,.1f} GB per GPU of a {lay.budget_bytes / 1e9:,.0f} GB budget")
+             f"model states {lay.state_bytes_per_gpu / 1e9:,.1f} GB per GPU "
+             f"of a {lay.budget_bytes / 1e9:,.0f} GB budget")
     return _budget_view(b, v, first)
 
 
@@ -391,7 +393,8 @@ def _topology_view(r: net.TopologyResult, v: Mapping[str, Any]) -> View:
     x = vl.field("what", "nominal", title="", sort=None, axis={"labelAngle": 0})
     offset = vl.field("design", "nominal", sort=None)
     floor = 10.0 ** math.floor(math.log10(min(d["count"] for d in data)))  # bars start here on the log axis
-    y = vl.field("count", title="count (log)", scale=vl.log_scale(domainMin=floor, domainMax=vl.clean(2.5 * max(d["count"] for d in data))))
+    top = vl.clean(2.5 * max(d["count"] for d in data))  # room above the tallest bar for its label
+    y = vl.field("count", title="count (log)", scale=vl.log_scale(domainMin=floor, domainMax=top))
     y2 = {"datum": floor}
     spec_ = chart(
         data, height=220,
@@ -427,4 +430,5 @@ def pipeline_inactive(values: Mapping[str, Any]) -> set[str]:
 #: Controls the current values make irrelevant (a shell shows them disabled), by calculator key.
 INACTIVE = {PIPELINE.key: pipeline_inactive}
 
-__all__ = ["INACTIVE", "COLLECTIVE", "GENERATIONS", "LAYOUT", "PIPELINE", "STEP_COMM", "TOPOLOGY", "UNITS", "budget_rows"]
+__all__ = ["COLLECTIVE", "GENERATIONS", "INACTIVE", "LAYOUT", "PIPELINE", "STEP_COMM", "TOPOLOGY", "UNITS",
+           "budget_rows"]
