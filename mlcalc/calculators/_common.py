@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from mlcalc.accelerators import catalogue
 from mlcalc.calc import Control, choice
 
@@ -28,9 +30,24 @@ def money(value: float, currency: str = "$") -> str:
     return f"{'-' if value < 0 else ''}{currency}{abs(value):,.0f}"
 
 
+def finite(what: str, value: float) -> float:
+    """``value`` if it is a finite number, else a ValueError saying the inputs are too large for ``what``."""
+    if not math.isfinite(value):
+        raise ValueError(f"{what} overflows ({value!r}) with these inputs: use smaller numbers")
+    return value
+
+
+def geomspace(lo: float, hi: float, n: int) -> list[float]:
+    """``n`` points from ``lo`` to ``hi``, evenly spaced on a log scale (a fixed chart grid, no numpy)."""
+    if n < 2 or not 0 < lo < hi:
+        return [lo]
+    step = math.log(hi / lo) / (n - 1)
+    return [lo * math.exp(i * step) for i in range(n)]
+
+
 def accelerator_control(default: str = "H100-SXM", key: str = "accelerator", label: str = "Accelerator") -> Control:
     """A dropdown of the catalogue's accelerators, each with its memory."""
     return choice(key, label, [(f"{a.key} ({a.memory_gb:g} GB)", a.key) for a in catalogue().values()], default)
 
 
-__all__ = ["accelerator_control", "money", "si"]
+__all__ = ["accelerator_control", "finite", "geomspace", "money", "si"]
