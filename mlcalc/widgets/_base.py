@@ -55,6 +55,11 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
     return w
 
 
+# Attributes of the shell itself: a control key must not take one of them.
+_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "last_result", "last_view",
+                       "last_error", "values", "children", "layout", "keys"})
+
+
 class CalcWidget(widgets.VBox):
     """The ipywidgets shell of one calculator: set ``calc`` in a subclass, and that is all.
 
@@ -72,20 +77,24 @@ class CalcWidget(widgets.VBox):
         values = calc.values({self.aliases.get(k, k): v for k, v in given.items()})
         self._controls = {c.key: make_control(c, values[c.key]) for c in calc.controls}
         for key, w in self._controls.items():
+            if key in _RESERVED or key.startswith("_"):
+                raise ValueError(f"{calc.key}: a control may not be named {key!r} (the shell uses that name)")
             setattr(self, key, w)
         self.message = widgets.HTML(value="")  # the inline error message ("" when all is well)
         self.message.add_class("mlcalc-message")
-        self.text = widgets.HTML(value="")  # the view's text and table
-        self.text.add_class("mlcalc-view-text")
-        self.chart = widgets.Output()  # the view's chart (Vega-Lite)
-        self.chart.add_class("mlcalc-view-chart")
+        # The view's text and table, and its chart (Vega-Lite). Named view_* so that no control key
+        # ("text" for a paste box) can hide them.
+        self.view_text = widgets.HTML(value="")
+        self.view_text.add_class("mlcalc-view-text")
+        self.view_chart = widgets.Output()
+        self.view_chart.add_class("mlcalc-view-chart")
         self.last_result: Any = None  # what compute() returned last time it succeeded
         self.last_view: View | None = None  # what view() returned last time it succeeded
         self.last_error: str = ""  # the last error message shown, "" if none
         box = widgets.Box(list(self._controls.values()),
                           layout=widgets.Layout(display="flex", flex_flow="row wrap", width="100%"))
         box.add_class("mlcalc-controls")
-        super().__init__([box, self.message, self.text, self.chart], layout=widgets.Layout(width="100%"))
+        super().__init__([box, self.message, self.view_text, self.view_chart], layout=widgets.Layout(width="100%"))
         self.add_class("mlcalc-calculator")
         self.add_class(f"mlcalc-calc-{calc.key}")
         self._filling = False  # True while a preset fills in controls (one update at the end)
@@ -138,18 +147,18 @@ class CalcWidget(widgets.VBox):
             self.last_error = error_message(err)
             self.message.value = (f'<div class="mlcalc-error" role="alert"><b>Check the input:</b> '
                                   f'{html.escape(self.last_error)}</div>')
-            self.text.add_class("mlcalc-stale")
-            self.chart.add_class("mlcalc-stale")
+            self.view_text.add_class("mlcalc-stale")
+            self.view_chart.add_class("mlcalc-stale")
             return
         self.last_error = ""
         self.message.value = ""
-        self.text.remove_class("mlcalc-stale")
-        self.chart.remove_class("mlcalc-stale")
+        self.view_text.remove_class("mlcalc-stale")
+        self.view_chart.remove_class("mlcalc-stale")
         self.last_result, self.last_view = result, view
-        self.text.value = text
+        self.view_text.value = text
         # The chart goes straight into the Output widget's state (no display message): JupyterLab
         # draws it from there, the site's script reads and rewrites the same state.
-        self.chart.outputs = () if view.chart is None else (
+        self.view_chart.outputs = () if view.chart is None else (
             {"output_type": "display_data", "data": {VEGALITE_MIME: view.chart}, "metadata": {}},)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
