@@ -79,7 +79,7 @@ def test_startup_chart_follows_the_formula():
     rows = chart_values(view.chart)
     assert rows[-1] == {"nodes": 1.0, "seconds": pytest.approx(13.619)}
     alone = [row["seconds"] for row in rows if row.get("curve", "").startswith("one process")]
-    assert len(alone) == len(cs.STARTUP_NODES) and set(alone) == {13.619}
+    assert len(alone) == cs.STARTUP_POINTS and set(alone) == {13.619}
     for row in rows[:-1]:
         if row["curve"] == "start-up time":
             t = storage.import_startup_time(1, 1, 479, 13619 / 479, 1e6, 1e-3)

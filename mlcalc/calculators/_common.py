@@ -72,9 +72,18 @@ def geomspace(lo: float, hi: float, n: int) -> list[float]:
     return [lo * math.exp(i * step) for i in range(n)]
 
 
+def decades(lo: float, hi: float, most: int = 8) -> list[float]:
+    """Powers of ten from below ``lo`` to above ``hi``, thinned to at most ``most`` (log-axis ticks)."""
+    if not (0 < lo <= hi) or not math.isfinite(hi):
+        return []
+    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    step = max(1, -(-(k1 - k0 + 1) // most))
+    return [10.0**k for k in range(k0, k1 + 1, step)]
+
+
 def accelerator_control(default: str = "H100-SXM", key: str = "accelerator", label: str = "Accelerator") -> Control:
     """A dropdown of the catalogue's accelerators, each with its memory."""
     return choice(key, label, [(f"{a.key} ({a.memory_gb:g} GB)", a.key) for a in catalogue().values()], default)
 
 
-__all__ = ["AUTHOR_YEAR", "accelerator_control", "cite", "cited", "finite", "geomspace", "money", "si"]
+__all__ = ["AUTHOR_YEAR", "accelerator_control", "cite", "cited", "decades", "finite", "geomspace", "money", "si"]

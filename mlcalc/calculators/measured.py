@@ -31,7 +31,7 @@ def _busbw_chart(curve: ms.BusbwCurve, title: str, size: float | None = None, bu
                  scale=vl.log_scale(base=2), axis={"labelExpr": _BINARY_LABEL})
     layer: list[dict] = [
         {"data": {"values": vl.rows(points)}, "mark": {"type": "line", "point": True},
-         "encoding": {"x": x, "y": vl.field("busbw", title="busbw, GB/s (1e9 bytes/s)"),
+         "encoding": {"x": x, "y": vl.field("busbw", title="busbw, GB/s (1e9 B/s)"),
                       "tooltip": [vl.field("size", "nominal"), vl.field("busbw", title="GB/s", format=",.1f")]}},
         {"data": {"values": vl.rows([{"busbw": link / 1e9, "what": "NVLink 4, one direction (datasheet)"}])},
          "mark": {"type": "rule", "color": vl.PALETTE[3], "strokeDash": [6, 3]},

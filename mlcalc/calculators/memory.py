@@ -50,7 +50,7 @@ def _gpu_count_view(r: memory.GpuEstimate, v: Mapping[str, Any]) -> View:
     capacity = r.n_gpus * r.gpu_memory_bytes / 1e9
     chart = vl.chart(
         title=f"{r.n_gpus:,} x {v['accelerator']} = {capacity:,.0f} GB for {r.total_bytes / 1e9:,.0f} GB needed",
-        height=60,
+        height=150,
         layer=[
             {"data": {"values": vl.rows(parts)}, "mark": "bar",
              "encoding": {"x": vl.field("gb", title="GB (1e9 bytes)", stack="zero"),
@@ -130,9 +130,9 @@ def _bytes_per_param_view(result: dict[str, float], v: Mapping[str, Any]) -> Vie
             if b:
                 rows.append({"convention": name, "category": cat, "bytes": b, "order": j})
         totals.append({"convention": name, "bytes": c.total, "label": f"{c.total:g}"})
-    y = vl.field("convention", "nominal", title=None, sort=[r["convention"] for r in totals])
+    y = vl.field("convention", "nominal", title="", sort=[r["convention"] for r in totals])
     chart = vl.chart(
-        title=f"Bytes per parameter by convention (▶ {v['convention']}: {conv.total:g})", height=200,
+        title=f"Bytes per parameter by convention (▶ {v['convention']}: {conv.total:g})", height=260,
         layer=[
             {"data": {"values": vl.rows(rows)}, "mark": "bar",
              "encoding": {"y": y, "x": vl.field("bytes", title="bytes per parameter", stack="zero"),
@@ -189,9 +189,10 @@ def _zero_view(r: memory.ZeroMemory, v: Mapping[str, Any]) -> View:
     x = vl.field("dp", title="data-parallel degree Nd (log scale)", scale=vl.log_scale(base=2), axis={"format": "d"})
     chart = vl.chart(
         title=f"Model states per device against Nd; dashed: one {v['accelerator']} ({dev / 1e9:g} GB)",
+        height=280,
         layer=[
             {"data": {"values": vl.rows(lines)}, "mark": {"type": "line", "point": True, "clip": True},
-             "encoding": {"x": x, "y": vl.field("gb", title="model states per device, GB (1e9 bytes)",
+             "encoding": {"x": x, "y": vl.field("gb", title="GB per device (1e9 bytes)",
                                                 scale={"domain": [0, vl.clean(top)]}),
                           "color": vl.field("stage", "nominal", title="", sort=None),
                           "tooltip": [vl.field("stage", "nominal"), vl.field("dp"),
@@ -234,8 +235,11 @@ ACTIVATION_CASES = (
     ("TP + SP + flash attn", {"sp": True, "flash_attention": True}),
     ("full recompute (TP + SP)", {"sp": True, "recompute": "full"}),
 )
-ACTIVATION_COLORS = {"not split": "#4c72b0", "split by": "#55a868", "attention": "#c44e52", "softmax": "#8172b3",
-                     "layer input": "#937860"}
+# The kinds of activation memory (by the start of memory.activation_parts_per_layer's labels): colour, short label.
+ACTIVATION_KINDS = {"not split": ("#4c72b0", "not split by TP"), "split by": ("#55a868", "split by TP"),
+                    "attention": ("#c44e52", "attention scores (s^2)"),
+                    "softmax": ("#8172b3", "softmax statistics (flash)"),
+                    "layer input": ("#937860", "layer input (full recompute)")}
 
 
 def activation_cases(seq_len: int, micro_batch: int, hidden: int, n_heads: int, tp: int) -> dict[str, dict[str, float]]:
@@ -267,22 +271,21 @@ def _activation_view(per_layer: float, v: Mapping[str, Any]) -> View:
     rows, totals = [], []
     for label, parts in cases.items():
         for j, (name, nbytes) in enumerate(parts.items()):
-            kind = next(k for k in ACTIVATION_COLORS if name.startswith(k))
-            rows.append({"case": label, "part": name, "mib": nbytes / 2**20, "order": j, "kind": kind})
+            kind = next(k for k in ACTIVATION_KINDS if name.startswith(k))
+            rows.append({"case": label, "part": ACTIVATION_KINDS[kind][1], "mib": nbytes / 2**20, "order": j})
         total = sum(parts.values()) / 2**20
         totals.append({"case": label, "mib": total, "label": f"{total:,.0f}"})
     names = list(dict.fromkeys(row["part"] for row in rows))
-    y = vl.field("case", "nominal", title=None, sort=[label for label, _ in ACTIVATION_CASES])
+    colors = {short: color for color, short in ACTIVATION_KINDS.values()}
+    y = vl.field("case", "nominal", title="", sort=[label for label, _ in ACTIVATION_CASES])
     chart = vl.chart(
-        title=f"Activation memory per layer (Korthikanti et al. 2023), TP = {int(v['tp'])}", height=170,
+        title=f"Activation memory per layer (Korthikanti et al. 2023), TP = {int(v['tp'])}", height=250,
         layer=[
             {"data": {"values": vl.rows(rows)}, "mark": "bar",
              "encoding": {"y": y, "x": vl.field("mib", title="activation memory per layer, MiB (2**20 bytes)",
                                                 stack="zero"),
-                          "color": vl.field("part", "nominal", title="", sort=names, scale={
-                              "domain": names,
-                              "range": [ACTIVATION_COLORS[next(k for k in ACTIVATION_COLORS if n.startswith(k))]
-                                        for n in names]}),
+                          "color": vl.field("part", "nominal", title="", sort=names,
+                                            scale={"domain": names, "range": [colors[n] for n in names]}),
                           "order": vl.field("order"),
                           "tooltip": [vl.field("case", "nominal"), vl.field("part", "nominal"),
                                       vl.field("mib", title="MiB", format=",.0f")]}},
@@ -336,7 +339,7 @@ def _serving_view(est: memory.ServingEstimate, v: Mapping[str, Any]) -> View:
              {"part": "KV cache", "gb": est.kv_cache_bytes / 1e9, "order": 1}]
     chart = vl.chart(
         title=f"{est.n_devices:,} x {acc}: {usable:,.1f} GB usable for {est.total_bytes / 1e9:,.1f} GB",
-        height=60,
+        height=150,
         layer=[
             {"data": {"values": vl.rows(parts)}, "mark": "bar",
              "encoding": {"x": vl.field("gb", title="GB (1e9 bytes)", stack="zero"),
@@ -383,9 +386,9 @@ def _moe_view(s: memory.MoeSummary, v: Mapping[str, Any]) -> View:
             {"what": "computed per token (active)", "billions": s.active_params / 1e9}]
     for row in rows:
         row["label"] = f"{row['billions']:,.1f}B"
-    y = vl.field("what", "nominal", title=None, sort=None)
+    y = vl.field("what", "nominal", title="", sort=None)
     chart = vl.chart(
-        rows, title=f"Parameters of {v['model']}", height=60,
+        rows, title=f"Parameters of {v['model']}", height=120,
         layer=[{"mark": "bar", "encoding": {"y": y, "x": vl.field("billions", title="parameters (billions)"),
                                             "color": vl.field("what", "nominal", legend=None, sort=None)}},
                {"mark": {"type": "text", "align": "left", "dx": 4},
@@ -454,8 +457,8 @@ def _training_view(fit: memory.TrainingFit, v: Mapping[str, Any]) -> View:
                           "label": f"{nbytes / 1e9:,.0f}" + ("" if ok else " X")})
     heat = {"title": f"GB per {v['accelerator']}; X: does not fit", "width": 260, "height": 160,
             "data": {"values": vl.rows(cells)},
-            "encoding": {"x": vl.field("micro_batch", "ordinal", title="micro-batch size"),
-                         "y": vl.field("zero", "ordinal", title=None)},
+            "encoding": {"x": vl.field("micro_batch", "ordinal", title="micro-batch size", axis={"labelAngle": 0}),
+                         "y": vl.field("zero", "ordinal", title="")},
             "layer": [
                 {"mark": "rect", "encoding": {
                     "color": vl.field("ratio", title="share of the device",

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from mlcalc import _check, storage, vl
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
-from mlcalc.calculators._common import finite, geomspace
+from mlcalc.calculators._common import decades, finite, geomspace
 from mlcalc.storage import GB, TB, GiB, MiB
 
 HOUR = 3600.0
@@ -45,15 +45,17 @@ def _dataloader_view(bw: storage.DataloaderBandwidth, v: Mapping[str, Any]) -> V
         bars.append({"filesystem": f"{fs.name.split(' (')[0].split(',')[0]} [{key}]", "gb_per_s": gbps,
                      "scope": fs.scope, "verdict": ENOUGH if gbps >= need else NOT_ENOUGH})
     values = [b["gb_per_s"] for b in bars] + [need]
-    domain = [min(values) / 3, max(values) * 3]
-    x = vl.field("gb_per_s", title="GB/s (1e9 bytes/s), log scale", scale=vl.log_scale(domain=[vl.clean(d) for d in domain]))
+    ticks = decades(min(values) / 3, max(values) * 3)
+    domain = [ticks[0], ticks[-1]]  # whole decades, so the bars start at the axis
+    x = vl.field("gb_per_s", title="GB/s (1e9 bytes/s), log scale", scale=vl.log_scale(domain=[vl.clean(d) for d in domain]),
+                 axis={"values": ticks, "format": "~g"})
     chart = vl.chart(
         title=f"One node needs {need:,.3g} GB/s (black line)",
-        height=130,
+        height=200,
         layer=[
             {"data": {"values": vl.rows(bars)}, "mark": {"type": "bar", "clip": True},
-             "encoding": {"y": vl.field("filesystem", "nominal", title=None, sort=None), "x": x,
-                          "x2": {"value": 0},
+             "encoding": {"y": vl.field("filesystem", "nominal", title="", sort=None), "x": x,
+                          "x2": {"datum": vl.clean(domain[0])},  # bars start at the axis (a log scale has no 0)
                           "color": vl.field("verdict", "nominal", title="",
                                             scale={"domain": [ENOUGH, NOT_ENOUGH], "range": ["#55a868", "#c44e52"]}),
                           "tooltip": [vl.field("filesystem", "nominal"), vl.field("scope", "nominal"),
@@ -195,7 +197,9 @@ def _interval_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
             f"every {r['interval_s'] / HOUR:.2f} h: goodput {c.fraction:.1%} (checkpoints {c.checkpoint_fraction:.1%}, "
             f"lost work {c.lost_work_fraction:.1%}, restarts {c.restart_fraction:.1%}); "
             f"at Daly's interval {b.fraction:.1%}")
-    x = vl.field("hours", title="compute time between checkpoints (hours, log scale)", scale=vl.log_scale())
+    hours = [t / HOUR for t, _ in r["curve"]] + [r["interval_s"] / HOUR]
+    x = vl.field("hours", title="compute time between checkpoints (hours, log scale)", scale=vl.log_scale(),
+                 axis={"values": decades(min(hours), max(hours)), "format": "~g"})
     y = vl.field("goodput", title="goodput", axis={"format": ".0%"}, scale={"zero": False})
     rules = [{"hours": r["young_s"] / HOUR, "what": f"Young: {r['young_s'] / HOUR:.2f} h"},
              {"hours": r["daly_s"] / HOUR, "what": f"Daly: {r['daly_s'] / HOUR:.2f} h"}]
@@ -258,9 +262,9 @@ def _capacity_view(cap: storage.Capacity, v: Mapping[str, Any]) -> View:
     rows.append({"bar": "buy", "part": f"to buy at {cap.usable_fraction:.0%} usable", "tb": cap.to_buy_bytes / TB,
                  "order": len(rows)})
     chart = vl.chart(
-        rows, title=f"Store {cap.needed_bytes / TB:,.1f} TB, buy {cap.to_buy_bytes / TB:,.1f} TB", height=80,
+        rows, title=f"Store {cap.needed_bytes / TB:,.1f} TB, buy {cap.to_buy_bytes / TB:,.1f} TB", height=170,
         mark="bar",
-        encoding={"y": vl.field("bar", "nominal", title=None, sort=["store", "buy"]),
+        encoding={"y": vl.field("bar", "nominal", title="", sort=["store", "buy"]),
                   "x": vl.field("tb", title="TB (1e12 bytes)", stack="zero"),
                   "color": vl.field("part", "nominal", title="", sort=None,
                                     scale={"range": vl.PALETTE[:3] + ["#999999"]}),
@@ -287,7 +291,7 @@ CAPACITY = register(Calc(
 
 # --------------------------------------------------------------------------- start-up
 
-STARTUP_NODES = geomspace(1.0, 4096.0, 60)  # the chart's fixed grid of node counts
+STARTUP_POINTS = 60  # the chart's grid: 60 node counts from 1 to 4096 (or to twice the reader's count)
 
 
 def _startup_compute(v: Mapping[str, Any]) -> storage.StartupTime:
@@ -307,15 +311,19 @@ def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
     nodes = int(v["nodes"])
     server_per_node = r.server_bound_s / nodes  # the server term grows linearly with the node count
     lines = []
-    for n in STARTUP_NODES:
+    for n in geomspace(1.0, max(4096.0, 2.0 * nodes), STARTUP_POINTS):
         server = server_per_node * n
         lines += [{"nodes": n, "seconds": max(r.latency_bound_s, server), "curve": "start-up time"},
                   {"nodes": n, "seconds": r.latency_bound_s, "curve": f"one process alone: {r.latency_bound_s:,.1f} s"},
                   {"nodes": n, "seconds": server, "curve": "metadata server bound"}]
-    x = vl.field("nodes", title="nodes starting at once (log scale)", scale=vl.log_scale())
-    y = vl.field("seconds", title="start-up time, s (log scale)", scale=vl.log_scale())
+    top = max(4096.0, 2.0 * nodes)
+    seconds = [row["seconds"] for row in lines] + [r.seconds]
+    x = vl.field("nodes", title="nodes starting at once (log scale)", scale=vl.log_scale(),
+                 axis={"values": decades(1.0, top), "format": "~s"})
+    y = vl.field("seconds", title="seconds (log scale)", scale=vl.log_scale(),
+                 axis={"values": decades(min(seconds), max(seconds)), "format": ",~g"})
     chart = vl.chart(
-        title=f"{nodes:,} nodes: {r.seconds:,.0f} s ({r.bottleneck})",
+        title=f"Start-up time: {nodes:,} nodes take {r.seconds:,.0f} s ({r.bottleneck})", height=280,
         layer=[
             {"data": {"values": vl.rows(lines)}, "mark": {"type": "line"},
              "encoding": {"x": x, "y": y, "color": vl.field("curve", "nominal", title="", sort=None),
