@@ -199,7 +199,7 @@ PASTED_RESULT = register(Calc(
     controls=(
         choice("kind", "Format", ["nccl-tests", "mamf-finder"], "nccl-tests", kind="toggle"),
         choice("op", "nccl op", list(ms.COLLECTIVES), "all_reduce"),
-        Control("text", "Paste", "text", _example_nccl_text(),
+        Control("text", "Paste", "text", _example_nccl_text(), width="100%",
                 help=f"at most {MAX_PASTE_BYTES // 1024} KiB; starts with the book's own all-reduce measurement"),
     ),
     compute=_pasted_compute,

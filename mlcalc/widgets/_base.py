@@ -50,7 +50,7 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
     elif c.kind == "check":
         w = widgets.Checkbox(value=value, indent=False, **common)
     else:  # text
-        w = widgets.Textarea(value=value, continuous_update=False, **common)
+        w = widgets.Textarea(value=value, rows=8, continuous_update=False, **common)  # a paste: several lines
     w.add_class(f"mlcalc-ctl-{c.key}")
     return w
 
