@@ -57,6 +57,26 @@ def training_flops(n_params: float, n_tokens: float, recompute: bool = False) ->
     return _check.result("training FLOPs", factor * n_params * n_tokens)
 
 
+# Compute-optimal training tokens per parameter: Hoffmann et al. 2022 (Chinchilla, 70B parameters on
+# 1.4T tokens; their Table 3 gives about 20 tokens per parameter from 400M to 10T parameters).
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
+
+
+def tokens_from_budget(n_params: float, tokens_per_param: float = CHINCHILLA_TOKENS_PER_PARAM) -> float:
+    """Training tokens for a token budget stated per parameter: ``n_params * tokens_per_param``.
+
+    With the default ratio (about 20 tokens per parameter) this is the compute-optimal ("Chinchilla")
+    number of tokens for a model of ``n_params`` parameters.
+
+    References
+    ----------
+    Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3.
+    """
+    n_params = _check.positive("n_params", n_params)
+    ratio = _check.positive("tokens_per_param", tokens_per_param)
+    return n_params * ratio
+
+
 def megatron_params(n_layers: int, hidden: int, vocab: int, seq_len: int) -> float:
     """Parameters of a GPT model, Narayanan et al. 2021 eq. (2).
 
@@ -629,6 +649,7 @@ def matmul_shape_efficiency(
 
 __all__ = [
     "ADVERTISED",
+    "CHINCHILLA_TOKENS_PER_PARAM",
     "CLIMATEGPT_RUNS",
     "CatalogueRow",
     "PublishedRun",
@@ -670,6 +691,7 @@ __all__ = [
     "run_cost",
     "training_flops",
     "training_time_s",
+    "tokens_from_budget",
     "unregister_flops_table",
     "wall_time_s_from_gpu_hours",
 ]
