@@ -30,8 +30,10 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 from mlcalc import _check
 
 SCHEMA_VERSION = 1  # the JSON layout of mlcalc.bench this module reads
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "gather",
-               "scatter", "hypercube")  # every nccl-tests *_perf program
+# The collectives a curve may be of: what mlcalc.bench writes (all_to_all, send_recv, as mlcalc.network
+# names them) and every nccl-tests *_perf program (alltoall, sendrecv, gather, scatter, hypercube ...).
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv",
+               "alltoall", "sendrecv", "gather", "scatter", "hypercube")
 COPY_KINDS = ("d2d", "h2d", "d2h")
 
 # How device names read (nvidia-smi / torch) map onto catalogue keys; first match wins.
