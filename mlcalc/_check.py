@@ -167,12 +167,12 @@ def bounded_int(name: str, value: Any, minimum: int, maximum: int) -> int:
     return _whole(name, value, minimum, maximum)
 
 
-def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
+def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``allowed``, else raise ValueError listing them."""
     options = list(allowed)
-    try:
-        found = isinstance(value, str) and value in options
-    except Exception:  # noqa: BLE001 - unhashable or odd values are simply not among the options
+    try:  # True is not the option 1; an array's == is not a truth value: neither is found
+        found = any(isinstance(value, bool) == isinstance(o, bool) and bool(value == o) for o in options)
+    except Exception:  # noqa: BLE001 - odd values are simply not among the options
         found = False
     if not found:
         shown = ", ".join(map(repr, options[:30])) + (", ..." if len(options) > 30 else "")
