@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
-from mlcalc import _check
+from mlcalc import _check, models
 
 # Bytes per parameter, by what they hold, in the convention of the seed chapter
 # ("The AI Battlefield", section "Impress others with your ML instant math"):
@@ -95,106 +92,21 @@ def gpus_needed(
 
 
 # ---------------------------------------------------------------------------
-# Model presets: architecture numbers from mlcalc/data/models.json
+# Models: one description for the whole book (mlcalc.models); these names stay for old callers
 # ---------------------------------------------------------------------------
 
-NORMS = ("rmsnorm", "layernorm")
+ModelConfig = models.ModelConfig
+NORMS = models.NORMS
 
 
-@dataclass(frozen=True)
-class ModelConfig:
-    """A decoder-only transformer's shape, enough to count its parameters and its caches."""
-
-    name: str  # preset name, e.g. "Llama-3 70B"
-    n_layers: int  # transformer blocks
-    hidden: int  # model width d_model
-    n_heads: int  # query heads per layer
-    n_kv_heads: int  # key/value heads per layer (n_heads: MHA, fewer: GQA, 1: MQA)
-    head_dim: int  # width of one attention head
-    ffn_hidden: int  # inner width of the feed-forward block (of one expert)
-    vocab: int  # rows of the token-embedding table
-    n_experts: int = 1  # feed-forward experts per layer (1: dense model)
-    experts_per_token: int = 1  # experts each token is routed to
-    gated_mlp: bool = True  # SwiGLU-style block with three matrices (False: two matrices)
-    tied_embeddings: bool = False  # output projection shares the input embedding matrix
-    published_params: float = 0.0  # total parameters as the source states them (0: unknown)
-    source: str = ""  # where the numbers come from
-    biases: bool = False  # linear layers carry bias vectors (GPT-3: yes, Llama: no)
-    norm: str = "rmsnorm"  # "rmsnorm" (weight vector) or "layernorm" (weight and bias)
-    learned_positions: int = 0  # rows of a learned position table (0 with rotary embeddings)
-    max_seq_len: int = 0  # context length the model was released with (0: unknown)
-    published_active_params: float = 0.0  # parameters used per token as published (MoE; 0: unknown)
-
-    def __post_init__(self) -> None:
-        for name in ("n_layers", "hidden", "n_heads", "n_kv_heads", "head_dim", "ffn_hidden", "vocab",
-                     "n_experts", "experts_per_token"):
-            _check.positive_int(name, getattr(self, name))
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"n_kv_heads={self.n_kv_heads!r} is not allowed: it must divide n_heads={self.n_heads}")
-        if self.experts_per_token > self.n_experts:
-            raise ValueError(f"experts_per_token={self.experts_per_token!r} is not allowed: "
-                             f"it must be at most n_experts={self.n_experts}")
-        _check.choice("norm", self.norm, NORMS)
-        _check.non_negative("learned_positions", self.learned_positions)
-        _check.non_negative("published_params", self.published_params)
-
-    # -- parameter counts, by part --------------------------------------------------
-    def attention_params_per_layer(self) -> int:
-        """Q, K, V and output projections of one layer (with biases if the model has them)."""
-        q = self.hidden * self.n_heads * self.head_dim
-        kv = 2 * self.hidden * self.n_kv_heads * self.head_dim
-        out = self.n_heads * self.head_dim * self.hidden
-        bias = (self.n_heads + 2 * self.n_kv_heads) * self.head_dim + self.hidden if self.biases else 0
-        return q + kv + out + bias
-
-    def mlp_params_per_expert(self) -> int:
-        """One feed-forward block: 3 matrices if gated (SwiGLU), else 2 (with biases if any)."""
-        mats = 3 if self.gated_mlp else 2
-        bias = (self.ffn_hidden * (2 if self.gated_mlp else 1) + self.hidden) if self.biases else 0
-        return mats * self.hidden * self.ffn_hidden + bias
-
-    def norm_params_per_layer(self) -> int:
-        """Two norms per layer: a weight vector each (RMSNorm), plus a bias each (LayerNorm)."""
-        return 2 * self.hidden * (2 if self.norm == "layernorm" else 1)
-
-    def router_params_per_layer(self) -> int:
-        """The gate that routes tokens to experts (0 for a dense model)."""
-        return self.hidden * self.n_experts if self.n_experts > 1 else 0
-
-    def params_breakdown(self) -> Mapping[str, int]:
-        """Parameter count by part of the model (sums to ``n_params()``)."""
-        final_norm = self.hidden * (2 if self.norm == "layernorm" else 1)
-        parts = {
-            "embeddings": self.vocab * self.hidden + self.learned_positions * self.hidden,
-            "attention": self.n_layers * self.attention_params_per_layer(),
-            "feed-forward (all experts)": self.n_layers * self.n_experts * self.mlp_params_per_expert(),
-            "router": self.n_layers * self.router_params_per_layer(),
-            "norms": self.n_layers * self.norm_params_per_layer() + final_norm,
-            "output projection": 0 if self.tied_embeddings else self.vocab * self.hidden,
-        }
-        return MappingProxyType(parts)
-
-    def n_params(self) -> int:
-        """Total parameters (what memory follows): embeddings, all layers, all experts."""
-        return sum(self.params_breakdown().values())
-
-    def n_active_params(self) -> int:
-        """Parameters one token passes through (what compute follows): only its routed experts."""
-        idle = self.n_layers * (self.n_experts - self.experts_per_token) * self.mlp_params_per_expert()
-        return self.n_params() - idle
-
-
-@lru_cache(maxsize=None)
 def model_presets() -> Mapping[str, ModelConfig]:
-    """All model presets in ``mlcalc/data/models.json``, by name, in file order."""
-    raw = json.loads(resources.files("mlcalc.data").joinpath("models.json").read_text())
-    return MappingProxyType({name: ModelConfig(name=name, **entry) for name, entry in raw["models"].items()})
+    """All model presets (``mlcalc.models.presets()``)."""
+    return models.presets()
 
 
 def model_preset(name: str) -> ModelConfig:
-    """The preset called ``name`` (ValueError listing the known names otherwise)."""
-    _check.choice("model", name, model_presets())
-    return model_presets()[name]
+    """The preset called ``name`` (``mlcalc.models.preset``)."""
+    return models.preset(name)
 
 
 # ---------------------------------------------------------------------------
