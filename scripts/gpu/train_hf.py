@@ -86,6 +86,17 @@ def gpu_cases() -> list[dict[str, Any]]:
     return [{"model": models.as_dict(m), "batch": b, "seq_len": s, "recompute": r} for m, b, s, r in grid]
 
 
+def floor_cases() -> list[dict[str, Any]]:
+    """Every model of the sweep at 1 x 64 tokens, checkpointing off and on: the host-bound floor."""
+    seen, out = set(), []
+    for c in gpu_cases():
+        key = (c["model"]["name"], c["recompute"])
+        if key not in seen:
+            seen.add(key)
+            out.append({**c, "batch": 1, "seq_len": 64})
+    return out
+
+
 def cpu_cases() -> list[dict[str, Any]]:
     """Tiny versions of every architecture, for a test on a CPU."""
     out = []
@@ -201,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--part", default="0/1", help="i/n: run cases i, i+n, i+2n, ...")
     ap.add_argument("--cpu-tiny", action="store_true", help="tiny configs on the CPU (a test)")
+    ap.add_argument("--floor", action="store_true", help="every model at 1 x 64 tokens (host-bound floor)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
     args = ap.parse_args(argv)
@@ -209,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
 
     i, n = (int(x) for x in args.part.split("/"))
     dev = torch.device("cpu") if args.cpu_tiny else torch.device("cuda", torch.cuda.current_device())
-    cases = (cpu_cases() if args.cpu_tiny else gpu_cases())[i::n]
+    cases = (cpu_cases() if args.cpu_tiny else floor_cases() if args.floor else gpu_cases())[i::n]
     result: dict[str, Any] = {
         "benchmark": "train_hf", "environment": _environment(torch, transformers, dev),
         "parameters": {"precision": "fp32 weights, gradients and AdamW states; torch.autocast bf16",
