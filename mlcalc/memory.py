@@ -442,6 +442,204 @@ def activation_bytes_per_layer(
 
 
 # ---------------------------------------------------------------------------
+# Training memory of the architecture in hand: tensor by tensor, phase by phase
+# ---------------------------------------------------------------------------
+
+# How a framework computes the loss over the logits, in bytes per token per vocabulary entry held at
+# the peak of the forward pass and at the start of the backward pass.
+# "hf": Hugging Face transformers' ForCausalLMLoss as Trainer calls it: the lm_head's bf16 logits (2),
+#   logits.float() (4) and log_softmax's fp32 output (4) at the forward's peak: 10; in the backward the
+#   bf16 logits are gone (Trainer drops the outputs), log_softmax's output (4), nll_loss's dense fp32
+#   gradient (4) and log_softmax's input gradient (4): 12. Read off transformers' loss_utils.py and
+#   confirmed in this book's runs (mlcalc/data/measured/h200x2-2026-11-26-train-hf: the step from the
+#   end of the forward to the backward's peak is 8 bytes per logit).
+# "hf-keep-outputs": the same, with the model's output object (and its bf16 logits) alive during backward.
+# "fp32-logits": one fp32 copy of the logits (4), what Korthikanti et al. 2022 count for the output layer.
+# "fused": a fused / chunked cross-entropy (e.g. Liger kernel) that never materializes the logits (0).
+LOSS_CONVENTIONS: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "hf": (10.0, 12.0), "hf-keep-outputs": (10.0, 14.0), "fp32-logits": (4.0, 4.0), "fused": (0.0, 0.0)})
+
+# Mixed-precision conventions: bytes per parameter of weights, gradients, optimizer states, the
+# bytes of the residual stream, and whether autocast keeps bf16 copies of the weights and activations.
+# "fp32-autocast": fp32 weights, gradients and AdamW moments, torch.autocast(bf16) (Hugging Face
+#   Trainer with bf16=True on an fp32 model; PyTorch AMP): 4 + 4 + 8 = 16 bytes per parameter, plus
+#   the bf16 weight copies autocast makes for each forward.
+# "bf16-master": bf16 weights and gradients, fp32 master weights and AdamW moments (Megatron-LM,
+#   DeepSpeed bf16): 2 + 2 + 12 = 16 (Rajbhandari et al. 2020's K = 12).
+# "bf16-pure": everything in bf16, AdamW moments too: 2 + 2 + 4 = 8.
+# "fp32-autocast-adam8bit": fp32 weights and gradients with 8-bit AdamW moments (bitsandbytes,
+#   Dettmers et al. 2022): 4 + 4 + 2 = 10.
+PRECISIONS: Mapping[str, Mapping[str, float]] = MappingProxyType({
+    "fp32-autocast": MappingProxyType({"weights": 4.0, "gradients": 4.0, "optimizer": 8.0, "stream": 4.0,
+                                       "autocast": 1.0}),
+    "bf16-master": MappingProxyType({"weights": 2.0, "gradients": 2.0, "optimizer": 12.0, "stream": 2.0,
+                                     "autocast": 0.0}),
+    "bf16-pure": MappingProxyType({"weights": 2.0, "gradients": 2.0, "optimizer": 4.0, "stream": 2.0,
+                                   "autocast": 0.0}),
+    "fp32-autocast-adam8bit": MappingProxyType({"weights": 4.0, "gradients": 4.0, "optimizer": 2.0, "stream": 4.0,
+                                                "autocast": 1.0}),
+})
+ATTENTION_KERNELS = ("flash", "eager")
+# Hugging Face transformers 5.x runs routed experts as grouped products that autocast does not cover:
+# with fp32 weights their activations stay fp32 and no bf16 weight copies are made.
+HF_EXPERTS_IN_FP32 = True
+
+
+def layer_activation_parts(
+    model: models.ModelConfig,
+    precision: str = "fp32-autocast",
+    attention: str = "flash",
+    recompute: str = "none",
+    seq_len: int = 2048,
+    experts_in_fp32: bool = HF_EXPERTS_IN_FP32,
+) -> Mapping[str, float]:
+    """Bytes one layer keeps for the backward pass, per token, by kind (eager PyTorch, Hugging Face layout).
+
+    Counted tensor by tensor from the modelling code (``s`` residual-stream bytes: 4 with fp32 weights
+    under autocast, 2 with bf16 weights; ``c`` = 1 where autocast makes bf16 copies):
+
+    - each norm over the residual stream: RMSNorm (written as PyTorch ops) keeps its input and the
+      normalized tensor, ``2 s h`` (4 bytes each for a bf16 input it upcasts); LayerNorm (one fused
+      kernel) keeps its input, ``s h``;
+    - autocast's bf16 copy of the norm output, one per projection that reads it (Q, K, V separately;
+      gate and up), ``2h`` each;
+    - attention: Q, K, V and the output in bf16 (``2 (q + 2 kv + o)``) and flash attention's fp32
+      log-sum-exp per head (``4 H``); Q/K norms keep an fp32 copy and the normalized heads
+      (``6 (q + kv)``, or ``8 (q + kv)`` where the weight is applied in fp32, as in Gemma); without flash (eager) also the fp32 softmax and its bf16 copy, ``6 H s``;
+    - MLP: gated, the gate and up outputs, the activation's output and the product, ``8 f`` (bf16);
+      GPT-2's tanh GELU written as PyTorch ops keeps ``16 f`` under autocast (``pow`` runs in fp32,
+      so the tanh branch is fp32: its fp32 input, tanh output, 1 + tanh, the bf16 half input and the
+      bf16 copy for the next product), ``10 f`` without autocast; a fused GELU ``4 f``; routed experts
+      (fp32, see ``HF_EXPERTS_IN_FP32``) ``k (16 f + 8 h)`` per token;
+    - dropout masks, 1 byte per element of each residual branch, ``2 h``.
+
+    ``recompute``: "none"; "selective" (Korthikanti et al. 2022: the attention core is recomputed, so
+    only the eager s^2 terms go; with flash attention nothing changes); "full" (only the layer input,
+    ``s h``, is kept; the layer's working set comes back during its backward, see :func:`training_peak`).
+    """
+    _check.choice("precision", precision, PRECISIONS)
+    _check.choice("attention", attention, ATTENTION_KERNELS)
+    _check.choice("recompute", recompute, RECOMPUTE)
+    s_len = _check.positive_int("seq_len", seq_len)
+    p = PRECISIONS[precision]
+    m, h, sb, c = model, model.hidden, p["stream"], p["autocast"]
+    if recompute == "full":
+        return MappingProxyType({"layer input (full recomputation)": sb * h})
+    up = 4.0 if sb == 2 else sb  # a bf16 input to RMSNorm is upcast: its fp32 copy is kept
+    kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
+    vd = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.v_dim
+    if m.norm == "layernorm":
+        norms = m.norms_per_layer * sb * h
+    else:
+        norms = 2 * 2 * sb * h + (m.norms_per_layer - 2) * 2 * up * h
+    reads1 = 1 if (m.learned_positions or m.attention == "mla") else 3
+    reads2 = 2 if m.gated_mlp else 1
+    moe = m.is_moe
+    if moe and experts_in_fp32:
+        reads2 = 0  # the routed experts read the fp32 norm output directly
+    parts = {"norms": float(norms), "bf16 copies of norm outputs (autocast)": 2.0 * h * (reads1 + reads2) * c}
+    attn = 2.0 * (m.q_width + kv + vd + m.attn_out_width) + 4.0 * m.n_heads
+    if m.attention == "mla":
+        attn += 2.0 * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)  # the compressed latents
+    parts["attention (Q, K, V, output, log-sum-exp)"] = attn
+    if m.qk_norm:  # fp32 copy (4) + the normalized heads: cast back to bf16 before the weight (Llama
+        # family, 2) or weighted in fp32 (Gemma family, with four norms per layer, 4)
+        parts["query/key norms"] = (8.0 if m.norms_per_layer == 4 else 6.0) * (m.q_width + kv)
+    if attention == "eager" and recompute != "selective":
+        parts["attention scores (fp32 softmax + bf16 copy)"] = 6.0 * m.n_heads * s_len
+    if moe:
+        f, k = m.expert_ffn, m.experts_per_token
+        eb = 4.0 if experts_in_fp32 else 2.0
+        parts["routed experts"] = k * (4 * eb * f + 2 * eb * h)
+        parts["router"] = 6.0 * m.n_experts
+        if m.n_shared_experts:
+            parts["shared experts"] = m.n_shared_experts * 8.0 * f
+    elif m.gated_mlp:
+        parts["MLP (gate, up, activation, product)"] = 8.0 * m.ffn_hidden
+    else:
+        python_gelu = m.activation == "gelu_tanh" and m.learned_positions > 0
+        gelu = (16.0 if c else 10.0) if python_gelu else 4.0
+        parts["MLP (input, GELU, output)"] = gelu * m.ffn_hidden
+    if m.dropout > 0:
+        parts["dropout masks"] = 2.0 * h
+    return MappingProxyType(parts)
+
+
+class TrainingPeak(NamedTuple):
+    """Peak memory of one training step on one device, with the parts that make it."""
+
+    total_bytes: float  # the peak
+    parts_bytes: Mapping[str, float]  # what is allocated at that moment; sums to total_bytes
+    phase: str  # where the peak falls
+    candidates: Mapping[str, float]  # the peak candidates considered, bytes
+
+
+def training_peak(
+    model: models.ModelConfig,
+    batch: int,
+    seq_len: int,
+    recompute: str | bool = "none",
+    precision: str = "fp32-autocast",
+    attention: str = "flash",
+    loss: str = "hf",
+    experts_in_fp32: bool = HF_EXPERTS_IN_FP32,
+) -> TrainingPeak:
+    """Peak ``torch.cuda.max_memory_allocated`` of a training step (one device, no parallelism).
+
+    Candidates, the largest is the prediction:
+
+    * **loss, forward**: weights and optimizer states (gradients were freed by
+      ``zero_grad(set_to_none=True)``), autocast's bf16 weight copies (its cache holds every copy
+      until the forward leaves ``torch.autocast``), every layer's saved activations
+      (:func:`layer_activation_parts`), the final norm and its bf16 copy, and the loss's logits at
+      the forward's peak (``LOSS_CONVENTIONS``);
+    * **loss, backward**: the same with the logits at the backward's start, and only the bf16 copies
+      the backward needs (all of them, or only the output layer's with full recomputation);
+    * **recomputed layer** (full recomputation): states, the gradients of everything but the first
+      layer and the input embedding, the first layer's input, and its recomputed working set with its
+      bf16 weights and the gradient flowing into it;
+    * **end of backward**: weights, gradients and optimizer states, plus the last layer's input gradient.
+    """
+    b = _check.positive_int("batch", batch)
+    s = _check.positive_int("seq_len", seq_len)
+    rc = ("full" if recompute else "none") if isinstance(recompute, bool) else recompute
+    _check.choice("recompute", rc, RECOMPUTE)
+    _check.choice("loss", loss, LOSS_CONVENTIONS)
+    p = PRECISIONS[_check.choice("precision", precision, PRECISIONS)]
+    m, h, T = model, model.hidden, float(b) * s
+    P = float(m.n_params())
+    expert_params = m.n_moe_layers * m.n_experts * m.mlp_params_per_expert() if m.is_moe else 0
+    cast_params = (m.n_matrix_params() - (expert_params if experts_in_fp32 else 0)
+                   + m.vocab * h) * p["autocast"]  # the output layer is cast too (tied or not)
+    states = {"weights": p["weights"] * P, "optimizer states": p["optimizer"] * P}
+    per_layer = sum(layer_activation_parts(m, precision, attention, rc, s, experts_in_fp32).values())
+    full_layer = sum(layer_activation_parts(m, precision, attention, "none", s, experts_in_fp32).values())
+    head = (2 * p["stream"] if m.norm == "rmsnorm" else p["stream"]) * h + 2.0 * h  # final norm + bf16 copy
+    fwd_logit, bwd_logit = LOSS_CONVENTIONS[loss]
+    w16_bwd = 2.0 * cast_params if rc != "full" else 2.0 * m.vocab * h * p["autocast"]
+    common = {**states, "activations": m.n_layers * per_layer * T, "final norm": head * T}
+    cands: dict[str, dict[str, float]] = {
+        "loss, forward": {**common, "bf16 weight copies (autocast cache)": 2.0 * cast_params,
+                          "logits (loss)": fwd_logit * T * m.vocab},
+        "loss, backward": {**common, "bf16 weight copies (autocast)": w16_bwd,
+                           "logits (loss)": bwd_logit * T * m.vocab},
+    }
+    grads = p["gradients"] * P
+    if rc == "full":
+        layer_params = (P - m.n_embedding_params() - m.hidden * (2 if m.norm == "layernorm" else 1)) / m.n_layers
+        first_in = m.vocab * h + m.learned_positions * h
+        layer_w = 2.0 * p["autocast"] * (m.n_matrix_params() - (expert_params if experts_in_fp32 else 0)) / m.n_layers
+        cands["recomputed layer"] = {**states, "gradients": p["gradients"] * (P - layer_params - first_in),
+                                     "activations": per_layer * T,
+                                     "recomputed layer (activations, bf16 weights)": full_layer * T + layer_w,
+                                     "gradient flowing in": p["stream"] * h * T}
+    cands["end of backward"] = {**states, "gradients": grads, "input gradient": p["stream"] * h * T}
+    totals = {k: sum(v.values()) for k, v in cands.items()}
+    phase = max(totals, key=lambda k: totals[k])
+    return TrainingPeak(totals[phase], MappingProxyType(cands[phase]), phase, MappingProxyType(totals))
+
+
+# ---------------------------------------------------------------------------
 # Serving: weights by dtype plus the KV cache
 # ---------------------------------------------------------------------------
 
