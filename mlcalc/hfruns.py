@@ -2,12 +2,14 @@
 
 Each run folder ``mlcalc/data/measured/<run>/train_hf/`` holds ``train_hf_part*.json`` (training
 cases), optionally ``floor_part*.json`` (the same models at 1 x 64 tokens, where the host sets the
-pace) and ``rates.json`` (``scripts/gpu/machine_rates.py``: matmul, attention, element-wise rates).
+pace), ``rates.json`` (``scripts/gpu/machine_rates.py``: matmul, attention, element-wise rates) and
+``fp32_rates.json`` (``scripts/gpu/fp32_rates.py``: fp32 products, which routed experts run).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -84,5 +86,9 @@ def machine(run: str, fp32_matmul_flops_per_s: float = 0.0) -> steptime.Machine:
             keep = min(1.0, card.sustained_tflops / card.best_tflops)
     except (KeyError, ValueError):
         pass
+    f32 = _folder(run).joinpath("fp32_rates.json")
+    if not fp32_matmul_flops_per_s and f32.is_file():  # grouped fp32 products, as the experts run them
+        rows = [r["tflops"] for r in json.loads(f32.read_text()).get("grouped_mm_fp32", []) if "tflops" in r]
+        fp32_matmul_flops_per_s = statistics.median(rows) * 1e12 if rows else 0.0
     return steptime.machine_from_rates(data, fp32_matmul_flops_per_s=fp32_matmul_flops_per_s, host=host,
                                        sustained_fraction=keep)

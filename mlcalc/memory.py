@@ -505,7 +505,8 @@ def layer_activation_parts(
       gate and up), ``2h`` each;
     - attention: Q, K, V and the output in bf16 (``2 (q + 2 kv + o)``) and flash attention's fp32
       log-sum-exp per head (``4 H``); Q/K norms keep an fp32 copy and the normalized heads
-      (``6 (q + kv)``, or ``8 (q + kv)`` where the weight is applied in fp32, as in Gemma); without flash (eager) also the fp32 softmax and its bf16 copy, ``6 H s``;
+      (``6 (q + kv)``, or ``8 (q + kv)`` where the weight is applied in fp32, as in Gemma); without
+      flash (eager) also the fp32 softmax and its bf16 copy, ``6 H s``;
     - MLP: gated, the gate and up outputs, the activation's output and the product, ``8 f`` (bf16);
       GPT-2's tanh GELU written as PyTorch ops keeps ``16 f`` under autocast (``pow`` runs in fp32,
       so the tanh branch is fp32: its fp32 input, tanh output, 1 + tanh, the bf16 half input and the

@@ -115,7 +115,8 @@ def machine_from_rates(data: Mapping[str, object], name: str = "", memory_bytes_
         host_f, host_b, ckpt = (_check.non_negative(n, v) for n, v in zip(
             ("host[0] (s per forward op)", "host[1] (s per backward op)", "host[2] (s per checkpoint)"), host))
     env = data.get("environment", {})  # type: ignore[union-attr]
-    label = name or f"{env.get('device_name', 'GPU')}, measured {str(env.get('date_utc', ''))[:10]}"  # type: ignore[union-attr]
+    date = str(env.get("date_utc", ""))[:10]  # type: ignore[union-attr]
+    label = name or f"{env.get('device_name', 'GPU')}, measured {date}"  # type: ignore[union-attr]
     return Machine(label, lambda m, n, k: _nearest(mm, (m, n, k)), lambda d, s: _nearest(at, (d, s)),
                    bw, host_f, host_b, _check.non_negative("fp32_matmul_flops_per_s", fp32_matmul_flops_per_s), ckpt)
 
@@ -221,7 +222,8 @@ CAST_TO_BF16 = 6.0  # autocast's fp32 -> bf16 copy of an activation (read 4, wri
 ROPE = 30.0  # q*cos (2+4), rotate_half (neg, cat: 2+2+2+2), *sin (4+4), add (8+4), per bf16 element
 RESIDUAL_ADD = 10.0  # fp32 stream + bf16 branch -> fp32 (4+2+4)
 GATED_ACT = 10.0  # act(gate) (2+2) and act * up (4+2), per inner element
-GELU_PYTHON = 76.0  # GPT-2's "gelu_new" as 9 PyTorch ops (HF NewGELUActivation); autocast runs pow, so the tanh branch, in fp32
+# GPT-2's "gelu_new" as 9 PyTorch ops (HF NewGELUActivation); autocast runs pow, so the tanh branch, in fp32:
+GELU_PYTHON = 76.0
 GELU_FUSED = 4.0  # one F.gelu kernel (2+2)
 DROPOUT = 5.0  # read 2, write 2 and a 1-byte mask, per element
 BACKWARD_OVER_FORWARD = 2.0  # backward kernels read inputs and output gradients and write input gradients

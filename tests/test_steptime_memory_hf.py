@@ -13,6 +13,10 @@ RUN1, RUN2 = "h200x2-2026-11-26-train-hf", "h200x2-2026-11-26-train-hf-run2"
 CASES = [c for r in (RUN1, RUN2) for c in hfruns.cases(r)]
 
 
+def _id(c: hfruns.HFCase) -> str:
+    return f"{c.run[-4:]}-{c.model.name}-b{c.batch}-s{c.seq_len}-rc{int(c.recompute)}"
+
+
 def test_the_runs_cover_the_issue():
     assert len(hfruns.cases(RUN1)) == 21 and len(hfruns.cases(RUN2)) == 21
     kinds = {c.model.name.split()[0] for c in CASES}
@@ -29,14 +33,14 @@ def test_parameter_counts_match_the_built_models():
 
 
 # Peak torch.cuda.max_memory_allocated of every run within 10% (the issue's target).
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.run[-4:]}-{c.model.name}-b{c.batch}-s{c.seq_len}-rc{int(c.recompute)}")
+@pytest.mark.parametrize("case", CASES, ids=_id)
 def test_peak_memory_within_10_percent(case):
     pred = memory.training_peak(case.model, case.batch, case.seq_len, case.recompute)
     assert pred.total_bytes == pytest.approx(case.peak_bytes, rel=0.10)
 
 
 # Median step time of every run within 20% (the issue's target), on the machine measured in run 2.
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.run[-4:]}-{c.model.name}-b{c.batch}-s{c.seq_len}-rc{int(c.recompute)}")
+@pytest.mark.parametrize("case", CASES, ids=_id)
 def test_step_time_within_20_percent(case):
     mach = hfruns.machine(RUN2)
     pred = steptime.step_time(case.model, case.batch, case.seq_len, case.recompute, mach)

@@ -102,8 +102,8 @@ def cpu_cases() -> list[dict[str, Any]]:
     out = []
     for c in gpu_cases()[::2][:9]:
         m = models.from_dict(c["model"])
-        tiny = m.replace(n_layers=2, hidden=64, n_heads=4, n_kv_heads=min(m.n_kv_heads, 2) if m.n_kv_heads < m.n_heads else 4,
-                         head_dim=16, ffn_hidden=128, vocab=256,
+        kv = min(m.n_kv_heads, 2) if m.n_kv_heads < m.n_heads else 4
+        tiny = m.replace(n_layers=2, hidden=64, n_heads=4, n_kv_heads=kv, head_dim=16, ffn_hidden=128, vocab=256,
                          learned_positions=64 if m.learned_positions else 0, moe_ffn_hidden=0)
         out.append({"model": models.as_dict(tiny), "batch": 2, "seq_len": 32, "recompute": c["recompute"]})
     out[0]["recompute"] = True
