@@ -23,7 +23,7 @@ def test_widget_follows_the_accelerator():
 def test_bad_input_is_shown_inline_and_widget_recovers():
     w = GpuCountWidget()
     w.params.value = -3
-    assert "n_params" in w.last_error and "n_params" in w.message.value
+    assert "params" in w.last_error and "params" in w.message.value
     assert w.last_result.n_gpus == 23  # the last good answer stays
     w.params.value = 7
     assert w.last_error == "" and w.message.value == ""

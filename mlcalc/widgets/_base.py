@@ -1,77 +1,157 @@
-"""What every calculator widget shares: controls, one observer, an output area, inline errors."""
+"""The ipywidgets shell every calculator shares: controls from data, one observer, inline errors.
+
+A calculator is a :class:`mlcalc.calc.Calc` (controls described as data, and two pure steps,
+``compute`` and ``view``). This shell only builds one widget per control, runs the two steps on every
+change and shows the view: its text and table as HTML, its chart as a Vega-Lite output (JupyterLab
+draws it natively; the static site draws the same spec with vega-embed, and recomputes it in the
+reader's browser through the same ``Calc``). No arithmetic happens here.
+"""
 
 from __future__ import annotations
 
 import html
-import io
-from typing import Any, Sequence
+import json
+from typing import Any, ClassVar, Mapping, Sequence
 
 import ipywidgets as widgets
-from IPython.display import Image, display
-from matplotlib.axis import Axis
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from IPython.display import display
+
+from mlcalc.vl import chart_values
+from mlcalc.calc import Calc, Control, View, check_chart, error_message, view_html, view_plain
+
+VEGALITE_MIME = "application/vnd.vegalite.v5+json"
+
+# Controls wrap onto new lines instead of shrinking: none can collapse to a bare handle.
+_CONTROL_LAYOUT = dict(flex="1 1 260px", min_width="240px", max_width="100%")
+_STYLE = {"description_width": "initial"}
 
 
-def figure_png(fig: Figure, dpi: int = 96, layout: bool = True) -> Image:
-    """A matplotlib figure as a PNG image to display (no pyplot state, nothing left open).
+def make_control(c: Control, value: Any) -> widgets.Widget:
+    """The ipywidget for one control description, set to ``value``."""
+    common: dict[str, Any] = dict(description=c.label, style=_STYLE, tooltip=c.help or None,
+                                  layout=widgets.Layout(**_CONTROL_LAYOUT, **({"width": c.width} if c.width else {})))
+    if c.kind == "number":
+        w = widgets.FloatText(value=value, step=c.step, **common)
+    elif c.kind == "int":
+        w = widgets.IntText(value=value, step=c.step or 1, **common)
+    elif c.kind == "slider":
+        w = widgets.FloatSlider(value=value, min=c.min, max=c.max, step=c.step or 0.01, continuous_update=False,
+                                **common)
+    elif c.kind == "int_slider":
+        w = widgets.IntSlider(value=value, min=c.min, max=c.max, step=c.step or 1, continuous_update=False, **common)
+    elif c.kind == "log_slider":
+        w = widgets.FloatLogSlider(value=value, base=10, min=c.min, max=c.max, step=c.step or 0.1,
+                                   continuous_update=False, readout_format=".3g", **common)
+    elif c.kind == "choice":
+        w = widgets.Dropdown(options=list(c.options), value=value, **common)
+    elif c.kind == "toggle":
+        common.pop("tooltip")
+        w = widgets.ToggleButtons(options=list(c.options), value=value, **common)
+    elif c.kind == "check":
+        w = widgets.Checkbox(value=value, indent=False, **common)
+    else:  # text
+        w = widgets.Textarea(value=value, continuous_update=False, **common)
+    w.add_class(f"mlcalc-ctl-{c.key}")
+    return w
 
-    One draw only (widget updates stay quick): the figure is drawn at ``dpi`` so that text
-    metrics are measured once, laid out by matplotlib's tight layout engine unless
-    ``layout`` is False or the figure already has an engine (a figure laid out by hand sets
-    matplotlib's ``PlaceHolderLayoutEngine``), and saved
-    without ``bbox_inches="tight"``, which would draw it twice.
+
+class CalcWidget(widgets.VBox):
+    """The ipywidgets shell of one calculator: set ``calc`` in a subclass, and that is all.
+
+    Keyword arguments set controls by key (``GpuCountWidget(params=405)``); ``aliases`` maps older
+    argument names to keys. Each control is an attribute named by its key (``w.params.value = 7``).
+    Any exception from compute or view becomes an inline message; the last good result stays,
+    marked stale, and the calculator keeps working.
     """
-    fig.set_dpi(dpi)
-    if layout and fig.get_layout_engine() is None:
-        fig.set_layout_engine("tight")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi="figure", pil_kwargs={"compress_level": 1})
-    return Image(data=buf.getvalue(), format="png")
+
+    calc: ClassVar[Calc]
+    aliases: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, **given: Any) -> None:
+        calc = self.calc
+        values = calc.values({self.aliases.get(k, k): v for k, v in given.items()})
+        self._controls = {c.key: make_control(c, values[c.key]) for c in calc.controls}
+        for key, w in self._controls.items():
+            setattr(self, key, w)
+        self.message = widgets.HTML(value="")  # the inline error message ("" when all is well)
+        self.message.add_class("mlcalc-message")
+        self.text = widgets.HTML(value="")  # the view's text and table
+        self.text.add_class("mlcalc-view-text")
+        self.chart = widgets.Output()  # the view's chart (Vega-Lite)
+        self.chart.add_class("mlcalc-view-chart")
+        self.last_result: Any = None  # what compute() returned last time it succeeded
+        self.last_view: View | None = None  # what view() returned last time it succeeded
+        self.last_error: str = ""  # the last error message shown, "" if none
+        box = widgets.Box(list(self._controls.values()),
+                          layout=widgets.Layout(display="flex", flex_flow="row wrap", width="100%"))
+        box.add_class("mlcalc-controls")
+        super().__init__([box, self.message, self.text, self.chart], layout=widgets.Layout(width="100%"))
+        self.add_class("mlcalc-calculator")
+        self.add_class(f"mlcalc-calc-{calc.key}")
+        for w in self._controls.values():
+            w.observe(self._update, names="value")
+        self._update()
+
+    # Kept for the calculators' tests and the notebooks: compute/view of the current values.
+    def values(self) -> dict[str, Any]:
+        """The current value of every control, by key."""
+        return {key: w.value for key, w in self._controls.items()}
+
+    def _update(self, change: object = None) -> None:
+        try:
+            result, view = self.calc.evaluate(self.values())
+            check_chart(view.chart)
+            text = view_html(view)
+        except Exception as err:  # noqa: BLE001 - a reader never sees a traceback
+            self.last_error = error_message(err)
+            self.message.value = (f'<div class="mlcalc-error" role="alert"><b>Check the input:</b> '
+                                  f'{html.escape(self.last_error)}</div>')
+            self.text.add_class("mlcalc-stale")
+            self.chart.add_class("mlcalc-stale")
+            return
+        self.last_error = ""
+        self.message.value = ""
+        self.text.remove_class("mlcalc-stale")
+        self.chart.remove_class("mlcalc-stale")
+        self.last_result, self.last_view = result, view
+        self.text.value = text
+        # The chart goes straight into the Output widget's state (no display message): JupyterLab
+        # draws it from there, the site's script reads and rewrites the same state.
+        self.chart.outputs = () if view.chart is None else (
+            {"output_type": "display_data", "data": {VEGALITE_MIME: view.chart}, "metadata": {}},)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        """The live widget, plus its view as plain text with the chart's data (what nbval compares)."""
+        data = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = plain_summary(self.calc.key, self.last_view, self.last_error)
+        return data
 
 
-_DECIMAL = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
-_BINARY = ((2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki"), (1.0, ""))
-
-
-def si_label(value: float, unit: str = "", binary: bool = False) -> str:
-    """``value`` with a decimal (k, M, G: 1e3...) or binary (Ki, Mi, Gi: 2**10...) prefix: "1 GB", "4 MiB".
-
-    Prefixes below one (m, µ, n) only for seconds ("10 µs").
-    """
-    for scale, prefix in _BINARY if binary else _DECIMAL:
-        if scale < 1 and unit != "s":
-            break  # milli-bytes and micro-FLOP read badly: below 1, plain numbers
-        if abs(value) >= scale * 0.999:
-            return f"{value / scale:.3g} {prefix}{unit}".strip()
-    return f"{value:.3g} {unit}".strip()
-
-
-def plain_log_ticks(axis: Axis, unit: str = "", binary: bool = False) -> None:
-    """Label a log axis in plain text with unit prefixes ("1 MB", "10 ms") and no minor labels.
-
-    Easier to read than 10^6, and quicker to draw: matplotlib's default log labels go
-    through its TeX-like math parser, which is most of a network figure's drawing time.
-    """
-    axis.set_major_formatter(FuncFormatter(lambda v, _: si_label(v, unit, binary)))
-    axis.set_minor_formatter(NullFormatter())
-
+def plain_summary(key: str, view: View | None, error: str = "") -> str:
+    """A calculator's view as deterministic plain text: its text, table, chart title and data rows."""
+    lines = [f"[{key}]"]
+    if view is not None:
+        lines.append(view_plain(view))
+        if view.chart is not None:
+            lines.append(f"chart: {view.chart.get('title', '')}")
+            lines.extend(json.dumps(row, sort_keys=True, ensure_ascii=False) for row in chart_values(view.chart))
+    if error:
+        lines.append(f"(error shown: {error})")
+    return "\n".join(lines)
 
 class Calculator(widgets.VBox):
-    """Base class of a calculator widget.
+    """Older shell, being replaced by :class:`CalcWidget` (calculators still on it compute and render here).
 
-    A subclass builds its controls, passes them (and how to lay them out) to
-    ``__init__``, and implements ``compute`` (call the pure mlcalc functions; may raise
-    ValueError) and ``render`` (display the result inside the output area). A
-    ValueError is shown inline as a message, and the widget keeps working.
+    A subclass builds its controls, passes them (and how to lay them out) to ``__init__``, and
+    implements ``compute`` and ``render``. Any exception is shown inline as a message.
     """
 
     def __init__(self, inputs: Sequence[widgets.Widget], layout: Sequence[widgets.Widget] | None = None) -> None:
         self._inputs = list(inputs)
-        self.message = widgets.HTML(value="")  # the inline error message ("" when all is well)
-        self.output = widgets.Output()  # where render() draws
-        self.last_result: Any = None  # what compute() returned last time it succeeded
-        self.last_error: str = ""  # the last error message shown, "" if none
+        self.message = widgets.HTML(value="")
+        self.output = widgets.Output()
+        self.last_result: Any = None
+        self.last_error: str = ""
         super().__init__([*(layout if layout is not None else self._inputs), self.message, self.output])
         self.add_class("mlcalc-calculator")
         for control in self._inputs:
@@ -99,4 +179,7 @@ class Calculator(widgets.VBox):
             self.render(result)
 
 
-__all__ = ["Calculator", "display", "figure_png"]
+# Older imports (notebooks, tests) still find the figure helpers here; they live in mlcalc.figures.
+from mlcalc.figures import figure_png, plain_log_ticks, si_label  # noqa: E402
+
+__all__ = ["CalcWidget", "Calculator", "VEGALITE_MIME", "display", "figure_png", "make_control", "plain_log_ticks", "si_label"]

@@ -1,0 +1,257 @@
+"""Calculators as two pure steps: ``compute(values) -> result`` and ``view(result, values) -> View``.
+
+One code path for every front end. The same ``Calc`` runs in a Jupyter kernel (the ipywidgets
+shell in :mod:`mlcalc.widgets`) and in the reader's browser (Pyodide, driven by the site's
+worker through :func:`run`). So this module, the calculator definitions in
+:mod:`mlcalc.calculators` and everything they import use the standard library alone.
+
+A calculator is described as data:
+
+- ``controls``: what the reader can set (``Control``: a number box, a slider, a dropdown ...), each
+  with a key, a label, a default and its allowed range or options;
+- ``compute(values)``: only mlcalc functions; raises ``ValueError`` naming the parameter for bad input;
+- ``view(result, values)``: what the reader sees, as data (``View``: a short text, an optional table,
+  an optional Vega-Lite chart description as a plain dict).
+
+:func:`run` joins the two for a mapping of control values and never raises: it returns a JSON-able
+dict with the text, the table as HTML, the chart, or an error message for the reader.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+#: Most rows a table in a view may have (a view never grows with a number the reader types).
+MAX_TABLE_ROWS = 200
+#: Most data rows a chart in a view may carry.
+MAX_CHART_ROWS = 2000
+
+CONTROL_KINDS = ("number", "int", "slider", "int_slider", "log_slider", "choice", "toggle", "check", "text")
+
+
+@dataclass(frozen=True)
+class Control:
+    """One input of a calculator, described as data (a shell turns it into a widget)."""
+
+    key: str  # name of the value passed to compute()
+    label: str  # what the reader sees next to it
+    kind: str  # one of CONTROL_KINDS
+    default: Any  # starting value
+    options: tuple[tuple[str, Any], ...] = ()  # choice / toggle: (label, value) pairs
+    min: float | None = None  # sliders: lowest value (log_slider: lowest exponent of 10)
+    max: float | None = None  # sliders: highest value (log_slider: highest exponent of 10)
+    step: float | None = None  # sliders and number boxes: the step
+    help: str = ""  # a short hint (unit, convention) shown as a tooltip
+    width: str = ""  # optional CSS width for long dropdowns ("" = the shell's default)
+
+    def __post_init__(self) -> None:
+        if self.kind not in CONTROL_KINDS:
+            raise ValueError(f"Control {self.key!r}: kind={self.kind!r} is not allowed: choose one of {CONTROL_KINDS}")
+        if self.kind in ("choice", "toggle") and self.default not in self.values():
+            raise ValueError(f"Control {self.key!r}: default={self.default!r} is not one of its options")
+        if self.kind in ("slider", "int_slider", "log_slider") and (self.min is None or self.max is None):
+            raise ValueError(f"Control {self.key!r}: a slider needs min and max")
+
+    def values(self) -> list[Any]:
+        """The values a choice or toggle allows."""
+        return [value for _, value in self.options]
+
+
+def choice(key: str, label: str, options: Any, default: Any, *, kind: str = "choice", help: str = "",
+           width: str = "") -> Control:
+    """A dropdown (or toggle buttons with ``kind="toggle"``) from values or (label, value) pairs."""
+    pairs = tuple((str(o[0]), o[1]) if isinstance(o, tuple) else (str(o), o) for o in options)
+    return Control(key, label, kind, default, options=pairs, help=help, width=width)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A small table: column titles and rows of plain values (at most MAX_TABLE_ROWS rows)."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.rows) > MAX_TABLE_ROWS:
+            raise ValueError(f"a table may have at most {MAX_TABLE_ROWS} rows, not {len(self.rows)}")
+
+
+@dataclass(frozen=True)
+class View:
+    """What the reader sees: a short text, an optional table, an optional Vega-Lite chart."""
+
+    text: str = ""  # plain text, one finding per line
+    table: Table | None = None  # a small table under the text
+    chart: dict | None = None  # a Vega-Lite v5 spec as a plain dict (data inline), see mlcalc.vl
+
+
+@dataclass(frozen=True)
+class Calc:
+    """A calculator: its controls and its two pure steps."""
+
+    key: str  # unique name, "<area>.<name>", e.g. "memory.gpu_count"
+    title: str  # one line saying what it answers
+    controls: tuple[Control, ...]
+    compute: Callable[[Mapping[str, Any]], Any]  # values -> result (raises ValueError on bad input)
+    view: Callable[[Any, Mapping[str, Any]], View]  # (result, values) -> View
+    notes: str = field(default="")  # optional: conventions and sources, shown under the title
+
+    def defaults(self) -> dict[str, Any]:
+        """The starting value of every control."""
+        return {c.key: c.default for c in self.controls}
+
+    def control(self, key: str) -> Control:
+        for c in self.controls:
+            if c.key == key:
+                return c
+        raise ValueError(f"{self.key}: no control named {key!r}: choose one of {[c.key for c in self.controls]}")
+
+    def values(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The defaults overridden by ``given``: unknown keys and values outside a choice are refused."""
+        values = self.defaults()
+        for key, value in (given or {}).items():
+            c = self.control(key)
+            if c.kind in ("choice", "toggle") and value not in c.values():
+                raise ValueError(f"{key}={value!r} is not allowed: choose one of {', '.join(map(repr, c.values()))}")
+            values[key] = value
+        return values
+
+    def evaluate(self, given: Mapping[str, Any] | None = None) -> tuple[Any, View]:
+        """compute + view for ``given`` values (raises ValueError for bad input)."""
+        values = self.values(given)
+        result = self.compute(values)
+        view = self.view(result, values)
+        if not isinstance(view, View):
+            raise TypeError(f"{self.key}: view() must return a View, not {type(view).__name__}")
+        return result, view
+
+
+REGISTRY: dict[str, Calc] = {}
+
+
+def register(calc: Calc) -> Calc:
+    """Add a calculator to the registry (its key must be new)."""
+    if calc.key in REGISTRY and REGISTRY[calc.key] is not calc:
+        raise ValueError(f"calculator key {calc.key!r} is registered twice")
+    REGISTRY[calc.key] = calc
+    return calc
+
+
+def get(key: str) -> Calc:
+    """The registered calculator named ``key`` (importing mlcalc.calculators registers them all)."""
+    if not REGISTRY:
+        import mlcalc.calculators  # noqa: F401  (registers every calculator)
+    if key not in REGISTRY:
+        raise ValueError(f"calculator={key!r} is not allowed: choose one of {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[key]
+
+
+def error_message(err: BaseException) -> str:
+    """What the reader is told when a calculation fails: a ValueError's own words, else a short note."""
+    if isinstance(err, ValueError):
+        return str(err)
+    if isinstance(err, TypeError):
+        return f"this input has the wrong type: {err}"
+    return f"this input could not be computed ({type(err).__name__}: {err}); please report it"
+
+
+def table_html(table: Table) -> str:
+    """A table as escaped HTML (numbers right-aligned)."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+    body = []
+    for row in table.rows:
+        cells = []
+        for v in row:
+            numeric = isinstance(v, (int, float)) and not isinstance(v, bool)
+            cells.append(f'<td style="text-align:{"right" if numeric else "left"}">{html.escape(_cell(v))}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<table class="mlcalc-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    return str(v)
+
+
+def view_html(view: View) -> str:
+    """The text and table of a view as escaped HTML (the chart is drawn separately)."""
+    parts = []
+    if view.text:
+        parts.append(f'<pre class="mlcalc-text">{html.escape(view.text)}</pre>')
+    if view.table is not None:
+        parts.append(f'<div class="mlcalc-table-wrap">{table_html(view.table)}</div>')
+    return "".join(parts)
+
+
+def view_plain(view: View) -> str:
+    """The text and table of a view as plain text (what nbval compares and a test can read)."""
+    lines = [view.text] if view.text else []
+    if view.table is not None:
+        lines.append(" | ".join(map(str, view.table.columns)))
+        lines.extend(" | ".join(_cell(v) for v in row) for row in view.table.rows)
+    return "\n".join(lines)
+
+
+def check_chart(chart: dict | None) -> None:
+    """A chart must be JSON with finite numbers and at most MAX_CHART_ROWS data rows."""
+    if chart is None:
+        return
+    rows = _chart_rows(chart)
+    if rows > MAX_CHART_ROWS:
+        raise ValueError(f"a chart may carry at most {MAX_CHART_ROWS} data rows, not {rows}")
+    json.dumps(chart, allow_nan=False)  # raises ValueError on inf / NaN
+
+
+def _chart_rows(spec: Any) -> int:
+    if isinstance(spec, dict):
+        n = len(spec["data"]["values"]) if isinstance(spec.get("data"), dict) and "values" in spec["data"] else 0
+        return n + sum(_chart_rows(v) for k, v in spec.items() if k in ("layer", "hconcat", "vconcat", "concat"))
+    if isinstance(spec, list):
+        return sum(_chart_rows(v) for v in spec)
+    return 0
+
+
+def run(key: str, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """compute + view for the site's worker and the shells: a JSON-able dict, never an exception.
+
+    ``{"ok": True, "text": ..., "html": ..., "chart": spec or None}`` or
+    ``{"ok": False, "error": message for the reader}``.
+    """
+    try:
+        calc = get(key)
+        _, view = calc.evaluate(_plain(values or {}))
+        check_chart(view.chart)
+        return {"ok": True, "text": view_plain(view), "html": view_html(view), "chart": view.chart}
+    except Exception as err:  # noqa: BLE001 - a reader's input must never crash the page
+        return {"ok": False, "error": error_message(err)}
+
+
+def run_json(key: str, values_json: str) -> str:
+    """:func:`run` with JSON in and out (what the browser's worker calls)."""
+    try:
+        values = json.loads(values_json)
+        if not isinstance(values, dict):
+            raise ValueError("the values must be a JSON object")
+    except (ValueError, RecursionError) as err:
+        return json.dumps({"ok": False, "error": f"bad values: {err}"})
+    return json.dumps(run(key, values), allow_nan=False)
+
+
+def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Floats that are whole numbers arrive from JavaScript as floats: keep them as given (compute checks)."""
+    out = {}
+    for k, v in values.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{k}={v!r} is not allowed: it must be a finite number")
+        out[str(k)] = v
+    return out
+
+
+__all__ = ["CONTROL_KINDS", "Calc", "Control", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table", "View",
+           "choice", "check_chart", "error_message", "get", "register", "run", "run_json", "table_html",
+           "view_html", "view_plain"]

@@ -1,0 +1,92 @@
+"""Vega-Lite chart descriptions as plain dicts: the calculators' charts, with one shared style.
+
+A chart is data (a dict that ``json.dumps`` accepts), so it renders the same in JupyterLab (which
+ships a Vega-Lite renderer for ``application/vnd.vegalite.v5+json``), on the static site (vega-embed,
+served from the site) and live in the reader's browser, and a test can read its numbers. Standard
+library only: these run in Pyodide. The style lives here and only here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"  # an identifier only: nothing is fetched
+WIDTH = 520  # px, the plot area; charts shrink to the column on narrow screens (autosize fit)
+HEIGHT = 220  # px
+PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
+
+#: The one style of every calculator chart: text at least 11 px, no chart border.
+CONFIG: dict[str, Any] = {
+    "font": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
+    "view": {"stroke": None},
+    "axis": {"labelFontSize": 11, "titleFontSize": 12, "labelLimit": 220},
+    "legend": {"labelFontSize": 11, "titleFontSize": 12, "orient": "bottom", "direction": "horizontal",
+               "columns": 2, "labelLimit": 260},
+    "title": {"fontSize": 13, "anchor": "start", "limit": 0},
+    "range": {"category": PALETTE},
+}
+
+
+def clean(value: float) -> float | None:
+    """A number a chart can carry: finite values rounded to 6 significant digits, else None (a gap)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(f"{value:.6g}")
+
+
+def rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Data rows with every float cleaned (finite, rounded), so specs are deterministic and JSON-safe."""
+    out = []
+    for rec in records:
+        out.append({k: clean(v) if isinstance(v, float) else v for k, v in rec.items()})
+    return out
+
+
+def chart(data: Iterable[Mapping[str, Any]] | None = None, *, mark: Any = None, encoding: Mapping | None = None,
+          layer: Sequence[Mapping] | None = None, title: str = "", width: int = WIDTH, height: int = HEIGHT,
+          **extra: Any) -> dict[str, Any]:
+    """A complete Vega-Lite spec: data rows, a mark and encodings (or layers), the shared style."""
+    spec: dict[str, Any] = {"$schema": SCHEMA, "width": width, "height": height,
+                            "autosize": {"type": "fit", "contains": "padding"}, "config": CONFIG}
+    if title:
+        spec["title"] = title
+    if data is not None:
+        spec["data"] = {"values": rows(data)}
+    if layer is not None:
+        spec["layer"] = list(layer)
+    else:
+        spec["mark"] = mark
+        spec["encoding"] = dict(encoding or {})
+    spec.update(extra)
+    return spec
+
+
+def field(name: str, kind: str = "quantitative", title: str | None = None, **extra: Any) -> dict[str, Any]:
+    """An encoding channel: ``field("gb", title="GB (1e9 bytes)")``."""
+    enc: dict[str, Any] = {"field": name, "type": kind}
+    if title is not None:
+        enc["title"] = title
+    enc.update(extra)
+    return enc
+
+
+def log_scale(**extra: Any) -> dict[str, Any]:
+    """A base-10 log scale."""
+    return {"type": "log", "base": 10, **extra}
+
+
+def chart_values(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every data row of a spec, its layers' too (for tests and parity checks)."""
+    out: list[dict[str, Any]] = []
+    data = spec.get("data")
+    if isinstance(data, Mapping):
+        out.extend(data.get("values", []))
+    for part in ("layer", "hconcat", "vconcat", "concat"):
+        for sub in spec.get(part, []) or []:
+            out.extend(chart_values(sub))
+    return out
+
+
+__all__ = ["CONFIG", "HEIGHT", "PALETTE", "SCHEMA", "WIDTH", "chart", "chart_values", "clean", "field",
+           "log_scale", "rows"]

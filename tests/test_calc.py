@@ -1,0 +1,40 @@
+"""The calculator core: every registered calculator runs with its defaults, and run() never raises."""
+
+import json
+
+import pytest
+
+from mlcalc import calc
+from mlcalc.calculators import REGISTRY
+
+
+@pytest.mark.parametrize("key", sorted(REGISTRY))
+def test_every_calculator_runs_with_its_defaults(key):
+    out = calc.run(key, {})
+    assert out["ok"], out
+    json.dumps(out, allow_nan=False)  # JSON with finite numbers only: what the browser's worker returns
+    assert out["text"] or out["html"] or out["chart"]
+
+
+@pytest.mark.parametrize("key", sorted(REGISTRY))
+def test_hostile_values_give_a_message_not_an_exception(key):
+    c = REGISTRY[key]
+    for control in c.controls:
+        for bad in (-1e308, 1e308, 10**400, "x", None, [], {"a": 1}, float("nan")):
+            out = calc.run(key, {control.key: bad})
+            if not out["ok"]:
+                assert out["error"] and "Traceback" not in out["error"]
+
+
+def test_run_json_round_trip():
+    out = json.loads(calc.run_json("memory.gpu_count", json.dumps({"params": 405, "accelerator": "H200-SXM"})))
+    # 405e9 params x 18 bytes x 1.25 headroom / 141e9 bytes = 64.6 -> 65 (seed's instant math)
+    assert out["ok"] and out["text"].startswith("At least 65 x H200-SXM")
+    assert json.loads(calc.run_json("memory.gpu_count", "[1, 2]"))["ok"] is False
+    assert json.loads(calc.run_json("memory.gpu_count", "{" * 100000))["ok"] is False
+
+
+def test_unknown_choice_and_control_are_refused():
+    assert "accelerator" in calc.run("memory.gpu_count", {"accelerator": "H900"})["error"]
+    assert "nope" in calc.run("memory.gpu_count", {"nope": 1})["error"]
+    assert "calculator" in calc.run("no.such", {})["error"]
