@@ -801,6 +801,8 @@ def training_memory(
     flash_attention: bool = True,
     overhead_fraction: float = 0.1,
     offload_optimizer: bool = False,
+    activations: str = "korthikanti",
+    loss: str = "fp32-logits",
 ) -> TrainingFit:
     """Per-device training memory of ``model`` in a dp x tp x pp layout, and whether it fits.
 
@@ -812,6 +814,12 @@ def training_memory(
       its layers plus the fp32 logits for the loss, ``4 s b v / tp``. The busier of
       the two is counted. The per-layer term is Korthikanti's GPT layer (4h MLP,
       multi-head attention): for SwiGLU/GQA models it is an approximation.
+    - ``activations="architecture"`` counts each layer of the model in hand instead
+      (:func:`layer_activation_parts`: gated MLPs, GQA, RMSNorm as PyTorch keeps it...),
+      with bf16 activations (fp32 residual stream and autocast's bf16 weight copies for the
+      "fp32-adam" convention); norms and their outputs are split by ``tp`` only with sequence
+      parallelism, the rest always. ``loss`` picks how many bytes per logit the loss holds
+      (``LOSS_CONVENTIONS``; "fp32-logits" is Korthikanti's 4, "hf" Hugging Face's 12).
     - Overhead: a stated fraction of the device held back for the CUDA context,
       communication buffers and allocator fragmentation (an assumption, not a
       published constant: 10% by default).
@@ -829,10 +837,24 @@ def training_memory(
         raise ValueError(f"pp={pp!r} is not allowed: it must divide n_layers={model.n_layers}")
     states = zero_model_state_bytes(model.n_params() / (tp * pp), dp, zero_stage, convention,
                                     offload_optimizer=offload_optimizer)
-    per_layer = activation_bytes_per_layer(s, b, model.hidden, model.n_heads, tp, sequence_parallel and tp > 1,
-                                           recompute, flash_attention)
+    _check.choice("activations", activations, ("korthikanti", "architecture"))
+    _check.choice("loss", loss, LOSS_CONVENTIONS)
+    extra: dict[str, float] = {}
+    if activations == "korthikanti":
+        per_layer = activation_bytes_per_layer(s, b, model.hidden, model.n_heads, tp, sequence_parallel and tp > 1,
+                                               recompute, flash_attention)
+    else:
+        if model.n_heads % tp:
+            raise ValueError(f"tp={tp!r} is not allowed: it must divide n_heads={model.n_heads}")
+        prec = "fp32-autocast" if convention == "fp32-adam" else "bf16-master"
+        parts = layer_activation_parts(model, prec, "flash" if flash_attention else "eager", recompute, s)
+        unsplit = ("norms", "bf16 copies of norm outputs (autocast)", "layer input (full recomputation)")
+        sp = sequence_parallel and tp > 1
+        per_layer = s * b * sum(v / (tp if (k not in unsplit or sp) else 1) for k, v in parts.items())
+        if prec == "fp32-autocast":
+            extra["bf16 weight copies (autocast)"] = 2.0 * (model.n_matrix_params() + model.vocab * model.hidden) / (tp * pp)
     first = model.n_layers * per_layer
-    logits = 4.0 * s * b * model.vocab / tp
+    logits = max(LOSS_CONVENTIONS[loss]) * s * b * model.vocab / tp
     last = model.n_layers // pp * per_layer + logits
     parts = dict(states.device_parts)
     if pp == 1:  # one stage is both first and last
@@ -841,6 +863,7 @@ def training_memory(
         parts["activations"], parts["logits (fp32, for the loss)"] = first, 0.0
     else:
         parts["activations"], parts["logits (fp32, for the loss)"] = model.n_layers // pp * per_layer, logits
+    parts.update(extra)
     parts["overhead (stated)"] = over * dev
     total = sum(parts.values())
     return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, dp, tp, pp, zero_stage)
