@@ -92,3 +92,24 @@ def machine(run: str, fp32_matmul_flops_per_s: float = 0.0) -> steptime.Machine:
         fp32_matmul_flops_per_s = statistics.median(rows) * 1e12 if rows else 0.0
     return steptime.machine_from_rates(data, fp32_matmul_flops_per_s=fp32_matmul_flops_per_s, host=host,
                                        sustained_fraction=keep)
+
+
+def machine_like(run: str, accelerator: str) -> steptime.Machine:
+    """The machine of ``run`` carried over to another card measured by ``mlcalc.bench``: matmul and
+    attention rates scaled by the two cards' best measured matmul rates, element-wise bandwidth by their
+    measured device-to-device copy bandwidths; the host constants stay (same software, similar host).
+
+    A roofline-style transfer, not a measurement: e.g. from the H200 runs to an H100 SXM (same chip and
+    clocks, 70% of the memory bandwidth).
+    """
+    base = machine(run)
+    data = json.loads(_folder(run).joinpath("rates.json").read_text())
+    here = measured.accelerator_key(str(data["environment"]["device_name"]))
+    mm = measured.matmul(accelerator, "bf16").best_tflops / measured.matmul(here, "bf16").best_tflops
+    bw = (measured.copy_bandwidth(accelerator, "d2d").peak_bytes_per_s
+          / measured.copy_bandwidth(here, "d2d").peak_bytes_per_s)
+    return steptime.Machine(f"{accelerator}, carried over from {base.name}",
+                            lambda m, n, k: base.matmul_flops_per_s(m, n, k) * mm,
+                            lambda d, s_len: base.attention_flops_per_s(d, s_len) * mm,
+                            base.memory_bytes_per_s * bw, base.host_s_per_op, base.host_s_per_backward_op,
+                            base.fp32_matmul_flops_per_s * mm, base.host_s_per_checkpoint)

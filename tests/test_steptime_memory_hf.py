@@ -135,3 +135,15 @@ def test_layout_planner_with_architecture_activations_bounds_the_runs():
         assert c.peak_bytes * 0.99 <= fit.total_bytes <= 1.25 * c.peak_bytes
     with pytest.raises(ValueError, match="activations"):
         memory.training_memory(models.preset("Mistral 7B"), 80e9, activations="guess")
+
+
+# Carrying the H200 machine over to an H100 SXM: matmul rates by the cards' measured best matmul
+# (823.9 vs 848.4 TFLOP/s), element-wise bandwidth by their measured copies (1.51 vs 2.12 TB/s one way).
+def test_machine_carried_over_to_another_card():
+    h200 = hfruns.machine(RUN2)
+    h100 = hfruns.machine_like(RUN2, "H100-SXM")
+    assert h100.memory_bytes_per_s / h200.memory_bytes_per_s == pytest.approx(1510.7 / 2122.7, rel=0.01)
+    assert h100.matmul_flops_per_s(4096, 4096, 4096) / h200.matmul_flops_per_s(4096, 4096, 4096) == \
+        pytest.approx(823.9 / 848.4, rel=0.01)
+    m = models.preset("Llama-3.2 1B")
+    assert steptime.step_time(m, 4, 1024, False, h100).total_s > steptime.step_time(m, 4, 1024, False, h200).total_s
