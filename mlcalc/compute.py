@@ -58,6 +58,26 @@ def training_flops(n_params: float, n_tokens: float, recompute: bool = False) ->
     return factor * n_params * n_tokens
 
 
+# Compute-optimal training tokens per parameter: Hoffmann et al. 2022 (Chinchilla, 70B parameters on
+# 1.4T tokens; their Table 3 gives about 20 tokens per parameter from 400M to 10T parameters).
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
+
+
+def tokens_from_budget(n_params: float, tokens_per_param: float = CHINCHILLA_TOKENS_PER_PARAM) -> float:
+    """Training tokens for a token budget stated per parameter: ``n_params * tokens_per_param``.
+
+    With the default ratio (about 20 tokens per parameter) this is the compute-optimal ("Chinchilla")
+    number of tokens for a model of ``n_params`` parameters.
+
+    References
+    ----------
+    Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3.
+    """
+    n_params = _check.positive("n_params", n_params)
+    ratio = _check.positive("tokens_per_param", tokens_per_param)
+    return n_params * ratio
+
+
 def megatron_params(n_layers: int, hidden: int, vocab: int, seq_len: int) -> float:
     """Parameters of a GPT model, Narayanan et al. 2021 eq. (2).
 
@@ -99,8 +119,9 @@ def megatron_flops_per_iteration(
 
 # Narayanan et al. 2021, Table 1: global batch size (sequences of 2048 tokens) of each weak-scaling
 # model; their shapes are the "Megatron GPT ..." presets of mlcalc/data/models.json.
+# Section 5.1 also trains GPT-3 175B (the mlcalc.models preset) with a batch of 1536 on 1024 GPUs.
 MEGATRON_BATCH: Mapping[str, int] = MappingProxyType({
-    "Megatron GPT 1.7B": 512, "Megatron GPT 3.6B": 512, "Megatron GPT 7.5B": 512, "Megatron GPT 18.4B": 1024,
+    "GPT-3 175B": 1536, "Megatron GPT 1.7B": 512, "Megatron GPT 3.6B": 512, "Megatron GPT 7.5B": 512, "Megatron GPT 18.4B": 1024,
     "Megatron GPT 39.1B": 1536, "Megatron GPT 76.1B": 1792, "Megatron GPT 145.6B": 2304,
     "Megatron GPT 310.1B": 2160, "Megatron GPT 529.6B": 2520, "Megatron GPT 1008B": 3072,
 })
@@ -695,6 +716,7 @@ def matmul_shape_efficiency(
 
 __all__ = [
     "ADVERTISED",
+    "CHINCHILLA_TOKENS_PER_PARAM",
     "CLIMATEGPT_RUNS",
     "CatalogueRow",
     "PublishedRun",
@@ -741,6 +763,7 @@ __all__ = [
     "run_cost",
     "training_flops",
     "training_time_s",
+    "tokens_from_budget",
     "unregister_flops_table",
     "wall_time_s_from_gpu_hours",
 ]
