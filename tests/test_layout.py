@@ -57,7 +57,13 @@ _PROBLEMS = r"""() => {
     }
     return el.getClientRects().length > 0;
   }
+  function labelOf(el) {
+    const box = el.closest('.widget-inline-hbox, .widget-toggle-buttons, .widget-checkbox');
+    const l = box && box.querySelector('.widget-label, label');
+    return l && l.textContent.trim() ? ` [${l.textContent.trim().slice(0, 40)}]` : '';
+  }
   function report(kind, el, extra) {
+    extra = labelOf(el) + ' ' + extra;
     const key = kind + name(el);
     if (seen.has(key)) return;
     seen.add(key);
@@ -68,9 +74,18 @@ _PROBLEMS = r"""() => {
   if (sw > W + 1) {
     out.push(`page overflow: ${sw} px wide on a ${W} px screen`);
     // name the widest culprits (leaf-most elements whose right edge passes the screen)
-    const wide = Array.from(document.querySelectorAll('.bd-main *')).filter(e => {
+    // elements past the right edge that no ancestor clips or scrolls
+    const clipped = e => {
+      for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== 'visible') return true;
+      }
+      return false;
+    };
+    const wide = Array.from(document.querySelectorAll('body *')).filter(e => {
       const r = e.getBoundingClientRect();
-      return r.width > 0 && r.right > W + 1 && visible(e);
+      // its box, or text spilling out of it (a long word, a URL), passes the right edge
+      const spill = getComputedStyle(e).overflowX === 'visible' ? r.left + e.scrollWidth : r.right;
+      return r.width > 0 && Math.max(r.right, spill) > W + 1 && visible(e) && !clipped(e);
     });
     wide.filter(e => !wide.some(o => o !== e && e.contains(o))).slice(0, 5)
         .forEach(e => report('sticks out', e, `(right edge at ${Math.round(e.getBoundingClientRect().right)} px)`));
@@ -108,9 +123,9 @@ _PROBLEMS = r"""() => {
       else if (r.right > W + 1) report('control off screen', el, `(right edge at ${Math.round(r.right)} px)`);
       else if (r.right > box.right + 2 && getComputedStyle(calc).overflowX !== 'visible') report('control cut off', el, '');
     }
-    for (const label of calc.querySelectorAll('.widget-label')) {
+    for (const label of calc.querySelectorAll('.widget-label, .widget-toggle-button, button.jupyter-button')) {
       if (visible(label) && label.textContent.trim() && label.scrollWidth > label.clientWidth + 2) {
-        report('label cut off', label, `("${label.textContent.trim().slice(0, 30)}")`);
+        report(label.tagName === 'BUTTON' ? 'button text cut off' : 'label cut off', label, `("${label.textContent.trim().slice(0, 30)}")`);
       }
     }
   }
