@@ -2,8 +2,8 @@
 
 Usage: python scripts/handout.py [--out _build/handout.pdf] [--html _build/html]
 
-The pages of _toc.yml (the workshop kit aside) are joined into one HTML page next to the site
-(``handout.html``: each page's article, their widget states merged, the site's own stylesheets and
+The pages of _toc.yml (the workshop kit aside) are joined into one HTML page inside the site while
+it prints (``_handout.html``: each page's article, their widget states merged, the site's own stylesheets and
 scripts), served on 127.0.0.1, and printed with Debian's Chromium (``--print-to-pdf``): nothing is
 downloaded. The site's print stylesheet (book/_static/mlcalc-layout.css) hides the navigation and
 the controls' chrome, starts each page on a new sheet and prints scrolled blocks in full.
@@ -140,9 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     if not (site / "index.html").exists():
         raise SystemExit(f"no built site in {site}: run 'make book' first")
     pages = args.pages or toc_pages()
-    (site / "handout.html").write_text(build_html(site, pages), encoding="utf-8")
+    # The joined page lives in the site only while it prints (its links and scripts are the site's).
+    joined = site / "_handout.html"
+    joined.write_text(build_html(site, pages), encoding="utf-8")
     out = pathlib.Path(args.out)
-    print_pdf(site, "handout.html", out)
+    try:
+        print_pdf(site, joined.name, out)
+    finally:
+        joined.unlink(missing_ok=True)
     print(f"handout: {out} ({out.stat().st_size / 1e6:.1f} MB, {page_count(out)} pages, {len(pages)} chapters and part pages)")
     return 0
 
