@@ -7,7 +7,8 @@ Each page of the built site is opened in Debian's Chromium at both widths, serve
 - content cut off by a box that neither wraps it nor scrolls (code, outputs, equations, tables, charts
   must wrap or scroll inside themselves);
 - controls of width zero (a slider collapsed to a bare handle, a box squeezed to nothing) or cut off
-  by their calculator.
+  by their calculator, labels and buttons whose text is cut;
+- chart text under 11 px, a legend drawn over an axis title (Vega charts).
 
 Screenshots of failing pages go to artifacts/layout/.
 """
@@ -128,6 +129,19 @@ _PROBLEMS = r"""() => {
         report(label.tagName === 'BUTTON' ? 'button text cut off' : 'label cut off', label, `("${label.textContent.trim().slice(0, 30)}")`);
       }
     }
+  }
+  // 4. Charts (Vega, SVG): text at least 11 px, and the legend clear of the axis titles.
+  for (const svg of document.querySelectorAll('.bd-article .vega-embed svg')) {
+    if (!visible(svg)) continue;
+    for (const t of svg.querySelectorAll('text')) {
+      const size = parseFloat(getComputedStyle(t).fontSize);
+      if (t.textContent.trim() && size < 11 - 0.01) { report('chart text under 11 px', t, `("${t.textContent.trim().slice(0, 30)}", ${size} px)`); break; }
+    }
+    const boxes = sel => Array.from(svg.querySelectorAll(sel)).map(e => e.getBoundingClientRect()).filter(r => r.width > 0);
+    const overlap = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+    const legends = boxes('.role-legend');
+    const titles = boxes('.role-axis-title text, .role-axis-title');
+    if (legends.some(l => titles.some(t => overlap(l, t)))) report('legend over an axis title', svg, '');
   }
   return out;
 }"""
