@@ -120,3 +120,44 @@ def test_widgets_grade_as_the_reader_types():
     m = MemoryExercises(q2=128)
     assert "Q2: right" in m.text.value
     assert "[exercises.memory]" in m._repr_mimebundle_()["text/plain"]
+
+
+# --- On the live site: typed answers are graded in the reader's browser ----------------------------
+
+_LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine
+
+
+@pytest.mark.browser
+def test_exercises_grade_on_the_live_site(browser, site_url):
+    """On the served site, typing a right and a wrong answer grades them (Python in the page)."""
+    from conftest import HTML
+
+    if not (HTML / "_static" / "mlcalc-live.js").exists():
+        pytest.skip("this site has no live calculators (book/_static/mlcalc-live.js)")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((site_url + "/", "data:", "blob:"))
+                  else r.abort())
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{site_url}/book/workshop/exercises.html", wait_until="domcontentloaded", timeout=60_000)
+        page.wait_for_function("() => window.mlcalcLive && window.mlcalcLive.state === 'live'",
+                               timeout=_LIVE_TIMEOUT_MS, polling=100)
+        start = page.locator(".mlcalc-calc-exercises\\.start")
+        start.scroll_into_view_if_needed()
+        view = start.locator(".mlcalc-view-text")
+        for answer, expect in (("13", "Q1: right"), ("12", "round the ratio up")):
+            box = start.locator(".mlcalc-ctl-q1 input")
+            box.fill(answer)
+            box.press("Enter")
+            page.wait_for_function("([el, s]) => el.innerText.includes(s)", arg=[view.element_handle(), expect],
+                                   timeout=15_000)
+        box = start.locator(".mlcalc-ctl-q1 input")
+        box.fill("-3")
+        box.press("Enter")
+        message = start.locator(".mlcalc-message")
+        page.wait_for_function("(el) => el.innerText.includes('Q1')", arg=message.element_handle(), timeout=15_000)
+    finally:
+        context.close()
+    assert errors == []
