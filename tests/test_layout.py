@@ -8,7 +8,7 @@ Each page of the built site is opened in Debian's Chromium at both widths, serve
   must wrap or scroll inside themselves);
 - controls of width zero (a slider collapsed to a bare handle, a box squeezed to nothing) or cut off
   by their calculator, labels and buttons whose text is cut;
-- chart text under 11 px, a legend drawn over an axis title (Vega charts).
+- charts wider than their column, chart text under 11 px, a legend drawn over an axis title (Vega).
 
 Screenshots of failing pages go to artifacts/layout/.
 """
@@ -133,6 +133,10 @@ _PROBLEMS = r"""() => {
   // 4. Charts (Vega, SVG): text at least 11 px, and the legend clear of the axis titles.
   for (const svg of document.querySelectorAll('.bd-article .vega-embed svg')) {
     if (!visible(svg)) continue;
+    // drawn to the width of its column: a chart that needs sideways scrolling on a phone is cut in practice
+    const column = svg.closest('.mlcalc-calculator, .cell_output, .bd-article');
+    const sw = svg.getBoundingClientRect().width;
+    if (column && sw > column.clientWidth + 2) report('chart wider than its column', svg, `(${Math.round(sw)} px in ${column.clientWidth} px)`);
     for (const t of svg.querySelectorAll('text')) {
       const size = parseFloat(getComputedStyle(t).fontSize);
       if (t.textContent.trim() && size < 11 - 0.01) { report('chart text under 11 px', t, `("${t.textContent.trim().slice(0, 30)}", ${size} px)`); break; }
@@ -161,6 +165,11 @@ def test_page_layout(browser, site_url, docname, width):
     try:
         page.goto(f"{site_url}/{docname}.html", wait_until="load", timeout=30_000)
         page.wait_for_function(_READY, timeout=30_000)
+        try:  # charts are drawn by the site's script (Vega) once the widgets are on the page
+            page.wait_for_function("() => Array.from(document.querySelectorAll('.mlcalc-view-chart .mlcalc-chart'))"
+                                   ".every(b => b.querySelector('svg, canvas'))", timeout=10_000)
+        except Exception:  # noqa: BLE001 - a site without the live script has no such boxes: nothing to wait for
+            pass
         page.wait_for_timeout(300)  # let layout settle after the last widget renders
         problems = page.evaluate(_PROBLEMS)
         if problems:
