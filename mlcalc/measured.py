@@ -421,7 +421,10 @@ def run(name: str) -> tuple[Result, ...]:
     folder = _measured_dir().joinpath(name)
     for f in sorted(folder.iterdir(), key=lambda p: p.name):
         if f.name.endswith(".json"):
-            out.extend(from_bench(json.loads(f.read_text()), f"{name}/{f.name}"))
+            data = json.loads(f.read_text())
+            if data.get("tool") != "mlcalc.bench":  # other tools' files (e.g. scripts/gpu/bench_decode.py) live beside
+                continue
+            out.extend(from_bench(data, f"{name}/{f.name}"))
     return tuple(out)
 
 
