@@ -35,91 +35,133 @@ def _run_file(name: str) -> Mapping[str, Any]:
 
 @lru_cache(maxsize=None)
 def measured_decode() -> Mapping[str, Any]:
-    """The measured run: read bandwidth, the floor probes and the decode points of the 1B and 8B models."""
-    return MappingProxyType({"probe": _run_file("probe.json"), "1b": _run_file("decode_1b.json"),
-                             "8b": _run_file("decode_8b.json")})
+    """The measured run: two floor probes (with the read bandwidth), the decode-attention micro-benchmark
+    and the decode points of the 1B and 8B models."""
+    return MappingProxyType({"probes": (_run_file("probe.json"), _run_file("probe_repeat.json")),
+                             "attention": _run_file("attention.json"),
+                             "1b": _run_file("decode_1b.json"), "8b": _run_file("decode_8b.json")})
 
 
 class Floor(NamedTuple):
-    """CPU/launch floor of one decode step: ``fixed_s + per_layer_s x layers``."""
+    """CPU/launch floor of one decode step: ``fixed_s`` outside the layers, ``per_layer_s`` per layer."""
 
-    fixed_s: float  # per step, whatever the model
-    per_layer_s: float  # per transformer layer
+    fixed_s: float  # per step: generate's loop, embedding, sampling launches
+    per_layer_s: float  # launching one transformer layer's kernels
     source: str  # where it was measured
 
 
 def measured_floor() -> Floor:
-    """Least-squares line through the tiny-model probes (2, 8, 32 layers) of our measured run.
+    """Least-squares line through the tiny-model probes (2, 8, 32 layers, two repeats) of our run.
 
     The probes have width 64 and a 256-token vocabulary, so their GPU work is negligible: their
     step time is the cost of launching eager PyTorch kernels and of ``generate``'s own loop.
     """
-    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for o in measured_decode()["probe"]["overhead"]]
+    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for pr in measured_decode()["probes"]
+           for o in pr["overhead"]]
     n = len(pts)
     mx = sum(x for x, _ in pts) / n
     my = sum(y for _, y in pts) / n
     slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
-    card = measured_decode()["probe"]["env"].get("device_name", "GPU")
+    card = measured_decode()["probes"][0]["env"].get("device_name", "GPU")
     return Floor(max(0.0, my - slope * mx), max(0.0, slope),
                  f"measured: tiny Llama models, transformers generate (eager, static cache) on {card}")
 
 
 def measured_read_bandwidth() -> float:
-    """Bytes/s of a large bf16 reduction on the measured card (its achievable read bandwidth)."""
-    return float(measured_decode()["probe"]["read_bandwidth"]["bytes_per_s"])
+    """Bytes/s of a large bf16 reduction on the measured card (mean of the two probes)."""
+    vals = [float(pr["read_bandwidth"]["bytes_per_s"]) for pr in measured_decode()["probes"]]
+    return sum(vals) / len(vals)
 
 
-def attention_kv_reads(n_heads: int, n_kv_heads: int, expanded: bool) -> float:
-    """How many times a decode step moves the KV cache's bytes.
+#: The shape of the attention micro-benchmark that gives the copy bandwidth of ``repeat_kv``:
+#: head_dim 128, batch 8, cache 8,192 (none of the decode points has it).
+COPY_CALIBRATION = (128, 8, 8192)
 
-    With ``expanded`` (transformers' SDPA path with a mask on CUDA calls ``repeat_kv``: the cache
-    is read, written g = heads / kv_heads times larger, and read again by the kernel): ``1 + 2 g``.
-    Otherwise (a GQA-aware kernel, e.g. vLLM's paged attention) once.
+
+def measured_copy_bandwidth() -> float:
+    """Bytes/s of transformers' ``repeat_kv`` copy (read the cache, write it g = 4 times larger).
+
+    An expand-then-reshape of a strided view: PyTorch runs a generic strided copy, far below the
+    read bandwidth. From the attention micro-benchmark at :data:`COPY_CALIBRATION`.
     """
+    att = measured_decode()["attention"]
+    g = att["heads"] / att["kv_heads"]
+    for pt in att["points"]:
+        if (pt["head_dim"], pt["batch"], pt["cache_len"]) == COPY_CALIBRATION:
+            return pt["kv_bytes"] * (1.0 + g) / pt["repeat_kv_s"]
+    raise ValueError(f"COPY_CALIBRATION={COPY_CALIBRATION!r} is not among the measured attention shapes")
+
+
+def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_per_s: float,
+                     copy_bytes_per_s: float | None = None) -> float:
+    """Time of one layer's decode attention over ``kv_bytes`` of K and V.
+
+    A GQA-aware kernel (``copy_bytes_per_s`` None; e.g. vLLM's paged attention) reads the cache
+    once: ``kv / read``. transformers' SDPA path on CUDA with a mask (``use_gqa_in_sdpa`` is false
+    when a mask is passed) first expands K and V to every query head with ``repeat_kv``: a copy
+    that reads the cache and writes it g = heads / kv_heads times larger, then the kernel reads
+    the expanded copy: ``kv (1 + g) / copy + kv g / read``.
+    """
+    kv = _check.non_negative("kv_bytes", kv_bytes)
+    bw = _check.positive("read_bytes_per_s", read_bytes_per_s)
+    if copy_bytes_per_s is None:
+        return kv / bw
     g = _check.positive_int("n_heads", n_heads) / _check.positive_int("n_kv_heads", n_kv_heads)
-    return 1.0 + 2.0 * g if expanded else 1.0
+    return kv * (1.0 + g) / _check.positive("copy_bytes_per_s", copy_bytes_per_s) + kv * g / bw
 
 
 class DecodeStep(NamedTuple):
     """One decode step of a batch: its bytes, FLOPs and time, and what bounds it."""
 
-    bytes_per_gpu: float  # weights + KV traffic per GPU
+    bytes_per_gpu: float  # weights + KV cache read once, per GPU
     flops_per_gpu: float  # 2 N_active x batch / tp
-    memory_s: float  # bytes / read bandwidth
-    compute_s: float  # flops / matmul rate
-    floor_s: float  # launch floor
-    step_s: float  # max(memory, compute) + floor
+    layer_gpu_s: float  # one layer on the GPU: max(weights / bw, FLOPs / rate) + attention
+    layer_s: float  # one layer: max(its GPU time, its launch floor)
+    outside_s: float  # outside the layers: max(output projection on the GPU, fixed floor)
+    step_s: float  # outside + layers x layer + tensor-parallel all-reduces
     tokens_per_s: float  # batch / step
-    bound: str  # "memory", "compute" or "launch floor"
+    bound: str  # what bounds the layers: "memory", "compute" or "launch floor"
 
 
 def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_per_s: float,
-                matmul_flops: float, tp: int = 1, floor: Floor | None = None, expanded_kv: bool = False,
-                weight_bytes_per_param: float = 2.0, kv_bytes_per_value: float = 2.0,
-                tp_allreduce_s: float = 0.0) -> DecodeStep:
+                matmul_flops: float, tp: int = 1, floor: Floor | None = None,
+                copy_bytes_per_s: float | None = None, weight_bytes_per_param: float = 2.0,
+                kv_bytes_per_value: float = 2.0, tp_allreduce_s: float = 0.0) -> DecodeStep:
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
-    ``step = max(bytes / read bandwidth, FLOPs / matmul rate) + floor`` where bytes are the
-    weights plus the KV cache (moved ``attention_kv_reads`` times), split over ``tp`` GPUs. The
-    floor adds: a step's kernels cannot start before Python has launched them, and
-    ``generate`` waits for each step's token before launching the next.
+    Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
+    their bytes have moved): ``layer = max(launch floor per layer, max(weights / bw, FLOPs / rate)
+    + attention)``; outside the layers, the output projection (vocab x hidden weights) against the
+    fixed floor. Weights and cache are split over ``tp`` GPUs. ``floor`` None: CUDA graphs, no
+    floor. ``copy_bytes_per_s`` None: GQA-aware attention (see :func:`attention_time_s`).
     """
     b = _check.positive_int("batch", batch)
     c = _check.positive_int("context", context)
     bw = _check.positive("read_bytes_per_s", read_bytes_per_s)
     rate = _check.positive("matmul_flops", matmul_flops)
     tp = _check.positive_int("tp", tp)
-    w = model.n_params() * _check.positive("weight_bytes_per_param", weight_bytes_per_param)
-    kv_tok = memory.kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim, kv_bytes_per_value)
-    kv = kv_tok * b * c * attention_kv_reads(model.n_heads, model.n_kv_heads, expanded_kv)
-    bytes_gpu = (w + kv) / tp
-    flops_gpu = 2.0 * model.n_active_params() * b / tp
-    mem_s, comp_s = bytes_gpu / bw, flops_gpu / rate
-    fl = 0.0 if floor is None else floor.fixed_s + floor.per_layer_s * model.n_layers
-    gpu_s = max(mem_s, comp_s) + _check.non_negative("tp_allreduce_s", tp_allreduce_s)
-    step = gpu_s + fl
-    bound = "launch floor" if fl > gpu_s else ("memory" if mem_s >= comp_s else "compute")
-    return DecodeStep(bytes_gpu, flops_gpu, mem_s, comp_s, fl, step, b / step, bound)
+    bpp = _check.positive("weight_bytes_per_param", weight_bytes_per_param)
+    head = model.vocab * model.hidden  # output projection (read even when tied to the embedding)
+    embed = model.params_breakdown()["embeddings"]
+    layer_params = (model.n_params() - embed - (0 if model.tied_embeddings else head)) / model.n_layers
+    active_layer = (model.n_active_params() - embed - (0 if model.tied_embeddings else head)) / model.n_layers
+    kv_tok_layer = memory.kv_cache_bytes_per_token(1, model.n_kv_heads, model.head_dim, kv_bytes_per_value)
+    kv_layer = kv_tok_layer * b * c / tp
+    attn = attention_time_s(kv_layer, model.n_heads, model.n_kv_heads, bw, copy_bytes_per_s)
+    w_s = layer_params * bpp / tp / bw
+    f_s = 2.0 * active_layer * b / tp / rate
+    layer_gpu = max(w_s, f_s) + attn
+    layer = layer_gpu if floor is None else max(floor.per_layer_s, layer_gpu)
+    head_gpu = max(head * bpp / tp / bw, 2.0 * head * b / tp / rate)
+    outside = head_gpu if floor is None else max(floor.fixed_s, head_gpu)
+    step = outside + model.n_layers * layer + _check.non_negative("tp_allreduce_s", tp_allreduce_s)
+    if floor is not None and floor.per_layer_s >= layer_gpu:
+        bound = "launch floor"
+    else:
+        bound = "memory" if w_s + attn >= f_s else "compute"
+    bytes_gpu = (model.n_params() * bpp + kv_tok_layer * model.n_layers * b * c) / tp
+    return DecodeStep(bytes_gpu, 2.0 * model.n_active_params() * b / tp, layer_gpu, layer, outside, step,
+                      b / step, bound)
 
 
 def llama_shape(key: str) -> memory.ModelConfig:
@@ -153,7 +195,7 @@ def check_decode() -> list[DecodeCheck]:
     (tiny models); the matmul rate is the catalogue's achievable one. The static cache attends over
     its whole length (prompt + 1 + new tokens), so that is the context.
     """
-    floor, bw = measured_floor(), measured_read_bandwidth()
+    floor, bw, copy = measured_floor(), measured_read_bandwidth(), measured_copy_bandwidth()
     out = []
     for key in ("1b", "8b"):
         run = measured_decode()[key]
@@ -163,10 +205,100 @@ def check_decode() -> list[DecodeCheck]:
         for pt in run["points"]:
             if "error" in pt:
                 continue
-            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, floor, expanded_kv=True)
+            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, floor, copy)
             meas = float(pt["decode_tokens_per_s"])
             out.append(DecodeCheck(key, int(pt["batch"]), int(pt["max_cache_len"]), meas, d.tokens_per_s,
                                    d.tokens_per_s / meas - 1.0, d.bound, card))
+    return out
+
+
+# --------------------------------------------------------------------------- published serving benchmarks
+
+#: Share of the datasheet memory bandwidth a large read reaches: our measured H200 reduction over its
+#: 4.8 TB/s datasheet (used for cards we did not measure).
+def read_fraction() -> float:
+    """Measured read bandwidth over the H200 datasheet's (the card of our run)."""
+    return measured_read_bandwidth() / spec("H200-SXM").memory_bandwidth_bytes_per_s
+
+
+def tp_allreduce_s(model: memory.ModelConfig, chip: str, batch: int, tp: int, bytes_per_value: float = 2.0) -> float:
+    """Tensor-parallel all-reduces of one decode step: 2 per layer of batch x hidden values.
+
+    Alpha-beta time on the node's NVLink (``mlcalc.network.fabric_collective_time``, NCCL's latencies):
+    at decode sizes the latency dominates.
+    """
+    if _check.positive_int("tp", tp) == 1:
+        return 0.0
+    from mlcalc import network, plan  # plan: the chip's system; imported here to keep serving light
+    fab = network.fabric(plan.chip_info(chip)["system"], 1, gpus_per_node=tp)
+    msg = batch * model.hidden * bytes_per_value
+    return 2 * model.n_layers * network.fabric_collective_time(msg, fab).time_s
+
+
+def prefill_s(model: memory.ModelConfig, batch: int, prompt: int, matmul_flops: float, tp: int = 1) -> float:
+    """Compute-bound prefill: ``2 N_active`` per token plus causal attention ``2 L s h`` per token."""
+    b = _check.positive_int("batch", batch)
+    p = _check.positive_int("prompt", prompt)
+    flops = b * p * (2.0 * model.n_active_params() + 2.0 * model.n_layers * p * model.n_heads * model.head_dim)
+    return flops / (_check.positive_int("tp", tp) * _check.positive("matmul_flops", matmul_flops))
+
+
+def _rate(chip: str, dtype: str) -> float:
+    dt = "bf16" if dtype == "fp16" else dtype
+    src = "achievable" if compute.has_flops(chip, dt, "achievable") else compute.ADVERTISED
+    return compute.achievable_flops(chip, dt, src)
+
+
+class BenchCheck(NamedTuple):
+    """A published serving figure next to the prediction."""
+
+    chip: str  # catalogue key
+    model: str  # preset
+    dtype: str  # weights and KV cache
+    batch: int  # sequences
+    tp: int  # tensor parallel
+    input: int  # prompt tokens
+    output: int  # output tokens (0: first-token latency)
+    published: float  # out tokens/s per GPU, or TTFT in ms
+    predicted: float  # the same, predicted
+    error: float  # predicted / published - 1
+    what: str  # "throughput (out tok/s/GPU)" or "first token (ms)"
+
+
+def check_benchmarks() -> list[BenchCheck]:
+    """TensorRT-LLM's published static-batch throughput and first-token latency against the model.
+
+    A static batch of B sequences: prefill of B x input tokens, then ``output`` decode steps whose
+    mean context is input + output / 2 (decode time is linear in the context). No launch floor
+    (TensorRT engines), GQA-aware attention, bandwidth = datasheet x our measured read fraction.
+    """
+    from mlcalc import plan
+    bench = plan.data()["serving_benchmarks"]
+    frac = read_fraction()
+    out = []
+    for r in bench["throughput"]:
+        model, chip, tp, b = memory.model_preset(r["model"]), r["chip"], int(r["tp"]), int(r["batch"])
+        nbytes = memory.DTYPE_BYTES[r["dtype"]]
+        rate = _rate(chip, r["dtype"])
+        bw = spec(chip).memory_bandwidth_bytes_per_s * frac
+        ctx = int(r["input"]) + max(1, int(r["output"]) // 2)
+        ar = tp_allreduce_s(model, chip, b, tp)
+        d = decode_step(model, b, ctx, bw, rate, tp, None, None, nbytes, nbytes, ar)
+        t = prefill_s(model, b, int(r["input"]), rate, tp) + int(r["output"]) * d.step_s
+        pred = b * int(r["output"]) / t / tp
+        pub = float(r["out_tokens_per_s_per_gpu"])
+        out.append(BenchCheck(chip, r["model"], r["dtype"], b, tp, int(r["input"]), int(r["output"]), pub, pred,
+                              pred / pub - 1.0, "throughput (out tok/s/GPU)"))
+    for r in bench["first_token"]:
+        model, chip, tp = memory.model_preset(r["model"]), r["chip"], int(r["tp"])
+        nbytes = memory.DTYPE_BYTES[r["dtype"]]
+        rate = _rate(chip, r["dtype"])
+        bw = spec(chip).memory_bandwidth_bytes_per_s * frac
+        # one forward over the prompt: the larger of its compute and reading the weights once
+        t = max(prefill_s(model, 1, int(r["input"]), rate, tp), model.n_params() * nbytes / tp / bw)
+        t += tp_allreduce_s(model, chip, int(r["input"]), tp)
+        out.append(BenchCheck(chip, r["model"], r["dtype"], 1, tp, int(r["input"]), 0, float(r["ttft_ms"]), t * 1e3,
+                              t * 1e3 / float(r["ttft_ms"]) - 1.0, "first token (ms)"))
     return out
 
 
@@ -260,7 +392,9 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
 
 
 __all__ = [
-    "DECODE_RUN", "DecodeCheck", "DecodeStep", "Floor", "MAX_BATCH", "Serving", "attention_kv_reads",
-    "check_decode", "decode_step", "llama_shape", "measured_decode", "measured_floor", "measured_read_bandwidth",
+    "COPY_CALIBRATION", "DECODE_RUN", "DecodeCheck", "DecodeStep", "Floor", "MAX_BATCH", "Serving", "attention_time_s",
+    "BenchCheck", "check_benchmarks", "prefill_s", "read_fraction", "tp_allreduce_s",
+    "check_decode", "decode_step", "llama_shape", "measured_copy_bandwidth", "measured_decode", "measured_floor",
+    "measured_read_bandwidth",
     "plan_serving",
 ]
