@@ -484,20 +484,24 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
             plans.append(chosen)
         else:
             closest.append(chosen or fastest)
-    if not plans:
-        for p in closest:
-            if not p.meets_deadline:
-                over = p.days - p.deadline_days
-                problems.append(f"deadline: {p.offer.name} at its fastest ({p.n_gpus:,} GPUs, up to {cap:,}) "
-                                f"takes {p.days:,.1f} days, {over:,.1f} days ({over / p.deadline_days:.0%}) "
-                                f"over the {p.deadline_days:,.1f}-day deadline")
-            if not p.meets_budget:
-                over = p.dollars - p.budget_dollars
-                problems.append(f"budget: {p.offer.name} with {p.n_gpus:,} GPUs costs ${p.dollars:,.0f}, "
-                                f"${over:,.0f} ({over / p.budget_dollars:.0%}) over the ${p.budget_dollars:,.0f} budget")
-        if seconds_floor is not None and deadline * SECONDS_PER_DAY < seconds_floor:
-            problems.insert(0, f"deadline: {deadline_days:g} days is shorter than one training step "
-                               f"({seconds_floor:,.1f} s)")
+    if not plans and closest:
+        fast = min(closest, key=lambda p: p.days)
+        if not fast.meets_deadline:
+            over = fast.days - fast.deadline_days
+            problems.append(f"deadline: the fastest plan, {fast.n_gpus:,} x {fast.offer.name} (the most GPUs that "
+                            f"still speed it up, up to {cap:,}), takes {fast.days:,.1f} days: {over:,.1f} days "
+                            f"({over / fast.deadline_days:.0%}) over the {fast.deadline_days:,.1f}-day deadline")
+        on_time = [p for p in closest if p.meets_deadline] or closest
+        cheap = min(on_time, key=lambda p: p.dollars)
+        if not cheap.meets_budget:
+            over = cheap.dollars - cheap.budget_dollars
+            which = "that meets the deadline" if cheap.meets_deadline else "of those that miss the deadline"
+            problems.append(f"budget: the cheapest plan {which}, {cheap.n_gpus:,} x {cheap.offer.name}, costs "
+                            f"${cheap.dollars:,.0f}: ${over:,.0f} ({over / cheap.budget_dollars:.0%}) over the "
+                            f"${cheap.budget_dollars:,.0f} budget")
+    if not plans and seconds_floor is not None and deadline * SECONDS_PER_DAY < seconds_floor:
+        problems.insert(0, f"deadline: {deadline_days:g} days is shorter than one training step "
+                           f"({seconds_floor:,.1f} s)")
     plans.sort(key=lambda p: (p.dollars, p.days))
     closest.sort(key=lambda p: (p.days, p.dollars))
     return Search(tuple(plans), tuple(closest), tuple(problems), tried)

@@ -113,7 +113,8 @@ def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_
 class DecodeStep(NamedTuple):
     """One decode step of a batch: its bytes, FLOPs and time, and what bounds it."""
 
-    bytes_per_gpu: float  # weights + KV cache read once, per GPU
+    bytes_per_gpu: float  # weights read (layers + output projection; an embedding lookup reads only
+    #                       its rows) + the KV cache once, per GPU
     flops_per_gpu: float  # 2 N_active x batch / tp
     layer_gpu_s: float  # one layer on the GPU: max(weights / bw, FLOPs / rate) + attention
     layer_s: float  # one layer: max(its GPU time, its launch floor)
@@ -159,7 +160,7 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
         bound = "launch floor"
     else:
         bound = "memory" if w_s + attn >= f_s else "compute"
-    bytes_gpu = (model.n_params() * bpp + kv_tok_layer * model.n_layers * b * c) / tp
+    bytes_gpu = ((layer_params * model.n_layers + head) * bpp + kv_tok_layer * model.n_layers * b * c) / tp
     return DecodeStep(bytes_gpu, 2.0 * model.n_active_params() * b / tp, layer_gpu, layer, outside, step,
                       b / step, bound)
 
@@ -243,7 +244,8 @@ def prefill_s(model: memory.ModelConfig, batch: int, prompt: int, matmul_flops: 
     return flops / (_check.positive_int("tp", tp) * _check.positive("matmul_flops", matmul_flops))
 
 
-def _rate(chip: str, dtype: str) -> float:
+def matmul_rate(chip: str, dtype: str = "bf16") -> float:
+    """Matmul FLOP/s of a chip for a dtype: the achievable (MAMF) table, else the datasheet."""
     dt = "bf16" if dtype == "fp16" else dtype
     src = "achievable" if compute.has_flops(chip, dt, "achievable") else compute.ADVERTISED
     return compute.achievable_flops(chip, dt, src)
@@ -279,7 +281,7 @@ def check_benchmarks() -> list[BenchCheck]:
     for r in bench["throughput"]:
         model, chip, tp, b = memory.model_preset(r["model"]), r["chip"], int(r["tp"]), int(r["batch"])
         nbytes = memory.DTYPE_BYTES[r["dtype"]]
-        rate = _rate(chip, r["dtype"])
+        rate = matmul_rate(chip, r["dtype"])
         bw = spec(chip).memory_bandwidth_bytes_per_s * frac
         ctx = int(r["input"]) + max(1, int(r["output"]) // 2)
         ar = tp_allreduce_s(model, chip, b, tp)
@@ -292,7 +294,7 @@ def check_benchmarks() -> list[BenchCheck]:
     for r in bench["first_token"]:
         model, chip, tp = memory.model_preset(r["model"]), r["chip"], int(r["tp"])
         nbytes = memory.DTYPE_BYTES[r["dtype"]]
-        rate = _rate(chip, r["dtype"])
+        rate = matmul_rate(chip, r["dtype"])
         bw = spec(chip).memory_bandwidth_bytes_per_s * frac
         # one forward over the prompt: the larger of its compute and reading the weights once
         t = max(prefill_s(model, 1, int(r["input"]), rate, tp), model.n_params() * nbytes / tp / bw)
@@ -325,7 +327,7 @@ class Serving(NamedTuple):
 
 def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, prompt_tokens: int,
                  output_tokens: int, ttft_target_s: float, tpot_target_s: float, price_per_gpu_hour: float,
-                 floor: Floor | None = None, mbu: float = 0.8, weight_bytes_per_param: float = 2.0) -> Serving:
+                 floor: Floor | None = None, mbu: float | None = None, weight_bytes_per_param: float = 2.0) -> Serving:
     """Fewest GPUs that serve ``requests_per_s`` within the TTFT and TPOT targets.
 
     For tp in (1, 2, 4, 8) (smallest first) the weights and at least one sequence's cache must
@@ -333,7 +335,8 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     :data:`MAX_BATCH` that fits the KV cache and keeps the decode step under the TPOT target.
     Each request costs its prefill plus ``output_tokens`` steps shared by the batch:
     ``requests/s per replica = 1 / (prefill + output x step / batch)``. Memory bandwidth is the
-    datasheet's times ``mbu`` (model bandwidth utilization). Queueing is not modelled.
+    datasheet's times ``mbu`` (model bandwidth utilization; default: the read fraction we measured,
+    :func:`read_fraction`). Tensor-parallel all-reduces are added per step. Queueing is not modelled.
     """
     rps = _check.positive("requests per second", requests_per_s)
     p = _check.positive_int("prompt tokens", prompt_tokens)
@@ -342,7 +345,7 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     tpot_t = _check.positive("TPOT target (s)", tpot_target_s)
     price = _check.non_negative("price per GPU-hour", price_per_gpu_hour)
     acc = spec(chip)
-    bw = acc.memory_bandwidth_bytes_per_s * _check.fraction("MBU", mbu)
+    bw = acc.memory_bandwidth_bytes_per_s * _check.fraction("MBU", read_fraction() if mbu is None else mbu)
     rate = compute.achievable_flops(chip, "bf16", "achievable" if compute.has_flops(chip, "bf16", "achievable")
                                     else compute.ADVERTISED)
     ctx = p + o
@@ -359,7 +362,8 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         batch, step = 0, None
         b = 1
         while b <= MAX_BATCH and b * ctx <= fit:
-            d = decode_step(model, b, mean_ctx, bw, rate, tp, floor, weight_bytes_per_param=weight_bytes_per_param)
+            d = decode_step(model, b, mean_ctx, bw, rate, tp, floor, weight_bytes_per_param=weight_bytes_per_param,
+                            tp_allreduce_s=tp_allreduce_s(model, chip, b, tp))
             if d.step_s <= tpot_t or batch == 0:
                 batch, step = b, d
             if d.step_s > tpot_t:
@@ -383,8 +387,8 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         if not probs:
             if best is None or best.problems or cand.gpus < best.gpus:
                 best = cand
-        elif best is None:
-            best = cand
+        elif best is None or (best.problems and cand.tpot_s + cand.ttft_s < best.tpot_s + best.ttft_s):
+            best = cand  # nothing meets the targets: keep the closest (the fastest tensor-parallel group)
     if best is None:
         raise ValueError(f"model={model.name!r} is not allowed on {chip}: its weights and one {ctx:,}-token "
                          f"sequence fit no tensor-parallel group of up to 8 x {acc.memory_gb:g} GB")
@@ -393,7 +397,7 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
 
 __all__ = [
     "COPY_CALIBRATION", "DECODE_RUN", "DecodeCheck", "DecodeStep", "Floor", "MAX_BATCH", "Serving", "attention_time_s",
-    "BenchCheck", "check_benchmarks", "prefill_s", "read_fraction", "tp_allreduce_s",
+    "BenchCheck", "check_benchmarks", "matmul_rate", "prefill_s", "read_fraction", "tp_allreduce_s",
     "check_decode", "decode_step", "llama_shape", "measured_copy_bandwidth", "measured_decode", "measured_floor",
     "measured_read_bandwidth",
     "plan_serving",
