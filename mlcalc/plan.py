@@ -121,7 +121,7 @@ def chinchilla_tokens(n_params: float) -> float:
 # --------------------------------------------------------------------------- step-time model
 
 
-def _measured_step_efficiency() -> tuple[float, str]:
+def _step_efficiency() -> tuple[float, str]:
     raw = data()["step_efficiency"]
     return float(raw["value"]), raw["source"]
 
@@ -129,7 +129,7 @@ def _measured_step_efficiency() -> tuple[float, str]:
 #: Share of the sustained matmul rate that a whole training step reaches on one GPU (attention,
 #: norms, elementwise work, optimizer step, launch gaps included): measured in this book on an
 #: H100 (plan.json ``step_efficiency``; tests recompute it from the measured files).
-STEP_EFFICIENCY, STEP_EFFICIENCY_SOURCE = _measured_step_efficiency()
+STEP_EFFICIENCY, STEP_EFFICIENCY_SOURCE = _step_efficiency()
 
 RECOMPUTE_FACTOR = {"selective": 1.0, "full": 8.0 / 6.0}  # extra forward pass: 6N -> 8N per token
 
@@ -388,7 +388,7 @@ class Plan:
         return self.meets_deadline and self.meets_budget
 
 
-def _dollars(offer: Offer, gpu_hours: float, goodput: float, tco_kwargs: Mapping[str, Any]) -> float:
+def _dollars(offer: Offer, gpu_hours: float, tco_kwargs: Mapping[str, Any]) -> float:
     if offer.way == "buy":
         c = chip_info(offer.chip)
         own = tco(offer.purchase_per_gpu, c["board_power_w"], c["node_power_kw"], goodput=1.0, **tco_kwargs)
@@ -416,14 +416,13 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
     restart = default("restart_s") if restart_s is None else restart_s
     gpn = network.system(chip_info(offer.chip)["system"]).gpus_per_node
     nd = needs(model, n_gpus, gpn, tps, n_tokens, fs, node, restart)
-    run_s = n_tokens / tps / max(nd.goodput, 1e-9)
-    held_s = run_s
-    if offer.way == "hpc":
+    held_s = n_tokens / tps / max(nd.goodput, 1e-9)  # GPUs held: training plus what failures cost
+    run_s = held_s
+    if offer.way == "hpc":  # charged for the hours the jobs run, but waiting in the queue between them
         avail = default("hpc_availability") if hpc_availability is None else hpc_availability
-        held_s = run_s  # you are charged for the hours your jobs run ...
-        run_s = run_s / _check.fraction("hpc availability", avail)  # ... but wait in the queue between them
+        run_s = held_s / _check.fraction("hpc availability", avail)
     gpu_hours = n_gpus * held_s / SECONDS_PER_HOUR
-    dollars = _dollars(offer, gpu_hours, nd.goodput, tco_kwargs or {})
+    dollars = _dollars(offer, gpu_hours, tco_kwargs or {})
     return Plan(offer, n_gpus, lay, tps, mfu, run_s / SECONDS_PER_DAY, gpu_hours, dollars, nd, deadline_days,
                 budget_dollars)
 
@@ -572,40 +571,48 @@ def check_run(name: str) -> RunCheck:
 # --------------------------------------------------------------------------- keeping a plan
 
 
-def plan_record(p: Plan, model: memory.ModelConfig, n_tokens: float) -> dict[str, Any]:
-    """A plan as plain data: every number with its unit and the chapter (and source) behind it."""
+def _item(value: float, unit: str, chapter: str, how: str) -> dict[str, Any]:
+    return {"value": float(f"{value:.6g}"), "unit": unit, "chapter": CHAPTERS[chapter], "how": how}
+
+
+def plan_numbers(p: Plan) -> dict[str, dict[str, Any]]:
+    """Every number of a plan: value, unit, how it is computed and the chapter that computes it."""
     lay, nd = p.layout, p.needs
+    return {
+        "gpus": _item(p.n_gpus, "GPUs", "layout", "fewest 8 x 2^k that meets the deadline"),
+        "memory per GPU": _item(lay.memory_bytes / 1e9, "GB", "memory", "mlcalc.memory.training_memory"),
+        "step time": _item(lay.step_s, "s", "step", "compute + pipeline bubble + exposed communication"),
+        "exposed communication": _item(lay.comm_s, "s", "layout", "mlcalc.parallel.layout_budget"),
+        "pipeline bubble": _item(lay.bubble_s, "s", "layout", "mlcalc.parallel.bubble_fraction"),
+        "MFU": _item(p.mfu, "fraction", "flops", "(6 N + 6 L s h) x tokens/s / (GPUs x bf16 peak)"),
+        "tokens per second": _item(p.tokens_per_s, "tokens/s", "step", "global batch / step time"),
+        "days": _item(p.days, "days", "tokens", "tokens / tokens per second / goodput"),
+        "GPU-hours": _item(p.gpu_hours, "GPU-hours", "tokens", "GPUs x hours held"),
+        "dollars": _item(p.dollars, "USD", "cost", f"{p.offer.way}: {p.offer.source}"),
+        "switches": _item(nd.switches, "switches", "network", f"fat tree of {SWITCH_RADIX}-port switches"),
+        "cables": _item(nd.cables, "links", "network", "mlcalc.network.fat_tree_counts"),
+        "dataset read rate": _item(nd.read_bytes_per_s / 1e6, "MB/s", "read", "tokens/s x bytes per token id"),
+        "checkpoint size": _item(nd.checkpoint_bytes / 1e12, "TB", "checkpoint", "14 bytes per parameter"),
+        "checkpoint write": _item(nd.checkpoint_write_s, "s", "checkpoint", "mlcalc.storage.checkpoint_write_time"),
+        "job MTBF": _item(nd.mtbf_s / SECONDS_PER_HOUR, "h", "checkpoint", "device MTBF (Llama 3) / GPUs"),
+        "checkpoint interval": _item(nd.interval_s / 60.0, "min", "checkpoint", "Daly 2006"),
+        "goodput": _item(nd.goodput, "fraction", "checkpoint", "mlcalc.storage.goodput"),
+        "storage to buy": _item(nd.capacity_bytes / 1e12, "TB", "capacity",
+                                f"dataset + {CHECKPOINTS_KEPT} checkpoints / 0.8"),
+    }
 
-    def item(value: float, unit: str, chapter: str, how: str) -> dict[str, Any]:
-        return {"value": float(f"{value:.6g}"), "unit": unit, "chapter": CHAPTERS[chapter], "how": how}
 
+def plan_record(p: Plan, model: memory.ModelConfig, n_tokens: float) -> dict[str, Any]:
+    """A plan as plain data: the inputs, the layout and every number with its unit and chapter."""
+    lay = p.layout
     return {
         "model": model.name, "parameters": model.n_params(), "tokens": n_tokens,
         "offer": p.offer.name, "chip": p.offer.chip, "way": p.offer.way, "price_source": p.offer.source,
+        "deadline_days": p.deadline_days if math.isfinite(p.deadline_days) else None,
+        "budget_dollars": p.budget_dollars if math.isfinite(p.budget_dollars) else None,
         "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": 1, "micro_batch": lay.micro_batch,
                    "recompute": lay.recompute, "chapter": CHAPTERS["layout"]},
-        "numbers": {
-            "gpus": item(p.n_gpus, "GPUs", "layout", "fewest 8 x 2^k that meets the deadline"),
-            "memory per GPU": item(lay.memory_bytes / 1e9, "GB", "memory", "mlcalc.memory.training_memory"),
-            "step time": item(lay.step_s, "s", "step", "compute + pipeline bubble + exposed communication"),
-            "exposed communication": item(lay.comm_s, "s", "layout", "mlcalc.parallel.layout_budget"),
-            "pipeline bubble": item(lay.bubble_s, "s", "layout", "mlcalc.parallel.bubble_fraction"),
-            "MFU": item(p.mfu, "fraction", "flops", "(6 N + 6 L s h) x tokens/s / (GPUs x bf16 peak)"),
-            "tokens per second": item(p.tokens_per_s, "tokens/s", "step", "global batch / step time"),
-            "days": item(p.days, "days", "tokens", "tokens / tokens per second / goodput"),
-            "GPU-hours": item(p.gpu_hours, "GPU-hours", "tokens", "GPUs x hours held"),
-            "dollars": item(p.dollars, "USD", "cost", f"{p.offer.way}: {p.offer.source}"),
-            "switches": item(nd.switches, "switches", "network", f"fat tree of {SWITCH_RADIX}-port switches"),
-            "cables": item(nd.cables, "links", "network", "mlcalc.network.fat_tree_counts"),
-            "dataset read rate": item(nd.read_bytes_per_s / 1e6, "MB/s", "read", "tokens/s x bytes per token id"),
-            "checkpoint size": item(nd.checkpoint_bytes / 1e12, "TB", "checkpoint", "14 bytes per parameter"),
-            "checkpoint write": item(nd.checkpoint_write_s, "s", "checkpoint", "mlcalc.storage.checkpoint_write_time"),
-            "job MTBF": item(nd.mtbf_s / SECONDS_PER_HOUR, "h", "checkpoint", "device MTBF (Llama 3) / GPUs"),
-            "checkpoint interval": item(nd.interval_s / 60.0, "min", "checkpoint", "Daly 2006"),
-            "goodput": item(nd.goodput, "fraction", "checkpoint", "mlcalc.storage.goodput"),
-            "storage to buy": item(nd.capacity_bytes / 1e12, "TB", "capacity",
-                                   f"dataset + {CHECKPOINTS_KEPT} checkpoints / 0.8"),
-        },
+        "numbers": plan_numbers(p),
     }
 
 
@@ -628,20 +635,16 @@ def plan_markdown(p: Plan, model: memory.ModelConfig, n_tokens: float) -> str:
 
 
 def compare(a: Plan, b: Plan) -> list[tuple[str, float, float, str]]:
-    """Two plans side by side: (number, plan a, plan b, unit) for every number of the record."""
-    ra = plan_record(a, _dummy_model(a), 1.0)["numbers"]
-    rb = plan_record(b, _dummy_model(b), 1.0)["numbers"]
+    """Two plans side by side: (number, plan a, plan b, unit) for every number of a plan."""
+    ra, rb = plan_numbers(a), plan_numbers(b)
     return [(k, ra[k]["value"], rb[k]["value"], ra[k]["unit"]) for k in ra]
-
-
-def _dummy_model(p: Plan) -> memory.ModelConfig:  # the record's model fields are not compared
-    return memory.model_preset("Llama-2 7B")
 
 
 __all__ = [
     "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_GPUS", "Needs", "Offer", "Plan",
     "RunCheck", "STEP_EFFICIENCY", "Search", "Tco", "WAYS", "best_layout", "break_even_utilization",
     "check_run", "chinchilla_tokens", "chip_info", "compare", "data", "default", "device_mtbf_s", "evaluate",
-    "flops_per_token", "needs", "offers", "plan_json", "plan_markdown", "plan_record", "published_runs",
+    "flops_per_token", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers", "plan_record",
+    "published_runs",
     "run_model", "search", "tco",
 ]
