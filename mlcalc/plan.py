@@ -594,6 +594,8 @@ def plan_numbers(p: Plan) -> dict[str, dict[str, Any]]:
         "dataset read rate": _item(nd.read_bytes_per_s / 1e6, "MB/s", "read", "tokens/s x bytes per token id"),
         "checkpoint size": _item(nd.checkpoint_bytes / 1e12, "TB", "checkpoint", "14 bytes per parameter"),
         "checkpoint write": _item(nd.checkpoint_write_s, "s", "checkpoint", "mlcalc.storage.checkpoint_write_time"),
+        "checkpoint write bandwidth": _item(nd.write_bytes_per_s / 1e9, "GB/s", "checkpoint",
+                                            "min(filesystem, nodes x storage link)"),
         "job MTBF": _item(nd.mtbf_s / SECONDS_PER_HOUR, "h", "checkpoint", "device MTBF (Llama 3) / GPUs"),
         "checkpoint interval": _item(nd.interval_s / 60.0, "min", "checkpoint", "Daly 2006"),
         "goodput": _item(nd.goodput, "fraction", "checkpoint", "mlcalc.storage.goodput"),
