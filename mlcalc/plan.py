@@ -277,7 +277,11 @@ def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per
     """Network, storage and failure figures of a run of ``n_gpus`` at ``tokens_per_s``."""
     n = _check.positive_int("n_gpus", n_gpus)
     nodes = max(1, math.ceil(n / gpus_per_node))
-    counts = network.fat_tree_counts(n, SWITCH_RADIX) if n > gpus_per_node else network.SwitchCount(0, 0, 0)
+    if n > gpus_per_node:
+        counts = network.fat_tree_counts(n, SWITCH_RADIX)
+        tiers, switches, cables = counts.tiers, counts.switches, counts.transceivers // 2
+    else:  # one node: NVLink only, no switch
+        tiers = switches = cables = 0
     per_token = _bytes_per_token_on_disk(model.vocab)
     read = tokens_per_s * per_token
     dataset = n_tokens * per_token
@@ -287,7 +291,7 @@ def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per
     interval = storage.daly_interval_s(write.seconds, mtbf)
     gp = storage.goodput(interval, write.seconds, mtbf, restart_s)
     cap = storage.storage_capacity(dataset, ckpt, CHECKPOINTS_KEPT)
-    return Needs(nodes, counts.tiers, counts.switches, counts.transceivers // 2, read, dataset, ckpt, write.seconds,
+    return Needs(nodes, tiers, switches, cables, read, dataset, ckpt, write.seconds,
                  write.effective_bytes_per_s, cap.to_buy_bytes, mtbf, interval, gp.fraction)
 
 
