@@ -221,6 +221,8 @@ def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
             rc, mem_bytes = fit
             compute_s = f_token * dp * n_micro * s * RECOMPUTE_FACTOR[rc] / (n * rate)
             bubble_s = compute_s * _bubble(pp, n_micro, model.n_layers) if pp > 1 else 0.0
+            if best is not None and compute_s + bubble_s >= best.step_s:
+                continue  # cannot beat the best layout even with no exposed communication
             nodes = max(1, math.ceil(n / gpn))
             fab = network.fabric(system.key, nodes, gpus_per_node=min(gpn, n))
             lay = parallel.Layout(tp, pp, dp, 0.0, 0.0)
@@ -431,6 +433,16 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
                 budget_dollars)
 
 
+def _days_lower_bound(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: float, seq_len: int,
+                      hpc_availability: float | None) -> float:
+    """Days the run takes at least: its FLOPs at the chip's achievable rate x step efficiency, nothing else."""
+    rate = compute.achievable_flops(offer.chip, "bf16", "achievable") * STEP_EFFICIENCY
+    days = n_tokens * flops_per_token(model, seq_len) / (n_gpus * rate) / SECONDS_PER_DAY
+    if offer.way == "hpc":
+        days /= default("hpc_availability") if hpc_availability is None else hpc_availability
+    return days
+
+
 class Search(NamedTuple):
     """The planner's answer: feasible plans ranked, or why there is none."""
 
@@ -465,9 +477,14 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
         offer = offers()[name]
         fastest: Plan | None = None
         chosen: Plan | None = None
-        for n in GPU_COUNTS:
-            if n > cap:
-                break
+        counts = [n for n in GPU_COUNTS if n <= cap]
+        skipped = []
+        # First pass: skip the counts that cannot meet the deadline even at the compute-only lower bound
+        # (every token's FLOPs at the achievable rate, no bubble, communication or failures).
+        for n in counts:
+            if _days_lower_bound(model, offer, n, n_tokens, seq_len, kwargs.get("hpc_availability")) > deadline:
+                skipped.append(n)
+                continue
             tried += 1
             p = evaluate(model, offer, n, n_tokens, seq_len, global_batch_tokens, deadline, budget, **kwargs)
             if p is None:
@@ -479,6 +496,16 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
             if p.meets_deadline:
                 chosen = p
                 break
+        if chosen is None:  # nothing meets the deadline: look at every count for the fastest plan
+            for n in skipped:
+                tried += 1
+                p = evaluate(model, offer, n, n_tokens, seq_len, global_batch_tokens, deadline, budget, **kwargs)
+                if p is None:
+                    continue
+                if seconds_floor is None or p.layout.step_s < seconds_floor:
+                    seconds_floor = p.layout.step_s
+                if fastest is None or p.days < fastest.days:
+                    fastest = p
         if fastest is None:
             problems.append(f"memory: {model.name} fits no layout of up to {cap:,} x {offer.chip} "
                             f"({spec(offer.chip).memory_gb:g} GB each) with tp <= 8, ZeRO-1 and full recomputation")
