@@ -433,6 +433,32 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
                 budget_dollars)
 
 
+def leanest_memory_bytes(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int) -> float:
+    """Per-GPU memory of the leanest layout of ``n_gpus`` (full recomputation, ZeRO-1, micro-batch 1).
+
+    Over the same bounded set of tp and pp as :func:`best_layout`; layouts whose tp x pp does not
+    divide ``n_gpus`` are skipped. ``inf`` if none divides it.
+    """
+    n = _check.positive_int("n_gpus", n_gpus)
+    acc = spec(chip)
+    gpn = network.system(chip_info(chip)["system"]).gpus_per_node
+    top = min(model.n_layers, MAX_PIPELINE)
+    pps = sorted({p for p in range(1, top + 1) if model.n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top})
+    best = math.inf
+    for tp in TENSOR_PARALLEL:
+        if tp > gpn or model.n_heads % tp:
+            continue
+        for pp in pps:
+            if n % (tp * pp):
+                continue
+            dp = n // (tp * pp)
+            staged = model if model.n_layers % pp == 0 else replace(model, n_layers=math.ceil(model.n_layers / pp) * pp)
+            mem = memory.training_memory(staged, acc.memory_bytes, 1, seq_len, dp, tp, pp, 1 if dp > 1 else 0,
+                                         recompute="full")
+            best = min(best, mem.total_bytes)
+    return best
+
+
 def _days_lower_bound(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: float, seq_len: int,
                       hpc_availability: float | None) -> float:
     """Days the run takes at least: its FLOPs at the chip's achievable rate x step efficiency, nothing else."""
@@ -507,8 +533,12 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
                 if fastest is None or p.days < fastest.days:
                     fastest = p
         if fastest is None:
-            problems.append(f"memory: {model.name} fits no layout of up to {cap:,} x {offer.chip} "
-                            f"({spec(offer.chip).memory_gb:g} GB each) with tp <= 8, ZeRO-1 and full recomputation")
+            need = leanest_memory_bytes(model, offer.chip, counts[-1] if counts else 8, seq_len)
+            have = spec(offer.chip).memory_bytes
+            problems.append(f"memory: {model.name} fits no layout of up to {cap:,} x {offer.chip}: the leanest "
+                            f"(tp <= 8, ZeRO-1, full recomputation) needs {need / 1e9:,.0f} GB per GPU, "
+                            f"{(need - have) / 1e9:,.0f} GB ({(need - have) / have:.0%}) over its "
+                            f"{have / 1e9:,.0f} GB")
             continue
         if chosen is not None and chosen.meets_budget:
             plans.append(chosen)
@@ -677,7 +707,7 @@ __all__ = [
     "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_GPUS", "Needs", "Offer", "Plan",
     "RunCheck", "STEP_EFFICIENCY", "Search", "Tco", "WAYS", "best_layout", "break_even_utilization",
     "check_run", "chinchilla_tokens", "chip_info", "compare", "data", "default", "device_mtbf_s", "evaluate",
-    "flops_per_token", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers", "plan_record",
+    "flops_per_token", "leanest_memory_bytes", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers", "plan_record",
     "published_runs",
     "run_model", "search", "tco",
 ]

@@ -74,6 +74,10 @@ def test_model_that_fits_nowhere_says_memory():
     m = memory.model_preset("Llama-3 405B")
     res = plan.search(m, ["A100 rent (AWS Capacity Block)"], 1e12, 30, 1e6, max_gpus=8)
     assert not res.plans and any(p.startswith("memory:") for p in res.problems)
+    # By how much: the leanest layout's memory, which mlcalc.memory computes, against the A100's 80 GB.
+    need = plan.leanest_memory_bytes(m, "A100-80GB", 8, 4096)
+    assert need > 80e9
+    assert any(f"needs {need / 1e9:,.0f} GB per GPU" in p for p in res.problems)
 
 
 def test_infeasible_deadline_and_budget_say_by_how_much():
