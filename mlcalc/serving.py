@@ -390,8 +390,13 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         elif best is None or (best.problems and cand.tpot_s + cand.ttft_s < best.tpot_s + best.ttft_s):
             best = cand  # nothing meets the targets: keep the closest (the fastest tensor-parallel group)
     if best is None:
+        need = (model.n_params() * memory.dtype_bytes("bf16")
+                + memory.kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim) * ctx)
+        have = max(TENSOR_PARALLEL) * acc.memory_bytes * memory.VLLM_MEMORY_UTILIZATION
         raise ValueError(f"model={model.name!r} is not allowed on {chip}: its weights and one {ctx:,}-token "
-                         f"sequence fit no tensor-parallel group of up to 8 x {acc.memory_gb:g} GB")
+                         f"sequence ({need / 1e9:,.0f} GB in bf16) fit no tensor-parallel group of up to "
+                         f"{max(TENSOR_PARALLEL)} x {acc.memory_gb:g} GB ({have / 1e9:,.0f} GB usable at "
+                         f"{memory.VLLM_MEMORY_UTILIZATION:.0%}): {(need - have) / 1e9:,.0f} GB short")
     return best
 
 
