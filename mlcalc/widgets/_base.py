@@ -57,7 +57,7 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
 
 
 # Attributes of the shell itself: a control key must not take one of them.
-_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "last_result", "last_view",
+_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "chart", "last_result", "last_view",
                        "last_error", "values", "children", "layout", "keys"})
 
 
@@ -131,6 +131,11 @@ class CalcWidget(widgets.VBox):
                 self._controls[p.control].value = p.custom
             finally:
                 self._filling = False
+
+    @property
+    def chart(self) -> widgets.Output:
+        """The view's chart (Vega-Lite in an Output widget); ``view_chart`` under its older name."""
+        return self.view_chart
 
     # Kept for the calculators' tests and the notebooks: compute/view of the current values.
     def values(self) -> dict[str, Any]:
