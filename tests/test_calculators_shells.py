@@ -27,7 +27,7 @@ def test_shell_shows_what_run_computes(cls):
     out = calc.run(cls.calc.key, w.values())
     assert out["ok"] and w.last_error == ""
     assert calc.view_plain(w.last_view) == out["text"] and w.last_view.chart == out["chart"]
-    assert w.chart.outputs == (() if out["chart"] is None else (
+    assert w.view_chart.outputs == (() if out["chart"] is None else (
         {"output_type": "display_data", "data": {"application/vnd.vegalite.v5+json": out["chart"]}, "metadata": {}},))
 
 
