@@ -11,7 +11,7 @@ from typing import Any, Mapping, NamedTuple
 
 from mlcalc import _check, accelerators, compute, vl
 from mlcalc.accelerators import catalogue, spec
-from mlcalc.calc import Calc, Control, Table, View, choice, register
+from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
 from mlcalc.calculators._charts import chart
 from mlcalc.calculators._common import accelerator_control, money
 
@@ -217,13 +217,6 @@ def _peak_view(result: tuple[accelerators.PeakRecipe, float], v: Mapping[str, An
     return View(text=text)
 
 
-def peak_links(changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Controls that follow another: a new accelerator brings its own clock."""
-    if changed == "accelerator":
-        return {"clock": accelerators.recipe(values["accelerator"]).clock_mhz}
-    return {}
-
-
 PEAK = register(Calc(
     key="accelerators.peak",
     title="Clock x units x FMA per clock x 2: check a vendor's peak, or see what a lower clock costs.",
@@ -234,6 +227,8 @@ PEAK = register(Calc(
     ),
     compute=_peak_compute,
     view=_peak_view,
+    # A chip brings its own clock; a clock typed by hand keeps the chip.
+    presets=(Presets("accelerator", {k: {"clock": r.clock_mhz} for k, r in accelerators.recipes().items()}),),
 ))
 
 # --------------------------------------------------------------------------- training cost
@@ -363,21 +358,14 @@ def _flops_view(r: compute.IterationFlops, v: Mapping[str, Any]) -> View:
     return View(text=text)
 
 
-def flops_links(changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """A preset fills in its layers, hidden size, vocabulary, sequence length and batch."""
-    if changed != "preset":
-        return {}
-    c = compute.MEGATRON_CONFIGS[values["preset"]]
-    return {"layers": c.n_layers, "hidden": c.hidden, "vocab": c.vocab, "seq_len": c.seq_len, "batch": c.batch}
-
-
 _GPT3 = compute.MEGATRON_CONFIGS["GPT-3 175B"]
+CUSTOM = "custom"  # the preset choice when the reader's own numbers no longer match a preset
 
 FLOPS = register(Calc(
     key="accelerators.flops",
     title="FLOPs of one iteration of a GPT model (Narayanan et al. 2021, eq. 3), against the 6N / 8N rules.",
     controls=(
-        choice("preset", "preset", list(compute.MEGATRON_CONFIGS), "GPT-3 175B"),
+        choice("preset", "preset", [*compute.MEGATRON_CONFIGS, ("custom", CUSTOM)], "GPT-3 175B"),
         Control("recompute", "full recomputation", "check", True),
         Control("layers", "layers", "int", _GPT3.n_layers),
         Control("hidden", "hidden", "int", _GPT3.hidden),
@@ -387,6 +375,10 @@ FLOPS = register(Calc(
     ),
     compute=_flops_compute,
     view=_flops_view,
+    # A preset fills in its shape and batch; editing one of them by hand makes the preset "custom".
+    presets=(Presets("preset", {name: {"layers": c.n_layers, "hidden": c.hidden, "vocab": c.vocab,
+                                       "seq_len": c.seq_len, "batch": c.batch}
+                                for name, c in compute.MEGATRON_CONFIGS.items()}, custom=CUSTOM),),
 ))
 
 # --------------------------------------------------------------------------- offers
@@ -665,10 +657,6 @@ SHAPE_EFFICIENCY = register(Calc(
     view=_shape_view,
 ))
 
-#: Controls that follow another control, by calculator key: ``links(changed_key, values) -> {key: value}``.
-LINKS = {PEAK.key: peak_links, FLOPS.key: flops_links}
-
-
 def budget_inactive(values: Mapping[str, Any]) -> set[str]:
     """The token input the reader is not using (tokens typed, or tokens per parameter)."""
     return {"tokens_per_param"} if values.get("budget") == "tokens" else {"tokens"}
@@ -688,6 +676,6 @@ def roofline_inactive(values: Mapping[str, Any]) -> set[str]:
 INACTIVE = {TRAINING_COST.key: budget_inactive, OFFERS.key: budget_inactive, MFU.key: mfu_inactive,
             ROOFLINE.key: roofline_inactive}
 
-__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "INACTIVE", "LINKS", "MFU", "OFFERS", "PEAK", "ROOFLINE",
+__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "INACTIVE", "MFU", "OFFERS", "PEAK", "ROOFLINE",
            "SHAPE_EFFICIENCY",
            "TRAINING_COST", "CompareRow", "RooflineResult", "ShapeResult", "compare_rows", "run_tokens"]
