@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, NamedTuple
 
-from mlcalc import _check, accelerators, compute, vl
+from mlcalc import _check, accelerators, compute, models, vl
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
 from mlcalc.calculators._charts import chart
@@ -345,8 +345,12 @@ TRAINING_COST = register(Calc(
 
 
 def _flops_compute(v: Mapping[str, Any]) -> compute.IterationFlops:
-    config = compute.GptConfig(v["layers"], v["hidden"], v["batch"], v["vocab"], v["seq_len"])
-    return compute.gpt_iteration_flops(config, bool(v["recompute"]))
+    for key in ("layers", "hidden", "vocab"):
+        _check.positive_int(key, v[key])
+    # Eq. 2 and 3 see a GPT layer: only the layers, the width and the vocabulary enter.
+    model = models.preset(_GPT3_NAME).replace(name="GPT", n_layers=v["layers"], hidden=v["hidden"],
+                                              vocab=v["vocab"])
+    return compute.gpt_iteration_flops(model, v["batch"], v["seq_len"], bool(v["recompute"]))
 
 
 def _flops_view(r: compute.IterationFlops, v: Mapping[str, Any]) -> View:
@@ -358,27 +362,33 @@ def _flops_view(r: compute.IterationFlops, v: Mapping[str, Any]) -> View:
     return View(text=text)
 
 
-_GPT3 = compute.MEGATRON_CONFIGS["GPT-3 175B"]
+def _flops_preset(name: str) -> dict[str, Any]:
+    """What a preset fills in: its layers, hidden size and vocabulary, Megatron's sequence length, its batch."""
+    c = models.preset(name)
+    return {"layers": c.n_layers, "hidden": c.hidden, "vocab": c.vocab, "seq_len": compute.MEGATRON_SEQ_LEN,
+            "batch": compute.MEGATRON_BATCH[name]}
+
+
+_GPT3_NAME = "GPT-3 175B"
+_GPT3 = models.preset(_GPT3_NAME)
 CUSTOM = "custom"  # the preset choice when the reader's own numbers no longer match a preset
 
 FLOPS = register(Calc(
     key="accelerators.flops",
     title="FLOPs of one iteration of a GPT model (Narayanan et al. 2021, eq. 3), against the 6N / 8N rules.",
     controls=(
-        choice("preset", "preset", [*compute.MEGATRON_CONFIGS, ("custom", CUSTOM)], "GPT-3 175B"),
+        choice("preset", "preset", [*compute.MEGATRON_BATCH, ("custom", CUSTOM)], _GPT3_NAME),
         Control("recompute", "full recomputation", "check", True),
         Control("layers", "layers", "int", _GPT3.n_layers),
         Control("hidden", "hidden", "int", _GPT3.hidden),
         Control("vocab", "vocab", "int", _GPT3.vocab),
-        Control("seq_len", "seq len", "int", _GPT3.seq_len),
-        Control("batch", "batch", "int", _GPT3.batch, help="global batch, sequences"),
+        Control("seq_len", "seq len", "int", compute.MEGATRON_SEQ_LEN),
+        Control("batch", "batch", "int", compute.MEGATRON_BATCH[_GPT3_NAME], help="global batch, sequences"),
     ),
     compute=_flops_compute,
     view=_flops_view,
     # A preset fills in its shape and batch; editing one of them by hand makes the preset "custom".
-    presets=(Presets("preset", {name: {"layers": c.n_layers, "hidden": c.hidden, "vocab": c.vocab,
-                                       "seq_len": c.seq_len, "batch": c.batch}
-                                for name, c in compute.MEGATRON_CONFIGS.items()}, custom=CUSTOM),),
+    presets=(Presets("preset", {name: _flops_preset(name) for name in compute.MEGATRON_BATCH}, custom=CUSTOM),),
 ))
 
 # --------------------------------------------------------------------------- offers
