@@ -236,10 +236,27 @@ PEAK = register(Calc(
 BUDGET_OPTIONS = [("tokens (B)", "tokens"), ("tokens per parameter", "ratio")]
 
 
+CUSTOM_MODEL = "custom"  # the model choice when the reader types the parameters
+
+
+def model_params_b(name: str) -> float:
+    """Parameters a token meets in a model preset (the active ones of a mixture of experts), billions."""
+    return round(models.preset(name).n_active_params() / 1e9, 2)
+
+
+def model_presets() -> Presets:
+    """A model preset (mlcalc.models) fills in its parameters; typing another number makes it custom."""
+    return Presets("model", {name: {"params": model_params_b(name)} for name in models.presets()},
+                   custom=CUSTOM_MODEL)
+
+
 def budget_controls() -> tuple[Control, ...]:
-    """The run's size: parameters, and tokens either typed or as a budget per parameter (Chinchilla's 20)."""
+    """The run's size: a model (or its parameters), and tokens typed or as a budget per parameter (Chinchilla's 20)."""
     return (
-        Control("params", "params (B)", "number", 7.0, step=1.0, help="parameters, billions"),
+        choice("model", "model", [("custom (type the parameters)", CUSTOM_MODEL), *models.presets()], CUSTOM_MODEL,
+               help="a model of mlcalc.models fills in its parameters (active ones for a mixture of experts)"),
+        Control("params", "params (B)", "number", 7.0, step=1.0,
+                help="parameters each token meets, billions (6 N D counts these)"),
         choice("budget", "tokens from", BUDGET_OPTIONS, "tokens", kind="toggle"),
         Control("tokens", "tokens (B)", "number", 319.5, step=10.0, help="training tokens, billions"),
         Control("tokens_per_param", "tokens per param", "number", compute.CHINCHILLA_TOKENS_PER_PARAM, step=1.0,
@@ -261,7 +278,8 @@ def tokens_line(n_params: float, n_tokens: float, v: Mapping[str, Any]) -> str:
     ratio = n_tokens / n_params
     how = (f"{float(v['tokens_per_param']):g} tokens per parameter" if v["budget"] == "ratio"
            else f"{ratio:,.1f} tokens per parameter")
-    return (f"model {n_params / 1e9:,.3g} B parameters, {n_tokens / 1e9:,.4g} B tokens ({how}; "
+    name = f"{v['model']}: " if v.get("model", CUSTOM_MODEL) != CUSTOM_MODEL else ""
+    return (f"model {name}{n_params / 1e9:,.3g} B parameters, {n_tokens / 1e9:,.4g} B tokens ({how}; "
             f"compute-optimal is about {compute.CHINCHILLA_TOKENS_PER_PARAM:g}, {CHINCHILLA_CITE})")
 
 
@@ -339,6 +357,7 @@ TRAINING_COST = register(Calc(
     ),
     compute=_training_cost_compute,
     view=_training_cost_view,
+    presets=(model_presets(),),
 ))
 
 # --------------------------------------------------------------------------- FLOPs of one iteration
@@ -453,6 +472,7 @@ OFFERS = register(Calc(
     ),
     compute=_offers_compute,
     view=_offers_view,
+    presets=(model_presets(),),
 ))
 
 # --------------------------------------------------------------------------- MFU
