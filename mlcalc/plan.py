@@ -173,8 +173,8 @@ def _bubble(pp: int, n_micro: int, n_layers: int) -> float:
     return best
 
 
-def _parallel_model(model: memory.ModelConfig, seq_len: int) -> parallel.Model:
-    return parallel.Model(model.name, float(model.n_params()), model.hidden, model.n_layers, seq_len)
+def _parallel_model(model: memory.ModelConfig, seq_len: int) -> parallel.Workload:
+    return parallel.Workload(model, seq_len)
 
 
 def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
@@ -596,7 +596,9 @@ def run_model(entry: Mapping[str, Any]) -> memory.ModelConfig:
     return memory.ModelConfig(name=entry.get("name", "model"), n_layers=int(entry["n_layers"]), hidden=h,
                               n_heads=heads, n_kv_heads=heads, head_dim=h // heads, ffn_hidden=4 * h,
                               vocab=int(entry["vocab"]), gated_mlp=False, tied_embeddings=True, biases=True,
-                              norm="layernorm", published_params=float(entry["n_params"]))
+                              norm="layernorm", activation=entry.get("activation", "gelu"),
+                              learned_positions=int(entry.get("learned_positions", 0)),
+                              published_params=float(entry["n_params"]))
 
 
 def published_runs() -> Mapping[str, Mapping[str, Any]]:
