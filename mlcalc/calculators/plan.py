@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from mlcalc import _check, memory, plan, serving, vl
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
+from mlcalc.calculators import _charts
 from mlcalc.calculators._common import money
 
 _MODELS = tuple(memory.model_presets())
@@ -86,7 +87,7 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
     if shown:
         pts = [{"offer": p.offer.name, "days": p.days, "dollars": p.dollars, "gpus": p.n_gpus,
                 "feasible": "meets both" if p.feasible else "misses one"} for p in shown]
-        chart = vl.chart(
+        chart = _charts.chart(
             title="Each offer at its fewest GPUs for the deadline: days against dollars",
             layer=[
                 {"data": {"values": vl.rows(pts)}, "mark": {"type": "point", "filled": True, "size": 90},
@@ -220,7 +221,7 @@ def _tco_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
                        "mark": {"type": "rule", "color": "black", "strokeDash": [4, 3]},
                        "encoding": {"x": vl.field("utilization"), "tooltip": [vl.field("what", "nominal"),
                                                                              vl.field("utilization", format=".0%")]}})
-    chart = vl.chart(title="Cost of a useful GPU-hour: owning falls with utilization, renting does not", layer=layers)
+    chart = _charts.chart(title="Cost of a useful GPU-hour: owning falls with utilization, renting does not", layer=layers)
     return View(text="\n".join(lines), table=Table(("part (per GPU-hour of the hardware's life)", "USD"), tuple(rows)),
                 chart=chart)
 
@@ -294,7 +295,7 @@ def _serve_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
              f"{s.replica_requests_per_s:,.2f} requests/s."]
     lines.extend(s.problems)
     rows = tuple((c["batch"], f"{c['tokens_per_s_per_gpu']:,.0f}", f"{c['tpot_ms']:,.1f}", c["bound"]) for c in r["curve"])
-    chart = vl.chart(
+    chart = _charts.chart(
         r["curve"], mark={"type": "line", "point": True},
         encoding={"x": vl.field("batch", title="batch (sequences per replica)", scale=vl.log_scale()),
                   "y": vl.field("tokens_per_s_per_gpu", title="decode tokens/s per GPU", scale=vl.log_scale()),
