@@ -298,7 +298,8 @@ def _serve_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
              f"KV cache room: {s.kv_tokens_fit:,} tokens per replica; one replica sustains "
              f"{s.replica_requests_per_s:,.2f} requests/s."]
     lines.extend(s.problems)
-    rows = tuple((c["batch"], f"{c['tokens_per_s_per_gpu']:,.0f}", f"{c['tpot_ms']:,.1f}", c["bound"]) for c in r["curve"])
+    rows = tuple((c["batch"], f"{c['tokens_per_s_per_gpu']:,.0f}", f"{c['tpot_ms']:,.1f}", c["bound"])
+                 for c in r["curve"])
     chart = _charts.chart(
         r["curve"], mark={"type": "line", "point": True},
         encoding={"x": vl.field("batch", title="batch (sequences per replica)", scale=vl.log_scale()),
