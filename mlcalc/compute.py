@@ -55,7 +55,7 @@ def training_flops(n_params: float, n_tokens: float, recompute: bool = False) ->
     n_params = _check.positive("n_params", n_params)
     n_tokens = _check.positive("n_tokens", n_tokens)
     factor = FLOPS_PER_PARAM_TOKEN_RECOMPUTE if recompute else FLOPS_PER_PARAM_TOKEN
-    return factor * n_params * n_tokens
+    return _check.result("training FLOPs", factor * n_params * n_tokens)
 
 
 # Compute-optimal training tokens per parameter: Hoffmann et al. 2022 (Chinchilla, 70B parameters on
@@ -240,7 +240,7 @@ def training_time_s(total_flops: float, n_gpus: int, peak_flops_per_gpu: float, 
     n_gpus = _check.positive_int("n_gpus", n_gpus)
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
     mfu = _check.fraction("mfu", mfu)
-    return total_flops / (n_gpus * peak * mfu)
+    return _check.result("training_time_s", total_flops / (n_gpus * peak * mfu))
 
 
 class RunCost(NamedTuple):
@@ -358,7 +358,7 @@ def achieved_flops_per_gpu(flops_per_iteration: float, iteration_time_s: float, 
     flops = _check.positive("flops_per_iteration", flops_per_iteration)
     t = _check.positive("iteration_time_s", iteration_time_s)
     n = _check.positive_int("n_gpus", n_gpus)
-    return flops / (t * n)
+    return _check.result("achieved FLOP/s per GPU", flops / (t * n))
 
 
 def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu: float, n_gpus: int = 1) -> float:
@@ -373,7 +373,7 @@ def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu:
     (312 TFLOPS bf16) is 50% MFU.
     """
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
-    return achieved_flops_per_gpu(flops_per_iteration, iteration_time_s, n_gpus) / peak
+    return _check.result("mfu", achieved_flops_per_gpu(flops_per_iteration, iteration_time_s, n_gpus) / peak)
 
 
 def hfu(
@@ -392,7 +392,7 @@ def mfu_from_tokens(tokens_per_s: float, flops_per_token: float, peak_flops_per_
     fpt = _check.positive("flops_per_token", flops_per_token)
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
     n = _check.positive_int("n_gpus", n_gpus)
-    return tps * fpt / (n * peak)
+    return _check.result("mfu", tps * fpt / (n * peak))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -585,7 +585,7 @@ def ridge_intensity(peak_flops: float, bandwidth_bytes_per_s: float) -> float:
     """The roofline's ridge point (the accelerator's ops:byte ratio), FLOP per byte."""
     peak = _check.positive("peak_flops", peak_flops)
     bw = _check.positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
-    return peak / bw
+    return _check.positive_result("ridge_intensity", peak / bw)
 
 
 class RooflinePoint(NamedTuple):
@@ -607,7 +607,7 @@ def roofline(intensity: float, peak_flops: float, bandwidth_bytes_per_s: float) 
     """
     i = _check.positive("intensity", intensity)
     ridge = ridge_intensity(peak_flops, bandwidth_bytes_per_s)
-    attainable = min(peak_flops, i * bandwidth_bytes_per_s)
+    attainable = _check.positive_result("attainable_flops", min(peak_flops, i * bandwidth_bytes_per_s))
     return RooflinePoint(i, attainable, ridge, "compute" if i >= ridge else "memory", attainable / peak_flops)
 
 
@@ -650,10 +650,11 @@ def decode_bound(
     b = _check.positive_int("batch", batch)
     bpp = _check.positive("bytes_per_param", bytes_per_param)
     kv = _check.non_negative("kv_cache_bytes", kv_cache_bytes)
-    t_mem = (n * bpp + kv) / bw
-    t_compute = 2.0 * n * b / peak
-    step = max(t_mem, t_compute)
-    return DecodeBound(b / step, 1.0 / step, t_mem, t_compute, "memory" if t_mem >= t_compute else "compute")
+    t_mem = _check.result("memory_time_s", (n * bpp + kv) / bw)
+    t_compute = _check.result("compute_time_s", 2.0 * n * b / peak)
+    step = _check.positive_result("step time", max(t_mem, t_compute))
+    return _check.fields("decode_bound", DecodeBound(b / step, 1.0 / step, t_mem, t_compute,
+                                                     "memory" if t_mem >= t_compute else "compute"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -84,8 +84,8 @@ def gpus_needed(
     parts = {name: n_params * b for name, b in per_param.items()}
     model_bytes = sum(parts.values())
     parts["activations (headroom)"] = model_bytes * (headroom - 1.0)
-    total = model_bytes * headroom
-    exact = total / gpu_memory_bytes
+    total = _check.result("total bytes", model_bytes * headroom)
+    exact = _check.result("GPUs needed", total / gpu_memory_bytes)
     # Round up, but do not let float noise (22.0000000001) add a whole GPU.
     n_gpus = max(1, math.ceil(round(exact, 9)))
     return GpuEstimate(n_gpus, exact, MappingProxyType(parts), total, gpu_memory_bytes)
@@ -969,4 +969,5 @@ def cpu_needs(
     workers_ram = per_worker * g * w
     parts = {"loading the model (all processes)": load, "offloaded model states": off,
              "dataloader workers": workers_ram}
-    return CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts), max(load, off) + workers_ram)
+    return _check.fields("cpu_needs", CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts),
+                                             max(load, off) + workers_ram))

@@ -148,7 +148,7 @@ def data_parallel_ops(n_params: float, dp: int, strategy: str = "ddp", bytes_per
     psi = _check.positive("n_params", n_params)
     dp = _check.positive_int("dp", dp)
     _check.choice("strategy", strategy, DP_STRATEGIES)
-    size = psi * _check.positive("bytes_per_value", bytes_per_value)
+    size = _check.result("message bytes", psi * _check.positive("bytes_per_value", bytes_per_value))
     if strategy == "ddp":
         return (Op("gradients", "all_reduce", size, 1, dp),)
     if strategy in ("zero1", "zero2"):
@@ -212,8 +212,8 @@ def step_compute_s(n_params: float, tokens_per_step: float, n_gpus: int, flops_p
     n_params = _check.positive("n_params", n_params)
     tokens = _check.positive("tokens_per_step", tokens_per_step)
     g = _check.positive_int("n_gpus", n_gpus)
-    return FLOPS_PER_PARAM_PER_TOKEN * n_params * tokens / (g * _check.positive("flops_per_gpu", flops_per_gpu)
-                                                             * _check.fraction("mfu", mfu))
+    return _check.result("step_compute_s", FLOPS_PER_PARAM_PER_TOKEN * n_params * tokens
+                         / (g * _check.positive("flops_per_gpu", flops_per_gpu) * _check.fraction("mfu", mfu)))
 
 
 class Overlap(NamedTuple):
