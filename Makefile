@@ -4,6 +4,7 @@
 #   make check  unit and property tests only (under a minute): the edit-test loop
 #   make lab    open JupyterLab on the notebooks
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
+#   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -50,3 +51,10 @@ notebooks: $(VENV)/.installed-test
 
 clean:
 	rm -rf _build
+
+# A printable handout: the chapters of the built site in one PDF, printed by Debian's Chromium
+# (nothing downloaded); the print stylesheet is book/_static/mlcalc-layout.css.
+.PHONY: handout
+handout: book
+	bash scripts/ensure_chromium.sh
+	$(BIN)/python scripts/handout.py

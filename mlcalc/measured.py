@@ -753,7 +753,10 @@ def run(name: str) -> tuple[Result, ...]:
     for f in sorted(folder.iterdir(), key=lambda p: p.name):
         if f.name.endswith(".json"):
             label = f"{name}/{f.name}"
-            out.extend(from_bench(parse_json(_decode(f.read_bytes(), label), label), label))
+            data = parse_json(_decode(f.read_bytes(), label), label)
+            if isinstance(data, dict) and data.get("tool") != "mlcalc.bench":
+                continue  # other tools' files (e.g. scripts/gpu/bench_decode.py) live beside
+            out.extend(from_bench(data, label))
     return tuple(out)
 
 

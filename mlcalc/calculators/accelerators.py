@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, NamedTuple
 
-from mlcalc import _check, accelerators, compute, vl
+from mlcalc import _check, accelerators, compute, models, vl
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators._charts import chart
@@ -350,8 +350,10 @@ TRAINING_COST = register(Calc(
 
 
 def _flops_compute(v: Mapping[str, Any]) -> compute.IterationFlops:
-    config = compute.GptConfig(v["layers"], v["hidden"], v["batch"], v["vocab"], v["seq_len"])
-    return compute.gpt_iteration_flops(config, bool(v["recompute"]))
+    for key in ("layers", "hidden", "vocab"):
+        _check.positive_int(key, v[key])
+    model = models.preset(_GPT3_NAME).replace(name="GPT", n_layers=v["layers"], hidden=v["hidden"], vocab=v["vocab"])
+    return compute.gpt_iteration_flops(model, v["batch"], v["seq_len"], bool(v["recompute"]))
 
 
 def _flops_view(r: compute.IterationFlops, v: Mapping[str, Any]) -> View:
@@ -367,23 +369,25 @@ def flops_links(changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """A preset fills in its layers, hidden size, vocabulary, sequence length and batch."""
     if changed != "preset":
         return {}
-    c = compute.MEGATRON_CONFIGS[values["preset"]]
-    return {"layers": c.n_layers, "hidden": c.hidden, "vocab": c.vocab, "seq_len": c.seq_len, "batch": c.batch}
+    c = models.preset(values["preset"])
+    return {"layers": c.n_layers, "hidden": c.hidden, "vocab": c.vocab, "seq_len": compute.MEGATRON_SEQ_LEN,
+            "batch": compute.MEGATRON_BATCH[values["preset"]]}
 
 
-_GPT3 = compute.MEGATRON_CONFIGS["GPT-3 175B"]
+_GPT3_NAME = "GPT-3 175B"
+_GPT3 = models.preset(_GPT3_NAME)
 
 FLOPS = register(Calc(
     key="accelerators.flops",
     title="FLOPs of one iteration of a GPT model (Narayanan et al. 2021, eq. 3), against the 6N / 8N rules.",
     controls=(
-        choice("preset", "preset", list(compute.MEGATRON_CONFIGS), "GPT-3 175B"),
+        choice("preset", "preset", list(compute.MEGATRON_BATCH), _GPT3_NAME),
         Control("recompute", "full recomputation", "check", True),
         Control("layers", "layers", "int", _GPT3.n_layers),
         Control("hidden", "hidden", "int", _GPT3.hidden),
         Control("vocab", "vocab", "int", _GPT3.vocab),
-        Control("seq_len", "seq len", "int", _GPT3.seq_len),
-        Control("batch", "batch", "int", _GPT3.batch, help="global batch, sequences"),
+        Control("seq_len", "seq len", "int", compute.MEGATRON_SEQ_LEN),
+        Control("batch", "batch", "int", compute.MEGATRON_BATCH[_GPT3_NAME], help="global batch, sequences"),
     ),
     compute=_flops_compute,
     view=_flops_view,

@@ -9,8 +9,8 @@ from mlcalc import _check, vl
 from mlcalc import measured as ms
 from mlcalc import network as net
 from mlcalc.accelerators import spec
-from mlcalc.bench import predict
-from mlcalc.bench.gpt import PRESETS, preset
+from mlcalc import gpt_program as predict
+from mlcalc.gpt_program import PRESETS, preset
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators._common import si
 
@@ -108,7 +108,7 @@ def _prediction_compute(v: Mapping[str, Any]) -> tuple[Any, Any, Any, ms.TrainCa
     rc = bool(v["recompute"])
     shapes = [r for r in ms.run(H100_RUN2) if isinstance(r, ms.MatmulResult)] + [ms.matmul("H100-SXM", "bf16")]
     bw = ms.copy_bandwidth("H100-SXM", "d2d").memory_bytes_per_s
-    attn = ms.attention_rate_near(b, cfg.n_head, s, H100_RUN2 + "/")
+    attn = ms.attention_rate_near(b, cfg.n_heads, s, H100_RUN2 + "/")
     mem = predict.program_memory(cfg, b, s, rc)
     textbook = predict.textbook_memory(cfg, b, s, rc)
     t = predict.program_step_time(cfg, b, s, rc, lambda m, n, k: ms.matmul_rate_near(shapes, m, n, k), bw, attn)
