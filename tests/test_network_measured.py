@@ -1,0 +1,89 @@
+"""The network model against this book's own 4-GPU measurement (issue 13, item 3).
+
+Source of every measured number below: mlcalc/data/measured/h200x4-2026-11-26-net5/ (all five collectives
+over 4 NVIDIA H200s of one node, NVLink 4 through NVSwitch, NCCL 2.28.9, NVLS off, torch 2.11) and
+h200x4-2026-11-26-net5-2of4/ (the same run over 2 of the same 4 GPUs), read through mlcalc.measured.
+The H200's NVLink 4 is the H100 SXM's, so the model is one DGX-H100 node with 2 or 4 GPUs.
+Nothing in mlcalc.network is fitted to these points.
+"""
+
+import pytest
+
+from mlcalc import measured
+from mlcalc import network as net
+
+GIB = 2**30
+RUN4, RUN2 = "h200x4-2026-11-26-net5", "h200x4-2026-11-26-net5-2of4"
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
+
+
+def _curve(run: str, op: str) -> measured.BusbwCurve:
+    found = [c for c in measured.run(run) if isinstance(c, measured.BusbwCurve) and c.op == op]
+    assert len(found) == 1, (run, op)
+    return found[0]
+
+
+def _ratio(run: str, op: str, n: int, size: float = GIB) -> float:
+    """measured / model bus bandwidth."""
+    curve = _curve(run, op)
+    assert curve.n_ranks == n and curve.info.accelerator == "H200-SXM"
+    model = net.fabric_collective_time(size, net.fabric("DGX-H100", 1, gpus_per_node=n), op).busbw_bytes_per_s
+    return curve.busbw_bytes_per_s_at(size) / model
+
+
+def test_the_runs_are_what_the_chapter_says():
+    # Source: the run's own records (collectives.json, machine.txt): 4 x H200, NCCL 2.28.9, 1 GiB largest size.
+    for run, n in ((RUN4, 4), (RUN2, 2)):
+        for op in OPS:
+            c = _curve(run, op)
+            assert c.n_ranks == n
+            assert c.info.device_name == "NVIDIA H200"
+            assert "NCCL 2.28.9" in c.info.software
+            assert c.sizes_bytes[-1] == GIB
+    # busbw_curves picks them by GPU count
+    assert any(c.info.label.startswith(RUN4) for c in measured.busbw_curves("all_gather", n_ranks=4))
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_four_gpus_at_1_gib_within_15_percent_of_the_model(op):
+    # Source: our 4 x H200 measurement (h200x4-2026-11-26-net5): all-reduce 354.8, all-gather 326.7,
+    # reduce-scatter 326.1, all-to-all 335.9, send/recv 358.2 GB/s busbw at 1 GiB; the model gives ~367.
+    assert 1 / 1.15 <= _ratio(RUN4, op, 4) <= 1.15
+
+
+@pytest.mark.parametrize("op", ("all_reduce", "all_to_all", "send_recv"))
+def test_two_gpus_at_1_gib_within_15_percent_of_the_model(op):
+    # Source: our measurement over 2 of the same 4 H200s (h200x4-2026-11-26-net5-2of4): all-reduce 329.0,
+    # all-to-all 331.3, send/recv 359.5 GB/s busbw at 1 GiB.
+    assert 1 / 1.15 <= _ratio(RUN2, op, 2) <= 1.15
+
+
+@pytest.mark.parametrize("op, low, high", [("all_gather", 0.70, 0.76), ("reduce_scatter", 0.72, 0.78)])
+def test_two_gpu_all_gather_and_reduce_scatter_are_a_stated_miss(op, low, high):
+    # Source: our measurement over 2 of the same 4 H200s (h200x4-2026-11-26-net5-2of4): all-gather 268.1,
+    # reduce-scatter 274.4 GB/s at 1 GiB, i.e. 73% and 75% of the model's ~367 (collectives chapter, "From two
+    # GPUs to four"). The model keeps busbw independent of the GPU count, as nccl-tests' PERFORMANCE.md defines it;
+    # the measurement rises from 2 to 4 GPUs for these two and we found no source explaining why (NCCL issue 1281:
+    # "no known reason" for a few-percent gap between collectives on 8 H100s). Left unexplained, not tuned away:
+    # this pins the stated state, so a change in the model or the data shows here and in the chapter.
+    assert low <= _ratio(RUN2, op, 2) <= high
+    # ... and on 4 GPUs the same collective is back within 15% (see above), so the miss is the 2-GPU case.
+    assert _ratio(RUN4, op, 4) > high
+
+
+def test_measured_busbw_rises_from_two_gpus_to_four_the_model_stays_flat():
+    # Source: our 4 x H200 run (both folders): all-reduce 329.0 -> 354.8, all-gather 268.1 -> 326.7,
+    # reduce-scatter 274.4 -> 326.1 GB/s at 1 GiB. The model's busbw changes by well under 1% between 2 and 4 GPUs.
+    for op in ("all_reduce", "all_gather", "reduce_scatter"):
+        assert _curve(RUN4, op).busbw_bytes_per_s_at(GIB) > 1.05 * _curve(RUN2, op).busbw_bytes_per_s_at(GIB)
+        m2, m4 = (net.fabric_collective_time(GIB, net.fabric("DGX-H100", 1, gpus_per_node=n), op).busbw_bytes_per_s
+                  for n in (2, 4))
+        assert m4 == pytest.approx(m2, rel=0.01)
+
+
+def test_four_gpu_send_recv_step_below_256_mib_is_a_stated_miss():
+    # Source: our 4 x H200 run (h200x4-2026-11-26-net5): send/recv (each rank to the next, from the previous)
+    # stays near 134-162 GB/s up to 128 MiB and jumps to 303 GB/s at 256 MiB; the model, which knows nothing of
+    # this step, is about twice too high below it (collectives chapter). Unexplained; pinned as stated.
+    assert 0.40 <= _ratio(RUN4, "send_recv", 4, 2**27) <= 0.50
+    assert _ratio(RUN4, "send_recv", 4, 2**28) >= 0.80
