@@ -1,6 +1,7 @@
 # The project's commands. Each installs what it needs into .venv (created on first use).
 #   make book   build the static site into _build/html
 #   make test   run every test (unit, nbval, strict build, browser)
+#   make serve  serve the built site on http://127.0.0.1:8000 (its calculators run live in the browser)
 #   make lab    open JupyterLab on the notebooks
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 
@@ -9,7 +10,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: book test lab notebooks bench clean
+.PHONY: book test serve lab notebooks bench clean
+PORT ?= 8000
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,19 +24,30 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 _vendor/vendor/.complete: scripts/fetch_vendor.sh
 	bash scripts/fetch_vendor.sh
 
-book: $(VENV)/.installed-book _vendor/vendor/.complete
+# The pure wheel of mlcalc the site's calculators run from (in the reader's browser, Pyodide).
+WHEEL := _vendor/vendor/mlcalc/mlcalc.whl
+$(WHEEL): _vendor/vendor/.complete pyproject.toml $(shell find mlcalc -name '*.py' -o -name '*.json' 2>/dev/null) | $(BIN)/python
+	PYTHON=$(BIN)/python bash scripts/build_wheel.sh
+
+book: $(VENV)/.installed-book _vendor/vendor/.complete $(WHEEL)
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo; echo "The book is built: open $(CURDIR)/_build/html/index.html"
 
-test: $(VENV)/.installed-test _vendor/vendor/.complete
+test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# Serve the built site on localhost: opened from disk (file://) the calculators stay snapshots.
+serve:
+	@test -f _build/html/index.html || { echo "build the site first: make book" >&2; exit 1; }
+	@echo "Open http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 lab: $(VENV)/.installed-test
 	$(BIN)/jupyter lab notebooks
 
 # Measure the book's speed (about 10 minutes): figures go to benchmarks/results.json and the README.
-bench: $(VENV)/.installed-test _vendor/vendor/.complete
+bench: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python scripts/benchmark.py
 

@@ -1,0 +1,465 @@
+// Live calculators on the static site (only pages with widgets load this; see _config.yml).
+//
+// 1. At first paint every calculator's chart is drawn with vega-embed from the Vega-Lite spec
+//    stored in its Output widget's state (also from file://: this is a classic script).
+// 2. When a calculator comes into view or is first touched, Python (Pyodide's core and the pure
+//    wheel of mlcalc, both served by the site) starts in a Web Worker (mlcalc-worker.mjs).
+// 3. On a control change the calculator's control values are collected by key from the embedded
+//    widget models, mlcalc.calc.run_widgets_json runs in the worker (the same compute and view as
+//    in Jupyter: no formula here), and the text, the inline message and the chart are written back.
+// Where Python cannot run (file://, no Worker or WebAssembly, the worker failed to start) each
+// calculator says it is a snapshot, its controls are disabled, and it says how to get a live one.
+//
+// It reaches into @jupyter-widgets/html-manager (create_view, model.views, BoxView.children_views):
+// those are internals, so scripts/fetch_vendor.sh pins html-manager's version.
+(function () {
+  "use strict";
+  var VEGALITE = "application/vnd.vegalite.v5+json";
+  var here = document.currentScript && document.currentScript.src;
+  var staticRoot = here ? here.slice(0, here.lastIndexOf("/") + 1) : "_static/";
+  var TIMEOUT_MS = 20000; // a single computation that takes longer restarts the worker
+  var STALE_AFTER_MS = 120; // outputs dim if a result takes longer than this
+
+  var live = (window.mlcalcLive = {
+    state: "idle", // idle | loading | live | snapshot
+    reason: "", // why a snapshot
+    calculators: [],
+    timings: { start: null, ready: null },
+  });
+
+  function cannotRun() {
+    if (location.protocol === "file:") {
+      return "this page was opened from a file (file://), where browsers do not start Python";
+    }
+    if (typeof Worker === "undefined" || typeof WebAssembly !== "object") {
+      return "this browser cannot run Python (it lacks Web Workers or WebAssembly)";
+    }
+    return "";
+  }
+
+  function escapeHtml(s) {
+    return String(s).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+
+  function addStyle() {
+    var css =
+      ".mlcalc-status{order:-1;font-size:.85em;margin:0 0 .35em 0;padding:.15em .5em;border-radius:4px;width:fit-content}" +
+      ".mlcalc-status:empty{display:none}" +
+      ".mlcalc-status-loading{background:#fff7e0;color:#6b4e00}" +
+      ".mlcalc-status-live{background:#e8f5e9;color:#1b5e20}" +
+      ".mlcalc-status-snapshot{background:#fdecea;color:#7f1d1d;border:1px solid #f5c2c0}" +
+      ".mlcalc-status code{font-size:.95em}" +
+      ".mlcalc-view-chart .mlcalc-chart{width:100%}" +
+      ".mlcalc-view-chart.mlcalc-drawn .jp-OutputArea{display:none}" +
+      ".mlcalc-stale{opacity:.45;transition:opacity .1s}" +
+      ".mlcalc-error{color:#b00020}";
+    var style = document.createElement("style");
+    style.textContent = css;
+    document.head.appendChild(style);
+  }
+
+  // ---------------------------------------------------------------- the worker (Python)
+
+  var engine = null;
+
+  function Engine() {
+    this.worker = null;
+    this.pending = {}; // id -> {resolve, timer}
+    this.nextId = 1;
+    this.ready = null;
+  }
+
+  Engine.prototype.start = function () {
+    var self = this;
+    if (this.ready) return this.ready;
+    this.ready = new Promise(function (resolve, reject) {
+      var worker;
+      try {
+        worker = new Worker(staticRoot + "mlcalc-worker.mjs", { type: "module" });
+      } catch (err) {
+        reject(new Error("the worker did not start (" + err + ")"));
+        return;
+      }
+      self.worker = worker;
+      worker.onmessage = function (event) {
+        var msg = event.data || {};
+        if (msg.ready) {
+          live.timings.worker = msg.timings;
+          return resolve();
+        }
+        if (msg.failed) return reject(new Error(msg.failed));
+        var job = self.pending[msg.id];
+        if (!job) return;
+        delete self.pending[msg.id];
+        clearTimeout(job.timer);
+        if (msg.fatal) {
+          job.resolve({ ok: false, error: "the calculation failed in the browser (" + msg.fatal + "); Python restarts for the next change" });
+          self.restart();
+        } else {
+          var result;
+          try {
+            result = JSON.parse(msg.result);
+          } catch (err) {
+            result = { ok: false, error: "the result could not be read (" + err + ")" };
+          }
+          job.resolve(result);
+        }
+      };
+      worker.onerror = function (event) {
+        if (event && event.preventDefault) event.preventDefault();
+        reject(new Error("the worker failed (" + ((event && event.message) || "no reason given") + ")"));
+        self.failAll("Python stopped in the browser; it restarts for the next change");
+        self.restart();
+      };
+    });
+    return this.ready;
+  };
+
+  Engine.prototype.failAll = function (message) {
+    var pending = this.pending;
+    this.pending = {};
+    Object.keys(pending).forEach(function (id) {
+      clearTimeout(pending[id].timer);
+      pending[id].resolve({ ok: false, error: message });
+    });
+  };
+
+  // A fresh worker (after a fatal error or a computation that never returned).
+  Engine.prototype.restart = function () {
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    this.ready = null;
+    this.failAll("Python was restarted in the browser; change a value again");
+  };
+
+  Engine.prototype.run = function (key, values) {
+    var self = this;
+    return this.start().then(function () {
+      return new Promise(function (resolve) {
+        var id = self.nextId++;
+        var timer = setTimeout(function () {
+          delete self.pending[id];
+          resolve({ ok: false, error: "this input took longer than " + TIMEOUT_MS / 1000 + " s to compute; Python restarts for the next change" });
+          self.restart();
+        }, TIMEOUT_MS);
+        self.pending[id] = { resolve: resolve, timer: timer };
+        self.worker.postMessage({ id: id, key: key, values: values });
+      });
+    });
+  };
+
+  function startEngine() {
+    if (live.state === "snapshot") return Promise.reject(new Error(live.reason));
+    if (!engine) engine = new Engine();
+    if (live.state === "idle") {
+      live.state = "loading";
+      live.timings.start = performance.now();
+      live.calculators.forEach(function (c) { c.showStatus(); });
+    }
+    return engine.start().then(
+      function () {
+        if (live.state !== "live") {
+          live.state = "live";
+          live.timings.ready = performance.now();
+          live.calculators.forEach(function (c) { c.showStatus(); });
+        }
+      },
+      function (err) {
+        if (live.state !== "live") goSnapshot("the live calculators could not start: " + err.message);
+        throw err;
+      }
+    );
+  }
+
+  function goSnapshot(reason) {
+    live.state = "snapshot";
+    live.reason = reason;
+    live.calculators.forEach(function (c) { c.toSnapshot(); });
+  }
+
+  // ---------------------------------------------------------------- one calculator
+
+  function classes(model) {
+    return (model && model.get && model.get("_dom_classes")) || [];
+  }
+
+  function withClass(models, name) {
+    return (models || []).filter(function (m) { return classes(m).indexOf(name) >= 0; })[0];
+  }
+
+  function viewsOf(model) {
+    return Promise.all(Object.keys(model.views || {}).map(function (k) { return model.views[k]; }));
+  }
+
+  function Calculator(view) {
+    var self = this;
+    this.view = view;
+    this.el = view.el;
+    this.model = view.model;
+    var key = classes(this.model).filter(function (c) { return c.indexOf("mlcalc-calc-") === 0; })[0];
+    this.key = key ? key.slice("mlcalc-calc-".length) : "";
+    var children = this.model.get("children") || [];
+    var box = withClass(children, "mlcalc-controls");
+    this.message = withClass(children, "mlcalc-message");
+    this.text = withClass(children, "mlcalc-view-text");
+    this.chart = withClass(children, "mlcalc-view-chart");
+    this.controls = {};
+    ((box && box.get("children")) || []).forEach(function (m) {
+      var k = classes(m).filter(function (c) { return c.indexOf("mlcalc-ctl-") === 0; })[0];
+      if (k) self.controls[k.slice("mlcalc-ctl-".length)] = m;
+    });
+    this.requested = 0; // changes asked for
+    this.shown = 0; // changes whose result is on screen (text, message and chart)
+    this.last = null; // the last result shown {ok, text, html, chart} or {ok: false, error}
+    this.lastValues = null;
+    this.spec = null; // the Vega-Lite spec on screen
+    this.touched = false;
+    this.initial = this.values();
+    this.status = document.createElement("div");
+    this.status.className = "mlcalc-status";
+    this.status.setAttribute("role", "status");
+    this.el.insertBefore(this.status, this.el.firstChild);
+
+    Object.keys(this.controls).forEach(function (k) {
+      var m = self.controls[k];
+      m.on("change:value change:index", function () { self.changed(); });
+    });
+    // First touch starts Python (before the change itself arrives).
+    ["pointerdown", "focusin", "keydown"].forEach(function (type) {
+      self.el.addEventListener(type, function () { self.touch(); }, { passive: true });
+    });
+    this.chartView().then(function (el) {
+      var stored = (self.chart && self.chart.get("outputs")) || [];
+      var spec = stored.length && stored[0].data ? stored[0].data[VEGALITE] : null;
+      if (spec && !self.spec) return self.draw(spec, 0);
+    }).catch(function (err) { console.warn("mlcalc: chart not drawn:", err); });
+    if (live.state === "snapshot") this.toSnapshot();
+    else this.showStatus();
+  }
+
+  function isChoice(model) {
+    var name = model.get("_model_name");
+    return name === "DropdownModel" || name === "ToggleButtonsModel" || name === "RadioButtonsModel";
+  }
+
+  // Control values by key, as the models hold them (a choice as its option's index).
+  Calculator.prototype.values = function () {
+    var out = {};
+    var self = this;
+    Object.keys(this.controls).forEach(function (k) {
+      var m = self.controls[k];
+      out[k] = isChoice(m) ? m.get("index") : m.get("value");
+    });
+    return out;
+  };
+
+  Calculator.prototype.touch = function () {
+    if (this.touched || live.state === "snapshot") return;
+    this.touched = true;
+    startEngine().catch(function () {});
+  };
+
+  Calculator.prototype.showStatus = function () {
+    var s = this.status;
+    if (live.state === "loading") {
+      s.className = "mlcalc-status mlcalc-status-loading";
+      s.textContent = "Loading live calculators...";
+    } else if (live.state === "live") {
+      s.className = "mlcalc-status mlcalc-status-live";
+      s.textContent = "Live: recomputed in your browser as you change a value.";
+    } else if (live.state === "idle") {
+      s.className = "mlcalc-status";
+      s.textContent = "";
+    }
+  };
+
+  Calculator.prototype.toSnapshot = function () {
+    var self = this;
+    this.status.className = "mlcalc-status mlcalc-status-snapshot";
+    this.status.innerHTML =
+      "<b>Snapshot:</b> the results below were computed for the values shown, and the controls are off: " +
+      escapeHtml(live.reason) + ". For a live calculator, serve the site (<code>make serve</code>, then open " +
+      "<code>http://127.0.0.1:8000/</code>) or open the notebook in JupyterLab (<code>make lab</code>, or the " +
+      "launch button at the top of the page).";
+    Object.keys(this.controls).forEach(function (k) { self.controls[k].set("disabled", true); });
+    // A change made before Python failed is undone: the output never disagrees with the controls.
+    if (this.requested !== this.shown) this.restoreShown();
+  };
+
+  // Back to the values the shown results were computed for (the page's own, or the last live ones).
+  Calculator.prototype.restoreShown = function () {
+    var self = this;
+    var shown = this.last ? this.last.values : this.initial;
+    Object.keys(this.controls).forEach(function (k) {
+      var m = self.controls[k];
+      m.set(isChoice(m) ? "index" : "value", shown[k]);
+    });
+    this.setStale(false);
+    this.message.set("value", "");
+  };
+
+  Calculator.prototype.setStale = function (stale) {
+    [this.text, this.chart].forEach(function (m) {
+      if (!m) return;
+      var cls = classes(m).filter(function (c) { return c !== "mlcalc-stale"; });
+      if (stale) cls = cls.concat(["mlcalc-stale"]);
+      m.set("_dom_classes", cls);
+    });
+  };
+
+  Calculator.prototype.changed = function () {
+    var self = this;
+    if (live.state === "snapshot") return;
+    var seq = ++this.requested;
+    var values = this.values();
+    var staleTimer = setTimeout(function () { if (self.shown < seq) self.setStale(true); }, live.state === "live" ? STALE_AFTER_MS : 0);
+    startEngine()
+      .then(function () { return engine.run(self.key, values); })
+      .then(function (result) {
+        if (seq !== self.requested) return null; // a newer change is on its way
+        return self.apply(result, values, seq);
+      })
+      .catch(function (err) {
+        if (seq === self.requested && live.state !== "snapshot") {
+          return self.apply({ ok: false, error: String((err && err.message) || err) }, values, seq);
+        }
+      })
+      .then(function () { clearTimeout(staleTimer); });
+  };
+
+  Calculator.prototype.apply = function (result, values, seq) {
+    var self = this;
+    this.lastValues = values;
+    if (!result || !result.ok) {
+      var error = (result && result.error) || "this input could not be computed";
+      this.message.set("value", '<div class="mlcalc-error" role="alert"><b>Check the input:</b> ' + escapeHtml(error) + "</div>");
+      this.setStale(true);
+      this.last = { ok: false, error: error, values: values };
+      this.shown = seq;
+      return null;
+    }
+    this.message.set("value", "");
+    this.text.set("value", result.html);
+    this.last = { ok: true, text: result.text, html: result.html, chart: result.chart, values: values };
+    return this.draw(result.chart, seq).then(function () {
+      if (seq === self.requested) self.setStale(false);
+    });
+  };
+
+  Calculator.prototype.chartView = function () {
+    if (!this.chart) return Promise.resolve(null);
+    var chart = this.chart;
+    var view = this.view;
+    // The chart's view exists once the calculator's box has made its children.
+    var made = view.children_views && view.children_views.views ? Promise.all(view.children_views.views) : Promise.resolve();
+    return made.then(function () { return viewsOf(chart); }).then(function (views) { return views.length ? views[0].el : null; });
+  };
+
+  Calculator.prototype.draw = function (spec, seq) {
+    var self = this;
+    return this.chartView().then(function (el) {
+      if (!el) return;
+      var box = el.querySelector(":scope > .mlcalc-chart");
+      if (!spec) {
+        if (box) box.remove();
+        el.classList.remove("mlcalc-drawn");
+        self.spec = null;
+        if (seq) self.shown = Math.max(self.shown, seq);
+        return;
+      }
+      if (!box) {
+        box = document.createElement("div");
+        box.className = "mlcalc-chart";
+        el.appendChild(box);
+      }
+      if (typeof window.vegaEmbed !== "function") throw new Error("vega-embed is not loaded");
+      // The spec names Vega-Lite v5 (what JupyterLab renders); the site's Vega-Lite 6 draws it the same.
+      var drawn = Object.assign({}, spec);
+      delete drawn.$schema;
+      return window.vegaEmbed(box, drawn, { actions: false, renderer: "svg", tooltip: true }).then(function (res) {
+        if (self.embedded && self.embedded !== res) self.embedded.finalize();
+        self.embedded = res;
+        self.spec = spec;
+        box.mlcalcSpec = spec;
+        el.classList.add("mlcalc-drawn");
+        if (seq) self.shown = Math.max(self.shown, seq);
+      });
+    }).catch(function (err) {
+      if (seq) self.shown = Math.max(self.shown, seq);
+      console.warn("mlcalc: chart not drawn:", err);
+    });
+  };
+
+  // ---------------------------------------------------------------- wiring
+
+  var observer = null;
+
+  function onView(view) {
+    if (!view || !view.model || classes(view.model).indexOf("mlcalc-calculator") < 0 || view.__mlcalc) return;
+    view.__mlcalc = true;
+    var calc = new Calculator(view);
+    live.calculators.push(calc);
+    if (live.state === "idle" && observer) observer.observe(calc.el);
+  }
+
+  function hook(htmlmanager) {
+    var proto = htmlmanager && htmlmanager.HTMLManager && htmlmanager.HTMLManager.prototype;
+    if (!proto || proto.__mlcalc) return;
+    proto.__mlcalc = true;
+    var create = proto.create_view;
+    proto.create_view = function () {
+      var made = create.apply(this, arguments);
+      Promise.resolve(made).then(function (view) {
+        try {
+          onView(view);
+        } catch (err) {
+          console.warn("mlcalc: calculator not connected:", err);
+        }
+      }, function () {});
+      return made;
+    };
+  }
+
+  addStyle();
+  var reason = cannotRun();
+  if (reason) {
+    live.state = "snapshot";
+    live.reason = reason;
+  } else if (typeof IntersectionObserver === "function") {
+    observer = new IntersectionObserver(function (entries) {
+      if (entries.some(function (e) { return e.isIntersecting; })) {
+        observer.disconnect();
+        startEngine().catch(function () {});
+      }
+    }, { rootMargin: "200px" });
+  }
+  // Watch where calculators will be drawn before the widget manager draws them (it waits for the
+  // page's load event): Python then starts while the rest of the page loads.
+  function watchPlaceholders() {
+    if (!observer) return;
+    var ids = {};
+    document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]').forEach(function (tag) {
+      try {
+        var state = JSON.parse(tag.textContent).state || {};
+        Object.keys(state).forEach(function (id) {
+          var dom = (state[id].state || {})._dom_classes || [];
+          if (dom.indexOf("mlcalc-calculator") >= 0) ids[id] = true;
+        });
+      } catch (err) {
+        console.warn("mlcalc: widget state not read:", err);
+      }
+    });
+    document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').forEach(function (tag) {
+      try {
+        if (ids[JSON.parse(tag.textContent).model_id] && tag.parentElement) observer.observe(tag.parentElement);
+      } catch (err) {
+        console.warn("mlcalc: widget view not read:", err);
+      }
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchPlaceholders);
+  else watchPlaceholders();
+  if (window.require) window.require(["@jupyter-widgets/html-manager"], hook);
+})();
