@@ -24,8 +24,13 @@
     state: "idle", // idle | loading | live | snapshot
     reason: "", // why a snapshot
     calculators: [],
+    history: ["idle"], // the states this page went through (tests read it)
     timings: { start: null, ready: null },
   });
+  function setState(state) {
+    live.state = state;
+    live.history.push(state);
+  }
 
   function cannotRun() {
     if (location.protocol === "file:") {
@@ -154,14 +159,14 @@
     if (live.state === "snapshot") return Promise.reject(new Error(live.reason));
     if (!engine) engine = new Engine();
     if (live.state === "idle") {
-      live.state = "loading";
+      setState("loading");
       live.timings.start = performance.now();
       live.calculators.forEach(function (c) { c.showStatus(); });
     }
     return engine.start().then(
       function () {
         if (live.state !== "live") {
-          live.state = "live";
+          setState("live");
           live.timings.ready = performance.now();
           live.calculators.forEach(function (c) { c.showStatus(); });
         }
@@ -174,7 +179,7 @@
   }
 
   function goSnapshot(reason) {
-    live.state = "snapshot";
+    setState("snapshot");
     live.reason = reason;
     live.calculators.forEach(function (c) { c.toSnapshot(); });
   }
@@ -235,7 +240,8 @@
       var spec = stored.length && stored[0].data ? stored[0].data[VEGALITE] : null;
       if (spec && !self.spec) return self.draw(spec, 0);
     }).catch(function (err) { console.warn("mlcalc: chart not drawn:", err); });
-    if (live.state === "snapshot") this.toSnapshot();
+    this.unsupported = !this.key || !this.text || !this.message ? "this calculator is not connected to the site's Python yet" : "";
+    if (live.state === "snapshot" || this.unsupported) this.toSnapshot();
     else this.showStatus();
   }
 
@@ -256,13 +262,14 @@
   };
 
   Calculator.prototype.touch = function () {
-    if (this.touched || live.state === "snapshot") return;
+    if (this.touched || live.state === "snapshot" || this.unsupported) return;
     this.touched = true;
     startEngine().catch(function () {});
   };
 
   Calculator.prototype.showStatus = function () {
     var s = this.status;
+    if (this.unsupported) return;
     if (live.state === "loading") {
       s.className = "mlcalc-status mlcalc-status-loading";
       s.textContent = "Loading live calculators...";
@@ -280,10 +287,15 @@
     this.status.className = "mlcalc-status mlcalc-status-snapshot";
     this.status.innerHTML =
       "<b>Snapshot:</b> the results below were computed for the values shown, and the controls are off: " +
-      escapeHtml(live.reason) + ". For a live calculator, serve the site (<code>make serve</code>, then open " +
-      "<code>http://127.0.0.1:8000/</code>) or open the notebook in JupyterLab (<code>make lab</code>, or the " +
-      "launch button at the top of the page).";
-    Object.keys(this.controls).forEach(function (k) { self.controls[k].set("disabled", true); });
+      escapeHtml(this.unsupported || live.reason) + ". For a live calculator, serve the site (<code>make serve</code>, " +
+      "then open <code>http://127.0.0.1:8000/</code>) or run the notebook in JupyterLab (<code>make lab</code>" +
+      (document.querySelector('a[href*="mybinder.org"], a[href*="colab.research.google.com"]') ? ", or a launch button at the top of the page" : "") +
+      ").";
+    (function disable(model) {
+      if (!model || !model.attributes) return;
+      if (Object.prototype.hasOwnProperty.call(model.attributes, "disabled")) model.set("disabled", true);
+      (model.get("children") || []).forEach(disable);
+    })(this.model);
     // A change made before Python failed is undone: the output never disagrees with the controls.
     if (this.requested !== this.shown) this.restoreShown();
   };
@@ -311,7 +323,7 @@
 
   Calculator.prototype.changed = function () {
     var self = this;
-    if (live.state === "snapshot") return;
+    if (live.state === "snapshot" || this.unsupported) return;
     var seq = ++this.requested;
     var values = this.values();
     var staleTimer = setTimeout(function () { if (self.shown < seq) self.setStale(true); }, live.state === "live" ? STALE_AFTER_MS : 0);
@@ -422,10 +434,15 @@
     };
   }
 
+  // For tests and the benchmark: one computation in the worker, as a calculator makes it.
+  live.run = function (key, values) {
+    return startEngine().then(function () { return engine.run(key, values); });
+  };
+
   addStyle();
   var reason = cannotRun();
   if (reason) {
-    live.state = "snapshot";
+    setState("snapshot");
     live.reason = reason;
   } else if (typeof IntersectionObserver === "function") {
     observer = new IntersectionObserver(function (entries) {

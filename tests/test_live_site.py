@@ -1,0 +1,288 @@
+"""The calculators live on the static site: Python (Pyodide + the mlcalc wheel) in the reader's browser.
+
+The built site is served on 127.0.0.1 and every other host is aborted. On every page with
+calculators, each calculator's every control is changed once through its widget (a number box is
+typed into, a slider moved with the keyboard, a dropdown or toggle picked, a box ticked), and what
+the page then shows (the text, the inline message, the chart's spec) must equal what CPython's
+mlcalc computes for the values the controls hold. The list of calculators and their controls comes
+from the registry (mlcalc.calc.REGISTRY) and the built pages, so converted calculators are covered
+as soon as they land. Also: bad values typed on the site, hostile values sent to the worker, the
+snapshot state from file://, and no request, page error or console error anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import HTML, ROOT, toc_docnames
+
+from mlcalc.calc import get, run, widget_values
+
+LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine (about 2-3 s when idle)
+CHANGE_TIMEOUT_MS = 15_000
+
+
+def _calculator_keys(docname: str) -> list[str]:
+    """The calculators a built page stores, by key (the new shell's DOM class mlcalc-calc-<key>)."""
+    path = HTML / f"{docname}.html"
+    if not path.exists():
+        return []
+    return re.findall(r'"_dom_classes": \["mlcalc-calculator", "mlcalc-calc-([\w.]+)"\]', path.read_text())
+
+
+def _pages_with_calculators() -> list[str]:
+    # The pages are known only after the build; collect from the toc and skip pages without any.
+    return [d for d in toc_docnames() if d.startswith("notebooks/")]
+
+
+@pytest.fixture(scope="module")
+def live_context(browser, site_url):
+    """One browser context for every page (its HTTP cache keeps Pyodide between pages); other hosts aborted."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    outside: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith((site_url + "/", "data:", "blob:")):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    context.outside = outside
+    yield context
+    context.close()
+
+
+def _watch(page, site_url) -> list[str]:
+    problems: list[str] = []
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"HTTP {r.status}: {r.url}"))
+    page.on("request", lambda r: r.url.startswith((site_url + "/", "data:", "blob:"))
+            or problems.append(f"request outside 127.0.0.1: {r.url}"))
+    return problems
+
+
+CALC = "(i) => window.mlcalcLive.calculators[i]"
+STATE = f"""(i) => {{ const c = ({CALC})(i); const box = c.el.querySelector('.mlcalc-view-chart .mlcalc-chart');
+  return {{requested: c.requested, shown: c.shown, values: c.values(), last: c.last, key: c.key,
+          text: c.el.querySelector('.mlcalc-view-text').innerText,
+          message: c.el.querySelector('.mlcalc-message').innerText.trim(),
+          spec: box ? box.mlcalcSpec : null, svg: box ? box.querySelectorAll('svg').length : 0,
+          stale: c.el.querySelectorAll('.mlcalc-stale').length}}; }}"""
+
+
+def _wait_shown(page, i: int, before: int) -> bool:
+    try:
+        page.wait_for_function(
+            f"([i, before]) => {{ const c = ({CALC})(i); return c.requested > before && c.shown === c.requested; }}",
+            arg=[i, before], timeout=CHANGE_TIMEOUT_MS, polling=20)
+        return True
+    except Exception:  # noqa: BLE001 - Playwright's TimeoutError: the control did not change
+        return False
+
+
+def _expected(key: str, values: dict) -> dict:
+    """What CPython's mlcalc shows for the widget values the page holds (the same translation as the worker)."""
+    try:
+        python_values = widget_values(key, values)
+    except ValueError as err:
+        return {"ok": False, "error": str(err)}
+    return json.loads(json.dumps(run(key, python_values)))
+
+
+def _check_parity(page, i: int, where: str) -> dict:
+    state = page.evaluate(STATE, i)
+    expected = _expected(state["key"], state["values"])
+    last = state["last"]
+    assert last is not None, f"{where}: nothing computed"
+    assert last["values"] == state["values"], f"{where}: the output is for other values than the controls show"
+    if expected["ok"]:
+        assert last["ok"], f"{where}: the page shows an error, CPython computes: {last.get('error')}"
+        assert last["html"] == expected["html"], f"{where}: text differs from CPython"
+        assert state["message"] == "", f"{where}: a message is left over: {state['message']}"
+        for line in expected["text"].splitlines()[:3]:
+            assert line.split(" | ")[0].strip() in state["text"], f"{where}: {line!r} not on the page"
+        assert state["spec"] == expected["chart"], f"{where}: chart differs from CPython"
+        if expected["chart"] is not None:
+            assert state["svg"] >= 1, f"{where}: chart not drawn"
+        assert state["stale"] == 0, f"{where}: output still marked stale"
+    else:
+        assert not last["ok"], f"{where}: CPython says {expected['error']!r}, the page shows a result"
+        assert expected["error"] in state["message"] and "Check the input" in state["message"], state["message"]
+    return {"text": state["text"], "spec": json.dumps(state["spec"], sort_keys=True), "ok": expected["ok"]}
+
+
+def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0) -> None:
+    """Change one control through its widget, as a reader would."""
+    el = calc_el.locator(f".mlcalc-ctl-{control.key}")
+    value = values[control.key]
+    kind = control.kind
+    if kind in ("number", "int"):
+        if kind == "int":
+            new = value + 1 if attempt == 0 else max(value - 1, 0)
+        else:
+            new = float(f"{value * 1.5:.3g}") if value else 1.0
+            new = new if attempt == 0 else float(f"{value / 2:.3g}")
+        box = el.locator("input")
+        box.fill(str(int(new)) if float(new).is_integer() else repr(new))
+        box.press("Enter")
+    elif kind in ("slider", "int_slider", "log_slider"):
+        handle = el.locator(".noUi-handle")
+        handle.focus()
+        handle.press("ArrowRight" if attempt == 0 else "ArrowLeft")
+    elif kind == "choice":
+        n = len(control.options)
+        el.locator("select").select_option(index=(value + 1 + attempt) % n)
+    elif kind == "toggle":
+        n = len(control.options)
+        el.locator("button").nth((value + 1 + attempt) % n).click()
+    elif kind == "check":
+        el.locator("input[type=checkbox]").click()
+    else:  # text
+        area = el.locator("textarea")
+        area.fill(value.rstrip() + ("\n" if attempt == 0 else ""))
+        area.blur()
+
+
+def _goto_live(page, site_url, docname: str) -> int:
+    page.goto(f"{site_url}/{docname}.html", wait_until="domcontentloaded", timeout=60_000)
+    n = len(_calculator_keys(docname))
+    page.wait_for_function(f"() => window.mlcalcLive && window.mlcalcLive.calculators.length >= {n}",
+                           timeout=60_000, polling=100)
+    page.locator(".mlcalc-calculator").first.scroll_into_view_if_needed()
+    page.wait_for_function("() => ['live', 'snapshot'].includes(window.mlcalcLive.state)", timeout=LIVE_TIMEOUT_MS,
+                           polling=100)
+    return page.evaluate("() => window.mlcalcLive.calculators.filter(c => !c.unsupported).length")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("docname", _pages_with_calculators())
+def test_every_calculator_recomputes_in_the_page_like_cpython(live_context, site_url, docname):
+    keys = _calculator_keys(docname)
+    if not keys:
+        pytest.skip("no calculator of the new shell on this page")
+    page = live_context.new_page()
+    problems = _watch(page, site_url)
+    try:
+        _goto_live(page, site_url, docname)
+        live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, history: mlcalcLive.history})")
+        assert live["state"] == "live", live["reason"]
+        assert live["history"][:3] == ["idle", "loading", "live"], live["history"]
+        calcs = page.evaluate("() => mlcalcLive.calculators.map(c => c.key)")
+        assert sorted(calcs) == sorted(keys), "every calculator on the page is connected"
+        elements = page.locator(".mlcalc-calculator")
+        for i, key in enumerate(calcs):
+            calc = get(key)
+            calc_el = elements.nth(i)
+            calc_el.scroll_into_view_if_needed()
+            assert "Live" in calc_el.locator(".mlcalc-status").inner_text()
+            seen = set()
+            for control in calc.controls:
+                where = f"{key}: {control.key} ({control.kind})"
+                for attempt in range(2):
+                    state = page.evaluate(STATE, i)
+                    _change(page, calc_el, i, control, state["values"], attempt)
+                    if _wait_shown(page, i, state["requested"]):
+                        break
+                else:
+                    pytest.fail(f"{where}: changing it through its widget changed nothing")
+                shown = _check_parity(page, i, where)
+                seen.add((shown["text"], shown["spec"]))
+                assert not shown["ok"] or shown["text"].strip(), f"{where}: empty text"
+            assert len(seen) >= 2 or len(calc.controls) < 2, f"{key}: no change of a control changed its output"
+    finally:
+        page.close()
+    assert problems == [], "\n".join(problems)
+    assert live_context.outside == [], live_context.outside
+
+
+@pytest.mark.browser
+def test_bad_input_shows_the_inline_message_and_the_calculator_keeps_working(live_context, site_url):
+    docname = "notebooks/start/how-many-gpus"
+    page = live_context.new_page()
+    problems = _watch(page, site_url)
+    try:
+        _goto_live(page, site_url, docname)
+        calc_el = page.locator(".mlcalc-calculator").first
+        box = calc_el.locator(".mlcalc-ctl-params input")
+        before = page.evaluate(STATE, 0)
+        box.fill("-3")
+        box.press("Enter")
+        assert _wait_shown(page, 0, before["requested"])
+        state = page.evaluate(STATE, 0)
+        # The same words as in Jupyter (CalcWidget): "Check the input: <the ValueError's own words>".
+        assert state["message"].startswith("Check the input:") and "params (billions)=-3.0" in state["message"]
+        assert state["stale"] >= 1, "the last result stays, marked stale"
+        _check_parity(page, 0, "params=-3")
+        # Hostile values straight to the worker: it answers each with a message, and survives.
+        hostile = [{"params": "abc"}, {"params": None}, {"params": 1e308}, {"nope": 1}, {"accelerator": 10**9},
+                   {"params": [1, [2, {"x": None}]]}, {"mode": -1}, {"headroom": "NaN"}]
+        for values in hostile:
+            out = page.evaluate("([k, v]) => window.mlcalcLive.run(k, v)", ["memory.gpu_count", values])
+            assert set(out) >= {"ok"}, out
+            if not out["ok"]:
+                assert out["error"] and "Traceback" not in out["error"], out
+        out = page.evaluate("() => window.mlcalcLive.run('no.such.calculator', {})")
+        assert not out["ok"] and "not allowed" in out["error"]
+        # ... and the calculator works again with a good value.
+        before = page.evaluate(STATE, 0)
+        box.fill("405")
+        box.press("Enter")
+        assert _wait_shown(page, 0, before["requested"])
+        state = _check_parity(page, 0, "params=405")
+        assert state["ok"] and "to train" in state["text"]
+        assert page.evaluate(STATE, 0)["message"] == ""
+    finally:
+        page.close()
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_prose_pages_load_no_python(live_context, site_url):
+    """Pages without calculators load neither Pyodide nor the wheel nor Vega."""
+    page = live_context.new_page()
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
+    try:
+        for docname in [d for d in toc_docnames() if not d.startswith("notebooks/")][:3]:
+            page.goto(f"{site_url}/{docname}.html", wait_until="load")
+            page.wait_for_timeout(300)
+    finally:
+        page.close()
+    heavy = [u for u in fetched if re.search(r"pyodide|mlcalc\.whl|vega|mlcalc-live|mlcalc-worker", u)]
+    assert heavy == []
+
+
+@pytest.mark.browser
+def test_from_a_file_the_page_is_a_visible_snapshot(browser, strict_build):
+    """Opened from disk (file://) no worker can start: each calculator says so, its controls are off."""
+    assert strict_build.returncode == 0
+    docname = "notebooks/start/how-many-gpus"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    try:
+        page.goto((HTML / f"{docname}.html").as_uri(), wait_until="load")
+        page.wait_for_function("() => window.mlcalcLive && window.mlcalcLive.calculators.length >= 1", timeout=30_000)
+        calc_el = page.locator(".mlcalc-calculator").first
+        calc_el.scroll_into_view_if_needed()
+        page.wait_for_function("() => document.querySelector('.mlcalc-view-chart svg')", timeout=30_000)
+        state = page.evaluate("() => ({state: mlcalcLive.state, history: mlcalcLive.history})")
+        status = calc_el.locator(".mlcalc-status").inner_text()
+        disabled = calc_el.evaluate("c => Array.from(c.querySelectorAll('input, select, button, textarea')).map(e => e.disabled)")
+        text = calc_el.locator(".mlcalc-view-text").inner_text()
+    finally:
+        context.close()
+    assert state["state"] == "snapshot" and "loading" not in state["history"], state
+    assert "Snapshot" in status and "make serve" in status and "make lab" in status, status
+    assert disabled and all(disabled), "controls stay enabled in the snapshot"
+    assert "At least" in text, "the stored result is shown"
+    assert errors == [], errors
