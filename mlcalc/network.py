@@ -103,11 +103,25 @@ class Link:
     step_latency_s: float  # alpha: NCCL's per-step ring latency on this kind of hop, seconds
     source: str  # URL of the document the figure comes from
     notes: str = ""  # how the figure was read
+    efficiency: float = 1.0  # share of the line rate NCCL reaches with large messages (sourced, see links.json)
+    efficiency_source: str = ""  # where ``efficiency`` comes from
+
+    def __post_init__(self) -> None:
+        _check.non_negative("bandwidth", self.bandwidth)
+        _check.choice("unit", self.unit, UNITS)
+        _check.choice("direction", self.direction, DIRECTIONS)
+        _check.non_negative("step_latency_s", self.step_latency_s)
+        _check.fraction("efficiency", self.efficiency)
 
     @property
     def bytes_per_s(self) -> float:
-        """Bandwidth of one direction, bytes/s."""
+        """Bandwidth of one direction, bytes/s (the line rate)."""
         return one_direction(to_bytes_per_s(self.bandwidth, self.unit), self.direction)
+
+    @property
+    def achievable_bytes_per_s(self) -> float:
+        """What NCCL reaches on this link with large messages, one direction: line rate x ``efficiency``."""
+        return self.bytes_per_s * self.efficiency
 
 
 @dataclass(frozen=True)
@@ -122,6 +136,13 @@ class System:
     nics_per_node: int  # compute-fabric NICs per node
     source: str  # URL of the node's datasheet
     notes: str = ""  # how it was read
+    pcie: Link | None = None  # the PCIe link of each GPU and NIC (GPUDirect RDMA reads GPU memory through it)
+
+    def __post_init__(self) -> None:
+        _check.positive_int("gpus_per_node", self.gpus_per_node)
+        nics = _check.positive_int("nics_per_node", self.nics_per_node)
+        if nics > MAX_NICS_PER_NODE:
+            raise ValueError(f"nics_per_node={self.nics_per_node!r} is not allowed: at most {MAX_NICS_PER_NODE}")
 
     @property
     def node_bytes_per_s(self) -> float:
@@ -156,7 +177,8 @@ def links() -> Mapping[str, Link]:
     out = {}
     for key, e in _raw()["links"].items():
         out[key] = Link(key, e["name"], e["kind"], float(e["bandwidth"]), e["unit"], e["direction"], e["scope"],
-                        float(e["step_latency_us"]) * 1e-6, e["source"], e.get("notes", ""))
+                        float(e["step_latency_us"]) * 1e-6, e["source"], e.get("notes", ""),
+                        float(e.get("efficiency", 1.0)), e.get("efficiency_source", ""))
     return MappingProxyType(out)
 
 
@@ -172,7 +194,8 @@ def systems() -> Mapping[str, System]:
     out = {}
     for key, e in _raw()["systems"].items():
         out[key] = System(key, e["name"], int(e["gpus_per_node"]), link(e["intra"]), link(e["nic"]),
-                          int(e["nics_per_node"]), e["source"], e.get("notes", ""))
+                          int(e["nics_per_node"]), e["source"], e.get("notes", ""),
+                          link(e["pcie"]) if e.get("pcie") else None)
     return MappingProxyType(out)
 
 
@@ -221,13 +244,20 @@ def speedups(baseline: str = "V100") -> tuple[Speedup, ...]:
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv")
 ALGORITHMS = ("ring", "tree")
+IN_NETWORK = ("none", "nvls", "ib_sharp")
+VOLUME_CONVENTIONS = ("exact", "2x payload")
+# NCCL src/graph/tuning.cc: "if (a == NCCL_ALGO_TREE && coll == ncclFuncAllReduce) busBw = std::min(busBw*.92, ...)".
+TREE_BUSBW_FACTOR = 0.92
+# Largest communicator the time functions accept: the step counts are exact integers far below this.
+MAX_RANKS = 10_000_000
 
 
 def busbw_factor(collective: str, n_ranks: int) -> float:
     """nccl-tests' factor from algorithm bandwidth to bus bandwidth: busbw = algbw x factor.
 
     all_reduce 2(n-1)/n; all_gather, reduce_scatter and all_to_all (n-1)/n; broadcast,
-    reduce and send_recv 1 (nccl-tests doc/PERFORMANCE.md).
+    reduce and send_recv 1 (nccl-tests doc/PERFORMANCE.md). One rank gives 0 for the
+    first two groups: nothing crosses a link.
     """
     _check.choice("collective", collective, COLLECTIVES)
     n = _check.positive_int("n_ranks", n_ranks)
@@ -238,18 +268,38 @@ def busbw_factor(collective: str, n_ranks: int) -> float:
     return 1.0
 
 
+def allreduce_volume_factor(n_ranks: int, volume: str = "exact") -> float:
+    """Bytes each rank sends in an all-reduce, per byte of payload.
+
+    ``"exact"``: 2(n-1)/n, what a ring or a reduce-scatter + all-gather moves
+    (nccl-tests doc/PERFORMANCE.md). ``"2x payload"``: the back-of-envelope rule "an
+    all-reduce moves twice the data", the limit of 2(n-1)/n for large n (the seed's
+    rule of thumb); it overstates by n/(n-1): 2x for 2 GPUs, 14% for 8.
+    """
+    n = _check.positive_int("n_ranks", n_ranks)
+    _check.choice("volume", volume, VOLUME_CONVENTIONS)
+    return 2.0 if volume == "2x payload" else 2 * (n - 1) / n
+
+
+def _ranks_of_a_collective(n_ranks: int) -> int:
+    n = _check.positive_int("n_ranks", n_ranks)
+    if n < 2:
+        raise ValueError(f"n_ranks={n_ranks!r} is not allowed: a collective needs at least 2 ranks "
+                         "(on one GPU nothing is sent)")
+    if n > MAX_RANKS:
+        raise ValueError(f"n_ranks={n_ranks!r} is not allowed: at most {MAX_RANKS:,}")
+    return n
+
+
 def algbw_to_busbw(algbw_bytes_per_s: float, collective: str, n_ranks: int) -> float:
     """Bus bandwidth from algorithm bandwidth (size / time), nccl-tests convention."""
     return _check.non_negative("algbw_bytes_per_s", algbw_bytes_per_s) * busbw_factor(collective, n_ranks)
 
 
 def busbw_to_algbw(busbw_bytes_per_s: float, collective: str, n_ranks: int) -> float:
-    """Algorithm bandwidth (size / time) that a bus bandwidth gives, nccl-tests convention."""
+    """Algorithm bandwidth (size / time) that a bus bandwidth gives, nccl-tests convention (2 ranks or more)."""
     busbw_bytes_per_s = _check.non_negative("busbw_bytes_per_s", busbw_bytes_per_s)
-    factor = busbw_factor(collective, n_ranks)
-    if factor == 0:
-        return math.inf
-    return busbw_bytes_per_s / factor
+    return busbw_bytes_per_s / busbw_factor(collective, _ranks_of_a_collective(n_ranks))
 
 
 def latency_steps(collective: str, n_ranks: int, algorithm: str = "ring") -> int:
@@ -257,17 +307,19 @@ def latency_steps(collective: str, n_ranks: int, algorithm: str = "ring") -> int
 
     Ring: all_reduce 2(n-1), all_gather / reduce_scatter / all_to_all n-1, broadcast /
     reduce n (as NCCL's tuning model counts them), send_recv 1. Tree (all_reduce only):
-    2 ceil(log2 n), up the tree and back down.
+    2 ceil(log2 n), up the tree and back down. One rank: 0.
     """
     _check.choice("collective", collective, COLLECTIVES)
     _check.choice("algorithm", algorithm, ALGORITHMS)
     n = _check.positive_int("n_ranks", n_ranks)
+    if n > MAX_RANKS:
+        raise ValueError(f"n_ranks={n_ranks!r} is not allowed: at most {MAX_RANKS:,}")
+    if algorithm == "tree" and collective != "all_reduce":
+        raise ValueError(f"algorithm={algorithm!r} is not allowed for collective={collective!r}: "
+                         "choose 'ring' (NCCL has trees for all_reduce only)")
     if n == 1:
         return 0
     if algorithm == "tree":
-        if collective != "all_reduce":
-            raise ValueError(f"algorithm={algorithm!r} is not allowed for collective={collective!r}: "
-                             "choose 'ring' (NCCL has trees for all_reduce only)")
         return 2 * math.ceil(math.log2(n))
     if collective == "all_reduce":
         return 2 * (n - 1)
@@ -288,6 +340,12 @@ class CollectiveTime(NamedTuple):
     busbw_bytes_per_s: float  # algbw x factor, as nccl-tests reports "busbw"
 
 
+def _timed(message_bytes: float, n: int, collective: str, latency: float, bandwidth: float) -> CollectiveTime:
+    total = latency + bandwidth
+    algbw = message_bytes / total if total > 0 else 0.0
+    return CollectiveTime(total, latency, bandwidth, algbw, algbw * busbw_factor(collective, n))
+
+
 def collective_time(
     message_bytes: float,
     n_ranks: int,
@@ -296,6 +354,7 @@ def collective_time(
     algorithm: str = "ring",
     step_latency_s: float = 0.0,
     base_latency_s: float = 0.0,
+    volume: str = "exact",
 ) -> CollectiveTime:
     """Time of a collective: ``t = base + steps * alpha + bytes_moved / busbw``.
 
@@ -303,7 +362,7 @@ def collective_time(
     ----------
     message_bytes : the size nccl-tests calls S: the buffer of an all_reduce, broadcast or
         send, the *gathered* output of an all_gather, the *full* input of a reduce_scatter.
-    n_ranks : GPUs taking part.
+    n_ranks : GPUs taking part (at least 2).
     busbw_bytes_per_s : bus bandwidth (one direction, bytes/s). Plug in a link's peak, a
         derated figure, or the busbw that nccl-tests measured.
     collective : one of ``COLLECTIVES``.
@@ -311,6 +370,8 @@ def collective_time(
         2 S per rank: its algorithm bandwidth is half the bus bandwidth).
     step_latency_s, base_latency_s : alpha per step and fixed cost (NCCL's tuning model
         uses 3.4 us per NVLink step, 9.6 us per network step and 8.4 us base).
+    volume : "exact" (2(n-1)/n S for an all_reduce) or "2x payload" (the rule of thumb
+        2 S); see :func:`allreduce_volume_factor`. Other collectives ignore it.
 
     References
     ----------
@@ -321,17 +382,16 @@ def collective_time(
     busbw = _check.positive("busbw_bytes_per_s", busbw_bytes_per_s)
     step_latency_s = _check.non_negative("step_latency_s", step_latency_s)
     base_latency_s = _check.non_negative("base_latency_s", base_latency_s)
+    _check.choice("volume", volume, VOLUME_CONVENTIONS)
     steps = latency_steps(collective, n_ranks, algorithm)
-    n = int(n_ranks)
-    if n == 1:
-        return CollectiveTime(0.0, 0.0, 0.0, math.inf, math.inf)
-    factor = busbw_factor(collective, n)
-    moved = message_bytes * (2.0 if algorithm == "tree" else factor)
-    latency = base_latency_s + steps * step_latency_s
-    bandwidth = moved / busbw
-    total = latency + bandwidth
-    algbw = message_bytes / total if total > 0 else math.inf
-    return CollectiveTime(total, latency, bandwidth, algbw, algbw * factor)
+    n = _ranks_of_a_collective(n_ranks)
+    if algorithm == "tree":
+        moved = 2.0 * message_bytes
+    elif collective == "all_reduce":
+        moved = message_bytes * allreduce_volume_factor(n, volume)
+    else:
+        moved = message_bytes * busbw_factor(collective, n)
+    return _timed(message_bytes, n, collective, base_latency_s + steps * step_latency_s, moved / busbw)
 
 
 def latency_bandwidth_crossover_bytes(
@@ -345,29 +405,80 @@ def latency_bandwidth_crossover_bytes(
     per_byte = collective_time(1.0, n_ranks, busbw_bytes_per_s, collective, algorithm).bandwidth_s
     latency = collective_time(0.0, n_ranks, busbw_bytes_per_s, collective, algorithm, step_latency_s,
                               base_latency_s).latency_s
-    return latency / per_byte if per_byte > 0 else math.inf
+    return latency / per_byte
+
+
+# --------------------------------------------------------------------------- nodes and fabrics
+
+# At most this many NICs per node: each NIC takes a PCIe x16 link, and a two-socket host has at most
+# 2 x 128 = 256 PCIe lanes (AMD EPYC 9004: 128 per socket), so at most 16 x16 links even before the
+# GPUs take theirs. Catalogued and published nodes have 8.
+MAX_NICS_PER_NODE = 16
+
+
+def node_network_bytes_per_s(nics_per_node: int, nic_bytes_per_s: float, gpus_per_node: int,
+                             pcie_bytes_per_s: float | None = None, nics_per_pcie_link: int = 1) -> float:
+    """What one node's NICs carry out of the node, one direction, bytes/s.
+
+    ``nic_bytes_per_s`` is one NIC's achievable rate (line x efficiency). With
+    GPUDirect RDMA the NIC reads GPU memory over PCIe, so ``pcie_bytes_per_s`` (one
+    x16 link's achievable rate) caps it twice: ``nics_per_pcie_link`` NICs sharing
+    one uplink share its rate, and the node's GPUs together cannot push more than
+    ``gpus_per_node`` PCIe links (NCCL routes a GPU's traffic to another GPU's NIC over
+    NVLink, PXN, so only the sum binds). A NIC hanging off the CPU instead of a GPU's
+    PCIe switch is slower still (NCCL maintainer, nccl#412: 16 GB/s of a 24 GB/s HDR
+    NIC); the model does not cover that case.
+    """
+    nics = _check.positive_int("nics_per_node", nics_per_node)
+    nic = _check.positive("nic_bytes_per_s", nic_bytes_per_s)
+    g = _check.positive_int("gpus_per_node", gpus_per_node)
+    if nics > MAX_NICS_PER_NODE:
+        raise ValueError(f"nics_per_node={nics_per_node!r} is not allowed: at most {MAX_NICS_PER_NODE} "
+                         "(each NIC needs a PCIe x16 link; a two-socket host has at most 256 lanes)")
+    share = _check.positive_int("nics_per_pcie_link", nics_per_pcie_link)
+    if share > nics:
+        raise ValueError(f"nics_per_pcie_link={nics_per_pcie_link!r} is not allowed: at most nics_per_node={nics}")
+    rate = nics * nic
+    if pcie_bytes_per_s is not None:
+        pcie = _check.positive("pcie_bytes_per_s", pcie_bytes_per_s)
+        rate = min(rate, nics / share * pcie, g * pcie)
+    return rate
 
 
 @dataclass(frozen=True)
 class Fabric:
-    """GPUs in nodes: the link inside a node and the network between nodes (one direction)."""
+    """GPUs in nodes: the link inside a node and the network between nodes (one direction).
+
+    Rates are what NCCL reaches (achievable), not line rates, unless built otherwise.
+    """
 
     gpus_per_node: int  # GPUs in one node taking part
     n_nodes: int  # nodes taking part
-    intra_bytes_per_s: float  # one GPU's bandwidth to the others in its node, bytes/s
-    inter_bytes_per_s_per_gpu: float  # the node's network bandwidth per GPU, bytes/s
+    intra_bytes_per_s: float  # one GPU's bandwidth to the others in its node (NVLink), bytes/s
+    inter_bytes_per_s_per_gpu: float  # the node's network bandwidth divided by its GPUs, bytes/s
     intra_step_latency_s: float = 0.0  # alpha of an intra-node step, seconds
     inter_step_latency_s: float = 0.0  # alpha of an inter-node step, seconds
     base_latency_s: float = 0.0  # fixed cost of a collective, seconds
+    in_network: str = "none"  # in-network reduction: "none", "nvls" (NVLink SHARP) or "ib_sharp"
+    nvls_algbw_bytes_per_s: float = 0.0  # NVLink SHARP all-reduce algbw on one node (0: none), bytes/s
+    nvls_min_gpus: int = 5  # fewest GPUs per node at which NVLink SHARP beats the ring
 
     def __post_init__(self) -> None:
         _check.positive_int("gpus_per_node", self.gpus_per_node)
         _check.positive_int("n_nodes", self.n_nodes)
+        if self.gpus_per_node * self.n_nodes > MAX_RANKS:
+            raise ValueError(f"n_nodes={self.n_nodes!r} is not allowed: at most {MAX_RANKS:,} GPUs in all")
         _check.positive("intra_bytes_per_s", self.intra_bytes_per_s)
         _check.positive("inter_bytes_per_s_per_gpu", self.inter_bytes_per_s_per_gpu)
         _check.non_negative("intra_step_latency_s", self.intra_step_latency_s)
         _check.non_negative("inter_step_latency_s", self.inter_step_latency_s)
         _check.non_negative("base_latency_s", self.base_latency_s)
+        _check.choice("in_network", self.in_network, IN_NETWORK)
+        _check.non_negative("nvls_algbw_bytes_per_s", self.nvls_algbw_bytes_per_s)
+        _check.positive_int("nvls_min_gpus", self.nvls_min_gpus)
+        if self.in_network == "nvls" and self.nvls_algbw_bytes_per_s == 0:
+            raise ValueError("in_network='nvls' is not allowed without nvls_algbw_bytes_per_s > 0 "
+                             "(this NVLink has no NVLink SHARP figure)")
 
     @property
     def n_ranks(self) -> int:
@@ -375,53 +486,159 @@ class Fabric:
         return self.gpus_per_node * self.n_nodes
 
     @property
+    def node_inter_bytes_per_s(self) -> float:
+        """The whole node's network bandwidth, one direction, bytes/s."""
+        return self.inter_bytes_per_s_per_gpu * self.gpus_per_node
+
+    @property
     def busbw_bytes_per_s(self) -> float:
-        """The ring's bus bandwidth: the slowest link on the ring sets the pace."""
+        """The bus bandwidth of a ring all_reduce / all_gather / reduce_scatter with large messages.
+
+        NCCL runs several rings (channels) at once and each crosses between nodes
+        through its own NIC, so across nodes the rings together use the node's
+        *whole* network bandwidth: busbw = min(NVLink per GPU, node network). Each
+        ring link carries the same bytes, and the node's network carries one ring
+        link per channel.
+        """
         if self.n_nodes == 1:
             return self.intra_bytes_per_s
-        return min(self.intra_bytes_per_s, self.inter_bytes_per_s_per_gpu)
+        return min(self.intra_bytes_per_s, self.node_inter_bytes_per_s)
 
     @property
     def bottleneck(self) -> str:
-        """Which link sets the pace: "intra-node" or "inter-node"."""
-        if self.n_nodes == 1 or self.intra_bytes_per_s <= self.inter_bytes_per_s_per_gpu:
+        """Which link sets a ring's pace: "intra-node" or "inter-node"."""
+        if self.n_nodes == 1 or self.intra_bytes_per_s <= self.node_inter_bytes_per_s:
             return "intra-node"
         return "inter-node"
 
 
-def fabric(system_key: str, n_nodes: int = 1, efficiency: float = 1.0, gpus_per_node: int | None = None) -> Fabric:
-    """A :class:`Fabric` of ``n_nodes`` nodes of a catalogued system, links derated by ``efficiency``."""
+def fabric(system_key: str, n_nodes: int = 1, efficiency: float = 1.0, gpus_per_node: int | None = None,
+           rates: str = "achievable", in_network: str = "none", nics_per_node: int | None = None) -> Fabric:
+    """A :class:`Fabric` of ``n_nodes`` nodes of a catalogued system.
+
+    ``rates="achievable"`` (default) uses each link's sourced efficiency (NVLink 370 of
+    450 GB/s on an H100, 47 of 50 GB/s per 400G NIC; see mlcalc/data/links.json);
+    ``"line"`` uses the datasheet line rates. ``efficiency`` derates both further
+    (1.0 = as stated). With fewer GPUs per node than the system has, the node keeps
+    its share of the NICs (rail-optimized nodes: one NIC per GPU) unless
+    ``nics_per_node`` says how many NICs the run uses.
+    """
     s = system(system_key)
     efficiency = _check.fraction("efficiency", efficiency)
+    _check.choice("rates", rates, ("achievable", "line"))
     g = s.gpus_per_node if gpus_per_node is None else _check.positive_int("gpus_per_node", gpus_per_node)
     if g > s.gpus_per_node:
         raise ValueError(f"gpus_per_node={gpus_per_node!r} is not allowed: a {system_key} node has {s.gpus_per_node}")
-    return Fabric(g, _check.positive_int("n_nodes", n_nodes), s.intra.bytes_per_s * efficiency,
-                  s.node_bytes_per_s * efficiency / g, s.intra.step_latency_s, s.nic.step_latency_s,
-                  nccl_base_latency_s())
+    n_nodes = _check.positive_int("n_nodes", n_nodes)
+
+    def rate(lk: Link) -> float:
+        return (lk.achievable_bytes_per_s if rates == "achievable" else lk.bytes_per_s) * efficiency
+
+    if nics_per_node is None:
+        nics = max(1, round(s.nics_per_node * g / s.gpus_per_node))
+    else:
+        nics = _check.positive_int("nics_per_node", nics_per_node)
+    pcie = rate(s.pcie) if s.pcie is not None and s.nics_per_node > 1 else None
+    node = node_network_bytes_per_s(nics, rate(s.nic), g, pcie) if s.nics_per_node > 1 else \
+        rate(s.nic) * g / s.gpus_per_node
+    nvls = _nvls(s.intra.key)
+    return Fabric(g, n_nodes, rate(s.intra), node / g, s.intra.step_latency_s, s.nic.step_latency_s,
+                  nccl_base_latency_s(), in_network, nvls[0] * efficiency, nvls[1])
+
+
+def _nvls(intra_key: str) -> tuple[float, int]:
+    e = _raw().get("in_network", {}).get(intra_key)
+    return (float(e["nvls_algbw_GBps"]) * 1e9, int(e["nvls_min_gpus"])) if e else (0.0, 5)
 
 
 def with_busbw(fab: Fabric, busbw_bytes_per_s: float) -> Fabric:
     """The same fabric with its links replaced by one measured bus bandwidth (e.g. from nccl-tests).
 
-    Latencies are kept; ``busbw_bytes_per_s`` becomes the pace of every hop, so
+    Latencies are kept; ``busbw_bytes_per_s`` becomes the pace of every ring, so
     :func:`fabric_collective_time` uses it as the ring's bus bandwidth.
     """
     bw = _check.positive("busbw_bytes_per_s", busbw_bytes_per_s)
-    return Fabric(fab.gpus_per_node, fab.n_nodes, bw, bw, fab.intra_step_latency_s, fab.inter_step_latency_s,
-                  fab.base_latency_s)
+    return Fabric(fab.gpus_per_node, fab.n_nodes, bw, bw / fab.gpus_per_node if fab.n_nodes > 1 else bw,
+                  fab.intra_step_latency_s, fab.inter_step_latency_s, fab.base_latency_s)
+
+
+def collective_busbw_bytes_per_s(fab: Fabric, collective: str = "all_reduce", algorithm: str = "ring") -> float:
+    """Large-message bus bandwidth (nccl-tests convention) of a collective on ``fab``.
+
+    - ring all_reduce / all_gather / reduce_scatter / broadcast / reduce:
+      min(NVLink per GPU, the node's whole network) (:attr:`Fabric.busbw_bytes_per_s`);
+    - tree all_reduce: the slower of the chain in the node (2 S over NVLink) and the trees
+      across nodes (S per node on 2 nodes, 2 S on more), derated by 0.92 (NCCL
+      src/graph/tuning.cc); see :func:`_tree_seconds_per_byte`;
+    - all_to_all: each GPU sends (n-g)/n of its buffer off the node through its share
+      of the node's NICs (node / g) and (g-1)/n over NVLink; the slower part sets the
+      time. nccl-tests' busbw is then (n-1)/n x size / time: twice the per-GPU network
+      share on 2 nodes, falling to it on many (NCCL maintainer, nccl-tests#130);
+    - send_recv: across nodes every GPU of a pipeline stage sends at once, each through
+      its share of the NICs (node / g); inside a node, NVLink;
+    - in_network="nvls": an all_reduce on one node of at least ``nvls_min_gpus`` GPUs
+      reaches the NVLink SHARP algbw x 2(g-1)/g (nccl-tests#212: ~480 GB/s on 8 H100);
+    - in_network="ib_sharp": across nodes the switches reduce, so each node sends and
+      receives its data once instead of 2(N-1)/N times (NVIDIA SHARP documentation):
+      the network part runs at node x 2(N-1)/N in busbw terms, still capped by NVLink,
+      which carries the in-node reduce-scatter and all-gather.
+    """
+    _check.choice("collective", collective, COLLECTIVES)
+    _check.choice("algorithm", algorithm, ALGORITHMS)
+    n = _ranks_of_a_collective(fab.n_ranks)
+    g, nodes = fab.gpus_per_node, fab.n_nodes
+    intra, node = fab.intra_bytes_per_s, fab.node_inter_bytes_per_s
+    if collective == "all_to_all":
+        if nodes == 1:
+            return intra
+        per_byte = max((n - g) / n * g / node, (g - 1) / n / intra)
+        return (n - 1) / n / per_byte
+    if collective == "send_recv":
+        return intra if nodes == 1 else min(intra, node / g)
+    if algorithm == "tree":
+        latency_steps(collective, n, algorithm)  # tree is all_reduce only
+        return 2 * (n - 1) / n / _tree_seconds_per_byte(fab)
+    ring = fab.busbw_bytes_per_s
+    if collective == "all_reduce" and fab.in_network == "nvls" and nodes == 1 and g >= fab.nvls_min_gpus:
+        return max(ring, fab.nvls_algbw_bytes_per_s * 2 * (g - 1) / g)
+    if collective == "all_reduce" and fab.in_network == "ib_sharp" and nodes > 1:
+        factor = 2 * (n - 1) / n
+        network = node * factor  # S per node each way carries busbw = S/t x 2(n-1)/n
+        nvlink = intra * factor / (2 * (g - 1) / g) if g > 1 else math.inf
+        return min(network, nvlink)
+    return ring
+
+
+def _tree_seconds_per_byte(fab: Fabric) -> float:
+    """Seconds per byte of an all_reduce over NCCL's trees (chain in the node, double binary tree across).
+
+    In the node each GPU sends 2 S over NVLink (up the chain, then down). Across nodes
+    each node sends and receives S on 2 nodes, 2 S on more (an interior node of one
+    tree, a leaf of the other, S/2 per tree each way). NCCL derates trees by 0.92
+    (src/graph/tuning.cc). On 2 nodes this is why tree busbw can exceed the network
+    (nccl-tests#196).
+    """
+    g, nodes = fab.gpus_per_node, fab.n_nodes
+    parts = []
+    if g > 1:
+        parts.append(2 / fab.intra_bytes_per_s)
+    if nodes > 1:
+        parts.append((1 if nodes == 2 else 2) / fab.node_inter_bytes_per_s)
+    return max(parts) / TREE_BUSBW_FACTOR
 
 
 def fabric_collective_time(
-    message_bytes: float, fab: Fabric, collective: str = "all_reduce", algorithm: str = "ring"
+    message_bytes: float, fab: Fabric, collective: str = "all_reduce", algorithm: str = "ring",
+    volume: str = "exact",
 ) -> CollectiveTime:
-    """A collective over every GPU of ``fab``: bandwidth of the slowest link, NCCL-style latency.
+    """A collective over every GPU of ``fab``: NCCL-style bandwidth and latency.
 
-    Latency follows NCCL's tuning model: a ring pays the network step latency on the
-    steps that cross nodes and the intra-node latency on the rest; a tree pays
-    2 ((g-1) intra + log2(nodes) inter) steps.
+    Bandwidth from :func:`collective_busbw_bytes_per_s`. Latency follows NCCL's tuning
+    model: a ring pays the network step latency on the steps that cross nodes and the
+    intra-node latency on the rest; a tree pays 2 ((g-1) intra + log2(nodes) inter) steps.
     """
-    n = fab.n_ranks
+    message_bytes = _check.non_negative("message_bytes", message_bytes)
+    n = _ranks_of_a_collective(fab.n_ranks)
     steps = latency_steps(collective, n, algorithm)
     if algorithm == "tree":
         g, nodes = fab.gpus_per_node, fab.n_nodes
@@ -429,16 +646,171 @@ def fabric_collective_time(
     else:
         inter_steps = latency_steps(collective, fab.n_nodes, "ring") if fab.n_nodes > 1 else 0
         latency = (steps - inter_steps) * fab.intra_step_latency_s + inter_steps * fab.inter_step_latency_s
-    base = collective_time(message_bytes, n, fab.busbw_bytes_per_s, collective, algorithm)
-    if n == 1:
-        return base
-    total = fab.base_latency_s + latency + base.bandwidth_s
-    algbw = message_bytes / total if total > 0 else math.inf
-    return CollectiveTime(total, fab.base_latency_s + latency, base.bandwidth_s, algbw,
-                          algbw * busbw_factor(collective, n))
+    if algorithm == "tree":
+        bandwidth = message_bytes * _tree_seconds_per_byte(fab)
+    else:
+        busbw = collective_busbw_bytes_per_s(fab, collective, algorithm)
+        bandwidth = collective_time(message_bytes, n, busbw, collective, algorithm, volume=volume).bandwidth_s
+    return _timed(message_bytes, n, collective, fab.base_latency_s + latency, bandwidth)
+
+
+def nccl_collective_time(message_bytes: float, fab: Fabric, collective: str = "all_reduce") -> CollectiveTime:
+    """The faster of ring and tree for an all_reduce (NCCL's tuner picks by the same model); ring otherwise."""
+    ring = fabric_collective_time(message_bytes, fab, collective, "ring")
+    if collective != "all_reduce":
+        return ring
+    tree = fabric_collective_time(message_bytes, fab, collective, "tree")
+    return tree if tree.time_s < ring.time_s else ring
+
+
+class HierarchicalTime(NamedTuple):
+    """A hierarchical all_reduce: reduce-scatter in the node, all-reduce across, all-gather in the node."""
+
+    reduce_scatter_s: float  # in-node reduce-scatter of S over g GPUs (NVLink)
+    inter_all_reduce_s: float  # all-reduce of each GPU's S/g across the nodes, through its NIC share
+    all_gather_s: float  # in-node all-gather back to S
+    time_s: float  # the three in a row
+
+
+def hierarchical_all_reduce_time(message_bytes: float, fab: Fabric) -> HierarchicalTime:
+    """Time of a hierarchical (2D) all_reduce on ``fab``, the three phases run one after the other.
+
+    Each GPU all-reduces its S/g shard with the same GPU of every other node, all g
+    shards at once, each through its share of the node's network (node / g): the
+    network moves the same 2(N-1)/N S per node as a flat ring; the in-node phases add
+    NVLink time on top unless they overlap (NCCL's ring pipelines them, so a flat ring
+    is not slower).
+    """
+    message_bytes = _check.non_negative("message_bytes", message_bytes)
+    g, nodes = fab.gpus_per_node, fab.n_nodes
+    _ranks_of_a_collective(fab.n_ranks)
+    lat_in, lat_out, base = fab.intra_step_latency_s, fab.inter_step_latency_s, fab.base_latency_s
+    rs = ag = 0.0
+    if g > 1:
+        rs = collective_time(message_bytes, g, fab.intra_bytes_per_s, "reduce_scatter", "ring", lat_in, base).time_s
+        ag = collective_time(message_bytes, g, fab.intra_bytes_per_s, "all_gather", "ring", lat_in, base).time_s
+    inter = 0.0
+    if nodes > 1:
+        inter = collective_time(message_bytes / g, nodes, min(fab.intra_bytes_per_s, fab.inter_bytes_per_s_per_gpu),
+                                "all_reduce", "ring", lat_out, base).time_s
+    return HierarchicalTime(rs, inter, ag, rs + inter + ag)
+
+
+# --------------------------------------------------------------------------- published results
+
+
+@dataclass(frozen=True)
+class PublishedCase:
+    """One published multi-node collective result (mlcalc/data/published_collectives.json)."""
+
+    id: str  # short name
+    source: str  # URL of the thread, README or paper
+    kind: str  # "measurement" or "maintainer expectation"
+    gpu: str  # the GPU as the source names it
+    gpus_per_node: int  # GPUs per node taking part
+    n_nodes: int  # nodes
+    nics_per_node: int  # compute NICs per node used
+    nic: Link  # one NIC
+    intra: Link  # GPU-to-GPU link
+    pcie: Link | None  # PCIe link of each GPU and NIC
+    network: str  # the fabric as the source states it
+    collective: str  # one of COLLECTIVES
+    algorithm: str  # "ring", "tree" or "default"
+    size_bytes: float | None  # message size, or None for the source's peak figure
+    busbw_bytes_per_s: float  # published bus bandwidth, bytes/s
+    met: bool  # whether the model is expected within +-15%
+    reason: str  # where not met: why
+    stated_per_nic_bytes_per_s: float | None  # where not met: the per-NIC rate the source reports
+    maintainer_expected_bytes_per_s: float | None  # where not met: what NCCL maintainers expect
+    notes: str  # how it was read
+
+
+def published_collectives() -> tuple[PublishedCase, ...]:
+    """Every published case, in file order."""
+    raw = json.loads(resources.files("mlcalc.data").joinpath("published_collectives.json").read_text())
+    out = []
+    for c in raw["cases"]:
+        def gbps(key: str) -> float | None:
+            return float(c[key]) * 1e9 if c.get(key) is not None else None
+
+        out.append(PublishedCase(
+            c["id"], c["source"], c["kind"], c["gpu"], int(c["gpus_per_node"]), int(c["n_nodes"]),
+            int(c["nics_per_node"]), link(c["nic"]), link(c["intra"]), link(c["pcie"]) if c.get("pcie") else None,
+            c["network"], c["collective"], c["algorithm"],
+            float(c["size_bytes"]) if c.get("size_bytes") is not None else None, float(c["busbw_GBps"]) * 1e9,
+            bool(c["met"]), c.get("reason", ""), gbps("stated_per_nic_GBps"), gbps("maintainer_expected_GBps"),
+            c.get("notes", "")))
+    return tuple(out)
+
+
+class InternalPoint(NamedTuple):
+    """One point of an internal (our own) measurement kept beside the published cases."""
+
+    run: str  # id of the measurement
+    gpus_per_node: int  # GPUs on the one node
+    collective: str  # one of COLLECTIVES
+    size_bytes: float  # message size, bytes
+    busbw_bytes_per_s: float  # measured bus bandwidth, bytes/s
+    source: str  # where it is recorded
+
+
+def internal_measurements() -> tuple[InternalPoint, ...]:
+    """Our own multi-GPU measurements that have no bundled bench file (e.g. the 4-H200 all-reduce)."""
+    raw = json.loads(resources.files("mlcalc.data").joinpath("published_collectives.json").read_text())
+    return tuple(InternalPoint(m["id"], int(m["gpus_per_node"]), m["collective"], float(pt["size_bytes"]),
+                               float(pt["busbw_GBps"]) * 1e9, m["source"])
+                 for m in raw.get("internal", []) for pt in m["points"])
+
+
+# Size at which a case with no stated size is predicted: nccl-tests sweeps usually end at 8 GiB or more.
+PEAK_SIZE_BYTES = 8 * 2**30
+
+
+def case_fabric(case: PublishedCase, nic_bytes_per_s: float | None = None) -> Fabric:
+    """The :class:`Fabric` of a published case from its hardware and the links' sourced efficiencies.
+
+    ``nic_bytes_per_s`` replaces the NIC's achievable rate (to test a cause a source states).
+    """
+    nic = case.nic.achievable_bytes_per_s if nic_bytes_per_s is None else _check.positive(
+        "nic_bytes_per_s", nic_bytes_per_s)
+    pcie = case.pcie.achievable_bytes_per_s if case.pcie is not None else None
+    node = node_network_bytes_per_s(case.nics_per_node, nic, case.gpus_per_node, pcie)
+    g = case.gpus_per_node
+    return Fabric(g, case.n_nodes, case.intra.achievable_bytes_per_s, node / g, case.intra.step_latency_s,
+                  case.nic.step_latency_s, nccl_base_latency_s())
+
+
+def predict_case(case: PublishedCase, nic_bytes_per_s: float | None = None) -> float:
+    """Predicted busbw (bytes/s) of a published case at its size (``PEAK_SIZE_BYTES`` if none is stated).
+
+    "default" takes the faster of ring and tree (NCCL's tuner); "ring" / "tree" as forced.
+    """
+    fab = case_fabric(case, nic_bytes_per_s)
+    size = case.size_bytes if case.size_bytes is not None else PEAK_SIZE_BYTES
+    if case.algorithm == "default":
+        return nccl_collective_time(size, fab, case.collective).busbw_bytes_per_s
+    return fabric_collective_time(size, fab, case.collective, case.algorithm).busbw_bytes_per_s
 
 
 # --------------------------------------------------------------------------- topology
+
+# Largest network the topology functions size: 10 million endpoints (a 100k-GPU cluster is 10^5).
+MAX_ENDPOINTS = 10_000_000
+
+
+def _radix(radix: int) -> int:
+    k = _check.positive_int("radix", radix)
+    if k < 4 or k % 2:
+        raise ValueError(f"radix={radix!r} is not allowed: it must be an even number of ports, at least 4 "
+                         "(a 2-port switch only joins two endpoints)")
+    return k
+
+
+def _endpoints(name: str, value: int) -> int:
+    n = _check.positive_int(name, value)
+    if n > MAX_ENDPOINTS:
+        raise ValueError(f"{name}={value!r} is not allowed: at most {MAX_ENDPOINTS:,}")
+    return n
 
 
 def fat_tree_tiers(n_endpoints: int, radix: int) -> int:
@@ -446,24 +818,36 @@ def fat_tree_tiers(n_endpoints: int, radix: int) -> int:
 
     A tree of T tiers reaches 2 (k/2)^T endpoints: every switch below the top gives half
     its ports to the tier below and half to the tier above; the top uses all of them.
+    ``radix`` must be even and at least 4; ``n_endpoints`` at most ``MAX_ENDPOINTS``
+    (so at most 23 tiers, reached with radix 4).
     """
-    n = _check.positive_int("n_endpoints", n_endpoints)
-    k = _check.at_least("radix", _check.positive_int("radix", radix), 2)
-    if int(k) % 2:
-        raise ValueError(f"radix={radix!r} is not allowed: it must be an even number of ports")
+    n = _endpoints("n_endpoints", n_endpoints)
+    k = _radix(radix)
     tiers, reach = 1, k
     while reach < n:
         tiers += 1
-        reach = 2 * (k / 2) ** tiers
+        reach = 2 * (k // 2) ** tiers
     return tiers
 
 
-class SwitchCount(NamedTuple):
-    """What a network needs: tiers, switches, optical transceivers."""
-
+class _SwitchCount(NamedTuple):
     tiers: int  # switch tiers a packet may climb
     switches: int  # switches of the given radix
     transceivers: int  # optical transceivers: two per link, on every tier (GPU-leaf links included)
+
+
+class SwitchCount(_SwitchCount):
+    """What a network needs: tiers, switches, optical transceivers (each a whole number >= 0; tiers >= 1)."""
+
+    __slots__ = ()
+
+    def __new__(cls, tiers: int, switches: int, transceivers: int) -> "SwitchCount":
+        _check.positive_int("tiers", tiers)
+        for name, value in (("switches", switches), ("transceivers", transceivers)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer() \
+                    or value < 0:
+                raise ValueError(f"{name}={value!r} is not allowed: it must be a whole number of at least 0")
+        return super().__new__(cls, int(tiers), int(switches), int(transceivers))
 
 
 def fat_tree_counts(n_endpoints: int, radix: int) -> SwitchCount:
@@ -473,8 +857,8 @@ def fat_tree_counts(n_endpoints: int, radix: int) -> SwitchCount:
     carries N links with a transceiver at each end: (2T-1) N/k switches, 2 T N
     transceivers. This reproduces the "SOTA" columns of Wang et al.'s comparison.
     """
-    n = _check.positive_int("n_endpoints", n_endpoints)
-    k = _check.positive_int("radix", radix)
+    n = _endpoints("n_endpoints", n_endpoints)
+    k = _radix(radix)
     t = fat_tree_tiers(n, k)
     return SwitchCount(t, math.ceil((2 * t - 1) * n / k), 2 * t * n)
 
@@ -486,17 +870,44 @@ def rail_only_counts(n_gpus: int, radix: int, hb_domain: int) -> SwitchCount:
     GPU i of every domain joins rail i, and each rail is its own fat tree of
     n_gpus / hb_domain GPUs, with no spine joining the rails.
     """
-    n = _check.positive_int("n_gpus", n_gpus)
-    k = _check.positive_int("radix", radix)
+    n = _endpoints("n_gpus", n_gpus)
+    k = _radix(radix)
     d = _check.positive_int("hb_domain", hb_domain)
-    if n % d:
+    if d > n or n % d:
         raise ValueError(f"hb_domain={hb_domain!r} is not allowed: it must divide n_gpus={n_gpus!r}")
     t = fat_tree_tiers(n // d, k)
     return SwitchCount(t, math.ceil((2 * t - 1) * n / k), 2 * t * n)
 
 
+def oversubscribed_fat_tree_counts(n_endpoints: int, radix: int, oversubscription: float = 1.0) -> SwitchCount:
+    """A fat tree whose leaves have ``oversubscription`` : 1 more downlinks than uplinks.
+
+    Leaf switches give d = floor(k o/(o+1)) ports to endpoints and u = k - d up; the
+    tiers above are non-blocking over the leaves' E = L u uplinks (L leaves). T tiers
+    reach d 2 (k/2)^(T-1) endpoints (k^2/2 for T = 2 when o = 1). Switches:
+    L + (T-2) 2E/k + E/k; transceivers: 2 N below the leaves and 2 E per tier above.
+    Bisection bandwidth is divided by o (see :func:`bisection_bytes_per_s`).
+    """
+    n = _endpoints("n_endpoints", n_endpoints)
+    k = _radix(radix)
+    o = _check.at_least("oversubscription", oversubscription, 1.0)
+    if o == 1.0 or n <= k:
+        return fat_tree_counts(n, k)
+    down = min(k - 1, math.floor(k * o / (o + 1)))
+    up = k - down
+    tiers = 2
+    while down * 2 * (k // 2) ** (tiers - 1) < n:
+        tiers += 1
+    leaves = math.ceil(n / down)
+    e = leaves * up
+    switches = leaves + (tiers - 2) * math.ceil(2 * e / k) + math.ceil(e / k)
+    return SwitchCount(tiers, switches, 2 * n + 2 * e * (tiers - 1))
+
+
 def network_cost(counts: SwitchCount, radix: int, cost_per_switch_port: float, cost_per_transceiver: float) -> float:
     """Cost of a network: switches x radix x price per port + transceivers x price each."""
+    if not isinstance(counts, SwitchCount):
+        counts = SwitchCount(*counts)
     k = _check.positive_int("radix", radix)
     return (counts.switches * k * _check.non_negative("cost_per_switch_port", cost_per_switch_port)
             + counts.transceivers * _check.non_negative("cost_per_transceiver", cost_per_transceiver))
@@ -508,7 +919,7 @@ def bisection_bytes_per_s(n_endpoints: int, link_bytes_per_s: float, oversubscri
     A non-blocking (1:1) fat tree gives N/2 x link; an oversubscription of o:1 (leaf
     downlinks o times the uplinks) divides it by o.
     """
-    n = _check.positive_int("n_endpoints", n_endpoints)
+    n = _endpoints("n_endpoints", n_endpoints)
     bw = _check.positive("link_bytes_per_s", link_bytes_per_s)
     o = _check.at_least("oversubscription", oversubscription, 1.0)
     return n / 2 * bw / o
@@ -538,11 +949,17 @@ def compare_topologies(n_gpus: int, radix: int, hb_domain: int,
 
 
 __all__ = [
-    "ALGORITHMS", "BITS_PER_BYTE", "COLLECTIVES", "SEED_EFFICIENCY", "CollectiveTime", "Fabric", "Generation",
-    "Link", "Speedup", "SwitchCount", "System", "TopologyResult", "UnitsResult", "algbw_to_busbw",
-    "bandwidth_units", "bisection_bytes_per_s", "busbw_factor", "compare_topologies",
-    "busbw_to_algbw", "bytes_per_s_to_gbps", "collective_time", "expected_bytes_per_s", "fabric",
-    "fabric_collective_time", "fat_tree_counts", "with_busbw", "fat_tree_tiers", "gbps_to_bytes_per_s", "generations",
-    "latency_bandwidth_crossover_bytes", "latency_steps", "link", "links", "network_cost", "node_bytes_per_s",
-    "nccl_base_latency_s", "one_direction", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
+    "ALGORITHMS", "BITS_PER_BYTE", "COLLECTIVES", "IN_NETWORK", "MAX_ENDPOINTS", "MAX_NICS_PER_NODE", "MAX_RANKS",
+    "SEED_EFFICIENCY", "TREE_BUSBW_FACTOR", "VOLUME_CONVENTIONS", "CollectiveTime", "Fabric", "Generation",
+    "HierarchicalTime", "Link", "Speedup", "SwitchCount", "System", "TopologyResult", "UnitsResult",
+    "algbw_to_busbw", "allreduce_volume_factor", "bandwidth_units", "bisection_bytes_per_s", "busbw_factor",
+    "busbw_to_algbw", "bytes_per_s_to_gbps", "collective_busbw_bytes_per_s", "collective_time",
+    "compare_topologies", "expected_bytes_per_s", "fabric", "fabric_collective_time", "fat_tree_counts",
+    "fat_tree_tiers", "gbps_to_bytes_per_s", "generations", "hierarchical_all_reduce_time",
+    "latency_bandwidth_crossover_bytes", "latency_steps", "link", "links", "nccl_base_latency_s",
+    "nccl_collective_time", "network_cost", "node_bytes_per_s", "node_network_bytes_per_s", "one_direction",
+    "InternalPoint", "PEAK_SIZE_BYTES", "PublishedCase", "internal_measurements", "case_fabric",
+    "oversubscribed_fat_tree_counts", "predict_case",
+    "published_collectives", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
+    "with_busbw",
 ]

@@ -34,6 +34,10 @@ def _load_reference_models() -> tuple[Mapping[str, tuple[float, int, int, int, i
 NARAYANAN_TABLE1, NARAYANAN_SEQ_LEN = _load_reference_models()
 
 
+# Most layers a Model may have: suggest_layout loops over them (the largest model of Table 1 has 128).
+MAX_LAYERS = 100_000
+
+
 @dataclass(frozen=True)
 class Model:
     """A dense transformer, as much of it as communication needs."""
@@ -47,7 +51,9 @@ class Model:
     def __post_init__(self) -> None:
         _check.positive("n_params", self.n_params)
         _check.positive_int("hidden", self.hidden)
-        _check.positive_int("n_layers", self.n_layers)
+        if _check.positive_int("n_layers", self.n_layers) > MAX_LAYERS:
+            raise ValueError(f"n_layers={self.n_layers!r} is not allowed: at most {MAX_LAYERS:,} "
+                             "(the layout helper loops over the layers)")
         _check.positive_int("seq_len", self.seq_len)
 
 
@@ -75,20 +81,38 @@ COLLECTIVES_USED: Mapping[str, str] = MappingProxyType({
 DP_STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp")
 
 
-class Op(NamedTuple):
-    """One collective a GPU takes part in, repeated ``count`` times per step."""
-
+class _Op(NamedTuple):
     what: str  # what it carries
     collective: str  # one of mlcalc.network.COLLECTIVES
-    message_bytes: float  # size as nccl-tests counts it (see network.collective_time)
-    count: int  # how many per training step
-    group: int  # ranks in the collective's group
+    message_bytes: float  # size as nccl-tests counts it (see network.collective_time), >= 0
+    count: int  # how many per training step, >= 1
+    group: int  # ranks in the collective's group, >= 1
 
 
-def wire_bytes(op: Op) -> float:
-    """Bytes one GPU sends for ``op`` per step: count x message x bus-bandwidth factor."""
+class Op(_Op):
+    """One collective a GPU takes part in, repeated ``count`` times per step (checked when built)."""
+
+    __slots__ = ()
+
+    def __new__(cls, what: str, collective: str, message_bytes: float, count: int, group: int) -> "Op":
+        _check.choice("collective", collective, net.COLLECTIVES)
+        return super().__new__(cls, str(what), collective, _check.non_negative("message_bytes", message_bytes),
+                               _check.positive_int("count", count), _check.positive_int("group", group))
+
+
+def wire_bytes(op: Op, volume: str = "exact") -> float:
+    """Bytes one GPU sends for ``op`` per step: count x message x bus-bandwidth factor.
+
+    ``volume="2x payload"`` counts an all_reduce as twice its payload, the rule of thumb,
+    instead of 2(n-1)/n (see :func:`mlcalc.network.allreduce_volume_factor`).
+    """
+    if not isinstance(op, Op):
+        op = Op(*op)
     if op.collective == "send_recv":
         return op.count * op.message_bytes
+    if op.collective == "all_reduce":
+        return op.count * op.message_bytes * net.allreduce_volume_factor(op.group, volume)
+    _check.choice("volume", volume, net.VOLUME_CONVENTIONS)
     return op.count * op.message_bytes * net.busbw_factor(op.collective, op.group)
 
 
@@ -193,6 +217,10 @@ def overlap(comm_s: float, compute_s: float, backward_share: float = BACKWARD_SH
 # --------------------------------------------------------------------------- pipeline schedules
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
+# Bounds of a simulated schedule (its loops and drawing grow with p x m x v): stages, micro-batches, boxes.
+MAX_STAGES = 1024
+MAX_MICRO_BATCHES = 16384
+MAX_SLOTS = 200_000  # forward + backward boxes, 2 p m v
 
 
 def bubble_fraction(p: int, m: int, v: int = 1, relative_to: str = "ideal") -> float:
@@ -287,6 +315,13 @@ def pipeline_schedule(kind: str, p: int, m: int, v: int = 1, t_forward: float = 
         raise ValueError(f"v={v!r} is not allowed for kind={kind!r}: only 'interleaved' has v > 1")
     if kind == "interleaved" and m % p:
         raise ValueError(f"m={m!r} is not allowed for kind='interleaved': it must be a multiple of p={p}")
+    if p > MAX_STAGES:
+        raise ValueError(f"p={p!r} is not allowed: at most {MAX_STAGES} stages")
+    if m > MAX_MICRO_BATCHES:
+        raise ValueError(f"m={m!r} is not allowed: at most {MAX_MICRO_BATCHES} micro-batches")
+    if 2 * p * m * v > MAX_SLOTS:
+        raise ValueError(f"v={v!r} is not allowed with p={p}, m={m}: the schedule would have {2 * p * m * v:,} "
+                         f"boxes, at most {MAX_SLOTS:,}")
     tf_c, tb_c = tf / v, tb / v
     orders = [_order(kind, p, m, v, d) for d in range(p)]
     n_stages = p * v
@@ -334,14 +369,25 @@ def pipeline_schedule(kind: str, p: int, m: int, v: int = 1, t_forward: float = 
 # --------------------------------------------------------------------------- layout helper
 
 
-class Layout(NamedTuple):
-    """How GPUs split the work: tensor x pipeline x data parallel."""
-
+class _Layout(NamedTuple):
     tp: int  # tensor-parallel size, inside a node
     pp: int  # pipeline stages, across nodes
     dp: int  # data-parallel replicas
     state_bytes_per_gpu: float  # model-state bytes each GPU holds (params x bytes / (tp pp))
     budget_bytes: float  # model-state bytes allowed per GPU (memory x state_memory_fraction)
+
+
+class Layout(_Layout):
+    """How GPUs split the work: tensor x pipeline x data parallel (checked when built)."""
+
+    __slots__ = ()
+
+    def __new__(cls, tp: int, pp: int, dp: int, state_bytes_per_gpu: float = 0.0,
+                budget_bytes: float = 0.0) -> "Layout":
+        return super().__new__(cls, _check.positive_int("tp", tp), _check.positive_int("pp", pp),
+                               _check.positive_int("dp", dp),
+                               _check.non_negative("state_bytes_per_gpu", state_bytes_per_gpu),
+                               _check.non_negative("budget_bytes", budget_bytes))
 
 
 def suggest_layout(model: Model, n_gpus: int, gpus_per_node: int, gpu_memory_bytes: float,
@@ -399,16 +445,47 @@ class Budget(NamedTuple):
     step_s: float  # compute + exposed communication
 
 
+def parallel_busbw_bytes_per_s(fab: net.Fabric, tp: int, parallelism: str) -> tuple[float, str]:
+    """Bus bandwidth one GPU sees for a parallelism's collectives on ``fab``, and which link it crosses.
+
+    Megatron-style placement: tensor parallelism inside a node; data-parallel ranks next
+    (g / tp of them per node); pipeline stages across nodes.
+
+    - tensor: NVLink, ring.
+    - data: if the data-parallel group stays in a node, NVLink; else each node holds
+      g/tp members of each of tp groups that run at once, so each group's rings get
+      1/tp of the node's network: min(NVLink, node / tp). With tp = 1 that is the whole
+      node (one ring per NIC, the NCCL behaviour); with tp = g, each GPU's NIC share.
+    - pipeline: across nodes every GPU of a stage sends to its peer at once, each
+      through its share of the NICs (node / g); inside a node, NVLink.
+    """
+    _check.choice("parallelism", parallelism, ("tensor", "data", "pipeline"))
+    tp = _check.positive_int("tp", tp)
+    g = fab.gpus_per_node
+    if tp > g:
+        raise ValueError(f"tp={tp} is not allowed: it must fit in a node of {g} GPUs")
+    intra, node = fab.intra_bytes_per_s, fab.node_inter_bytes_per_s
+    if parallelism == "tensor" or fab.n_nodes == 1:
+        return intra, "intra-node"
+    if parallelism == "pipeline":
+        return min(intra, node / g), "inter-node"
+    return min(intra, node / tp), "inter-node"
+
+
 def layout_budget(model: Model, layout: Layout, fab: net.Fabric, global_batch: int, micro_batch: int,
                   flops_per_gpu: float, mfu: float = 0.5, dp_strategy: str = "ddp",
                   bytes_per_value: float = 2.0) -> Budget:
     """Per-step communication of a tp x pp x dp layout on a fabric, against compute.
 
-    Tensor parallelism runs inside a node (intra-node bandwidth), pipeline and data
-    parallelism cross nodes (the node's network bandwidth per GPU) once the layout spans
-    more than one node. Tensor and pipeline traffic is counted as exposed; the gradient
-    traffic of data parallelism may hide behind the backward pass.
+    Tensor parallelism runs inside a node (NVLink); pipeline and data parallelism cross
+    nodes once the layout spans more than one node, at the rates of
+    :func:`parallel_busbw_bytes_per_s` (a data-parallel ring across nodes gets the node's
+    whole network divided among the tp groups that share it, not one GPU's NIC share).
+    Tensor and pipeline traffic is counted as exposed; the gradient traffic of data
+    parallelism may hide behind the backward pass.
     """
+    if not isinstance(layout, Layout):
+        layout = Layout(*layout)
     global_batch = _check.positive_int("global_batch", global_batch)
     b = _check.positive_int("micro_batch", micro_batch)
     if global_batch % (b * layout.dp):
@@ -421,29 +498,36 @@ def layout_budget(model: Model, layout: Layout, fab: net.Fabric, global_batch: i
     if n_gpus != fab.n_ranks:
         raise ValueError(f"n_nodes={fab.n_nodes!r} is not allowed: the layout needs {n_gpus} GPUs, "
                          f"the fabric has {fab.n_ranks}")
-    intra = (fab.intra_bytes_per_s, fab.intra_step_latency_s)
     crosses = fab.n_nodes > 1
-    inter = (min(fab.intra_bytes_per_s, fab.inter_bytes_per_s_per_gpu), fab.inter_step_latency_s) if crosses else intra
 
-    def timed(ops: tuple[Op, ...], bw_lat: tuple[float, float]) -> tuple[float, float]:
+    def timed(ops: tuple[Op, ...], parallelism: str, lat: float) -> tuple[float, float, str]:
+        bw, where = parallel_busbw_bytes_per_s(fab, layout.tp, parallelism)
         wire = sum(wire_bytes(o) for o in ops)
-        t = sum(o.count * net.collective_time(o.message_bytes, o.group, bw_lat[0], o.collective, "ring", bw_lat[1],
-                                              fab.base_latency_s).time_s for o in ops)
-        return wire, t
+        t = sum(o.count * net.collective_time(o.message_bytes, o.group, bw, o.collective, "ring", lat,
+                                              fab.base_latency_s).time_s for o in ops if o.group > 1)
+        return wire, t, where
 
+    lat_in = fab.intra_step_latency_s
+    lat_out = fab.inter_step_latency_s if crosses else lat_in
     lines = []
     if layout.tp > 1:
         ops = tensor_parallel_ops(model, layout.tp, b, n_micro, math.ceil(model.n_layers / layout.pp),
                                   bytes_per_value=bytes_per_value)
-        lines.append(CommLine("tensor", "intra-node", *timed(ops, intra)))
+        wire, t, where = timed(ops, "tensor", lat_in)
+        lines.append(CommLine("tensor", where, wire, t))
     if layout.pp > 1:
         ops = pipeline_parallel_ops(model, b, n_micro, bytes_per_value)
-        lines.append(CommLine("pipeline", "inter-node" if crosses else "intra-node", *timed(ops, inter)))
+        wire, t, where = timed(ops, "pipeline", lat_out)
+        lines.append(CommLine("pipeline", where, wire, t))
     dp_s = 0.0
     if layout.dp > 1:
         ops = data_parallel_ops(model.n_params / (layout.tp * layout.pp), layout.dp, dp_strategy, bytes_per_value)
-        wire, dp_s = timed(ops, inter)
-        lines.append(CommLine("data", "inter-node" if crosses else "intra-node", wire, dp_s))
+        dp_crosses = crosses and layout.dp * layout.tp > fab.gpus_per_node
+        if dp_crosses:
+            wire, dp_s, where = timed(ops, "data", lat_out)
+        else:
+            wire, dp_s, where = timed(ops, "tensor", lat_in)
+        lines.append(CommLine("data", where, wire, dp_s))
     compute = step_compute_s(model.n_params, global_batch * model.seq_len, n_gpus, flops_per_gpu, mfu)
     ov = overlap(dp_s, compute)
     exposed = sum(line.time_s for line in lines if line.parallelism != "data") + ov.exposed_s
@@ -451,8 +535,10 @@ def layout_budget(model: Model, layout: Layout, fab: net.Fabric, global_batch: i
 
 
 __all__ = [
-    "BACKWARD_SHARE", "COLLECTIVES_USED", "DP_STRATEGIES", "FLOPS_PER_PARAM_PER_TOKEN", "NARAYANAN_TABLE1",
+    "BACKWARD_SHARE", "COLLECTIVES_USED", "DP_STRATEGIES", "FLOPS_PER_PARAM_PER_TOKEN", "MAX_MICRO_BATCHES",
+    "MAX_LAYERS", "MAX_SLOTS", "MAX_STAGES", "NARAYANAN_TABLE1",
     "SCHEDULES", "Budget", "CommLine", "Layout", "Model", "Op", "Overlap", "Slot", "Timeline", "bubble_fraction",
-    "data_parallel_ops", "expert_parallel_ops", "layout_budget", "overlap", "pipeline_parallel_ops",
+    "data_parallel_ops", "expert_parallel_ops", "layout_budget", "overlap", "parallel_busbw_bytes_per_s",
+    "pipeline_parallel_ops",
     "pipeline_schedule", "reference_model", "step_compute_s", "suggest_layout", "tensor_parallel_ops", "wire_bytes",
 ]

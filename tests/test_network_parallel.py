@@ -131,6 +131,33 @@ def test_layout_budget_on_dgx_a100():
     assert b.step_s == pytest.approx(b.compute_s + b.exposed_s)
 
 
+def test_data_parallel_ring_gets_the_node_network_divided_by_tp():
+    # NCCL rings cross nodes through every NIC (NCCL maintainers: 46-48 GB/s per 400G NIC, nccl-tests#290;
+    # 192 GB/s all-reduce busbw on DGX A100's 8 HDR NICs, nccl#812). With tp GPUs of a node in tp
+    # different data-parallel groups, the tp groups share the node's NICs: node / tp each. Only with
+    # tp = 8 does each group get one GPU's NIC share.
+    fab = net.fabric("DGX-A100", 4)
+    node = fab.node_inter_bytes_per_s
+    assert par.parallel_busbw_bytes_per_s(fab, 1, "data") == (pytest.approx(node), "inter-node")
+    assert par.parallel_busbw_bytes_per_s(fab, 8, "data")[0] == pytest.approx(node / 8)
+    assert par.parallel_busbw_bytes_per_s(fab, 8, "pipeline")[0] == pytest.approx(node / 8)
+    assert par.parallel_busbw_bytes_per_s(fab, 8, "tensor") == (pytest.approx(fab.intra_bytes_per_s), "intra-node")
+    # Pure data parallelism over 2 DGX A100: the gradient ring runs at the node's 188 GB/s, not 23.5.
+    m = par.reference_model("GPT-1.7B")
+    b = par.layout_budget(m, par.Layout(1, 1, 16), net.fabric("DGX-A100", 2), 512, 1, 312e12)
+    (dp,) = b.lines
+    assert dp.link == "inter-node"
+    grads = 2 * m.n_params  # bf16
+    assert dp.time_s == pytest.approx(2 * 15 / 16 * grads / node, rel=0.02)
+
+
+def test_wire_bytes_rule_of_thumb_option():
+    # "2x the payload" beside 2(n-1)/n (nccl-tests doc/PERFORMANCE.md): for 8 ranks 2 vs 1.75.
+    op = par.Op("gradients", "all_reduce", 1e9, 1, 8)
+    assert par.wire_bytes(op) == pytest.approx(1.75e9)
+    assert par.wire_bytes(op, volume="2x payload") == pytest.approx(2e9)
+
+
 # --------------------------------------------------------------------------- bad input
 
 @pytest.mark.parametrize("call, name", [
@@ -148,6 +175,19 @@ def test_layout_budget_on_dgx_a100():
     (lambda: par.overlap(1, 1, backward_share=0), "backward_share"),
     (lambda: par.layout_budget(par.reference_model("GPT-1.7B"), par.Layout(1, 1, 16, 0, 0),
                                net.fabric("DGX-A100", 2), 100, 1, 312e12), "global_batch"),
+    (lambda: par.pipeline_schedule("1f1b", 1e30, 8), "p"),
+    (lambda: par.pipeline_schedule("1f1b", 8, 10**6), "m"),
+    (lambda: par.pipeline_schedule("interleaved", 64, 1024, v=8), "v"),
+    (lambda: par.wire_bytes(par.Op("x", "all_reduce", -1, 1, 8)), "message_bytes"),
+    (lambda: par.Op("x", "all_reduce", 1e9, 0, 8), "count"),
+    (lambda: par.Op("x", "gather", 1e9, 1, 8), "collective"),
+    (lambda: par.Op("x", "all_reduce", 1e9, 1, 0), "group"),
+    (lambda: par.wire_bytes(par.Op("x", "all_reduce", 1e9, 1, 8), volume="3x"), "volume"),
+    (lambda: par.Layout(0, 1, 1), "tp"),
+    (lambda: par.Model("x", 1e9, 1024, 10**9), "n_layers"),
+    (lambda: par.Layout(1, 1, 1, -5.0), "state_bytes_per_gpu"),
+    (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 16, "data"), "tp"),
+    (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 8, "expert"), "parallelism"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name) as err:

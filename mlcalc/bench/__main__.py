@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--sizes", type=_ints, default=None, help="comma list of byte counts")
     c = sub.choices["collectives"]
     c.add_argument("--backend", default=None, choices=("nccl", "gloo"))
-    c.add_argument("--ops", default="all_reduce,all_gather,reduce_scatter")
+    c.add_argument("--ops", default="all_reduce,all_gather,reduce_scatter,all_to_all,send_recv")
     c.add_argument("--sizes", type=_ints, default=None, help="comma list of byte counts")
     c.add_argument("--dtype", default="fp32", choices=("fp32", "bf16"))
     t = sub.choices["train"]

@@ -7,8 +7,13 @@ numbers can be set beside an ``all_reduce_perf`` run:
 * ``size`` is the bytes of the whole buffer: the all-reduce buffer, the all-gather *output*,
   the reduce-scatter *input*;
 * algorithm bandwidth ``algbw = size / time``;
-* bus bandwidth ``busbw = algbw * 2(n-1)/n`` for all-reduce and ``algbw * (n-1)/n`` for
-  all-gather and reduce-scatter, n the number of ranks.
+* bus bandwidth ``busbw = algbw * 2(n-1)/n`` for all-reduce, ``algbw * (n-1)/n`` for
+  all-gather, reduce-scatter and all-to-all, and ``algbw`` for send/recv, n the number of ranks.
+
+All-to-all sends each rank's whole buffer, 1/n to every rank (``all_to_all_single``), like
+nccl-tests' ``alltoall_perf``. Send/recv is nccl-tests' ``sendrecv_perf``: every rank sends its
+buffer to the next rank and receives one from the previous, at the same time (a pipeline's
+stage-to-stage traffic).
 
 The time of one size is the slowest rank's mean time per operation over a batch, median over
 batches. GB = 1e9 bytes.
@@ -25,13 +30,18 @@ from typing import Any, Sequence
 from mlcalc import _check
 from mlcalc.bench import _common
 
-OPS = ("all_reduce", "all_gather", "reduce_scatter")
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
 
 
 def busbw_factor(op: str, n_ranks: int) -> float:
-    """nccl-tests bus-bandwidth factor: 2(n-1)/n for all-reduce, (n-1)/n for all-gather/reduce-scatter."""
+    """nccl-tests bus-bandwidth factor.
+
+    2(n-1)/n for all-reduce; (n-1)/n for all-gather, reduce-scatter and all-to-all; 1 for send/recv.
+    """
     _check.choice("op", op, OPS)
     n = _check.positive_int("n_ranks", n_ranks)
+    if op == "send_recv":
+        return 1.0
     return 2 * (n - 1) / n if op == "all_reduce" else (n - 1) / n
 
 
@@ -105,9 +115,23 @@ def run_collectives(
                 elif op == "all_gather":
                     def fn(big: Any = big, part: Any = part) -> None:
                         dist.all_gather_into_tensor(big, part)
-                else:
+                elif op == "reduce_scatter":
                     def fn(big: Any = big, part: Any = part) -> None:
                         dist.reduce_scatter_tensor(part, big)
+                elif op == "all_to_all":
+                    out_a2a = torch.empty(count, dtype=tdt, device=dev)
+
+                    def fn(big: Any = big, out: Any = out_a2a) -> None:
+                        dist.all_to_all_single(out, big)
+                else:  # send_recv: to the next rank, from the previous, at once
+                    recv = torch.empty(count, dtype=tdt, device=dev)
+                    nxt, prv = (rank + 1) % world, (rank - 1) % world
+
+                    def fn(big: Any = big, recv: Any = recv, nxt: int = nxt, prv: int = prv) -> None:
+                        reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, big, nxt),
+                                                       dist.P2POp(dist.irecv, recv, prv)])
+                        for r in reqs:
+                            r.wait()
                 # Correctness: every rank holds rank+1.
                 big.fill_(rank + 1)
                 part.fill_(rank + 1)
@@ -116,6 +140,11 @@ def run_collectives(
                 if op == "all_gather":
                     got = big.view(world, -1)[:, 0].float().cpu().tolist()
                     correct = got == [float(r + 1) for r in range(world)]
+                elif op == "all_to_all":
+                    got = out_a2a.view(world, -1)[:, 0].float().cpu().tolist()
+                    correct = got == [float(r + 1) for r in range(world)]
+                elif op == "send_recv":
+                    correct = bool(torch.all(recv == float((rank - 1) % world + 1)).item())
                 else:
                     out = big if op == "all_reduce" else part
                     correct = bool(torch.all(out == expect).item())
