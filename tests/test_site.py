@@ -246,7 +246,7 @@ _IMAGES = """() => Array.from(document.images).filter(i => i.getBoundingClientRe
 
 _CALCULATORS = """() => Array.from(document.querySelectorAll('.mlcalc-calculator')).map(c => ({
   controls: c.querySelectorAll('input, select, button, textarea').length,
-  output: Array.from(c.querySelectorAll('.widget-output')).map(o => o.innerText.trim().length + o.querySelectorAll('img').length).reduce((a, b) => a + b, 0),
+  output: Array.from(c.querySelectorAll('.widget-output, .mlcalc-view-text')).map(o => o.innerText.trim().length + o.querySelectorAll('img, svg').length).reduce((a, b) => a + b, 0),
 }))"""
 
 
