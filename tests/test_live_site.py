@@ -111,6 +111,8 @@ def _check_parity(page, i: int, where: str) -> dict:
         assert state["spec"] == expected["chart"], f"{where}: chart differs from CPython"
         if expected["chart"] is not None:
             assert state["svg"] >= 1, f"{where}: chart not drawn"
+        # What the chart on screen draws (its Vega view's data and title) is the result's.
+        assert page.evaluate("(i) => window.mlcalcLive.checkRendered(i)", i) == [], where
         assert state["stale"] == 0, f"{where}: output still marked stale"
     else:
         assert not last["ok"], f"{where}: CPython says {expected['error']!r}, the page shows a result"

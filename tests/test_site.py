@@ -90,6 +90,11 @@ def test_site_scripts_are_local(strict_build, docname):
     if docname in NOTEBOOK_DOCNAMES and "widget-view+json" in page:
         assert "_static/vendor/html-manager/embed-amd.js" in page
         assert "_static/mlcalc-site.js" in page
+        # The live calculators' script and the chart renderer come with the widgets, from the site.
+        assert "_static/mlcalc-live.js" in page and "_static/vendor/vega/vega-embed.min.js" in page
+    elif "widget-view+json" not in page:
+        # Prose pages load none of it (no Python, no Vega).
+        assert "mlcalc-live.js" not in page and "vendor/vega/" not in page and "pyodide" not in page
     # Thebe is off: sphinx-thebe's scripts are kept off the pages (they declared a const twice).
     assert "THEBE_JS_URL" not in page and "sphinx-thebe.js" not in page
 

@@ -312,6 +312,12 @@
     this.message.set("value", "");
   };
 
+  Calculator.prototype.markShown = function (seq) {
+    if (!seq || seq <= this.shown) return;
+    this.shown = seq;
+    this.el.dispatchEvent(new CustomEvent("mlcalc:shown", { detail: seq }));
+  };
+
   Calculator.prototype.setStale = function (stale) {
     [this.text, this.chart].forEach(function (m) {
       if (!m) return;
@@ -349,14 +355,14 @@
       this.message.set("value", '<div class="mlcalc-error" role="alert"><b>Check the input:</b> ' + escapeHtml(error) + "</div>");
       this.setStale(true);
       this.last = { ok: false, error: error, values: values };
-      this.shown = seq;
+      this.markShown(seq);
       return null;
     }
     this.message.set("value", "");
     this.text.set("value", result.html);
     this.last = { ok: true, text: result.text, html: result.html, chart: result.chart, values: values };
     return this.draw(result.chart, seq).then(function () {
-      if (seq === self.requested) self.setStale(false);
+      if (seq === self.requested && self.spec === result.chart) self.setStale(false);
     });
   };
 
@@ -369,7 +375,51 @@
     return made.then(function () { return viewsOf(chart); }).then(function (views) { return views.length ? views[0].el : null; });
   };
 
+  // Draws are queued one after the other; a draw for a result that a newer one follows is skipped.
   Calculator.prototype.draw = function (spec, seq) {
+    var self = this;
+    this.drawing = (this.drawing || Promise.resolve()).then(function () {
+      if (seq && seq !== self.requested) return null;
+      if (!seq && self.spec) return null; // the first paint came after a live result
+      return self.drawNow(spec, seq);
+    });
+    return this.drawing;
+  };
+
+  // The compiled Vega spec with its inline data and title text taken out: two specs with the same
+  // shape differ only in numbers and title, so the chart on screen can take the new ones in place.
+  function splitVega(vg) {
+    var data = {};
+    var title = null;
+    var copy = JSON.parse(JSON.stringify(vg));
+    var simple = true;
+    (copy.data || []).forEach(function (d) {
+      if (Object.prototype.hasOwnProperty.call(d, "values")) {
+        if (d.format && d.format.parse) simple = false; // parsed values: no in-place update
+        data[d.name] = d.values;
+        d.values = [];
+      }
+    });
+    if (copy.title && (typeof copy.title.text === "string" || Array.isArray(copy.title.text))) {
+      title = copy.title.text;
+      copy.title.text = { signal: "mlcalc_title" };
+      copy.signals = (copy.signals || []).concat([{ name: "mlcalc_title", value: title }]);
+    }
+    // Only numbers may change in place: labels and categories in the same order (Vega keeps the
+    // order it first saw categories in, so new ones would get other colours than a fresh chart).
+    var labels = {};
+    Object.keys(data).forEach(function (name) {
+      labels[name] = data[name].map(function (row) {
+        var out = {};
+        Object.keys(row).forEach(function (k) { if (typeof row[k] !== "number") out[k] = row[k]; });
+        return out;
+      });
+    });
+    var rest = Object.assign({}, copy, { signals: (copy.signals || []).filter(function (sg) { return sg.name !== "mlcalc_title"; }) });
+    return { spec: copy, data: data, title: title, shape: simple ? JSON.stringify([rest, labels]) : null };
+  }
+
+  Calculator.prototype.drawNow = function (spec, seq) {
     var self = this;
     return this.chartView().then(function (el) {
       if (!el) return;
@@ -377,8 +427,10 @@
       if (!spec) {
         if (box) box.remove();
         el.classList.remove("mlcalc-drawn");
+        if (self.embedded) self.embedded.finalize();
+        self.embedded = null;
         self.spec = null;
-        if (seq) self.shown = Math.max(self.shown, seq);
+        self.markShown(seq);
         return;
       }
       if (!box) {
@@ -386,20 +438,45 @@
         box.className = "mlcalc-chart";
         el.appendChild(box);
       }
-      if (typeof window.vegaEmbed !== "function") throw new Error("vega-embed is not loaded");
+      if (typeof window.vegaEmbed !== "function" || !window.vegaLite || !window.vega) throw new Error("Vega is not loaded");
       // The spec names Vega-Lite v5 (what JupyterLab renders); the site's Vega-Lite 6 draws it the same.
-      var drawn = Object.assign({}, spec);
-      delete drawn.$schema;
-      return window.vegaEmbed(box, drawn, { actions: false, renderer: "svg", tooltip: true }).then(function (res) {
-        if (self.embedded && self.embedded !== res) self.embedded.finalize();
+      var vl = Object.assign({}, spec);
+      delete vl.$schema;
+      var parts = splitVega(window.vegaLite.compile(vl).spec);
+      var done;
+      if (self.embedded && parts.shape && parts.shape === self.shape) {
+        // Same chart, new numbers: change its data and title in place (no new Vega view).
+        self.updates = (self.updates || 0) + 1;
+        var view = self.embedded.view;
+        Object.keys(parts.data).forEach(function (name) {
+          view.change(name, window.vega.changeset().remove(window.vega.truthy).insert(parts.data[name]));
+        });
+        if (parts.title !== null) view.signal("mlcalc_title", parts.title);
+        done = view.runAsync().then(function () { return self.embedded; });
+      } else {
+        var vg = Object.assign({}, parts.spec, {
+          data: (parts.spec.data || []).map(function (d) {
+            return Object.prototype.hasOwnProperty.call(parts.data, d.name) ? Object.assign({}, d, { values: parts.data[d.name] }) : d;
+          }),
+        });
+        self.redraws = (self.redraws || 0) + 1;
+        done = window.vegaEmbed(box, vg, { mode: "vega", actions: false, renderer: "svg", tooltip: true }).then(function (res) {
+          if (self.embedded && self.embedded !== res) self.embedded.finalize();
+          return res;
+        });
+      }
+      return done.then(function (res) {
         self.embedded = res;
+        self.shape = parts.shape;
         self.spec = spec;
         box.mlcalcSpec = spec;
         el.classList.add("mlcalc-drawn");
-        if (seq) self.shown = Math.max(self.shown, seq);
+        self.markShown(seq);
       });
     }).catch(function (err) {
-      if (seq) self.shown = Math.max(self.shown, seq);
+      // The chart on screen is not the result's: say so rather than show it as current.
+      if (self.chart) self.setStale(true);
+      self.markShown(seq);
       console.warn("mlcalc: chart not drawn:", err);
     });
   };
@@ -433,6 +510,37 @@
       return made;
     };
   }
+
+  // For tests: the data each chart on screen draws, against its spec's (mismatches; [] when they agree).
+  live.checkRendered = function (i) {
+    var c = live.calculators[i];
+    if (!c.spec) return c.embedded ? ["a chart is drawn, the result has none"] : [];
+    if (!c.embedded) return ["no chart drawn"];
+    var vl = Object.assign({}, c.spec);
+    delete vl.$schema;
+    var parts = splitVega(window.vegaLite.compile(vl).spec);
+    var problems = [];
+    Object.keys(parts.data).forEach(function (name) {
+      var expected = parts.data[name];
+      var pool = expected.map(function (row) { return JSON.stringify(row); });
+      var drawn = c.embedded.view.data(name);
+      drawn.forEach(function (tuple) {
+        var row = expected[0] ? Object.keys(expected[0]) : [];
+        var projected = {};
+        row.forEach(function (k) { projected[k] = tuple[k] === undefined ? null : tuple[k]; });
+        var at = pool.indexOf(JSON.stringify(projected));
+        if (at < 0) problems.push(name + ": drawn row not in the result: " + JSON.stringify(projected));
+        else pool.splice(at, 1);
+      });
+      var complete = expected.filter(function (row) {
+        return Object.keys(row).every(function (k) { return row[k] !== null; });
+      }).length;
+      if (drawn.length < complete) problems.push(name + ": " + drawn.length + " rows drawn of " + complete);
+    });
+    var title = c.embedded.view.signal("mlcalc_title");
+    if (parts.title !== null && JSON.stringify(title) !== JSON.stringify(parts.title)) problems.push("title " + JSON.stringify(title));
+    return problems;
+  };
 
   // For tests and the benchmark: one computation in the worker, as a calculator makes it.
   live.run = function (key, values) {
