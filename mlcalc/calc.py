@@ -242,41 +242,6 @@ def run_json(key: str, values_json: str) -> str:
     return json.dumps(run(key, values), allow_nan=False)
 
 
-def widget_values(key: str, state: Mapping[str, Any]) -> dict[str, Any]:
-    """Control values as the site's widget models hold them -> the values :func:`run` takes.
-
-    A dropdown or toggle model holds the *index* of its option (the option values live only in
-    Python); JSON from the browser turns a whole float into an int (80.0 -> 80). Unknown keys and
-    option numbers that do not exist are refused (ValueError naming the control).
-    """
-    calc = get(key)
-    out: dict[str, Any] = {}
-    for name, v in state.items():
-        c = calc.control(str(name))
-        if c.kind in ("choice", "toggle"):
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < len(c.options):
-                raise ValueError(f"{c.label}: option number {v!r} does not exist: choose 0 to {len(c.options) - 1}")
-            v = c.options[v][1]
-        elif c.kind in ("number", "slider", "log_slider") and isinstance(v, int) and not isinstance(v, bool):
-            v = float(v)
-        elif c.kind in ("int", "int_slider") and isinstance(v, float) and v.is_integer():
-            v = int(v)
-        out[c.key] = v
-    return out
-
-
-def run_widgets_json(key: str, state_json: str) -> str:
-    """:func:`run` for the site's worker: widget-model values (see :func:`widget_values`) in, JSON out."""
-    try:
-        state = json.loads(state_json)
-        if not isinstance(state, dict):
-            raise ValueError("the values must be a JSON object")
-        values = widget_values(key, state)
-    except (ValueError, RecursionError) as err:
-        return json.dumps({"ok": False, "error": error_message(err) if isinstance(err, ValueError) else "bad values"})
-    return json.dumps(run(key, values), allow_nan=False)
-
-
 def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
     """Floats that are whole numbers arrive from JavaScript as floats: keep them as given (compute checks)."""
     out = {}
@@ -288,5 +253,5 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["CONTROL_KINDS", "Calc", "Control", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table", "View",
-           "choice", "check_chart", "error_message", "get", "register", "run", "run_json", "run_widgets_json", "table_html",
-           "view_html", "view_plain", "widget_values"]
+           "choice", "check_chart", "error_message", "get", "register", "run", "run_json", "table_html",
+           "view_html", "view_plain"]

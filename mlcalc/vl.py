@@ -12,8 +12,8 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"  # an identifier only: nothing is fetched
-WIDTH = 520  # px, the whole chart, axes and legend included (autosize fit-x)
-HEIGHT = 220  # px, the plot area (axes, legend and title come on top: "fit" would squeeze a short chart to nothing)
+WIDTH = 520  # px, the plot area; charts shrink to the column on narrow screens (autosize fit)
+HEIGHT = 220  # px
 PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
 
 #: The one style of every calculator chart: text at least 11 px, no chart border.
@@ -48,7 +48,7 @@ def chart(data: Iterable[Mapping[str, Any]] | None = None, *, mark: Any = None, 
           **extra: Any) -> dict[str, Any]:
     """A complete Vega-Lite spec: data rows, a mark and encodings (or layers), the shared style."""
     spec: dict[str, Any] = {"$schema": SCHEMA, "width": width, "height": height,
-                            "autosize": {"type": "fit-x", "contains": "padding"}, "config": CONFIG}
+                            "autosize": {"type": "fit", "contains": "padding"}, "config": CONFIG}
     if title:
         spec["title"] = title
     if data is not None:

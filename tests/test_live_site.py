@@ -19,7 +19,8 @@ import pytest
 
 from conftest import HTML, ROOT, toc_docnames
 
-from mlcalc.calc import get, run, widget_values
+from mlcalc.calc import get
+from mlcalc.live import controls_after, run_widgets, widget_state, widget_values
 
 LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine (about 2-3 s when idle)
 CHANGE_TIMEOUT_MS = 15_000
@@ -89,15 +90,18 @@ def _wait_shown(page, i: int, before: int) -> bool:
 
 def _expected(key: str, values: dict) -> dict:
     """What CPython's mlcalc shows for the widget values the page holds (the same translation as the worker)."""
-    try:
-        python_values = widget_values(key, values)
-    except ValueError as err:
-        return {"ok": False, "error": str(err)}
-    return json.loads(json.dumps(run(key, python_values)))
+    return json.loads(json.dumps(run_widgets(key, values)))
 
 
 def _check_parity(page, i: int, where: str) -> dict:
     state = page.evaluate(STATE, i)
+    change = page.evaluate(f"(i) => ({CALC})(i).lastChange", i)
+    if change:
+        # Linked controls moved as the Jupyter shell moves them; irrelevant controls are disabled.
+        after, inactive = controls_after(state["key"], change["changed"], widget_values(state["key"], change["values"]))
+        assert state["values"] == widget_state(state["key"], after), f"{where}: linked controls differ from CPython"
+        disabled = page.evaluate(f"(i) => {{ const c = ({CALC})(i); return Object.keys(c.controls).filter(k => c.controls[k].get('disabled')); }}", i)
+        assert sorted(disabled) == inactive, f"{where}: disabled controls differ from CPython"
     expected = _expected(state["key"], state["values"])
     last = state["last"]
     assert last is not None, f"{where}: nothing computed"

@@ -22,8 +22,9 @@ class Block(importlib.abc.MetaPathFinder):
             raise ImportError(f"{name} is not available in the browser")
         return None
 sys.meta_path.insert(0, Block())
-import mlcalc, mlcalc.calc, mlcalc.vl, mlcalc.calculators
-from mlcalc.calc import REGISTRY, run_json, run_widgets_json
+import mlcalc, mlcalc.calc, mlcalc.vl, mlcalc.calculators, mlcalc.live
+from mlcalc.calc import REGISTRY, run_json
+from mlcalc.live import run_widgets_json
 out = {}
 for key, calc in sorted(REGISTRY.items()):
     out[key] = json.loads(run_json(key, json.dumps(calc.defaults())))["ok"]
@@ -57,7 +58,8 @@ def test_the_wheel_needs_no_numpy():
 
 
 def test_widget_values_map_indices_and_whole_floats():
-    from mlcalc.calc import get, widget_values
+    from mlcalc.calc import get
+    from mlcalc.live import widget_values
 
     calc = get("memory.gpu_count")
     acc = calc.control("accelerator")

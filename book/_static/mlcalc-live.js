@@ -5,7 +5,7 @@
 // 2. When a calculator comes into view or is first touched, Python (Pyodide's core and the pure
 //    wheel of mlcalc, both served by the site) starts in a Web Worker (mlcalc-worker.mjs).
 // 3. On a control change the calculator's control values are collected by key from the embedded
-//    widget models, mlcalc.calc.run_widgets_json runs in the worker (the same compute and view as
+//    widget models, mlcalc.live.run_widgets_json runs in the worker (the same compute and view as
 //    in Jupyter: no formula here), and the text, the inline message and the chart are written back.
 // Where Python cannot run (file://, no Worker or WebAssembly, the worker failed to start) each
 // calculator says it is a snapshot, its controls are disabled, and it says how to get a live one.
@@ -139,7 +139,7 @@
     this.failAll("Python was restarted in the browser; change a value again");
   };
 
-  Engine.prototype.run = function (key, values) {
+  Engine.prototype.run = function (key, values, changed) {
     var self = this;
     return this.start().then(function () {
       return new Promise(function (resolve) {
@@ -150,7 +150,7 @@
           self.restart();
         }, TIMEOUT_MS);
         self.pending[id] = { resolve: resolve, timer: timer };
-        self.worker.postMessage({ id: id, key: key, values: values });
+        self.worker.postMessage({ id: id, key: key, values: values, changed: changed || "" });
       });
     });
   };
@@ -229,7 +229,7 @@
 
     Object.keys(this.controls).forEach(function (k) {
       var m = self.controls[k];
-      m.on("change:value change:index", function () { self.changed(); });
+      m.on("change:value change:index", function () { self.changed(k); });
     });
     // First touch starts Python (before the change itself arrives).
     ["pointerdown", "focusin", "keydown"].forEach(function (type) {
@@ -327,14 +327,15 @@
     });
   };
 
-  Calculator.prototype.changed = function () {
+  Calculator.prototype.changed = function (key) {
     var self = this;
-    if (live.state === "snapshot" || this.unsupported) return;
+    if (live.state === "snapshot" || this.unsupported || this.applying) return;
     var seq = ++this.requested;
     var values = this.values();
+    this.lastChange = { changed: key || "", values: values };
     var staleTimer = setTimeout(function () { if (self.shown < seq) self.setStale(true); }, live.state === "live" ? STALE_AFTER_MS : 0);
     startEngine()
-      .then(function () { return engine.run(self.key, values); })
+      .then(function () { return engine.run(self.key, values, key); })
       .then(function (result) {
         if (seq !== self.requested) return null; // a newer change is on its way
         return self.apply(result, values, seq);
@@ -349,6 +350,27 @@
 
   Calculator.prototype.apply = function (result, values, seq) {
     var self = this;
+    // Linked controls (a preset's numbers, a control that follows another) and controls the values
+    // make irrelevant: the calculator's own rules, run in Python, applied here as Jupyter applies them.
+    var moved = (result && result.controls) || {};
+    if (Object.keys(moved).length) {
+      values = Object.assign({}, values, moved);
+      this.applying = true;
+      try {
+        Object.keys(moved).forEach(function (k) {
+          var m = self.controls[k];
+          if (m) m.set(isChoice(m) ? "index" : "value", moved[k]);
+        });
+      } finally {
+        this.applying = false;
+      }
+    }
+    if (result && Array.isArray(result.inactive)) {
+      Object.keys(this.controls).forEach(function (k) {
+        var off = result.inactive.indexOf(k) >= 0;
+        if (self.controls[k].get("disabled") !== off) self.controls[k].set("disabled", off);
+      });
+    }
     this.lastValues = values;
     if (!result || !result.ok) {
       var error = (result && result.error) || "this input could not be computed";
@@ -543,8 +565,8 @@
   };
 
   // For tests and the benchmark: one computation in the worker, as a calculator makes it.
-  live.run = function (key, values) {
-    return startEngine().then(function () { return engine.run(key, values); });
+  live.run = function (key, values, changed) {
+    return startEngine().then(function () { return engine.run(key, values, changed); });
   };
 
   addStyle();

@@ -1,8 +1,8 @@
 // The site's Python: Pyodide's core and the pure wheel of mlcalc, both served by the site
 // (fetched from npm / built from the checkout at `make book`), in a Web Worker off the main thread.
-// Messages in: {id, key, values}; out: {ready} | {failed: reason} | {id, result: JSON text} |
+// Messages in: {id, key, values, changed}; out: {ready} | {failed: reason} | {id, result: JSON text} |
 // {id, fatal: reason} (the page then starts a fresh worker). Python never raises here:
-// mlcalc.calc.run_widgets_json turns every error into {"ok": false, "error": ...}.
+// mlcalc.live.run_widgets_json turns every error into {"ok": false, "error": ...}.
 import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
 
 const base = new URL("./", import.meta.url);
@@ -21,7 +21,7 @@ const ready = (async () => {
   if (!wheel.ok) throw new Error(`mlcalc.whl: HTTP ${wheel.status}`);
   pyodide.unpackArchive(await wheel.arrayBuffer(), "wheel");
   timings.wheel = performance.now();
-  runWidgetsJson = pyodide.runPython("import mlcalc.calculators\nimport mlcalc.calc\nmlcalc.calc.run_widgets_json");
+  runWidgetsJson = pyodide.runPython("import mlcalc.calculators, mlcalc.live\nmlcalc.live.run_widgets_json");
   timings.imported = performance.now();
 })();
 
@@ -31,7 +31,7 @@ ready.then(
 );
 
 self.onmessage = async (event) => {
-  const { id, key, values } = event.data || {};
+  const { id, key, values, changed } = event.data || {};
   try {
     await ready;
   } catch (err) {
@@ -39,7 +39,7 @@ self.onmessage = async (event) => {
     return;
   }
   try {
-    self.postMessage({ id, result: runWidgetsJson(String(key), JSON.stringify(values || {})) });
+    self.postMessage({ id, result: runWidgetsJson(String(key), JSON.stringify(values || {}), String(changed || "")) });
   } catch (err) {
     // Only a broken interpreter gets here (Python itself catches everything).
     self.postMessage({ id, fatal: String((err && err.message) || err) });
