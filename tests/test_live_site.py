@@ -24,6 +24,7 @@ from mlcalc.live import controls_after, run_widgets, widget_state, widget_values
 
 LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine (about 2-3 s when idle)
 CHANGE_TIMEOUT_MS = 15_000
+CHANGED_KINDS: set[str] = set()  # the kinds of control changed on the site, over every page
 
 
 def _calculator_keys(docname: str) -> list[str]:
@@ -75,7 +76,9 @@ STATE = f"""(i) => {{ const c = ({CALC})(i); const box = c.el.querySelector('.ml
           text: c.el.querySelector('.mlcalc-view-text').innerText,
           message: c.el.querySelector('.mlcalc-message').innerText.trim(),
           spec: box ? box.mlcalcSpec : null, svg: box ? box.querySelectorAll('svg').length : 0,
-          stale: c.el.querySelectorAll('.mlcalc-stale').length}}; }}"""
+          stale: c.el.querySelectorAll('.mlcalc-stale').length, change: c.lastChange || null,
+          disabled: Object.keys(c.controls).filter(k => c.controls[k].get('disabled')),
+          rendered: window.mlcalcLive.checkRendered(i)}}; }}"""
 
 
 def _wait_shown(page, i: int, before: int) -> bool:
@@ -95,13 +98,12 @@ def _expected(key: str, values: dict) -> dict:
 
 def _check_parity(page, i: int, where: str) -> dict:
     state = page.evaluate(STATE, i)
-    change = page.evaluate(f"(i) => ({CALC})(i).lastChange", i)
+    change = state["change"]
     if change:
         # Linked controls moved as the Jupyter shell moves them; irrelevant controls are disabled.
         after, inactive = controls_after(state["key"], change["changed"], widget_values(state["key"], change["values"]))
         assert state["values"] == widget_state(state["key"], after), f"{where}: linked controls differ from CPython"
-        disabled = page.evaluate(f"(i) => {{ const c = ({CALC})(i); return Object.keys(c.controls).filter(k => c.controls[k].get('disabled')); }}", i)
-        assert sorted(disabled) == inactive, f"{where}: disabled controls differ from CPython"
+        assert sorted(state["disabled"]) == inactive, f"{where}: disabled controls differ from CPython"
     expected = _expected(state["key"], state["values"])
     last = state["last"]
     assert last is not None, f"{where}: nothing computed"
@@ -116,7 +118,7 @@ def _check_parity(page, i: int, where: str) -> dict:
         if expected["chart"] is not None:
             assert state["svg"] >= 1, f"{where}: chart not drawn"
         # What the chart on screen draws (its Vega view's data and title) is the result's.
-        assert page.evaluate("(i) => window.mlcalcLive.checkRendered(i)", i) == [], where
+        assert state["rendered"] == [], where
         assert state["stale"] == 0, f"{where}: output still marked stale"
     else:
         assert not last["ok"], f"{where}: CPython says {expected['error']!r}, the page shows a result"
@@ -124,35 +126,43 @@ def _check_parity(page, i: int, where: str) -> dict:
     return {"text": state["text"], "spec": json.dumps(state["spec"], sort_keys=True), "ok": expected["ok"]}
 
 
-def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0) -> None:
-    """Change one control through its widget, as a reader would."""
+ATTEMPTS = 3  # ways to change one control (the next option, the next but one, back the other way ...)
+
+
+def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0, to=None) -> None:
+    """Change one control through its widget, as a reader would (``to``: set this value instead)."""
     el = calc_el.locator(f".mlcalc-ctl-{control.key}")
     value = values[control.key]
     kind = control.kind
     if kind in ("number", "int"):
-        if kind == "int":
-            new = value + 1 if attempt == 0 else max(value - 1, 0)
+        if to is not None:
+            new = to
+        elif kind == "int":
+            new = [value * 2, value + 1, max(value // 2, 1)][attempt] if value else attempt + 1
         else:
-            new = float(f"{value * 1.5:.3g}") if value else 1.0
-            new = new if attempt == 0 else float(f"{value / 2:.3g}")
+            new = float(f"{[value * 1.5, value / 2, value * 4][attempt]:.3g}") if value else float(attempt + 1)
         box = el.locator("input")
-        box.fill(str(int(new)) if float(new).is_integer() else repr(new))
+        box.fill(str(int(new)) if float(new).is_integer() else repr(float(new)))
         box.press("Enter")
     elif kind in ("slider", "int_slider", "log_slider"):
         handle = el.locator(".noUi-handle")
         handle.focus()
-        handle.press("ArrowRight" if attempt == 0 else "ArrowLeft")
-    elif kind == "choice":
+        if to is not None:  # back where it was: the key that moved it, the other way
+            handle.press(to)
+        else:
+            handle.press("ArrowRight" if attempt != 1 else "ArrowLeft")
+    elif kind in ("choice", "toggle"):
         n = len(control.options)
-        el.locator("select").select_option(index=(value + 1 + attempt) % n)
-    elif kind == "toggle":
-        n = len(control.options)
-        el.locator("button").nth((value + 1 + attempt) % n).click()
+        index = to if to is not None else (value + 1 + attempt) % n
+        if kind == "choice":
+            el.locator("select").select_option(index=index)
+        else:
+            el.locator("button").nth(index).click()
     elif kind == "check":
         el.locator("input[type=checkbox]").click()
     else:  # text
         area = el.locator("textarea")
-        area.fill(value.rstrip() + ("\n" if attempt == 0 else ""))
+        area.fill(to if to is not None else value.rstrip() + "\n" * (attempt + 1))
         area.blur()
 
 
@@ -188,24 +198,58 @@ def test_every_calculator_recomputes_in_the_page_like_cpython(live_context, site
             calc_el = elements.nth(i)
             calc_el.scroll_into_view_if_needed()
             assert "Live" in calc_el.locator(".mlcalc-status").inner_text()
-            seen = set()
-            for control in calc.controls:
-                where = f"{key}: {control.key} ({control.kind})"
-                for attempt in range(2):
-                    state = page.evaluate(STATE, i)
-                    _change(page, calc_el, i, control, state["values"], attempt)
-                    if _wait_shown(page, i, state["requested"]):
-                        break
-                else:
-                    pytest.fail(f"{where}: changing it through its widget changed nothing")
-                shown = _check_parity(page, i, where)
-                seen.add((shown["text"], shown["spec"]))
-                assert not shown["ok"] or shown["text"].strip(), f"{where}: empty text"
+            first = page.evaluate(STATE, i)
+            seen = {(first["text"], json.dumps(first["spec"], sort_keys=True))}  # what the page was built with
+            pending = list(calc.controls)
+            for _ in range(3):  # a control greyed out now may come back once another one changed
+                later = []
+                for control in pending:
+                    where = f"{key}: {control.key} ({control.kind})"
+                    if page.evaluate(f"([i, k]) => ({CALC})(i).controls[k].get('disabled')", [i, control.key]):
+                        later.append(control)
+                        continue
+                    original = page.evaluate(STATE, i)["values"][control.key]
+                    changed = False
+                    for attempt in range(ATTEMPTS):
+                        state = page.evaluate(STATE, i)
+                        _change(page, calc_el, i, control, state["values"], attempt)
+                        if not _wait_shown(page, i, state["requested"]):
+                            continue  # that did not change the value (a slider at its end): the next way
+                        changed = True
+                        shown = _check_parity(page, i, f"{where} #{attempt}")
+                        seen.add((shown["text"], shown["spec"]))
+                        assert not shown["ok"] or shown["text"].strip(), f"{where}: empty text"
+                        if shown["ok"]:
+                            break
+                        # The message was shown as in Jupyter; back to the value it had, then the next way.
+                        state = page.evaluate(STATE, i)
+                        back = (["ArrowLeft", "ArrowRight", "ArrowLeft"][attempt] if control.kind.endswith("slider")
+                                else original)
+                        if control.kind == "check" or state["values"][control.key] != original:
+                            _change(page, calc_el, i, control, state["values"], to=back)
+                            assert _wait_shown(page, i, state["requested"]), f"{where}: could not set it back"
+                            _check_parity(page, i, f"{where} (set back)")
+                        if control.kind == "check":
+                            break
+                    assert changed, f"{where}: changing it through its widget changed nothing"
+                    CHANGED_KINDS.add(control.kind)
+                pending = later
             assert len(seen) >= 2 or len(calc.controls) < 2, f"{key}: no change of a control changed its output"
     finally:
         page.close()
     assert problems == [], "\n".join(problems)
     assert live_context.outside == [], live_context.outside
+
+
+@pytest.mark.browser
+def test_every_kind_of_control_was_changed_on_the_site():
+    """Every kind of control the registered calculators use was changed at least once above."""
+    from mlcalc.calc import REGISTRY
+
+    used = {c.kind for calc in REGISTRY.values() for c in calc.controls}
+    if not CHANGED_KINDS:
+        pytest.skip("the page tests did not run")
+    assert used - CHANGED_KINDS == set()
 
 
 @pytest.mark.browser
