@@ -336,3 +336,27 @@ def test_from_a_file_the_page_is_a_visible_snapshot(browser, strict_build):
     assert disabled and all(disabled), "controls stay enabled in the snapshot"
     assert "At least" in text, "the stored result is shown"
     assert errors == [], errors
+
+
+@pytest.mark.browser
+def test_when_python_cannot_start_the_calculators_become_visible_snapshots(browser, site_url):
+    """Pyodide's runtime missing (a broken deployment): each calculator says so, controls off, no page error."""
+    docname = "notebooks/start/how-many-gpus"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route("**/*", lambda r: r.abort() if "pyodide.asm.wasm" in r.request.url or not r.request.url.startswith(site_url)
+                  else r.continue_())
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        _goto_live(page, site_url, docname)
+        calc_el = page.locator(".mlcalc-calculator").first
+        state = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason})")
+        status = calc_el.locator(".mlcalc-status").inner_text()
+        disabled = calc_el.evaluate("c => Array.from(c.querySelectorAll('input, select, button, textarea')).map(e => e.disabled)")
+    finally:
+        context.close()
+    assert state["state"] == "snapshot" and "could not start" in state["reason"], state
+    assert "Snapshot" in status and "make serve" in status
+    assert disabled and all(disabled)
+    assert errors == [], errors

@@ -559,8 +559,10 @@
       }).length;
       if (drawn.length < complete) problems.push(name + ": " + drawn.length + " rows drawn of " + complete);
     });
-    var title = c.embedded.view.signal("mlcalc_title");
-    if (parts.title !== null && JSON.stringify(title) !== JSON.stringify(parts.title)) problems.push("title " + JSON.stringify(title));
+    if (parts.title !== null) {
+      var title = c.embedded.view.signal("mlcalc_title");
+      if (JSON.stringify(title) !== JSON.stringify(parts.title)) problems.push("title " + JSON.stringify(title));
+    }
     return problems;
   };
 
