@@ -41,7 +41,7 @@ def install_source(url: str | None = None) -> str:
     if url:
         body = [
             f'    subprocess.run([sys.executable, "-m", "pip", "install", "-q",',
-            f'                    "mlcalc[widgets] @ git+{url}@{branch}"], check=True)',
+            f'                    "mlcalc[widgets] @ git+{url}@{branch}", "myst-nb>=1"], check=True)',
         ]
     else:
         body = ['    raise ModuleNotFoundError("mlcalc is not installed: clone the book\'s repository and run `make lab`")']

@@ -19,6 +19,8 @@
   var staticRoot = here ? here.slice(0, here.lastIndexOf("/") + 1) : "_static/";
   var TIMEOUT_MS = 20000; // a single computation that takes longer restarts the worker
   var STALE_AFTER_MS = 120; // outputs dim if a result takes longer than this
+  var options = window.mlcalcLiveOptions || {};
+  var LOAD_TIMEOUT_MS = options.loadTimeoutMs || 120000; // Python not ready by then: a snapshot, said so
 
   var live = (window.mlcalcLive = {
     state: "idle", // idle | loading | live | snapshot
@@ -88,13 +90,20 @@
         return;
       }
       self.worker = worker;
+      var slow = setTimeout(function () {
+        reject(new Error("Python did not start within " + Math.round(LOAD_TIMEOUT_MS / 1000) + " s"));
+      }, LOAD_TIMEOUT_MS);
       worker.onmessage = function (event) {
         var msg = event.data || {};
         if (msg.ready) {
+          clearTimeout(slow);
           live.timings.worker = msg.timings;
           return resolve();
         }
-        if (msg.failed) return reject(new Error(msg.failed));
+        if (msg.failed) {
+          clearTimeout(slow);
+          return reject(new Error(msg.failed));
+        }
         var job = self.pending[msg.id];
         if (!job) return;
         delete self.pending[msg.id];

@@ -9,6 +9,11 @@ const base = new URL("./", import.meta.url);
 let runWidgetsJson = null;
 
 const timings = {};
+// A failure inside Pyodide's loader that rejects nothing we await still reaches the page.
+self.addEventListener("unhandledrejection", (event) => {
+  event.preventDefault(); // reported to the page as a message, not as an uncaught error
+  if (!runWidgetsJson) self.postMessage({ failed: String((event.reason && event.reason.message) || event.reason) });
+});
 const ready = (async () => {
   timings.start = performance.now();
   const pyodide = await loadPyodide({
