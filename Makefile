@@ -1,16 +1,18 @@
 # The project's commands. Each installs what it needs into .venv (created on first use).
 #   make book   build the static site into _build/html
 #   make test   run every test (unit, nbval, strict build, browser)
+#   make check  unit and property tests only (under a minute): the edit-test loop
 #   make serve  serve the built site on http://127.0.0.1:8000 (its calculators run live in the browser)
 #   make lab    open JupyterLab on the notebooks
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
+#   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: book test serve lab notebooks bench clean
+.PHONY: book test check serve lab notebooks bench clean
 PORT ?= 8000
 
 $(BIN)/python:
@@ -37,6 +39,11 @@ test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
+# Unit and property tests only: no notebooks (nbval), no build, no browser.
+check: $(VENV)/.installed-test
+	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser" \
+		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py --ignore=tests/test_live_site.py
+
 # Serve the built site on localhost: opened from disk (file://) the calculators stay snapshots.
 serve:
 	@test -f _build/html/index.html || { echo "build the site first: make book" >&2; exit 1; }
@@ -57,3 +64,10 @@ notebooks: $(VENV)/.installed-test
 
 clean:
 	rm -rf _build
+
+# A printable handout: the chapters of the built site in one PDF, printed by Debian's Chromium
+# (nothing downloaded); the print stylesheet is book/_static/mlcalc-layout.css.
+.PHONY: handout
+handout: book
+	bash scripts/ensure_chromium.sh
+	$(BIN)/python scripts/handout.py
