@@ -14,6 +14,7 @@ JB_FLAGS := -W -n --keep-going
 
 .PHONY: book test check serve lab notebooks bench clean
 PORT ?= 8000
+HOST ?= 127.0.0.1  # make serve HOST=0.0.0.0: the whole room's network (book/workshop/setup.md)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,8 +48,8 @@ check: $(VENV)/.installed-test
 # Serve the built site on localhost: opened from disk (file://) the calculators stay snapshots.
 serve:
 	@test -f _build/html/index.html || { echo "build the site first: make book" >&2; exit 1; }
-	@echo "Open http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
-	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+	@echo "Open http://$(HOST):$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind $(HOST) --directory _build/html
 
 lab: $(VENV)/.installed-test
 	$(BIN)/jupyter lab notebooks
