@@ -14,7 +14,8 @@ JB_FLAGS := -W -n --keep-going
 
 .PHONY: book test check serve lab notebooks bench clean
 PORT ?= 8000
-HOST ?= 127.0.0.1  # make serve HOST=0.0.0.0: the whole room's network (book/workshop/setup.md)
+# make serve HOST=0.0.0.0: the whole room's network (book/workshop/setup.md)
+HOST ?= 127.0.0.1
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
