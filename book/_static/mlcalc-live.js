@@ -419,7 +419,25 @@
 
   // The compiled Vega spec with its inline data and title text taken out: two specs with the same
   // shape differ only in numbers and title, so the chart on screen can take the new ones in place.
-  function splitVega(vg) {
+  // The fields a Vega-Lite spec puts on a scale (x, y, colour ...), not just into text or a tooltip.
+  function scaleFields(vl, out) {
+    out = out || {};
+    if (!vl || typeof vl !== "object") return out;
+    var enc = vl.encoding || {};
+    Object.keys(enc).forEach(function (channel) {
+      if (["text", "tooltip", "href", "description", "url"].indexOf(channel) >= 0) return;
+      [].concat(enc[channel]).forEach(function (def) {
+        if (def && typeof def.field === "string") out[def.field] = true;
+      });
+    });
+    ["layer", "hconcat", "vconcat", "concat"].forEach(function (k) {
+      (vl[k] || []).forEach(function (sub) { scaleFields(sub, out); });
+    });
+    if (vl.spec) scaleFields(vl.spec, out);
+    return out;
+  }
+
+  function splitVega(vg, fields) {
     var data = {};
     var title = null;
     var copy = JSON.parse(JSON.stringify(vg));
@@ -436,13 +454,16 @@
       copy.title.text = { signal: "mlcalc_title" };
       copy.signals = (copy.signals || []).concat([{ name: "mlcalc_title", value: title }]);
     }
-    // Only numbers may change in place: labels and categories in the same order (Vega keeps the
-    // order it first saw categories in, so new ones would get other colours than a fresh chart).
+    // Only numbers and text labels may change in place: the categories on a scale stay the same and
+    // in the same order (Vega keeps the order it first saw them in, so new ones would get other
+    // colours or places than in a fresh chart).
     var labels = {};
     Object.keys(data).forEach(function (name) {
       labels[name] = data[name].map(function (row) {
         var out = {};
-        Object.keys(row).forEach(function (k) { if (typeof row[k] !== "number") out[k] = row[k]; });
+        Object.keys(row).forEach(function (k) {
+          if (typeof row[k] !== "number" && (!fields || fields[k])) out[k] = row[k];
+        });
         return out;
       });
     });
@@ -473,7 +494,7 @@
       // The spec names Vega-Lite v5 (what JupyterLab renders); the site's Vega-Lite 6 draws it the same.
       var vl = Object.assign({}, spec);
       delete vl.$schema;
-      var parts = splitVega(window.vegaLite.compile(vl).spec);
+      var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
       var done;
       if (self.embedded && parts.shape && parts.shape === self.shape) {
         // Same chart, new numbers: change its data and title in place (no new Vega view).
@@ -549,7 +570,7 @@
     if (!c.embedded) return ["no chart drawn"];
     var vl = Object.assign({}, c.spec);
     delete vl.$schema;
-    var parts = splitVega(window.vegaLite.compile(vl).spec);
+    var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
     var problems = [];
     Object.keys(parts.data).forEach(function (name) {
       var expected = parts.data[name];
