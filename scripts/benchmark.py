@@ -559,22 +559,27 @@ def bench_site(html_dir: pathlib.Path, loads: int, repeats: int, match: str = ""
             for docname in toc_docnames():
                 if match not in docname or 'mlcalc-calc-' not in (html_dir / f"{docname}.html").read_text():
                     continue
-                live_ms, worker = [], {}
+                live_ms, warm_ms, worker = [], [], {}
                 for load in range(loads):
                     context = browser.new_context(viewport={"width": 1280, "height": 900})  # empty cache
                     context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
                     page = context.new_page()
                     try:
-                        page.goto(f"{base}/{docname}.html", wait_until="domcontentloaded", timeout=60_000)
-                        page.evaluate(_SCROLL_TO_FIRST)
-                        page.wait_for_function("() => window.mlcalcLive && ['live', 'snapshot'].includes(mlcalcLive.state)",
-                                               timeout=120_000, polling=20)
-                        live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, t: mlcalcLive.timings})")
-                        if live["state"] != "live":
-                            pages[docname] = {"error": live["reason"]}
+                        # Cold (empty cache), then the same page again in the same browser (a reader's next
+                        # chapter: the site's scripts and Pyodide come from the HTTP cache).
+                        for cache in ("cold", "warm"):
+                            page.goto(f"{base}/{docname}.html", wait_until="domcontentloaded", timeout=60_000)
+                            page.evaluate(_SCROLL_TO_FIRST)
+                            page.wait_for_function("() => window.mlcalcLive && ['live', 'snapshot'].includes(mlcalcLive.state)",
+                                                   timeout=120_000, polling=20)
+                            live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, t: mlcalcLive.timings})")
+                            if live["state"] != "live":
+                                pages[docname] = {"error": live["reason"]}
+                                break
+                            (live_ms if cache == "cold" else warm_ms).append(live["t"]["ready"])
+                            worker = live["t"].get("worker") or {}
+                        if docname in pages:
                             break
-                        live_ms.append(live["t"]["ready"])
-                        worker = live["t"].get("worker") or {}
                         if load == loads - 1:
                             calculators.update(_site_changes(page, docname, repeats, get))
                     finally:
@@ -582,6 +587,7 @@ def bench_site(html_dir: pathlib.Path, loads: int, repeats: int, match: str = ""
                 if live_ms:
                     pages[docname] = {"navigation_to_live_ms": round(statistics.median(live_ms)), "loads": len(live_ms),
                                       "all_ms": [round(x) for x in live_ms],
+                                      "warm_cache_navigation_to_live_ms": round(statistics.median(warm_ms)) if warm_ms else None,
                                       "pyodide_ready_in_worker_ms": round(worker.get("imported", 0) - worker.get("start", 0))}
             browser.close()
     finally:
@@ -664,12 +670,13 @@ def headline(results: dict) -> str:
             gz = statistics.median(v.get("bytes_gzip", v["bytes"]) for v in prose.values()) / 1e6
             lines.append(f"| page weight of a prose page (median of {len(prose)}) | {gz:.1f} MB gzipped | |")
     if "site" in results:
-        live = [v["navigation_to_live_ms"] for v in results["site"]["pages"].values() if "navigation_to_live_ms" in v]
-        if live:
-            within = sum(x <= TARGET_SITE_LIVE_S * 1e3 for x in live)
-            lines.append(f"| site: navigation to live calculators (localhost, empty cache, {len(live)} pages) | median "
-                         f"{statistics.median(live) / 1e3:.1f} s, at most {max(live) / 1e3:.1f} s; {within} of {len(live)} within target | "
-                         f"{TARGET_SITE_LIVE_S:.0f} s |")
+        for label, field in (("empty cache", "navigation_to_live_ms"), ("cached: a reader's next page", "warm_cache_navigation_to_live_ms")):
+            live = [v[field] for v in results["site"]["pages"].values() if v.get(field)]
+            if live:
+                within = sum(x <= TARGET_SITE_LIVE_S * 1e3 for x in live)
+                lines.append(f"| site: navigation to live calculators (localhost, {label}, {len(live)} pages) | median "
+                             f"{statistics.median(live) / 1e3:.1f} s, at most {max(live) / 1e3:.1f} s; {within} of {len(live)} within target | "
+                             f"{TARGET_SITE_LIVE_S:.0f} s |")
         ok = {k: v for k, v in results["site"]["calculators"].items() if "p90_ms" in v}
         if ok:
             p90 = sorted(v["p90_ms"] for v in ok.values())
@@ -709,9 +716,9 @@ def markdown(results: dict) -> str:
                 lines.append(f"| {name} | {r['control']} | {r['median_ms']} | {r['p90_ms']} |")
             else:
                 lines.append(f"| {name} | {r.get('error')} | | |")
-        lines += ["", "| page (site, empty cache) | navigation to live ms |", "|---|---:|"]
+        lines += ["", "| page (site) | navigation to live ms, empty cache | cached |", "|---|---:|---:|"]
         for name, r in results["site"]["pages"].items():
-            lines.append(f"| {name} | {r.get('navigation_to_live_ms', r.get('error'))} |")
+            lines.append(f"| {name} | {r.get('navigation_to_live_ms', r.get('error'))} | {r.get('warm_cache_navigation_to_live_ms', '')} |")
     if "pages" in results:
         lines += ["", "| page (static site, empty cache) | widgets | kB loaded | kB gzipped | load event ms | widgets + math ready ms |",
                   "|---|---:|---:|---:|---:|---:|"]
