@@ -494,6 +494,9 @@
       // The spec names Vega-Lite v5 (what JupyterLab renders); the site's Vega-Lite 6 draws it the same.
       var vl = Object.assign({}, spec);
       delete vl.$schema;
+      // Drawn to the width of its column (a phone's is narrower than the spec's 520 px).
+      var column = el.getBoundingClientRect().width;
+      if (column > 0 && typeof vl.width === "number" && column < vl.width) vl.width = Math.max(200, Math.floor(column) - 4);
       var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
       var done;
       if (self.embedded && parts.shape && parts.shape === self.shape) {
