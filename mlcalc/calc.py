@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -91,11 +92,11 @@ class View:
 
 @dataclass(frozen=True)
 class Presets:
-    """A choice control whose options fill in other controls (a workload, a model), as data.
+    """A choice control whose options fill in other controls (a workload, a model, a chip), as data.
 
     Picking an option that has an entry in ``values`` sets those controls; editing one of them by
     hand afterwards turns the choice to ``custom`` (when given), so the controls never claim a
-    preset their numbers no longer match. Every shell applies it the same way.
+    preset their numbers no longer match. :meth:`Calc.follow` applies it, for every shell.
     """
 
     control: str  # key of the choice control
@@ -118,6 +119,27 @@ class Calc:
     view: Callable[[Any, Mapping[str, Any]], View]  # (result, values) -> View
     notes: str = field(default="")  # optional: conventions and sources, shown under the title
     presets: tuple[Presets, ...] = ()  # optional: choices that fill in other controls
+
+    def follow(self, changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Controls that follow a change of ``changed``: {key: new value} (empty if none).
+
+        Picking a preset fills in its controls; editing a filled-in control by hand so that it no
+        longer matches turns the choice to its ``custom`` option.
+        """
+        updates: dict[str, Any] = {}
+        for p in self.presets:
+            if changed == p.control:
+                updates.update(p.values.get(values.get(p.control), {}))
+            elif changed in p.filled() and p.custom is not None:
+                preset = p.values.get(values.get(p.control))
+                if preset is not None and any(values.get(k) != v for k, v in preset.items()):
+                    updates[p.control] = p.custom
+        return updates
+
+    def inactive(self, values: Mapping[str, Any]) -> list[str]:
+        """Keys of the controls the other values make irrelevant (shells show them disabled)."""
+        rule = INACTIVE.get(self.key)
+        return sorted(rule(values)) if rule is not None else []
 
     def defaults(self) -> dict[str, Any]:
         """The starting value of every control."""
@@ -143,13 +165,58 @@ class Calc:
         """compute + view for ``given`` values (raises ValueError for bad input)."""
         values = self.values(given)
         result = self.compute(values)
+        check_finite(result)
         view = self.view(result, values)
         if not isinstance(view, View):
             raise TypeError(f"{self.key}: view() must return a View, not {type(view).__name__}")
+        check_view(view)
         return result, view
 
 
+#: Most nested levels :func:`check_finite` looks into.
+_MAX_DEPTH = 8
+_NOT_FINITE = re.compile(r"(?<![\w.])-?(inf|nan)(?![\w])", re.IGNORECASE)
+_OVERFLOW_HINT = ("these inputs give a result that is not a finite number{where}: check the largest and smallest "
+                  "values you entered")
+
+
+def check_finite(result: Any, name: str = "result", depth: int = 0) -> None:
+    """Refuse a result holding an infinite or NaN number (inputs at the edge of the float range).
+
+    Looks into tuples (NamedTuples included), lists, dicts and dataclasses, a few levels deep: every
+    size, time, count or rate a calculator returns must be finite, or the reader gets a message.
+    """
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(result, float):
+        if not math.isfinite(result):
+            raise ValueError(_OVERFLOW_HINT.format(where=f" ({name} = {result})"))
+    elif isinstance(result, (str, bytes, bool, int)) or result is None:
+        return
+    elif isinstance(result, Mapping):
+        for k, v in list(result.items())[:MAX_CHART_ROWS]:
+            check_finite(v, f"{name}[{k!r}]", depth + 1)
+    elif isinstance(result, (tuple, list)):
+        fields = getattr(result, "_fields", None)
+        for i, v in enumerate(result[:MAX_CHART_ROWS]):
+            check_finite(v, f"{name}.{fields[i]}" if fields else f"{name}[{i}]", depth + 1)
+    elif hasattr(result, "__dataclass_fields__"):
+        for f in result.__dataclass_fields__:
+            check_finite(getattr(result, f, None), f"{name}.{f}", depth + 1)
+
+
+def check_view(view: View) -> None:
+    """A view shows no "inf" or "nan": a number the reader would read as a result."""
+    cells = [view.text] + [str(c) for row in (view.table.rows if view.table else ()) for c in row]
+    for cell in cells:
+        if _NOT_FINITE.search(cell):
+            raise ValueError(_OVERFLOW_HINT.format(where=""))
+
+
 REGISTRY: dict[str, Calc] = {}
+#: Rules that grey out controls, by calculator key: ``rule(values) -> keys`` (pure; from each
+#: calculators module's ``INACTIVE``).
+INACTIVE: dict[str, Callable[[Mapping[str, Any]], Any]] = {}
 
 
 def register(calc: Calc) -> Calc:
@@ -235,30 +302,42 @@ def _chart_rows(spec: Any) -> int:
     return 0
 
 
-def run(key: str, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def run(key: str, values: Mapping[str, Any] | None = None, changed: str | None = None) -> dict[str, Any]:
     """compute + view for the site's worker and the shells: a JSON-able dict, never an exception.
 
-    ``{"ok": True, "text": ..., "html": ..., "chart": spec or None}`` or
-    ``{"ok": False, "error": message for the reader}``.
+    ``changed`` names the control the reader just changed: controls that follow it (presets) are
+    updated first and returned under ``"set"``. ``{"ok": True, "text", "html", "chart", "set",
+    "inactive"}`` or ``{"ok": False, "error": message for the reader, "set", "inactive"}``.
     """
+    updates: dict[str, Any] = {}
+    inactive: list[str] = []
     try:
         calc = get(key)
-        _, view = calc.evaluate(_plain(values or {}))
+        given = _plain(values or {})
+        if changed is not None:
+            updates = calc.follow(str(changed), calc.values(given))
+            given.update(updates)
+        inactive = calc.inactive(calc.values(given))
+        _, view = calc.evaluate(given)
         check_chart(view.chart)
-        return {"ok": True, "text": view_plain(view), "html": view_html(view), "chart": view.chart}
+        return {"ok": True, "text": view_plain(view), "html": view_html(view), "chart": view.chart,
+                "set": updates, "inactive": inactive}
     except Exception as err:  # noqa: BLE001 - a reader's input must never crash the page
-        return {"ok": False, "error": error_message(err)}
+        return {"ok": False, "error": error_message(err), "set": updates, "inactive": inactive}
 
 
-def run_json(key: str, values_json: str) -> str:
+def run_json(key: str, values_json: str, changed: str | None = None) -> str:
     """:func:`run` with JSON in and out (what the browser's worker calls)."""
     try:
         values = json.loads(values_json)
         if not isinstance(values, dict):
             raise ValueError("the values must be a JSON object")
     except (ValueError, RecursionError) as err:
-        return json.dumps({"ok": False, "error": f"bad values: {err}"})
-    return json.dumps(run(key, values), allow_nan=False)
+        return json.dumps({"ok": False, "error": f"bad values: {err}", "set": {}, "inactive": []})
+    try:
+        return json.dumps(run(key, values, changed), allow_nan=False)
+    except ValueError as err:  # a value that JSON cannot carry (inf in "set")
+        return json.dumps({"ok": False, "error": error_message(err), "set": {}, "inactive": []})
 
 
 def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -271,6 +350,6 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CONTROL_KINDS", "Calc", "Control", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "Presets", "REGISTRY", "Table", "View",
-           "choice", "check_chart", "error_message", "get", "register", "run", "run_json", "table_html",
+__all__ = ["CONTROL_KINDS", "Calc", "Control", "INACTIVE", "Presets", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table", "View",
+           "choice", "check_chart", "check_finite", "check_view", "error_message", "get", "register", "run", "run_json", "table_html",
            "view_html", "view_plain"]

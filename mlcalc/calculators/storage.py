@@ -83,15 +83,21 @@ def _dataloader_controls() -> tuple[Control, ...]:
     )
 
 
+def _workload_fills() -> dict[str, dict[str, float]]:
+    """What each workload preset fills in (Ibrahim et al. 2021, Table II)."""
+    return {k: {"sample_mib": float(p["sample_mib"]), "gflops": float(p["flops_per_sample_gif"])}
+            for k, p in _workloads().items()}
+
+
 DATALOADER = register(Calc(
     key="storage.dataloader",
     title="Input bandwidth a node needs (Ibrahim et al. 2021): sample size, FLOPs per sample, achieved FLOP/s.",
     controls=_dataloader_controls(),
     compute=_dataloader_compute,
     view=_dataloader_view,
-    presets=(Presets("workload", {k: {"sample_mib": float(p["sample_mib"]), "gflops": float(p["flops_per_sample_gif"])}
-                                  for k, p in _workloads().items()}, custom="custom"),),
+    presets=(Presets("workload", _workload_fills(), custom="custom"),),
 ))
+
 
 # --------------------------------------------------------------------------- language models
 
