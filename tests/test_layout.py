@@ -8,7 +8,8 @@ Each page of the built site is opened in Debian's Chromium at both widths, serve
   must wrap or scroll inside themselves);
 - controls of width zero (a slider collapsed to a bare handle, a box squeezed to nothing) or cut off
   by their calculator, labels and buttons whose text is cut;
-- charts wider than their column, chart text under 11 px, a legend drawn over an axis title (Vega).
+- charts wider than their column or with text cut off, chart text under 11 px, a legend drawn over an
+  axis title (Vega).
 
 Screenshots of failing pages go to artifacts/layout/.
 """
@@ -137,6 +138,13 @@ _PROBLEMS = r"""() => {
     const column = svg.closest('.mlcalc-calculator, .cell_output, .bd-article');
     const sw = svg.getBoundingClientRect().width;
     if (column && sw > column.clientWidth + 2) report('chart wider than its column', svg, `(${Math.round(sw)} px in ${column.clientWidth} px)`);
+    const sr = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll('text')) {
+      const tr = t.getBoundingClientRect();
+      if (t.textContent.trim() && tr.width > 0 && (tr.right > sr.right + 1 || tr.left < sr.left - 1)) {
+        report('chart text cut off', t, `("${t.textContent.trim().slice(0, 30)}")`); break;
+      }
+    }
     for (const t of svg.querySelectorAll('text')) {
       const size = parseFloat(getComputedStyle(t).fontSize);
       if (t.textContent.trim() && size < 11 - 0.01) { report('chart text under 11 px', t, `("${t.textContent.trim().slice(0, 30)}", ${size} px)`); break; }
