@@ -1,6 +1,7 @@
 # The project's commands. Each installs what it needs into .venv (created on first use).
 #   make book   build the static site into _build/html
 #   make test   run every test (unit, nbval, strict build, browser)
+#   make check  unit and property tests only (under a minute): the edit-test loop
 #   make lab    open JupyterLab on the notebooks
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 #   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
@@ -10,7 +11,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: book test lab notebooks bench clean
+.PHONY: book test check lab notebooks bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +31,11 @@ book: $(VENV)/.installed-book _vendor/vendor/.complete
 test: $(VENV)/.installed-test _vendor/vendor/.complete
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# Unit and property tests only: no notebooks (nbval), no build, no browser.
+check: $(VENV)/.installed-test
+	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser" \
+		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py
 
 lab: $(VENV)/.installed-test
 	$(BIN)/jupyter lab notebooks

@@ -1,64 +1,246 @@
-"""Input checks shared by the calculators: each raises ValueError naming the parameter."""
+"""The one validation layer of mlcalc: inputs checked before they are used, results before they are returned.
+
+Every failure is a ValueError that names the parameter (or the result), its value and what is allowed.
+
+Inputs
+    A number is an ``int``, a ``float`` or any other ``numbers.Real`` (numpy scalars such as
+    ``np.int64(8)`` and ``np.float32(0.5)`` register themselves there, so numpy is never imported
+    here); ``bool`` is refused (``True`` is not a count). Its range and finiteness are checked on the
+    value as given, *before* it is converted to float, so ``10**400`` is refused with a message,
+    not an OverflowError. Whole numbers given as floats must be exact (at most 2**53).
+Results
+    :func:`result` checks a size, time, count or rate a function is about to return: finite and
+    non-negative, else ValueError naming what overflowed (never an inf or NaN shown to a reader).
+Bounds
+    :func:`bounded_int` and the ``maximum`` arguments put a stated upper bound on numbers that size a
+    loop, a table or a drawing.
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
+from typing import Any
+
+# The largest magnitude any input may have. Far above every physical quantity the book uses
+# (a training run's FLOPs are ~1e25) and far below float overflow (1.8e308), so that products of
+# a few inputs still overflow *detectably* (checked by ``result``) instead of silently.
+MAX_MAGNITUDE = 1e300
+# Whole numbers given as floats: above 2**53 a float no longer holds every integer.
+MAX_EXACT_INT = 2**53
 
 
-def positive(name: str, value: float) -> float:
-    """Return ``value`` as a float if it is a finite number > 0, else raise ValueError."""
-    number = _number(name, value)
-    if not number > 0:
-        raise ValueError(f"{name}={value!r} is not allowed: it must be a number greater than 0")
+def _fmt(value: Any) -> str:
+    """``repr`` of a value, shortened (a 400-digit int or a huge list must not flood the message)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a caller's object whose repr fails is still named
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:40] + "..." + text[-10:]
+
+
+def _refuse(name: str, value: Any, allowed: str) -> ValueError:
+    return ValueError(f"{name}={_fmt(value)} is not allowed: {allowed}")
+
+
+def _is_number(value: Any) -> bool:
+    # bool is an int subclass; numpy's bool_ is not a numbers.Real: both are refused.
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _number(name: str, value: Any, allowed: str = "it must be a number") -> float:
+    """``value`` as a finite float of magnitude at most MAX_MAGNITUDE, checked before conversion."""
+    if not _is_number(value):
+        raise _refuse(name, value, allowed)
+    if isinstance(value, numbers.Integral):
+        try:
+            as_int = int(value)  # exact: no float conversion yet
+        except Exception as exc:  # noqa: BLE001 - a caller's Integral that cannot be an int
+            raise _refuse(name, value, allowed) from exc
+        if abs(as_int) > MAX_MAGNITUDE:
+            raise _refuse(name, value, f"{allowed} of magnitude at most {MAX_MAGNITUDE:g}")
+        return float(as_int)
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError, ArithmeticError) as exc:  # e.g. Fraction(10**400)
+        raise _refuse(name, value, f"{allowed} of magnitude at most {MAX_MAGNITUDE:g}") from exc
+    if not math.isfinite(number):
+        raise _refuse(name, value, f"{allowed}, finite")
+    if abs(number) > MAX_MAGNITUDE:
+        raise _refuse(name, value, f"{allowed} of magnitude at most {MAX_MAGNITUDE:g}")
     return number
 
 
-def non_negative(name: str, value: float) -> float:
-    """Return ``value`` as a float if it is a finite number >= 0, else raise ValueError."""
-    number = _number(name, value)
-    if number < 0:
-        raise ValueError(f"{name}={value!r} is not allowed: it must be a number of at least 0")
-    return number
+def number(name: str, value: Any, maximum: float | None = None) -> float:
+    """Return ``value`` as a float if it is a finite number (any sign), else raise ValueError."""
+    out = _number(name, value)
+    if maximum is not None and abs(out) > maximum:
+        raise _refuse(name, value, f"it must be a number of magnitude at most {maximum:g}")
+    return out
 
 
-def at_least(name: str, value: float, minimum: float) -> float:
-    """Return ``value`` as a float if it is finite and >= ``minimum``, else raise ValueError."""
-    number = _number(name, value)
-    if number < minimum:
-        raise ValueError(f"{name}={value!r} is not allowed: it must be at least {minimum:g}")
-    return number
+def _upper(name: str, value: Any, number_: float, maximum: float | None, what: str) -> float:
+    if maximum is not None and number_ > maximum:
+        raise _refuse(name, value, f"{what} of at most {maximum:g}")
+    return number_
 
 
-def fraction(name: str, value: float) -> float:
+def positive(name: str, value: Any, maximum: float | None = None) -> float:
+    """Return ``value`` as a float if it is a finite number > 0 (and <= ``maximum``), else raise ValueError."""
+    out = _number(name, value, "it must be a number greater than 0")
+    if not out > 0:
+        raise _refuse(name, value, "it must be a number greater than 0")
+    return _upper(name, value, out, maximum, "it must be a number greater than 0 and")
+
+
+def non_negative(name: str, value: Any, maximum: float | None = None) -> float:
+    """Return ``value`` as a float if it is a finite number >= 0 (and <= ``maximum``), else raise ValueError."""
+    out = _number(name, value, "it must be a number of at least 0")
+    if out < 0:
+        raise _refuse(name, value, "it must be a number of at least 0")
+    return _upper(name, value, out + 0.0, maximum, "it must be a number of at least 0 and")  # -0.0 -> 0.0
+
+
+def at_least(name: str, value: Any, minimum: float, maximum: float | None = None) -> float:
+    """Return ``value`` as a float if it is finite and >= ``minimum`` (and <= ``maximum``), else raise ValueError."""
+    out = _number(name, value, f"it must be a number of at least {minimum:g}")
+    if out < minimum:
+        raise _refuse(name, value, f"it must be at least {minimum:g}")
+    return _upper(name, value, out, maximum, f"it must be at least {minimum:g} and")
+
+
+def in_range(name: str, value: Any, low: float, high: float) -> float:
+    """Return ``value`` as a float if ``low <= value <= high``, else raise ValueError."""
+    out = _number(name, value, f"it must be a number in [{low:g}, {high:g}]")
+    if not low <= out <= high:
+        raise _refuse(name, value, f"it must be a number in [{low:g}, {high:g}]")
+    return out
+
+
+def fraction(name: str, value: Any) -> float:
     """Return ``value`` if it lies in (0, 1], else raise ValueError."""
-    number = _number(name, value)
-    if not 0 < number <= 1:
-        raise ValueError(f"{name}={value!r} is not allowed: it must be in (0, 1]")
-    return number
+    out = _number(name, value, "it must be a number in (0, 1]")
+    if not 0 < out <= 1:
+        raise _refuse(name, value, "it must be in (0, 1]")
+    return out
 
 
-def positive_int(name: str, value: int) -> int:
-    """Return ``value`` if it is a whole number >= 1, else raise ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
-        raise ValueError(f"{name}={value!r} is not allowed: it must be a whole number of at least 1")
-    if value < 1:
-        raise ValueError(f"{name}={value!r} is not allowed: it must be a whole number of at least 1")
-    return int(value)
+def _whole(name: str, value: Any, minimum: int, maximum: int | None) -> int:
+    bound = f" and at most {maximum:,}" if maximum is not None else ""
+    allowed = f"it must be a whole number of at least {minimum}{bound}"
+    if not _is_number(value):
+        raise _refuse(name, value, allowed)
+    if isinstance(value, numbers.Integral):
+        try:
+            out = int(value)
+        except Exception as exc:  # noqa: BLE001
+            raise _refuse(name, value, allowed) from exc
+    else:
+        try:
+            as_float = float(value)
+        except (OverflowError, ValueError, TypeError, ArithmeticError) as exc:
+            raise _refuse(name, value, allowed) from exc
+        # A float above 2**53 is not an exact count (1e30 "is_integer" but means nothing as a count).
+        if not math.isfinite(as_float) or not as_float.is_integer() or abs(as_float) > MAX_EXACT_INT:
+            raise _refuse(name, value, allowed)
+        out = int(as_float)
+    if out < minimum or (maximum is not None and out > maximum):
+        raise _refuse(name, value, allowed)
+    if abs(out) > MAX_MAGNITUDE:
+        raise _refuse(name, value, f"{allowed}, of magnitude at most {MAX_MAGNITUDE:g}")
+    return out
 
 
-def choice(name: str, value: str, allowed: Iterable[str]) -> str:
+def positive_int(name: str, value: Any, maximum: int | None = None) -> int:
+    """Return ``value`` as an int if it is a whole number >= 1 (and <= ``maximum``), else raise ValueError."""
+    return _whole(name, value, 1, maximum)
+
+
+def non_negative_int(name: str, value: Any, maximum: int | None = None) -> int:
+    """Return ``value`` as an int if it is a whole number >= 0 (and <= ``maximum``), else raise ValueError."""
+    return _whole(name, value, 0, maximum)
+
+
+def bounded_int(name: str, value: Any, minimum: int, maximum: int) -> int:
+    """A whole number that sizes a loop, a table or a drawing: ``minimum <= value <= maximum``."""
+    return _whole(name, value, minimum, maximum)
+
+
+def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``allowed``, else raise ValueError listing them."""
     options = list(allowed)
-    if value not in options:
-        raise ValueError(f"{name}={value!r} is not allowed: choose one of {', '.join(map(repr, options))}")
+    try:  # True is not the option 1; an array's == is not a truth value: neither is found
+        found = any(isinstance(value, bool) == isinstance(o, bool) and bool(value == o) for o in options)
+    except Exception:  # noqa: BLE001 - odd values are simply not among the options
+        found = False
+    if not found:
+        shown = ", ".join(map(repr, options[:30])) + (", ..." if len(options) > 30 else "")
+        raise _refuse(name, value, f"choose one of {shown}")
     return value
 
 
-def _number(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name}={value!r} is not allowed: it must be a number")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"{name}={value!r} is not allowed: it must be a finite number")
-    return number
+def result(name: str, value: Any) -> float:
+    """Check a size, time, count or rate about to be returned: finite and >= 0, else ValueError.
+
+    The message names the result, so "busbw inf GB/s" becomes "busbw_bytes_per_s overflowed ...".
+    """
+    try:
+        out = float(value)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise ValueError(f"{name} cannot be computed: it is {_fmt(value)} (the inputs are out of range)") from exc
+    if math.isnan(out):
+        raise ValueError(f"{name} cannot be computed for these inputs (it is not a number): "
+                         "check that none is extreme")
+    if math.isinf(out):
+        raise ValueError(f"{name} overflowed (beyond the largest float, 1.8e308): the inputs are too large or too small "
+                         "for it; use values closer to real hardware")
+    if out < 0:
+        raise ValueError(f"{name}={out!r} is negative for these inputs: a size, time, count or rate cannot be")
+    return out + 0.0
+
+
+def finite(name: str, value: Any) -> float:
+    """Check a signed result about to be returned: finite, else ValueError naming it."""
+    try:
+        out = float(value)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise ValueError(f"{name} cannot be computed: it is {_fmt(value)} (the inputs are out of range)") from exc
+    if not math.isfinite(out):
+        raise ValueError(f"{name} overflowed or is not a number ({out!r}) for these inputs")
+    return out
+
+
+def results(name: str, values: Iterable[Any]) -> tuple[float, ...]:
+    """:func:`result` for each of several values (``name[i]`` in the message)."""
+    return tuple(result(f"{name}[{i}]", v) for i, v in enumerate(values))
+
+
+def positive_result(name: str, value: Any) -> float:
+    """:func:`result`, and greater than 0 (a time or rate a caller divides by): ValueError if it underflowed."""
+    out = result(name, value)
+    if not out > 0:
+        raise ValueError(f"{name} underflowed to 0 for these inputs (they are too small or too far apart); "
+                         "use values closer to real hardware")
+    return out
+
+
+def fields(name: str, value: Any) -> Any:
+    """Check every number of a NamedTuple, dataclass or mapping result with :func:`result`; return it unchanged."""
+    if hasattr(value, "_asdict"):
+        items = value._asdict().items()
+    elif hasattr(value, "__dataclass_fields__"):
+        items = ((f, getattr(value, f)) for f in value.__dataclass_fields__)
+    elif isinstance(value, dict) or hasattr(value, "items"):
+        items = value.items()
+    else:
+        result(name, value)
+        return value
+    for key, item in items:
+        if isinstance(item, bool) or item is None or isinstance(item, str):
+            continue
+        if _is_number(item):
+            result(f"{name}.{key}", item)
+        elif hasattr(item, "items"):
+            fields(f"{name}.{key}", item)
+    return value

@@ -121,7 +121,7 @@ def theoretical_peak_flops(clock_hz: float, n_units: int, fma_per_unit_per_clock
     clock_hz = _check.positive("clock_hz", clock_hz)
     n_units = _check.positive_int("n_units", n_units)
     fma = _check.positive("fma_per_unit_per_clock", fma_per_unit_per_clock)
-    return clock_hz * n_units * fma * 2.0
+    return _check.result("peak FLOP/s", clock_hz * n_units * fma * 2.0)
 
 
 @dataclass(frozen=True)

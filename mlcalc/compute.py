@@ -20,6 +20,7 @@ from typing import Iterable, Mapping, NamedTuple
 
 from mlcalc import _check
 from mlcalc.accelerators import spec
+from mlcalc.models import ModelConfig
 
 # Bytes per element of each dtype (tf32 is stored as 32-bit; fp4 packs two values per byte).
 DTYPE_BYTES: Mapping[str, float] = MappingProxyType(
@@ -54,7 +55,27 @@ def training_flops(n_params: float, n_tokens: float, recompute: bool = False) ->
     n_params = _check.positive("n_params", n_params)
     n_tokens = _check.positive("n_tokens", n_tokens)
     factor = FLOPS_PER_PARAM_TOKEN_RECOMPUTE if recompute else FLOPS_PER_PARAM_TOKEN
-    return factor * n_params * n_tokens
+    return _check.result("training FLOPs", factor * n_params * n_tokens)
+
+
+# Compute-optimal training tokens per parameter: Hoffmann et al. 2022 (Chinchilla, 70B parameters on
+# 1.4T tokens; their Table 3 gives about 20 tokens per parameter from 400M to 10T parameters).
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
+
+
+def tokens_from_budget(n_params: float, tokens_per_param: float = CHINCHILLA_TOKENS_PER_PARAM) -> float:
+    """Training tokens for a token budget stated per parameter: ``n_params * tokens_per_param``.
+
+    With the default ratio (about 20 tokens per parameter) this is the compute-optimal ("Chinchilla")
+    number of tokens for a model of ``n_params`` parameters.
+
+    References
+    ----------
+    Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3.
+    """
+    n_params = _check.positive("n_params", n_params)
+    ratio = _check.positive("tokens_per_param", tokens_per_param)
+    return n_params * ratio
 
 
 def megatron_params(n_layers: int, hidden: int, vocab: int, seq_len: int) -> float:
@@ -96,26 +117,15 @@ def megatron_flops_per_iteration(
     return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h))
 
 
-class GptConfig(NamedTuple):
-    """A GPT configuration from Narayanan et al. 2021 (Table 1 / Table 2); vocabulary 51,200, sequence 2,048."""
-
-    n_layers: int  # transformer layers l
-    hidden: int  # hidden size h
-    batch: int  # global batch size B, sequences
-    vocab: int = 51200  # vocabulary V
-    seq_len: int = 2048  # sequence length s
-
-
-# Narayanan et al. 2021, Table 1 (weak scaling) and Sec. 5.1: layer count, hidden size, batch.
-MEGATRON_CONFIGS: Mapping[str, GptConfig] = MappingProxyType(
-    {
-        "GPT 1.7B": GptConfig(24, 2304, 512),
-        "GPT 18B": GptConfig(40, 6144, 1024),
-        "GPT-3 175B": GptConfig(96, 12288, 1536),
-        "GPT 530B": GptConfig(105, 20480, 2520),
-        "GPT 1T": GptConfig(128, 25600, 3072),
-    }
-)
+# Narayanan et al. 2021, Table 1: global batch size (sequences of 2048 tokens) of each weak-scaling
+# model; their shapes are the "Megatron GPT ..." presets of mlcalc/data/models.json.
+# Section 5.1 also trains GPT-3 175B (the mlcalc.models preset) with a batch of 1536 on 1024 GPUs.
+MEGATRON_BATCH: Mapping[str, int] = MappingProxyType({
+    "GPT-3 175B": 1536, "Megatron GPT 1.7B": 512, "Megatron GPT 3.6B": 512, "Megatron GPT 7.5B": 512, "Megatron GPT 18.4B": 1024,
+    "Megatron GPT 39.1B": 1536, "Megatron GPT 76.1B": 1792, "Megatron GPT 145.6B": 2304,
+    "Megatron GPT 310.1B": 2160, "Megatron GPT 529.6B": 2520, "Megatron GPT 1008B": 3072,
+})
+MEGATRON_SEQ_LEN = 2048
 
 
 class IterationFlops(NamedTuple):
@@ -128,13 +138,91 @@ class IterationFlops(NamedTuple):
     attention_share: float  # fraction of the layer FLOPs due to the s/(6h) attention term
 
 
-def gpt_iteration_flops(config: GptConfig, recompute: bool = True) -> IterationFlops:
-    """Parameters and FLOP per iteration of a GPT configuration, with the attention share."""
-    p = megatron_params(config.n_layers, config.hidden, config.vocab, config.seq_len)
-    f = megatron_flops_per_iteration(config.batch, config.seq_len, config.n_layers, config.hidden, config.vocab, recompute)
-    per_token = f / (config.batch * config.seq_len)
-    attn = (config.seq_len / (6.0 * config.hidden)) / (1.0 + config.seq_len / (6.0 * config.hidden))
+def gpt_iteration_flops(model: ModelConfig, batch: int, seq_len: int = MEGATRON_SEQ_LEN,
+                        recompute: bool = True) -> IterationFlops:
+    """Parameters (eq. 2) and FLOP per iteration (eq. 3) of a GPT-shaped ``model``, with the attention share.
+
+    Narayanan et al.'s formulas see a GPT layer: only ``n_layers``, ``hidden`` and ``vocab`` enter.
+    """
+    p = megatron_params(model.n_layers, model.hidden, model.vocab, seq_len)
+    f = megatron_flops_per_iteration(batch, seq_len, model.n_layers, model.hidden, model.vocab, recompute)
+    per_token = f / (batch * seq_len)
+    attn = (seq_len / (6.0 * model.hidden)) / (1.0 + seq_len / (6.0 * model.hidden))
     return IterationFlops(p, f, per_token, per_token / p, attn)
+
+
+# ---------------------------------------------------------------------------------------------
+# FLOP conventions of published MFU / HFU figures
+# ---------------------------------------------------------------------------------------------
+
+RECOMPUTE_KINDS = ("none", "selective", "full")
+
+
+def palm_flops_per_token(model: ModelConfig, seq_len: int, attention: bool = True,
+                         n_params: float | None = None) -> float:
+    """Model FLOP per token as PaLM counts it: ``6 N + 12 L H Q T`` (Chowdhery et al. 2022, Appendix B).
+
+    ``N`` parameters (active ones for a mixture of experts; ``n_params`` overrides), ``L`` layers,
+    ``H`` query heads, ``Q`` head width, ``T`` sequence length; ``attention=False`` gives the bare 6N.
+    """
+    t = _check.positive_int("seq_len", seq_len)
+    n = _check.positive("n_params", n_params) if n_params is not None else float(model.n_active_params())
+    att = 12.0 * model.n_layers * model.n_heads * model.qk_head_dim * t if attention else 0.0
+    return 6.0 * n + att
+
+
+def korthikanti_flops_per_iteration(batch: int, seq_len: int, n_layers: int, hidden: int, vocab: int,
+                                    recompute: str = "none") -> float:
+    """FLOP per iteration of a GPT model under Korthikanti et al. 2022's convention (Appendix A).
+
+    - "none" (their model FLOPs, eq. 7): ``72 B L s h^2 (1 + s/(6h) + v/(12 h L))``;
+    - "selective" (their hardware FLOPs, eq. 8): ``72 B L s h^2 (1 + s/(3h) + v/(12 h L))``;
+    - "full": Narayanan et al. 2021 eq. 3, ``96 B L s h^2 (1 + s/(6h) + v/(16 L h))``.
+    """
+    _check.choice("recompute", recompute, RECOMPUTE_KINDS)
+    if recompute == "full":
+        return megatron_flops_per_iteration(batch, seq_len, n_layers, hidden, vocab, recompute=True)
+    b = _check.positive_int("batch", batch)
+    s = _check.positive_int("seq_len", seq_len)
+    l = _check.positive_int("n_layers", n_layers)
+    h = _check.positive_int("hidden", hidden)
+    v = _check.positive_int("vocab", vocab)
+    att = s / (3.0 * h) if recompute == "selective" else s / (6.0 * h)
+    return 72.0 * b * l * s * h * h * (1.0 + att + v / (12.0 * h * l))
+
+
+class Utilization(NamedTuple):
+    """MFU and HFU of one measured iteration, under a named FLOP convention."""
+
+    mfu: float  # model FLOP/s over peak
+    hfu: float  # hardware FLOP/s (recomputation included) over peak
+    model_flops: float  # FLOP per iteration the model needs
+    hardware_flops: float  # FLOP per iteration executed
+    convention: str  # whose formulas
+
+
+def utilization(model: ModelConfig, batch: int, seq_len: int, iteration_time_s: float, peak_flops_per_gpu: float,
+                n_gpus: int = 1, recompute: str = "none", convention: str = "korthikanti") -> Utilization:
+    """MFU and HFU of an iteration of ``batch`` sequences, the way a paper counted them.
+
+    ``convention``: "korthikanti" (GPT layer formulas, :func:`korthikanti_flops_per_iteration`) or
+    "palm" (:func:`palm_flops_per_token`; its hardware FLOPs add one forward pass, 2N + 4 L H Q T per
+    token, with full recomputation, and the attention forward, 4 L H Q T, with selective).
+    """
+    _check.choice("convention", convention, ("korthikanti", "palm"))
+    _check.choice("recompute", recompute, RECOMPUTE_KINDS)
+    b = _check.positive_int("batch", batch)
+    s = _check.positive_int("seq_len", seq_len)
+    if convention == "korthikanti":
+        mf = korthikanti_flops_per_iteration(b, s, model.n_layers, model.hidden, model.vocab, "none")
+        hf = korthikanti_flops_per_iteration(b, s, model.n_layers, model.hidden, model.vocab, recompute)
+    else:
+        per_tok = palm_flops_per_token(model, s)
+        att_fwd = 4.0 * model.n_layers * model.n_heads * model.qk_head_dim * s
+        extra = {"none": 0.0, "selective": att_fwd, "full": 2.0 * model.n_active_params() + att_fwd}[recompute]
+        mf, hf = per_tok * b * s, (per_tok + extra) * b * s
+    return Utilization(mfu(mf, iteration_time_s, peak_flops_per_gpu, n_gpus),
+                       hfu(hf, iteration_time_s, peak_flops_per_gpu, n_gpus), mf, hf, convention)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +240,7 @@ def training_time_s(total_flops: float, n_gpus: int, peak_flops_per_gpu: float, 
     n_gpus = _check.positive_int("n_gpus", n_gpus)
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
     mfu = _check.fraction("mfu", mfu)
-    return total_flops / (n_gpus * peak * mfu)
+    return _check.result("training_time_s", total_flops / (n_gpus * peak * mfu))
 
 
 class RunCost(NamedTuple):
@@ -270,7 +358,7 @@ def achieved_flops_per_gpu(flops_per_iteration: float, iteration_time_s: float, 
     flops = _check.positive("flops_per_iteration", flops_per_iteration)
     t = _check.positive("iteration_time_s", iteration_time_s)
     n = _check.positive_int("n_gpus", n_gpus)
-    return flops / (t * n)
+    return _check.result("achieved FLOP/s per GPU", flops / (t * n))
 
 
 def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu: float, n_gpus: int = 1) -> float:
@@ -285,7 +373,7 @@ def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu:
     (312 TFLOPS bf16) is 50% MFU.
     """
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
-    return achieved_flops_per_gpu(flops_per_iteration, iteration_time_s, n_gpus) / peak
+    return _check.result("mfu", achieved_flops_per_gpu(flops_per_iteration, iteration_time_s, n_gpus) / peak)
 
 
 def hfu(
@@ -304,7 +392,7 @@ def mfu_from_tokens(tokens_per_s: float, flops_per_token: float, peak_flops_per_
     fpt = _check.positive("flops_per_token", flops_per_token)
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
     n = _check.positive_int("n_gpus", n_gpus)
-    return tps * fpt / (n * peak)
+    return _check.result("mfu", tps * fpt / (n * peak))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,7 +585,7 @@ def ridge_intensity(peak_flops: float, bandwidth_bytes_per_s: float) -> float:
     """The roofline's ridge point (the accelerator's ops:byte ratio), FLOP per byte."""
     peak = _check.positive("peak_flops", peak_flops)
     bw = _check.positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
-    return peak / bw
+    return _check.positive_result("ridge_intensity", peak / bw)
 
 
 class RooflinePoint(NamedTuple):
@@ -519,7 +607,7 @@ def roofline(intensity: float, peak_flops: float, bandwidth_bytes_per_s: float) 
     """
     i = _check.positive("intensity", intensity)
     ridge = ridge_intensity(peak_flops, bandwidth_bytes_per_s)
-    attainable = min(peak_flops, i * bandwidth_bytes_per_s)
+    attainable = _check.positive_result("attainable_flops", min(peak_flops, i * bandwidth_bytes_per_s))
     return RooflinePoint(i, attainable, ridge, "compute" if i >= ridge else "memory", attainable / peak_flops)
 
 
@@ -562,10 +650,11 @@ def decode_bound(
     b = _check.positive_int("batch", batch)
     bpp = _check.positive("bytes_per_param", bytes_per_param)
     kv = _check.non_negative("kv_cache_bytes", kv_cache_bytes)
-    t_mem = (n * bpp + kv) / bw
-    t_compute = 2.0 * n * b / peak
-    step = max(t_mem, t_compute)
-    return DecodeBound(b / step, 1.0 / step, t_mem, t_compute, "memory" if t_mem >= t_compute else "compute")
+    t_mem = _check.result("memory_time_s", (n * bpp + kv) / bw)
+    t_compute = _check.result("compute_time_s", 2.0 * n * b / peak)
+    step = _check.positive_result("step time", max(t_mem, t_compute))
+    return _check.fields("decode_bound", DecodeBound(b / step, 1.0 / step, t_mem, t_compute,
+                                                     "memory" if t_mem >= t_compute else "compute"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -628,6 +717,7 @@ def matmul_shape_efficiency(
 
 __all__ = [
     "ADVERTISED",
+    "CHINCHILLA_TOKENS_PER_PARAM",
     "CLIMATEGPT_RUNS",
     "CatalogueRow",
     "PublishedRun",
@@ -637,9 +727,14 @@ __all__ = [
     "catalogue_rows",
     "DTYPE_BYTES",
     "DecodeBound",
-    "GptConfig",
     "IterationFlops",
-    "MEGATRON_CONFIGS",
+    "MEGATRON_BATCH",
+    "MEGATRON_SEQ_LEN",
+    "RECOMPUTE_KINDS",
+    "Utilization",
+    "korthikanti_flops_per_iteration",
+    "palm_flops_per_token",
+    "utilization",
     "gpt_iteration_flops",
     "Offer",
     "OfferResult",
@@ -669,6 +764,7 @@ __all__ = [
     "run_cost",
     "training_flops",
     "training_time_s",
+    "tokens_from_budget",
     "unregister_flops_table",
     "wall_time_s_from_gpu_hours",
 ]

@@ -30,7 +30,10 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 from mlcalc import _check
 
 SCHEMA_VERSION = 1  # the JSON layout of mlcalc.bench this module reads
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall")
+# The collectives a curve may be of: what mlcalc.bench writes (all_to_all, send_recv, as mlcalc.network
+# names them) and every nccl-tests *_perf program (alltoall, sendrecv, gather, scatter, hypercube ...).
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv",
+               "alltoall", "sendrecv", "gather", "scatter", "hypercube")
 COPY_KINDS = ("d2d", "h2d", "d2h")
 
 # How device names read (nvidia-smi / torch) map onto catalogue keys; first match wins.
@@ -42,6 +45,28 @@ _DEVICE_KEYS: tuple[tuple[str, str], ...] = (
     ("A100 80GB", "A100-80GB"),
     ("MI300X", "MI300X"),
 )
+
+
+def _shape(name: str, shape: Any) -> None:
+    if not isinstance(shape, tuple) or len(shape) != 3:
+        raise ValueError(f"{name}={shape!r} is not allowed: it must be a tuple (m, n, k)")
+    for dim, v in zip("mnk", shape):
+        _check.positive_int(f"{name}.{dim}", v)
+
+
+def _sweep(name: str, sizes: Any, columns: Mapping[str, Any]) -> None:
+    """A measured sweep: sizes > 0 strictly increasing, each column as long, every figure finite and >= 0."""
+    if not isinstance(sizes, tuple) or not sizes:
+        raise ValueError(f"{name} is not allowed: it must be a non-empty tuple of sizes")
+    for i, v in enumerate(sizes):
+        _check.positive(f"{name}[{i}]", v)
+        if i and not v > sizes[i - 1]:
+            raise ValueError(f"{name}[{i}]={v!r} is not allowed: sizes must increase (it follows {sizes[i - 1]!r})")
+    for col, values in columns.items():
+        if not isinstance(values, tuple) or len(values) != len(sizes):
+            raise ValueError(f"{col} is not allowed: it must be a tuple of {len(sizes)} figures, one per size")
+        for i, v in enumerate(values):
+            _check.non_negative(f"{col}[{i}]", v)
 
 
 def accelerator_key(device_name: str) -> str:
@@ -78,6 +103,11 @@ class MatmulShape:
     k: int  # inner dimension
     tflops: float  # median TFLOPS (1e12 FLOP/s) over the repeats of this shape
 
+    def __post_init__(self) -> None:
+        for name in ("m", "n", "k"):
+            _check.positive_int(name, getattr(self, name))
+        _check.positive("tflops", self.tflops)
+
 
 @dataclass(frozen=True)
 class MatmulResult:
@@ -92,6 +122,17 @@ class MatmulResult:
     reference_tflops: float | None = None  # the reference shape's burst TFLOPS (8192^3), if measured
     reference_shape: tuple[int, int, int] | None = None  # (m, n, k) of the reference
     sweep: tuple[MatmulShape, ...] = ()  # every shape timed
+
+    def __post_init__(self) -> None:
+        _check.positive("best_tflops", self.best_tflops)
+        _shape("best_shape", self.best_shape)
+        for name in ("sustained", "reference"):
+            if getattr(self, f"{name}_tflops") is not None:
+                _check.positive(f"{name}_tflops", getattr(self, f"{name}_tflops"))
+            if getattr(self, f"{name}_shape") is not None:
+                _shape(f"{name}_shape", getattr(self, f"{name}_shape"))
+        if not all(isinstance(r, MatmulShape) for r in self.sweep):
+            raise ValueError("sweep is not allowed: it must hold MatmulShape rows")
 
     @property
     def best_flops_per_s(self) -> float:
@@ -116,16 +157,17 @@ def matmul_rate_near(results: Iterable["MatmulResult"], m: int, n: int, k: int) 
 
     A lookup, not a model: use it where a sweep covered shapes like the ones asked for.
     """
-    for name, v in (("m", m), ("n", n), ("k", k)):
-        _check.positive_int(name, v)
+    m, n, k = (_check.positive_int(name, v) for name, v in (("m", m), ("n", n), ("k", k)))
     best: tuple[float, float] | None = None
-    for r in results:
+    for r in results if not isinstance(results, MatmulResult) else (results,):
+        if not isinstance(r, MatmulResult):  # e.g. measured.bundled(): copies and collectives too
+            continue
         for row in r.sweep:
             d = (math.log(row.m / m)) ** 2 + (math.log(row.n / n)) ** 2 + (math.log(row.k / k)) ** 2
             if best is None or d < best[0]:
                 best = (d, row.tflops * 1e12)
     if best is None:
-        raise ValueError("results=[] is not allowed: give at least one matmul result with a sweep")
+        raise ValueError("results is not allowed: it holds no matmul result with a sweep")
     return best[1]
 
 
@@ -137,6 +179,10 @@ class CopyResult:
     kind: str  # "d2d" (device to device), "h2d" (host to device) or "d2h"
     sizes_bytes: tuple[int, ...]  # bytes copied
     gbps: tuple[float, ...]  # bytes copied / time, GB/s (1e9 bytes/s)
+
+    def __post_init__(self) -> None:
+        _check.choice("kind", self.kind, COPY_KINDS)
+        _sweep("sizes_bytes", self.sizes_bytes, {"gbps": self.gbps})
 
     @property
     def peak_bytes_per_s(self) -> float:
@@ -161,6 +207,12 @@ class BusbwCurve:
     busbw_gbps: tuple[float, ...]  # bus bandwidth, GB/s
     algbw_gbps: tuple[float, ...]  # algorithm bandwidth = size / time, GB/s
     time_s: tuple[float, ...]  # time of one operation, seconds
+
+    def __post_init__(self) -> None:
+        _check.choice("op", self.op, COLLECTIVES)
+        _check.positive_int("n_ranks", self.n_ranks)
+        _sweep("sizes_bytes", self.sizes_bytes, {"busbw_gbps": self.busbw_gbps, "algbw_gbps": self.algbw_gbps,
+                                                 "time_s": self.time_s})
 
     @property
     def peak_busbw_bytes_per_s(self) -> float:
@@ -212,6 +264,11 @@ class AttentionCase:
     head_dim: int  # width of one head
     fwd_bwd_tflops: float  # causal forward + backward, TFLOPS (forward 2 b s^2 h, backward 2.5x)
 
+    def __post_init__(self) -> None:
+        for name in ("batch", "heads", "seq_len", "head_dim"):
+            _check.positive_int(name, getattr(self, name))
+        _check.positive("fwd_bwd_tflops", self.fwd_bwd_tflops)
+
     @property
     def fwd_bwd_flops_per_s(self) -> float:
         """Forward + backward throughput, FLOP/s."""
@@ -219,6 +276,133 @@ class AttentionCase:
 
 
 Result = Union[MatmulResult, CopyResult, BusbwCurve, TrainCase, AttentionCase]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading files: one ValueError naming the file and what is wrong, in time linear in its size
+# ---------------------------------------------------------------------------------------------
+
+MAX_FILE_BYTES = 32 * 2**20  # a real result file is kilobytes; refuse anything above 32 MiB unread
+MAX_JSON_DEPTH = 32  # this tool's JSON nests 5 deep
+
+
+class _Bad(ValueError):
+    """A malformed document: the message says where (a JSON path or a line) and what is wrong."""
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a result file: UTF-8 (a byte-order mark is accepted), not empty, not binary, not huge."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"path={str(path)!r} is not allowed: no such file")
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"{p}: {size:,} bytes is too large for a result file (at most {MAX_FILE_BYTES:,})")
+    raw = p.read_bytes()
+    return _decode(raw, str(p))
+
+
+def _decode(raw: bytes, name: str) -> str:
+    if b"\x00" in raw[:65536]:
+        raise ValueError(f"{name}: a binary file, not text (it contains NUL bytes)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not UTF-8 text (byte {exc.start} is {raw[exc.start:exc.start + 1]!r})") from None
+    if not text.strip():
+        raise ValueError(f"{name}: the file is empty")
+    return text
+
+
+def _refuse_constant(name: str) -> float:
+    raise _Bad(f"{name} is not allowed in a result (numbers must be finite)")
+
+
+def parse_json(text: str, name: str = "text") -> Any:
+    """JSON text, refusing NaN/Infinity and nesting deeper than MAX_JSON_DEPTH, as one ValueError naming ``name``."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:  # one pass: the nesting depth, before the parser recurses into it
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"{name}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        elif ch in "]}":
+            depth -= 1
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except _Bad as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}; "
+                         "truncated?)") from None
+    except RecursionError:  # pragma: no cover - the depth check above comes first
+        raise ValueError(f"{name}: JSON nested too deeply") from None
+
+
+class _Doc:
+    """Typed access to a parsed JSON document; every failure names the path inside it."""
+
+    def obj(self, v: Any, where: str) -> Mapping[str, Any]:
+        if not isinstance(v, Mapping):
+            raise _Bad(f"{where} must be an object ({{...}}), not {_kind(v)}")
+        return v
+
+    def arr(self, v: Any, where: str, nonempty: bool = True) -> list:
+        if not isinstance(v, list):
+            raise _Bad(f"{where} must be a list ([...]), not {_kind(v)}")
+        if nonempty and not v:
+            raise _Bad(f"{where} is empty")
+        return v
+
+    def get(self, d: Mapping[str, Any], key: str, where: str) -> Any:
+        if key not in d:
+            raise _Bad(f"{where}: the key {key!r} is missing")
+        return d[key]
+
+    def num(self, v: Any, where: str, positive: bool = False) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _Bad(f"{where} must be a number, not {_kind(v)}")
+        x = float(v)
+        if not math.isfinite(x) or x < 0 or (positive and x == 0):
+            raise _Bad(f"{where}={v!r} is not allowed: it must be a finite number "
+                       f"{'greater than 0' if positive else 'of at least 0'}")
+        return x
+
+    def count(self, v: Any, where: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > 2**53:
+            raise _Bad(f"{where}={_short(v)} is not allowed: it must be a whole number of at least 1")
+        return v
+
+    def text(self, v: Any, where: str) -> str:
+        if not isinstance(v, str):
+            raise _Bad(f"{where} must be text, not {_kind(v)}")
+        return v
+
+
+def _kind(v: Any) -> str:
+    return {dict: "an object", list: "a list", str: "text", bool: "true/false", type(None): "null"}.get(
+        type(v), type(v).__name__)
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:30] + "..."
+
+
+def _increasing(sizes: Sequence[float], where: str) -> None:
+    for i in range(1, len(sizes)):
+        if not sizes[i] > sizes[i - 1]:
+            raise _Bad(f"{where}: sizes must increase, but entry {i} ({sizes[i]:g} bytes) follows {sizes[i - 1]:g}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,62 +414,128 @@ def _info_from_env(env: Mapping[str, Any], label: str) -> RunInfo:
     name = str(env.get("device_name") or "unknown")
     parts = [f"torch {env['torch']}" if env.get("torch") else "", f"CUDA {env['cuda']}" if env.get("cuda") else "",
              f"NCCL {env['nccl']}" if env.get("nccl") else ""]
-    return RunInfo("mlcalc.bench", label, name, accelerator_key(name), str(env.get("date_utc", "")),
+    return RunInfo("mlcalc.bench", label, name, accelerator_key(name), str(env.get("date_utc") or ""),
                    str(env.get("driver") or ""), ", ".join(p for p in parts if p))
 
 
 def from_bench(data: Mapping[str, Any], label: str = "") -> list[Result]:
-    """Typed results from one ``mlcalc.bench`` JSON document (already parsed)."""
+    """Typed results from one ``mlcalc.bench`` JSON document (already parsed).
+
+    Total: whatever the document holds, the answer is the results or one ValueError naming ``label``
+    and the place in the document that is wrong (a missing key, a list where an object belongs,
+    null or NaN or negative figures, an empty or unsorted sweep).
+    """
+    name = label or "data"
+    try:
+        return _from_bench(data, name)
+    except _Bad as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def _from_bench(data: Any, label: str) -> list[Result]:
+    d = _Doc()
     if not isinstance(data, Mapping) or data.get("tool") != "mlcalc.bench":
-        raise ValueError("data is not allowed: it is not an mlcalc.bench result (no 'tool': 'mlcalc.bench')")
+        raise _Bad("not an mlcalc.bench result (no \"tool\": \"mlcalc.bench\" at the top)")
     if data.get("schema") != SCHEMA_VERSION:
-        raise ValueError(f"schema={data.get('schema')!r} is not allowed: this mlcalc reads schema {SCHEMA_VERSION}")
-    info = _info_from_env(data["env"], label or data["benchmark"])
-    res = data["results"]
+        raise _Bad(f"schema={_short(data.get('schema'))} is not allowed: this mlcalc reads schema {SCHEMA_VERSION}")
+    kind = d.text(d.get(data, "benchmark", "the document"), "benchmark")
+    info = _info_from_env(d.obj(d.get(data, "env", "the document"), "env"), label)
+    res = d.obj(d.get(data, "results", "the document"), "results")
     out: list[Result] = []
-    kind = data["benchmark"]
+
+    def shape(v: Any, where: str) -> tuple[int, int, int]:
+        v = d.obj(v, where)
+        return (d.count(d.get(v, "m", where), f"{where}.m"), d.count(d.get(v, "n", where), f"{where}.n"),
+                d.count(d.get(v, "k", where), f"{where}.k"))
+
+    def tflops(v: Mapping[str, Any], where: str) -> float:
+        key = "tflops_burst" if "tflops_burst" in v else "tflops_median"
+        return d.num(d.get(v, key, where), f"{where}.{key}", positive=True)
+
     if kind == "matmul":
         for dtype, v in res.items():
+            w = f"results.{dtype}"
+            v = d.obj(v, w)
             if "skipped" in v:
                 continue
-            best, ref = v["best"], v["reference"]
+            best = d.obj(d.get(v, "best", w), f"{w}.best")
+            ref = d.obj(d.get(v, "reference", w), f"{w}.reference")
             sus = v.get("best_sustained")
+            if sus is not None:
+                sus = d.obj(sus, f"{w}.best_sustained")
+            rows = d.arr(d.get(v, "sweep", w), f"{w}.sweep")
+            sweep = []
+            for i, r in enumerate(rows):
+                wr = f"{w}.sweep[{i}]"
+                m, n, k = shape(r, wr)
+                sweep.append(MatmulShape(m, n, k, d.num(d.get(r, "tflops_median", wr), f"{wr}.tflops_median",
+                                                        positive=True)))
             out.append(MatmulResult(
-                info, dtype,
-                best_tflops=float(best.get("tflops_burst", best.get("tflops_median"))),
-                best_shape=(best["m"], best["n"], best["k"]),
-                sustained_tflops=float(sus["tflops_sustained"]) if sus else None,
-                sustained_shape=(sus["m"], sus["n"], sus["k"]) if sus else None,
-                reference_tflops=float(ref.get("tflops_burst", ref.get("tflops_median"))),
-                reference_shape=(ref["m"], ref["n"], ref["k"]),
-                sweep=tuple(MatmulShape(r["m"], r["n"], r["k"], float(r["tflops_median"])) for r in v["sweep"]),
-            ))
+                info, str(dtype), best_tflops=tflops(best, f"{w}.best"), best_shape=shape(best, f"{w}.best"),
+                sustained_tflops=d.num(d.get(sus, "tflops_sustained", f"{w}.best_sustained"),
+                                       f"{w}.best_sustained.tflops_sustained", positive=True) if sus else None,
+                sustained_shape=shape(sus, f"{w}.best_sustained") if sus else None,
+                reference_tflops=tflops(ref, f"{w}.reference"), reference_shape=shape(ref, f"{w}.reference"),
+                sweep=tuple(sweep)))
     elif kind == "bandwidth":
         for k, v in res.items():
+            w = f"results.{k}"
+            v = d.obj(v, w)
             if "skipped" in v:
                 continue
-            out.append(CopyResult(info, k, tuple(int(r["bytes"]) for r in v["sweep"]),
-                                  tuple(float(r["gbps"]) for r in v["sweep"])))
+            if k not in COPY_KINDS:
+                raise _Bad(f"{w}: {k!r} is not a kind of copy (have: {', '.join(COPY_KINDS)})")
+            rows = [d.obj(r, f"{w}.sweep[{i}]") for i, r in enumerate(d.arr(d.get(v, "sweep", w), f"{w}.sweep"))]
+            sizes = tuple(int(d.num(d.get(r, "bytes", f"{w}.sweep[{i}]"), f"{w}.sweep[{i}].bytes", positive=True))
+                          for i, r in enumerate(rows))
+            _increasing(sizes, f"{w}.sweep")
+            out.append(CopyResult(info, k, sizes, tuple(d.num(d.get(r, "gbps", f"{w}.sweep[{i}]"),
+                                                              f"{w}.sweep[{i}].gbps") for i, r in enumerate(rows))))
     elif kind == "collectives":
-        n = int(data["params"]["world_size"])
+        params = d.obj(d.get(data, "params", "the document"), "params")
+        n = d.count(d.get(params, "world_size", "params"), "params.world_size")
         for op, v in res.items():
-            rows = v["sweep"]
-            out.append(BusbwCurve(info, op, n, tuple(int(r["bytes"]) for r in rows),
-                                  tuple(float(r["busbw_gbps"]) for r in rows),
-                                  tuple(float(r["algbw_gbps"]) for r in rows), tuple(float(r["time_s"]) for r in rows)))
+            w = f"results.{op}"
+            if op not in COLLECTIVES:
+                raise _Bad(f"{w}: {op!r} is not a collective (have: {', '.join(COLLECTIVES)})")
+            rows = [d.obj(r, f"{w}.sweep[{i}]")
+                    for i, r in enumerate(d.arr(d.get(d.obj(v, w), "sweep", w), f"{w}.sweep"))]
+
+            def col(key: str, positive: bool = False) -> tuple[float, ...]:
+                return tuple(d.num(d.get(r, key, f"{w}.sweep[{i}]"), f"{w}.sweep[{i}].{key}", positive)  # noqa: B023
+                             for i, r in enumerate(rows))  # noqa: B023
+
+            sizes = tuple(int(x) for x in col("bytes", positive=True))
+            _increasing(sizes, f"{w}.sweep")
+            out.append(BusbwCurve(info, op, n, sizes, col("busbw_gbps"), col("algbw_gbps"), col("time_s", True)))
     elif kind == "train":
-        for c in res["cases"]:
+        for i, c in enumerate(d.arr(d.get(res, "cases", "results"), "results.cases")):
+            w = f"results.cases[{i}]"
+            c = d.obj(c, w)
             oom = bool(c.get("oom"))
-            out.append(TrainCase(info, c["model"], MappingProxyType(dict(c.get("config", {}))), int(c["batch"]),
-                                 int(c["seq_len"]), bool(c["recompute"]), int(c.get("n_params", 0)),
-                                 c.get("peak_bytes"), c.get("step_s"), MappingProxyType(dict(c.get("phases", {}))),
-                                 oom))
+            peak, step = c.get("peak_bytes"), c.get("step_s")
+            out.append(TrainCase(
+                info, d.text(d.get(c, "model", w), f"{w}.model"),
+                MappingProxyType({str(k): d.count(x, f"{w}.config.{k}")
+                                  for k, x in d.obj(c.get("config", {}), f"{w}.config").items()}),
+                d.count(d.get(c, "batch", w), f"{w}.batch"), d.count(d.get(c, "seq_len", w), f"{w}.seq_len"),
+                bool(d.get(c, "recompute", w)), int(d.num(c.get("n_params", 0), f"{w}.n_params")),
+                None if peak is None else d.num(peak, f"{w}.peak_bytes", positive=True),
+                None if step is None else d.num(step, f"{w}.step_s", positive=True),
+                MappingProxyType({str(k): d.num(x, f"{w}.phases.{k}")
+                                  for k, x in d.obj(c.get("phases", {}), f"{w}.phases").items()}),
+                oom))
     elif kind == "attention":
-        for c in res["cases"]:
-            out.append(AttentionCase(info, int(c["batch"]), int(c["heads"]), int(c["seq_len"]), int(c["head_dim"]),
-                                     float(c["fwd_bwd_tflops"])))
+        for i, c in enumerate(d.arr(d.get(res, "cases", "results"), "results.cases")):
+            w = f"results.cases[{i}]"
+            c = d.obj(c, w)
+            out.append(AttentionCase(info, *(d.count(d.get(c, key, w), f"{w}.{key}")
+                                             for key in ("batch", "heads", "seq_len", "head_dim")),
+                                     d.num(d.get(c, "fwd_bwd_tflops", w), f"{w}.fwd_bwd_tflops", positive=True)))
     else:
-        raise ValueError(f"benchmark={kind!r} is not allowed: choose matmul, bandwidth, collectives, train, attention")
+        raise _Bad(f"benchmark={_short(kind)} is not allowed: choose matmul, bandwidth, collectives, train, attention")
+    if not out:
+        raise _Bad("it holds no results (every entry was skipped)")
     return out
 
 
@@ -293,55 +543,82 @@ def from_bench(data: Mapping[str, Any], label: str = "") -> list[Result]:
 # nccl-tests and mamf-finder text
 # ---------------------------------------------------------------------------------------------
 
-_NCCL_OP = re.compile(r"(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall)_perf")
+_NCCL_OP = re.compile(r"(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|"
+                      r"hypercube)_perf")
+_NCCL_RANK = re.compile(r"#[ \t]*Rank[ \t]+\d+[ \t]+Group[ \t]+\d+[ \t]+Pid[ \t]+\d+[ \t]+on[ \t]+\S+[ \t]+device[ \t]+\d+"
+                        r"[ \t]+\[[^\]]*\][ \t]+(.*)$")
 
 
 def parse_nccl_tests(text: str, op: str | None = None, label: str = "nccl-tests") -> BusbwCurve:
     """A bus-bandwidth curve from nccl-tests output (``*_perf`` programs), out-of-place columns.
 
     Data rows read ``size count type redop root time algbw busbw #wrong time algbw busbw #wrong``
-    (older versions have no ``root`` column); sizes are bytes, times microseconds, bandwidths GB/s.
+    (older versions have no ``root`` column, and older all_gather/alltoall no ``redop``); sizes are bytes, times microseconds, bandwidths GB/s.
     ``op`` is the collective; if None it is read from the program name in the text
     (e.g. "all_reduce_perf"). The rank count is the number of "Rank" lines under
-    "Using devices"; the device name is the first one there.
+    "Using devices"; the device name is the first one there. One pass over the lines; rows with NaN,
+    negative figures or sizes out of order are refused with a ValueError naming ``label`` and the line.
     """
+    if not isinstance(text, str):
+        raise ValueError(f"{label}: text must be a str, not {type(text).__name__}")
     if op is None:
         found = _NCCL_OP.search(text)
         if not found:
-            raise ValueError("op=None is not allowed here: the text names no *_perf program; pass op=...")
+            raise ValueError(f"{label}: op=None is not allowed here: the text names no *_perf program; pass op=...")
         op = found.group(1)
     _check.choice("op", op, COLLECTIVES)
-    sizes, times, alg, bus = [], [], [], []
+    sizes: list[int] = []
+    times: list[float] = []
+    alg: list[float] = []
+    bus: list[float] = []
     ranks: list[str] = []
-    for line in text.splitlines():
+    for lineno, line in enumerate(text.splitlines(), 1):
         s = line.strip()
+        if not s:
+            continue
         if s.startswith("#"):
-            m = re.match(r"#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*)$", s)
-            if m:
-                ranks.append(m.group(1).strip())
+            if "Rank" in s:
+                m = _NCCL_RANK.match(s)
+                if m:
+                    ranks.append(m.group(1).strip())
             continue
         tok = s.split()
-        if len(tok) not in (12, 13) or not tok[0].isdigit() or not tok[1].isdigit():
+        if len(tok) not in (11, 12, 13) or not tok[0].isdigit() or not tok[1].isdigit():
             continue
-        off = 5 if len(tok) == 13 else 4  # with or without the root column
+        off = len(tok) - 8  # then time algbw busbw #wrong, out-of-place and in-place (redop, root: per version)
         try:
             t_us, a, b = float(tok[off]), float(tok[off + 1]), float(tok[off + 2])
         except ValueError:
-            continue
-        sizes.append(int(tok[0]))
+            continue  # e.g. "N/A" where a test did not run
+        if not all(math.isfinite(x) and x >= 0 for x in (t_us, a, b)) or t_us == 0:
+            raise ValueError(f"{label}: line {lineno}: time {tok[off]} us, algbw {tok[off + 1]}, busbw {tok[off + 2]} "
+                             "GB/s is not allowed: they must be finite, non-negative, and the time above 0")
+        size = int(tok[0])
+        if sizes and size <= sizes[-1]:
+            raise ValueError(f"{label}: line {lineno}: size {size:,} bytes follows {sizes[-1]:,}: "
+                             "rows must be in increasing size (one nccl-tests run per text)")
+        sizes.append(size)
         times.append(t_us * 1e-6)
         alg.append(a)
         bus.append(b)
     if not sizes:
-        raise ValueError("text is not allowed: no nccl-tests data rows found (size count type redop ... busbw)")
+        raise ValueError(f"{label}: text is not allowed: no nccl-tests data rows found (size count type redop ... busbw)")
     device = ranks[0] if ranks else "unknown"
     info = RunInfo("nccl-tests", label, device, accelerator_key(device))
     return BusbwCurve(info, op, max(len(ranks), 1), tuple(sizes), tuple(bus), tuple(alg), tuple(times))
 
 
-_MAMF_BEST = re.compile(r"^(mean|median|max):\s+([\d.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)", re.M)
-_MAMF_HEADLINE = re.compile(r"^(MAMF|MSMF)\s*\([^)]*\):\s*([\d.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)", re.M)
-_MAMF_ROW = re.compile(r"^\s*\d+\s*\|\s*([\d.]+)\(mean\)\s+([\d.]+)\(median\)\s+([\d.]+)\(max\)\s*@\s*(\d+)x(\d+)x(\d+)", re.M)
+# Dtype names mamf-finder prints (``** Dtype: torch.<name>`` or its --dtype name) -> this book's.
+MAMF_DTYPES: Mapping[str, str] = MappingProxyType({
+    "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
+    "float8_e4m3fn": "fp8", "float8_e4m3fnuz": "fp8", "float8_e5m2": "fp8", "float8_e5m2fnuz": "fp8",
+    "mxfp8": "fp8", "mxfp4": "fp4", "nvfp4": "fp4", "float4_e2m1fn_x2": "fp4", "int8": "int8",
+})
+_NUM = r"(\d+(?:\.\d+)?)"
+_SHAPE = r"(\d+)x(\d+)x(\d+)"
+_MAMF_BEST = re.compile(rf"(mean|median|max):[ \t]+{_NUM}[ \t]*TFLOPS[ \t]*@[ \t]*{_SHAPE}")
+_MAMF_HEADLINE = re.compile(rf"(MAMF|MSMF)[ \t]*\([^)\n]*\):[ \t]*{_NUM}[ \t]*TFLOPS[ \t]*@[ \t]*{_SHAPE}")
+_MAMF_ROW = re.compile(rf"[ \t]*\d+[ \t]*\|[ \t]*{_NUM}\(mean\)[ \t]+{_NUM}\(median\)[ \t]+{_NUM}\(max\)[ \t]*@[ \t]*{_SHAPE}")
 
 
 def parse_mamf_log(text: str, statistic: str = "median", label: str = "mamf-finder") -> MatmulResult:
@@ -351,47 +628,97 @@ def parse_mamf_log(text: str, statistic: str = "median", label: str = "mamf-find
     MxNxK"), taking ``statistic`` ("mean", "median" or "max"); newer logs that print
     "MAMF (max achievable ...)" and "MSMF (max sustainable ...)" give the best and the sustained
     figure. Per-shape rows ("| 756.1(mean) 758.2(median) 762.3(max) @ 8192x4096x4096"), if
-    present, fill the sweep. Dtype and device come from the log's header when it has them.
+    present, fill the sweep (the tool rewrites them with carriage returns: each counts). Dtype and
+    device come from the log's header when it has them (every dtype mamf-finder prints maps onto
+    ``MAMF_DTYPES``; fp8-e4m3 and fp8-e5m2 are both "fp8"). One pass over the lines, each matched
+    from its start: time linear in the size of the log.
     """
+    if not isinstance(text, str):
+        raise ValueError(f"{label}: text must be a str, not {type(text).__name__}")
     _check.choice("statistic", statistic, ("mean", "median", "max"))
-    dtype_m = re.search(r"\*\*\s*Dtype:\s*(?:torch\.)?(\w+)", text)
-    dtype = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e4m3fn": "fp8"}.get(
-        dtype_m.group(1), dtype_m.group(1)) if dtype_m else "bf16"
-    dev_m = re.search(r"name='([^']+)'", text)
-    device = dev_m.group(1) if dev_m else "unknown"
+    dtype, device = "bf16", "unknown"
+    sweep: list[MatmulShape] = []
+    head: dict[str, tuple[str, ...]] = {}
+    best: dict[str, tuple[str, ...]] = {}
+    pick = {"mean": 0, "median": 1, "max": 2}[statistic]
+    for lineno, line in enumerate(text.splitlines(), 1):  # splitlines also splits the tool's \r progress rows
+        s = line.lstrip()
+        if not s:
+            continue
+        if s.startswith("**") and "Dtype:" in s:
+            raw = s.split("Dtype:", 1)[1].strip().split()
+            name = raw[0].removeprefix("torch.") if raw else ""
+            if name not in MAMF_DTYPES:
+                raise ValueError(f"{label}: line {lineno}: dtype {name!r} is not one this book knows "
+                                 f"(have: {', '.join(MAMF_DTYPES)})")
+            dtype = MAMF_DTYPES[name]
+        elif "name='" in s and device == "unknown":
+            device = s.split("name='", 1)[1].split("'", 1)[0] or "unknown"
+        elif s[0].isdigit() and "(mean)" in s:
+            m = _MAMF_ROW.match(s)
+            if m:
+                sweep.append(_mamf_shape(m.groups(), pick, label, lineno))
+        elif s.startswith(("MAMF", "MSMF")):
+            m = _MAMF_HEADLINE.match(s)
+            if m:
+                head[m.group(1)] = m.groups()
+        elif s.startswith(("mean:", "median:", "max:")):
+            m = _MAMF_BEST.match(s)
+            if m:
+                best[m.group(1)] = m.groups()
     info = RunInfo("mamf-finder", label, device, accelerator_key(device))
-    sweep = tuple(MatmulShape(int(m), int(n), int(k), float({"mean": a, "median": b, "max": c}[statistic]))
-                  for a, b, c, m, n, k in _MAMF_ROW.findall(text))
-    head = {h[0]: h for h in _MAMF_HEADLINE.findall(text)}
     if "MAMF" in head:
-        _, tf, m, n, k = head["MAMF"]
+        _, tf, m_, n_, k_ = head["MAMF"]
         sus = head.get("MSMF")
-        return MatmulResult(info, dtype, float(tf), (int(m), int(n), int(k)),
-                            float(sus[1]) if sus else None,
-                            (int(sus[2]), int(sus[3]), int(sus[4])) if sus else None, sweep=sweep)
-    best = {b[0]: b for b in _MAMF_BEST.findall(text)}
+        return MatmulResult(info, dtype, _mamf_tflops(tf, label), _mamf_dims(m_, n_, k_, label),
+                            _mamf_tflops(sus[1], label) if sus else None,
+                            _mamf_dims(*sus[2:], label) if sus else None, sweep=tuple(sweep))
     if statistic not in best:
-        raise ValueError("text is not allowed: no 'mean/median/max: X TFLOPS @ MxNxK' summary found "
+        raise ValueError(f"{label}: text is not allowed: no 'mean/median/max: X TFLOPS @ MxNxK' summary found "
                          "(is this a mamf-finder log?)")
-    _, tf, m, n, k = best[statistic]
-    return MatmulResult(info, dtype, float(tf), (int(m), int(n), int(k)), sweep=sweep)
+    _, tf, m_, n_, k_ = best[statistic]
+    return MatmulResult(info, dtype, _mamf_tflops(tf, label), _mamf_dims(m_, n_, k_, label), sweep=tuple(sweep))
+
+
+def _mamf_tflops(text: str, label: str) -> float:
+    value = float(text)
+    if not 0 < value < 1e9:
+        raise ValueError(f"{label}: {text} TFLOPS is not allowed: a measured rate must be above 0")
+    return value
+
+
+def _mamf_dims(m: str, n: str, k: str, label: str) -> tuple[int, int, int]:
+    dims = (int(m), int(n), int(k))
+    if not all(0 < x <= 2**31 for x in dims):
+        raise ValueError(f"{label}: shape {m}x{n}x{k} is not allowed: dimensions must be 1 to 2**31")
+    return dims
+
+
+def _mamf_shape(groups: tuple[str, ...], pick: int, label: str, lineno: int) -> MatmulShape:
+    try:
+        m, n, k = _mamf_dims(*groups[3:], label)
+        return MatmulShape(m, n, k, _mamf_tflops(groups[pick], label))
+    except ValueError as exc:
+        raise ValueError(f"{exc} (line {lineno})") from None
 
 
 def load(path: str | Path, label: str | None = None) -> list[Result]:
-    """Results from one file: this tool's JSON, nccl-tests output, or a mamf-finder log."""
+    """Results from one file: this tool's JSON, nccl-tests output, or a mamf-finder log.
+
+    Total and linear: any file gives its results or one ValueError naming the file and what is wrong
+    (missing, empty, binary, not UTF-8, too large, truncated or malformed JSON, no data rows...).
+    A UTF-8 byte-order mark is accepted.
+    """
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"path={str(path)!r} is not allowed: no such file")
-    text = p.read_text()
+    text = read_text(p)
     name = label or p.name
-    if text.lstrip().startswith("{"):
-        return from_bench(json.loads(text), name)
+    if text.lstrip().startswith(("{", "[")):
+        return from_bench(parse_json(text, name), name)
     if "(MxNxK)" in text or "TFLOPS @" in text:
         return [parse_mamf_log(text, label=name)]
-    if "busbw" in text:
+    if "busbw" in text or _NCCL_OP.search(p.name):
         return [parse_nccl_tests(text, op=_op_from_name(p.name), label=name)]
-    raise ValueError(f"path={str(path)!r} is not allowed: not an mlcalc.bench JSON, nccl-tests output "
-                     "or mamf-finder log")
+    raise ValueError(f"{name}: not an mlcalc.bench JSON, nccl-tests output or mamf-finder log")
 
 
 def _op_from_name(filename: str) -> str | None:
@@ -421,7 +748,11 @@ def run(name: str) -> tuple[Result, ...]:
     folder = _measured_dir().joinpath(name)
     for f in sorted(folder.iterdir(), key=lambda p: p.name):
         if f.name.endswith(".json"):
-            out.extend(from_bench(json.loads(f.read_text()), f"{name}/{f.name}"))
+            label = f"{name}/{f.name}"
+            data = parse_json(_decode(f.read_bytes(), label), label)
+            if isinstance(data, dict) and data.get("tool") != "mlcalc.bench":
+                continue  # other tools' files (e.g. scripts/gpu/bench_decode.py) live beside
+            out.extend(from_bench(data, label))
     return tuple(out)
 
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
-from mlcalc import _check
+from mlcalc import _check, models
 
 # Bytes per parameter, by what they hold, in the convention of the seed chapter
 # ("The AI Battlefield", section "Impress others with your ML instant math"):
@@ -87,114 +84,29 @@ def gpus_needed(
     parts = {name: n_params * b for name, b in per_param.items()}
     model_bytes = sum(parts.values())
     parts["activations (headroom)"] = model_bytes * (headroom - 1.0)
-    total = model_bytes * headroom
-    exact = total / gpu_memory_bytes
+    total = _check.result("total bytes", model_bytes * headroom)
+    exact = _check.result("GPUs needed", total / gpu_memory_bytes)
     # Round up, but do not let float noise (22.0000000001) add a whole GPU.
     n_gpus = max(1, math.ceil(round(exact, 9)))
     return GpuEstimate(n_gpus, exact, MappingProxyType(parts), total, gpu_memory_bytes)
 
 
 # ---------------------------------------------------------------------------
-# Model presets: architecture numbers from mlcalc/data/models.json
+# Models: one description for the whole book (mlcalc.models); these names stay for old callers
 # ---------------------------------------------------------------------------
 
-NORMS = ("rmsnorm", "layernorm")
+ModelConfig = models.ModelConfig
+NORMS = models.NORMS
 
 
-@dataclass(frozen=True)
-class ModelConfig:
-    """A decoder-only transformer's shape, enough to count its parameters and its caches."""
-
-    name: str  # preset name, e.g. "Llama-3 70B"
-    n_layers: int  # transformer blocks
-    hidden: int  # model width d_model
-    n_heads: int  # query heads per layer
-    n_kv_heads: int  # key/value heads per layer (n_heads: MHA, fewer: GQA, 1: MQA)
-    head_dim: int  # width of one attention head
-    ffn_hidden: int  # inner width of the feed-forward block (of one expert)
-    vocab: int  # rows of the token-embedding table
-    n_experts: int = 1  # feed-forward experts per layer (1: dense model)
-    experts_per_token: int = 1  # experts each token is routed to
-    gated_mlp: bool = True  # SwiGLU-style block with three matrices (False: two matrices)
-    tied_embeddings: bool = False  # output projection shares the input embedding matrix
-    published_params: float = 0.0  # total parameters as the source states them (0: unknown)
-    source: str = ""  # where the numbers come from
-    biases: bool = False  # linear layers carry bias vectors (GPT-3: yes, Llama: no)
-    norm: str = "rmsnorm"  # "rmsnorm" (weight vector) or "layernorm" (weight and bias)
-    learned_positions: int = 0  # rows of a learned position table (0 with rotary embeddings)
-    max_seq_len: int = 0  # context length the model was released with (0: unknown)
-    published_active_params: float = 0.0  # parameters used per token as published (MoE; 0: unknown)
-
-    def __post_init__(self) -> None:
-        for name in ("n_layers", "hidden", "n_heads", "n_kv_heads", "head_dim", "ffn_hidden", "vocab",
-                     "n_experts", "experts_per_token"):
-            _check.positive_int(name, getattr(self, name))
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"n_kv_heads={self.n_kv_heads!r} is not allowed: it must divide n_heads={self.n_heads}")
-        if self.experts_per_token > self.n_experts:
-            raise ValueError(f"experts_per_token={self.experts_per_token!r} is not allowed: "
-                             f"it must be at most n_experts={self.n_experts}")
-        _check.choice("norm", self.norm, NORMS)
-        _check.non_negative("learned_positions", self.learned_positions)
-        _check.non_negative("published_params", self.published_params)
-
-    # -- parameter counts, by part --------------------------------------------------
-    def attention_params_per_layer(self) -> int:
-        """Q, K, V and output projections of one layer (with biases if the model has them)."""
-        q = self.hidden * self.n_heads * self.head_dim
-        kv = 2 * self.hidden * self.n_kv_heads * self.head_dim
-        out = self.n_heads * self.head_dim * self.hidden
-        bias = (self.n_heads + 2 * self.n_kv_heads) * self.head_dim + self.hidden if self.biases else 0
-        return q + kv + out + bias
-
-    def mlp_params_per_expert(self) -> int:
-        """One feed-forward block: 3 matrices if gated (SwiGLU), else 2 (with biases if any)."""
-        mats = 3 if self.gated_mlp else 2
-        bias = (self.ffn_hidden * (2 if self.gated_mlp else 1) + self.hidden) if self.biases else 0
-        return mats * self.hidden * self.ffn_hidden + bias
-
-    def norm_params_per_layer(self) -> int:
-        """Two norms per layer: a weight vector each (RMSNorm), plus a bias each (LayerNorm)."""
-        return 2 * self.hidden * (2 if self.norm == "layernorm" else 1)
-
-    def router_params_per_layer(self) -> int:
-        """The gate that routes tokens to experts (0 for a dense model)."""
-        return self.hidden * self.n_experts if self.n_experts > 1 else 0
-
-    def params_breakdown(self) -> Mapping[str, int]:
-        """Parameter count by part of the model (sums to ``n_params()``)."""
-        final_norm = self.hidden * (2 if self.norm == "layernorm" else 1)
-        parts = {
-            "embeddings": self.vocab * self.hidden + self.learned_positions * self.hidden,
-            "attention": self.n_layers * self.attention_params_per_layer(),
-            "feed-forward (all experts)": self.n_layers * self.n_experts * self.mlp_params_per_expert(),
-            "router": self.n_layers * self.router_params_per_layer(),
-            "norms": self.n_layers * self.norm_params_per_layer() + final_norm,
-            "output projection": 0 if self.tied_embeddings else self.vocab * self.hidden,
-        }
-        return MappingProxyType(parts)
-
-    def n_params(self) -> int:
-        """Total parameters (what memory follows): embeddings, all layers, all experts."""
-        return sum(self.params_breakdown().values())
-
-    def n_active_params(self) -> int:
-        """Parameters one token passes through (what compute follows): only its routed experts."""
-        idle = self.n_layers * (self.n_experts - self.experts_per_token) * self.mlp_params_per_expert()
-        return self.n_params() - idle
-
-
-@lru_cache(maxsize=None)
 def model_presets() -> Mapping[str, ModelConfig]:
-    """All model presets in ``mlcalc/data/models.json``, by name, in file order."""
-    raw = json.loads(resources.files("mlcalc.data").joinpath("models.json").read_text())
-    return MappingProxyType({name: ModelConfig(name=name, **entry) for name, entry in raw["models"].items()})
+    """All model presets (``mlcalc.models.presets()``)."""
+    return models.presets()
 
 
 def model_preset(name: str) -> ModelConfig:
-    """The preset called ``name`` (ValueError listing the known names otherwise)."""
-    _check.choice("model", name, model_presets())
-    return model_presets()[name]
+    """The preset called ``name`` (``mlcalc.models.preset``)."""
+    return models.preset(name)
 
 
 # ---------------------------------------------------------------------------
@@ -530,6 +442,205 @@ def activation_bytes_per_layer(
 
 
 # ---------------------------------------------------------------------------
+# Training memory of the architecture in hand: tensor by tensor, phase by phase
+# ---------------------------------------------------------------------------
+
+# How a framework computes the loss over the logits, in bytes per token per vocabulary entry held at
+# the peak of the forward pass and at the start of the backward pass.
+# "hf": Hugging Face transformers' ForCausalLMLoss as Trainer calls it: the lm_head's bf16 logits (2),
+#   logits.float() (4) and log_softmax's fp32 output (4) at the forward's peak: 10; in the backward the
+#   bf16 logits are gone (Trainer drops the outputs), log_softmax's output (4), nll_loss's dense fp32
+#   gradient (4) and log_softmax's input gradient (4): 12. Read off transformers' loss_utils.py and
+#   confirmed in this book's runs (mlcalc/data/measured/h200x2-2026-11-26-train-hf: the step from the
+#   end of the forward to the backward's peak is 8 bytes per logit).
+# "hf-keep-outputs": the same, with the model's output object (and its bf16 logits) alive during backward.
+# "fp32-logits": one fp32 copy of the logits (4), what Korthikanti et al. 2022 count for the output layer.
+# "fused": a fused / chunked cross-entropy (e.g. Liger kernel) that never materializes the logits (0).
+LOSS_CONVENTIONS: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "hf": (10.0, 12.0), "hf-keep-outputs": (10.0, 14.0), "fp32-logits": (4.0, 4.0), "fused": (0.0, 0.0)})
+
+# Mixed-precision conventions: bytes per parameter of weights, gradients, optimizer states, the
+# bytes of the residual stream, and whether autocast keeps bf16 copies of the weights and activations.
+# "fp32-autocast": fp32 weights, gradients and AdamW moments, torch.autocast(bf16) (Hugging Face
+#   Trainer with bf16=True on an fp32 model; PyTorch AMP): 4 + 4 + 8 = 16 bytes per parameter, plus
+#   the bf16 weight copies autocast makes for each forward.
+# "bf16-master": bf16 weights and gradients, fp32 master weights and AdamW moments (Megatron-LM,
+#   DeepSpeed bf16): 2 + 2 + 12 = 16 (Rajbhandari et al. 2020's K = 12).
+# "bf16-pure": everything in bf16, AdamW moments too: 2 + 2 + 4 = 8.
+# "fp32-autocast-adam8bit": fp32 weights and gradients with 8-bit AdamW moments (bitsandbytes,
+#   Dettmers et al. 2022): 4 + 4 + 2 = 10.
+PRECISIONS: Mapping[str, Mapping[str, float]] = MappingProxyType({
+    "fp32-autocast": MappingProxyType({"weights": 4.0, "gradients": 4.0, "optimizer": 8.0, "stream": 4.0,
+                                       "autocast": 1.0}),
+    "bf16-master": MappingProxyType({"weights": 2.0, "gradients": 2.0, "optimizer": 12.0, "stream": 2.0,
+                                     "autocast": 0.0}),
+    "bf16-pure": MappingProxyType({"weights": 2.0, "gradients": 2.0, "optimizer": 4.0, "stream": 2.0,
+                                   "autocast": 0.0}),
+    "fp32-autocast-adam8bit": MappingProxyType({"weights": 4.0, "gradients": 4.0, "optimizer": 2.0, "stream": 4.0,
+                                                "autocast": 1.0}),
+})
+ATTENTION_KERNELS = ("flash", "eager")
+# Hugging Face transformers 5.x runs routed experts as grouped products that autocast does not cover:
+# with fp32 weights their activations stay fp32 and no bf16 weight copies are made.
+HF_EXPERTS_IN_FP32 = True
+
+
+def layer_activation_parts(
+    model: models.ModelConfig,
+    precision: str = "fp32-autocast",
+    attention: str = "flash",
+    recompute: str = "none",
+    seq_len: int = 2048,
+    experts_in_fp32: bool = HF_EXPERTS_IN_FP32,
+) -> Mapping[str, float]:
+    """Bytes one layer keeps for the backward pass, per token, by kind (eager PyTorch, Hugging Face layout).
+
+    Counted tensor by tensor from the modelling code (``s`` residual-stream bytes: 4 with fp32 weights
+    under autocast, 2 with bf16 weights; ``c`` = 1 where autocast makes bf16 copies):
+
+    - each norm over the residual stream: RMSNorm (written as PyTorch ops) keeps its input and the
+      normalized tensor, ``2 s h`` (4 bytes each for a bf16 input it upcasts); LayerNorm (one fused
+      kernel) keeps its input, ``s h``;
+    - autocast's bf16 copy of the norm output, one per projection that reads it (Q, K, V separately;
+      gate and up), ``2h`` each;
+    - attention: Q, K, V and the output in bf16 (``2 (q + 2 kv + o)``) and flash attention's fp32
+      log-sum-exp per head (``4 H``); Q/K norms keep an fp32 copy and the normalized heads
+      (``6 (q + kv)``, or ``8 (q + kv)`` where the weight is applied in fp32, as in Gemma); without
+      flash (eager) also the fp32 softmax and its bf16 copy, ``6 H s``;
+    - MLP: gated, the gate and up outputs, the activation's output and the product, ``8 f`` (bf16);
+      GPT-2's tanh GELU written as PyTorch ops keeps ``16 f`` under autocast (``pow`` runs in fp32,
+      so the tanh branch is fp32: its fp32 input, tanh output, 1 + tanh, the bf16 half input and the
+      bf16 copy for the next product), ``10 f`` without autocast; a fused GELU ``4 f``; routed experts
+      (fp32, see ``HF_EXPERTS_IN_FP32``) ``k (16 f + 8 h)`` per token;
+    - dropout masks, 1 byte per element of each residual branch, ``2 h``.
+
+    ``recompute``: "none"; "selective" (Korthikanti et al. 2022: the attention core is recomputed, so
+    only the eager s^2 terms go; with flash attention nothing changes); "full" (only the layer input,
+    ``s h``, is kept; the layer's working set comes back during its backward, see :func:`training_peak`).
+    """
+    _check.choice("precision", precision, PRECISIONS)
+    _check.choice("attention", attention, ATTENTION_KERNELS)
+    _check.choice("recompute", recompute, RECOMPUTE)
+    s_len = _check.positive_int("seq_len", seq_len)
+    p = PRECISIONS[precision]
+    m, h, sb, c = model, model.hidden, p["stream"], p["autocast"]
+    if recompute == "full":
+        return MappingProxyType({"layer input (full recomputation)": sb * h})
+    up = 4.0 if sb == 2 else sb  # a bf16 input to RMSNorm is upcast: its fp32 copy is kept
+    kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
+    vd = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.v_dim
+    if m.norm == "layernorm":
+        norms = m.norms_per_layer * sb * h
+    else:
+        norms = 2 * 2 * sb * h + (m.norms_per_layer - 2) * 2 * up * h
+    reads1 = 1 if (m.learned_positions or m.attention == "mla") else 3
+    reads2 = 2 if m.gated_mlp else 1
+    moe = m.is_moe
+    if moe and experts_in_fp32:
+        reads2 = 0  # the routed experts read the fp32 norm output directly
+    parts = {"norms": float(norms), "bf16 copies of norm outputs (autocast)": 2.0 * h * (reads1 + reads2) * c}
+    attn = 2.0 * (m.q_width + kv + vd + m.attn_out_width) + 4.0 * m.n_heads
+    if m.attention == "mla":
+        attn += 2.0 * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)  # the compressed latents
+    parts["attention (Q, K, V, output, log-sum-exp)"] = attn
+    if m.qk_norm:  # fp32 copy (4) + the normalized heads: cast back to bf16 before the weight (Llama
+        # family, 2) or weighted in fp32 (Gemma family, with four norms per layer, 4)
+        parts["query/key norms"] = (8.0 if m.norms_per_layer == 4 else 6.0) * (m.q_width + kv)
+    if attention == "eager" and recompute != "selective":
+        parts["attention scores (fp32 softmax + bf16 copy)"] = 6.0 * m.n_heads * s_len
+    if moe:
+        f, k = m.expert_ffn, m.experts_per_token
+        eb = 4.0 if experts_in_fp32 else 2.0
+        parts["routed experts"] = k * (4 * eb * f + 2 * eb * h)
+        parts["router"] = 6.0 * m.n_experts
+        if m.n_shared_experts:
+            parts["shared experts"] = m.n_shared_experts * 8.0 * f
+    elif m.gated_mlp:
+        parts["MLP (gate, up, activation, product)"] = 8.0 * m.ffn_hidden
+    else:
+        python_gelu = m.activation == "gelu_tanh" and m.learned_positions > 0
+        gelu = (16.0 if c else 10.0) if python_gelu else 4.0
+        parts["MLP (input, GELU, output)"] = gelu * m.ffn_hidden
+    if m.dropout > 0:
+        parts["dropout masks"] = 2.0 * h
+    return MappingProxyType(parts)
+
+
+class TrainingPeak(NamedTuple):
+    """Peak memory of one training step on one device, with the parts that make it."""
+
+    total_bytes: float  # the peak
+    parts_bytes: Mapping[str, float]  # what is allocated at that moment; sums to total_bytes
+    phase: str  # where the peak falls
+    candidates: Mapping[str, float]  # the peak candidates considered, bytes
+
+
+def training_peak(
+    model: models.ModelConfig,
+    batch: int,
+    seq_len: int,
+    recompute: str | bool = "none",
+    precision: str = "fp32-autocast",
+    attention: str = "flash",
+    loss: str = "hf",
+    experts_in_fp32: bool = HF_EXPERTS_IN_FP32,
+) -> TrainingPeak:
+    """Peak ``torch.cuda.max_memory_allocated`` of a training step (one device, no parallelism).
+
+    Candidates, the largest is the prediction:
+
+    * **loss, forward**: weights and optimizer states (gradients were freed by
+      ``zero_grad(set_to_none=True)``), autocast's bf16 weight copies (its cache holds every copy
+      until the forward leaves ``torch.autocast``), every layer's saved activations
+      (:func:`layer_activation_parts`), the final norm and its bf16 copy, and the loss's logits at
+      the forward's peak (``LOSS_CONVENTIONS``);
+    * **loss, backward**: the same with the logits at the backward's start, and only the bf16 copies
+      the backward needs (all of them, or only the output layer's with full recomputation);
+    * **recomputed layer** (full recomputation): states, the gradients of everything but the first
+      layer and the input embedding, the first layer's input, and its recomputed working set with its
+      bf16 weights and the gradient flowing into it;
+    * **end of backward**: weights, gradients and optimizer states, plus the last layer's input gradient.
+    """
+    b = _check.positive_int("batch", batch)
+    s = _check.positive_int("seq_len", seq_len)
+    rc = ("full" if recompute else "none") if isinstance(recompute, bool) else recompute
+    _check.choice("recompute", rc, RECOMPUTE)
+    _check.choice("loss", loss, LOSS_CONVENTIONS)
+    p = PRECISIONS[_check.choice("precision", precision, PRECISIONS)]
+    m, h, T = model, model.hidden, float(b) * s
+    P = float(m.n_params())
+    expert_params = m.n_moe_layers * m.n_experts * m.mlp_params_per_expert() if m.is_moe else 0
+    cast_params = (m.n_matrix_params() - (expert_params if experts_in_fp32 else 0)
+                   + m.vocab * h) * p["autocast"]  # the output layer is cast too (tied or not)
+    states = {"weights": p["weights"] * P, "optimizer states": p["optimizer"] * P}
+    per_layer = sum(layer_activation_parts(m, precision, attention, rc, s, experts_in_fp32).values())
+    full_layer = sum(layer_activation_parts(m, precision, attention, "none", s, experts_in_fp32).values())
+    head = (2 * p["stream"] if m.norm == "rmsnorm" else p["stream"]) * h + 2.0 * h  # final norm + bf16 copy
+    fwd_logit, bwd_logit = LOSS_CONVENTIONS[loss]
+    w16_bwd = 2.0 * cast_params if rc != "full" else 2.0 * m.vocab * h * p["autocast"]
+    common = {**states, "activations": m.n_layers * per_layer * T, "final norm": head * T}
+    cands: dict[str, dict[str, float]] = {
+        "loss, forward": {**common, "bf16 weight copies (autocast cache)": 2.0 * cast_params,
+                          "logits (loss)": fwd_logit * T * m.vocab},
+        "loss, backward": {**common, "bf16 weight copies (autocast)": w16_bwd,
+                           "logits (loss)": bwd_logit * T * m.vocab},
+    }
+    grads = p["gradients"] * P
+    if rc == "full":
+        layer_params = (P - m.n_embedding_params() - m.hidden * (2 if m.norm == "layernorm" else 1)) / m.n_layers
+        first_in = m.vocab * h + m.learned_positions * h
+        layer_w = 2.0 * p["autocast"] * (m.n_matrix_params() - (expert_params if experts_in_fp32 else 0)) / m.n_layers
+        cands["recomputed layer"] = {**states, "gradients": p["gradients"] * (P - layer_params - first_in),
+                                     "activations": per_layer * T,
+                                     "recomputed layer (activations, bf16 weights)": full_layer * T + layer_w,
+                                     "gradient flowing in": p["stream"] * h * T}
+    cands["end of backward"] = {**states, "gradients": grads, "input gradient": p["stream"] * h * T}
+    totals = {k: sum(v.values()) for k, v in cands.items()}
+    phase = max(totals, key=lambda k: totals[k])
+    return TrainingPeak(totals[phase], MappingProxyType(cands[phase]), phase, MappingProxyType(totals))
+
+
+# ---------------------------------------------------------------------------
 # Serving: weights by dtype plus the KV cache
 # ---------------------------------------------------------------------------
 
@@ -690,6 +801,8 @@ def training_memory(
     flash_attention: bool = True,
     overhead_fraction: float = 0.1,
     offload_optimizer: bool = False,
+    activations: str = "korthikanti",
+    loss: str = "fp32-logits",
 ) -> TrainingFit:
     """Per-device training memory of ``model`` in a dp x tp x pp layout, and whether it fits.
 
@@ -701,6 +814,12 @@ def training_memory(
       its layers plus the fp32 logits for the loss, ``4 s b v / tp``. The busier of
       the two is counted. The per-layer term is Korthikanti's GPT layer (4h MLP,
       multi-head attention): for SwiGLU/GQA models it is an approximation.
+    - ``activations="architecture"`` counts each layer of the model in hand instead
+      (:func:`layer_activation_parts`: gated MLPs, GQA, RMSNorm as PyTorch keeps it...),
+      with bf16 activations (fp32 residual stream and autocast's bf16 weight copies for the
+      "fp32-adam" convention); norms and their outputs are split by ``tp`` only with sequence
+      parallelism, the rest always. ``loss`` picks how many bytes per logit the loss holds
+      (``LOSS_CONVENTIONS``; "fp32-logits" is Korthikanti's 4, "hf" Hugging Face's 12).
     - Overhead: a stated fraction of the device held back for the CUDA context,
       communication buffers and allocator fragmentation (an assumption, not a
       published constant: 10% by default).
@@ -718,10 +837,24 @@ def training_memory(
         raise ValueError(f"pp={pp!r} is not allowed: it must divide n_layers={model.n_layers}")
     states = zero_model_state_bytes(model.n_params() / (tp * pp), dp, zero_stage, convention,
                                     offload_optimizer=offload_optimizer)
-    per_layer = activation_bytes_per_layer(s, b, model.hidden, model.n_heads, tp, sequence_parallel and tp > 1,
-                                           recompute, flash_attention)
+    _check.choice("activations", activations, ("korthikanti", "architecture"))
+    _check.choice("loss", loss, LOSS_CONVENTIONS)
+    extra: dict[str, float] = {}
+    if activations == "korthikanti":
+        per_layer = activation_bytes_per_layer(s, b, model.hidden, model.n_heads, tp, sequence_parallel and tp > 1,
+                                               recompute, flash_attention)
+    else:
+        if model.n_heads % tp:
+            raise ValueError(f"tp={tp!r} is not allowed: it must divide n_heads={model.n_heads}")
+        prec = "fp32-autocast" if convention == "fp32-adam" else "bf16-master"
+        parts = layer_activation_parts(model, prec, "flash" if flash_attention else "eager", recompute, s)
+        unsplit = ("norms", "bf16 copies of norm outputs (autocast)", "layer input (full recomputation)")
+        sp = sequence_parallel and tp > 1
+        per_layer = s * b * sum(v / (tp if (k not in unsplit or sp) else 1) for k, v in parts.items())
+        if prec == "fp32-autocast":
+            extra["bf16 weight copies (autocast)"] = 2.0 * (model.n_matrix_params() + model.vocab * model.hidden) / (tp * pp)
     first = model.n_layers * per_layer
-    logits = 4.0 * s * b * model.vocab / tp
+    logits = max(LOSS_CONVENTIONS[loss]) * s * b * model.vocab / tp
     last = model.n_layers // pp * per_layer + logits
     parts = dict(states.device_parts)
     if pp == 1:  # one stage is both first and last
@@ -730,6 +863,7 @@ def training_memory(
         parts["activations"], parts["logits (fp32, for the loss)"] = first, 0.0
     else:
         parts["activations"], parts["logits (fp32, for the loss)"] = model.n_layers // pp * per_layer, logits
+    parts.update(extra)
     parts["overhead (stated)"] = over * dev
     total = sum(parts.values())
     return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, dp, tp, pp, zero_stage)
@@ -835,4 +969,5 @@ def cpu_needs(
     workers_ram = per_worker * g * w
     parts = {"loading the model (all processes)": load, "offloaded model states": off,
              "dataloader workers": workers_ram}
-    return CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts), max(load, off) + workers_ram)
+    return _check.fields("cpu_needs", CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts),
+                                             max(load, off) + workers_ram))

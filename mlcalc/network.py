@@ -30,7 +30,7 @@ UNITS = ("GB/s", "Gb/s")
 
 def gbps_to_bytes_per_s(gbps: float) -> float:
     """Gigabits per second (1e9 bits/s) to bytes per second."""
-    return _check.non_negative("gbps", gbps) * 1e9 / BITS_PER_BYTE
+    return _check.result("bytes_per_s", _check.non_negative("gbps", gbps) * 1e9 / BITS_PER_BYTE)
 
 
 def bytes_per_s_to_gbps(bytes_per_s: float) -> float:
@@ -42,7 +42,7 @@ def to_bytes_per_s(value: float, unit: str) -> float:
     """A bandwidth in "GB/s" (1e9 bytes/s) or "Gb/s" (1e9 bits/s) as bytes/s."""
     value = _check.non_negative("bandwidth", value)
     _check.choice("unit", unit, UNITS)
-    return value * 1e9 if unit == "GB/s" else gbps_to_bytes_per_s(value)
+    return _check.result("bytes_per_s", value * 1e9) if unit == "GB/s" else gbps_to_bytes_per_s(value)
 
 
 def one_direction(bandwidth_bytes_per_s: float, direction: str) -> float:
@@ -343,7 +343,8 @@ class CollectiveTime(NamedTuple):
 def _timed(message_bytes: float, n: int, collective: str, latency: float, bandwidth: float) -> CollectiveTime:
     total = latency + bandwidth
     algbw = message_bytes / total if total > 0 else 0.0
-    return CollectiveTime(total, latency, bandwidth, algbw, algbw * busbw_factor(collective, n))
+    return _check.fields("collective_time", CollectiveTime(total, latency, bandwidth, algbw,
+                                                            algbw * busbw_factor(collective, n)))
 
 
 def collective_time(
@@ -405,7 +406,7 @@ def latency_bandwidth_crossover_bytes(
     per_byte = collective_time(1.0, n_ranks, busbw_bytes_per_s, collective, algorithm).bandwidth_s
     latency = collective_time(0.0, n_ranks, busbw_bytes_per_s, collective, algorithm, step_latency_s,
                               base_latency_s).latency_s
-    return latency / per_byte
+    return _check.result("crossover bytes", latency / _check.positive_result("bandwidth time per byte", per_byte))
 
 
 # --------------------------------------------------------------------------- nodes and fabrics

@@ -14,7 +14,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
-from mlcalc import _check
+from mlcalc import _check, models
+from mlcalc.models import ModelConfig
 from mlcalc import network as net
 
 # --------------------------------------------------------------------------- reference models
@@ -34,34 +35,52 @@ def _load_reference_models() -> tuple[Mapping[str, tuple[float, int, int, int, i
 NARAYANAN_TABLE1, NARAYANAN_SEQ_LEN = _load_reference_models()
 
 
-# Most layers a Model may have: suggest_layout loops over them (the largest model of Table 1 has 128).
+# Most layers a model may have: suggest_layout loops over them (the largest model of Table 1 has 128;
+# mlcalc.models caps n_layers at models.MAX_LAYERS, which is below this).
 MAX_LAYERS = 100_000
 
 
 @dataclass(frozen=True)
-class Model:
-    """A dense transformer, as much of it as communication needs."""
+class Workload:
+    """A model (one :class:`mlcalc.models.ModelConfig`) trained on sequences of ``seq_len`` tokens."""
 
-    name: str  # label
-    n_params: float  # parameters
-    hidden: int  # hidden size h
-    n_layers: int  # transformer layers
+    model: ModelConfig  # the architecture (mlcalc.models)
     seq_len: int = 2048  # tokens per sequence s
 
     def __post_init__(self) -> None:
-        _check.positive("n_params", self.n_params)
-        _check.positive_int("hidden", self.hidden)
-        if _check.positive_int("n_layers", self.n_layers) > MAX_LAYERS:
-            raise ValueError(f"n_layers={self.n_layers!r} is not allowed: at most {MAX_LAYERS:,} "
-                             "(the layout helper loops over the layers)")
+        if not isinstance(self.model, ModelConfig):
+            raise ValueError(f"model={self.model!r} is not allowed: give an mlcalc.models.ModelConfig")
         _check.positive_int("seq_len", self.seq_len)
+        if self.model.n_layers > MAX_LAYERS:
+            raise ValueError(f"n_layers={self.model.n_layers!r} is not allowed: at most {MAX_LAYERS:,} "
+                             "(the layout helper loops over the layers)")
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        return self.model.name
+
+    @property
+    def n_params(self) -> float:
+        """Parameters (all experts)."""
+        return float(self.model.n_params())
+
+    @property
+    def hidden(self) -> int:
+        """Hidden size h."""
+        return self.model.hidden
+
+    @property
+    def n_layers(self) -> int:
+        """Transformer layers."""
+        return self.model.n_layers
 
 
-def reference_model(name: str) -> Model:
-    """A model of Narayanan et al.'s Table 1 by name (e.g. "GPT-145.6B")."""
+def reference_model(name: str) -> Workload:
+    """A model of Narayanan et al.'s Table 1 by name (e.g. "GPT-145.6B"): the "Megatron GPT ..." preset
+    of mlcalc.models at the paper's 2048 tokens."""
     _check.choice("model", name, NARAYANAN_TABLE1)
-    p, _heads, h, layers, *_ = NARAYANAN_TABLE1[name]
-    return Model(name, p, h, layers, NARAYANAN_SEQ_LEN)
+    return Workload(models.preset("Megatron " + name.replace("-", " ", 1)), NARAYANAN_SEQ_LEN)
 
 
 # --------------------------------------------------------------------------- which collective, how many bytes
@@ -129,7 +148,7 @@ def data_parallel_ops(n_params: float, dp: int, strategy: str = "ddp", bytes_per
     psi = _check.positive("n_params", n_params)
     dp = _check.positive_int("dp", dp)
     _check.choice("strategy", strategy, DP_STRATEGIES)
-    size = psi * _check.positive("bytes_per_value", bytes_per_value)
+    size = _check.result("message bytes", psi * _check.positive("bytes_per_value", bytes_per_value))
     if strategy == "ddp":
         return (Op("gradients", "all_reduce", size, 1, dp),)
     if strategy in ("zero1", "zero2"):
@@ -139,7 +158,7 @@ def data_parallel_ops(n_params: float, dp: int, strategy: str = "ddp", bytes_per
             Op("gradients", "reduce_scatter", size, 1, dp))
 
 
-def tensor_parallel_ops(model: Model, tp: int, micro_batch: int, n_micro: int, layers_here: int | None = None,
+def tensor_parallel_ops(model: Workload, tp: int, micro_batch: int, n_micro: int, layers_here: int | None = None,
                         sequence_parallel: bool = False, bytes_per_value: float = 2.0) -> tuple[Op, ...]:
     """What tensor (Megatron) parallelism sends per step, per GPU.
 
@@ -159,7 +178,7 @@ def tensor_parallel_ops(model: Model, tp: int, micro_batch: int, n_micro: int, l
     return (Op("activations", "all_reduce", size, count, tp),)
 
 
-def pipeline_parallel_ops(model: Model, micro_batch: int, n_micro: int, bytes_per_value: float = 2.0) -> tuple[Op, ...]:
+def pipeline_parallel_ops(model: Workload, micro_batch: int, n_micro: int, bytes_per_value: float = 2.0) -> tuple[Op, ...]:
     """What a pipeline stage sends per step: a b x s x h activation forward and its gradient
     backward, per micro-batch (Narayanan et al. 2021, 3.2)."""
     b = _check.positive_int("micro_batch", micro_batch)
@@ -193,8 +212,8 @@ def step_compute_s(n_params: float, tokens_per_step: float, n_gpus: int, flops_p
     n_params = _check.positive("n_params", n_params)
     tokens = _check.positive("tokens_per_step", tokens_per_step)
     g = _check.positive_int("n_gpus", n_gpus)
-    return FLOPS_PER_PARAM_PER_TOKEN * n_params * tokens / (g * _check.positive("flops_per_gpu", flops_per_gpu)
-                                                             * _check.fraction("mfu", mfu))
+    return _check.result("step_compute_s", FLOPS_PER_PARAM_PER_TOKEN * n_params * tokens
+                         / (g * _check.positive("flops_per_gpu", flops_per_gpu) * _check.fraction("mfu", mfu)))
 
 
 class Overlap(NamedTuple):
@@ -390,7 +409,7 @@ class Layout(_Layout):
                                _check.non_negative("budget_bytes", budget_bytes))
 
 
-def suggest_layout(model: Model, n_gpus: int, gpus_per_node: int, gpu_memory_bytes: float,
+def suggest_layout(model: Workload, n_gpus: int, gpus_per_node: int, gpu_memory_bytes: float,
                    bytes_per_param: float = 16.0, state_memory_fraction: float = 0.5) -> Layout:
     """Tensor parallel inside the node, pipeline across nodes, data parallel outside.
 
@@ -472,7 +491,7 @@ def parallel_busbw_bytes_per_s(fab: net.Fabric, tp: int, parallelism: str) -> tu
     return min(intra, node / tp), "inter-node"
 
 
-def layout_budget(model: Model, layout: Layout, fab: net.Fabric, global_batch: int, micro_batch: int,
+def layout_budget(model: Workload, layout: Layout, fab: net.Fabric, global_batch: int, micro_batch: int,
                   flops_per_gpu: float, mfu: float = 0.5, dp_strategy: str = "ddp",
                   bytes_per_value: float = 2.0) -> Budget:
     """Per-step communication of a tp x pp x dp layout on a fabric, against compute.
@@ -537,7 +556,7 @@ def layout_budget(model: Model, layout: Layout, fab: net.Fabric, global_batch: i
 __all__ = [
     "BACKWARD_SHARE", "COLLECTIVES_USED", "DP_STRATEGIES", "FLOPS_PER_PARAM_PER_TOKEN", "MAX_MICRO_BATCHES",
     "MAX_LAYERS", "MAX_SLOTS", "MAX_STAGES", "NARAYANAN_TABLE1",
-    "SCHEDULES", "Budget", "CommLine", "Layout", "Model", "Op", "Overlap", "Slot", "Timeline", "bubble_fraction",
+    "SCHEDULES", "Budget", "CommLine", "Layout", "Op", "Overlap", "Slot", "Timeline", "Workload", "bubble_fraction",
     "data_parallel_ops", "expert_parallel_ops", "layout_budget", "overlap", "parallel_busbw_bytes_per_s",
     "pipeline_parallel_ops",
     "pipeline_schedule", "reference_model", "step_compute_s", "suggest_layout", "tensor_parallel_ops", "wire_bytes",

@@ -116,7 +116,8 @@ def dataloader_bandwidth(
     per_node = _check.positive_int("accelerators_per_node", accelerators_per_node)
     samples_per_s = achieved / flops_per_sample
     per_acc = samples_per_s * bytes_per_sample
-    return DataloaderBandwidth(per_acc, per_acc * per_node, samples_per_s, flops_per_sample / bytes_per_sample)
+    return _check.fields("dataloader_bandwidth", DataloaderBandwidth(
+        per_acc, per_acc * per_node, samples_per_s, flops_per_sample / bytes_per_sample))
 
 
 # Training FLOPs per parameter per token: the convention the field disagrees on.
@@ -143,13 +144,13 @@ def llm_flops_per_token(n_params: float, flops_per_param_per_token: float = 6.0)
     """Training FLOPs one token costs: ``flops_per_param_per_token * n_params`` (6N or 8N)."""
     n_params = _check.positive("n_params", n_params)
     factor = _check.positive("flops_per_param_per_token", flops_per_param_per_token)
-    return factor * n_params
+    return _check.positive_result("flops per token", factor * n_params)
 
 
 def tokens_per_second(achieved_flops_per_s: float, n_params: float, flops_per_param_per_token: float = 6.0) -> float:
     """Tokens one accelerator trains per second: achieved FLOP/s / FLOPs per token."""
     achieved = _check.positive("achieved_flops_per_s", achieved_flops_per_s)
-    return achieved / llm_flops_per_token(n_params, flops_per_param_per_token)
+    return _check.result("tokens_per_second", achieved / llm_flops_per_token(n_params, flops_per_param_per_token))
 
 
 # ------------------------------------------------------------------- checkpoints
@@ -207,7 +208,7 @@ def checkpoint_size(n_params: float, contents: str | Mapping[str, float] = "full
         raise ValueError(f"contents={contents!r} is not allowed: give a preset name or a mapping of bytes per parameter")
     parts = {name: n_params * b for name, b in per_param.items()}
     total = sum(parts.values())
-    return CheckpointSize(MappingProxyType(parts), total, total / n_params)
+    return _check.fields("checkpoint_size", CheckpointSize(MappingProxyType(parts), total, total / n_params))
 
 
 class CheckpointWrite(NamedTuple):
@@ -239,9 +240,9 @@ def checkpoint_write_time(
     fs = _check.positive("filesystem_write_bytes_per_s", filesystem_write_bytes_per_s)
     nodes = _check.positive_int("n_nodes", n_nodes)
     per_node = _check.positive("node_bytes_per_s", node_bytes_per_s)
-    network = nodes * per_node
+    network = _check.result("n_nodes x node_bytes_per_s", nodes * per_node)
     effective, bottleneck = (fs, "filesystem") if fs <= network else (network, "node network")
-    return CheckpointWrite(size / effective, effective, bottleneck)
+    return _check.fields("checkpoint_write_time", CheckpointWrite(size / effective, effective, bottleneck))
 
 
 # ------------------------------------------------------ failures and the interval
@@ -255,14 +256,14 @@ def device_mtbf_from_observation(n_devices: int, duration_s: float, n_failures: 
     n = _check.positive_int("n_devices", n_devices)
     duration = _check.positive("duration_s", duration_s)
     failures = _check.positive("n_failures", n_failures)
-    return n * duration / failures
+    return _check.positive_result("device_mtbf_s", n * duration / failures)
 
 
 def system_mtbf_s(device_mtbf_s: float, n_devices: int) -> float:
     """Mean time between failures of a job on ``n_devices`` devices, any of which stops it: ``M_dev / n``."""
     mtbf = _check.positive("device_mtbf_s", device_mtbf_s)
     n = _check.positive_int("n_devices", n_devices)
-    return mtbf / n
+    return _check.positive_result("system_mtbf_s", mtbf / n)
 
 
 def young_interval_s(checkpoint_s: float, mtbf_s: float) -> float:
@@ -274,28 +275,62 @@ def young_interval_s(checkpoint_s: float, mtbf_s: float) -> float:
     """
     delta = _check.positive("checkpoint_s", checkpoint_s)
     mtbf = _check.positive("mtbf_s", mtbf_s)
-    return math.sqrt(2.0 * delta * mtbf)
+    return _check.positive_result("young_interval_s", math.sqrt(2.0 * delta * mtbf))
 
 
 def daly_interval_s(checkpoint_s: float, mtbf_s: float) -> float:
-    """Daly's higher-order optimum compute time between checkpoints.
+    """Optimum compute time between checkpoints in Daly's model: continuous and monotone in both inputs.
 
-    For ``delta < 2M``:
-    ``tau = sqrt(2 delta M) * (1 + sqrt(delta / 2M) / 3 + (delta / 2M) / 9) - delta``;
-    otherwise ``tau = M``.
+    Daly (2006) models the wall-clock time of a job whose failures arrive at random (rate 1/M) and
+    that checkpoints every ``tau`` seconds of compute, each checkpoint taking ``delta``:
+    ``T_w ~ M e^(R/M) (e^((tau + delta)/M) - 1) T_s / tau``. Setting ``dT_w/dtau = 0`` gives
+    ``(1 - tau/M) e^((tau + delta)/M) = 1``, whose root ``tau = M (1 + W0(-e^(-1 - delta/M)))``
+    (Lambert W, principal branch) is solved here to machine precision.
+
+    Daly's paper gives a series estimate of that root,
+    ``sqrt(2 delta M) (1 + sqrt(delta/2M)/3 + (delta/2M)/9) - delta`` for ``delta < 2M`` and ``M``
+    otherwise, within 1% of the root in the first regime; but its two branches do not meet (8M/9 just
+    below ``delta = 2M``, M just above), so taken literally a *longer* MTBF gave a *shorter* interval
+    there. The root has no switch: it is ``sqrt(2 delta M)`` (Young) for small ``delta / M`` and tends to
+    ``M`` as ``delta / M`` grows, increasing in ``M`` throughout.
 
     References
     ----------
     J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
-    Future Generation Computer Systems 22(3), 2006 (with R = 10 min and delta = 5 min it predicts
-    117 min for M = 24 h, 57 min for M = 6 h and 9.1 min for M = 15 min).
+    Future Generation Computer Systems 22(3), 2006 (with R = 10 min and delta = 5 min his estimate
+    gives 117 min for M = 24 h, 57 min for M = 6 h and 9.1 min for M = 15 min).
     """
     delta = _check.positive("checkpoint_s", checkpoint_s)
     mtbf = _check.positive("mtbf_s", mtbf_s)
-    if delta >= 2.0 * mtbf:
-        return mtbf
-    x = delta / (2.0 * mtbf)
-    return math.sqrt(2.0 * delta * mtbf) * (1.0 + math.sqrt(x) / 3.0 + x / 9.0) - delta
+    return _check.positive_result("daly_interval_s", mtbf * _daly_fraction(delta / mtbf))
+
+
+def _log1p_minus_plus(u: float) -> float:
+    """``log(1 - u) + u`` without cancellation for small u (it is -u^2/2 - u^3/3 - ...)."""
+    if u < 1e-3:
+        return -(u * u) * (0.5 + u * (1 / 3 + u * (0.25 + u * (0.2 + u / 6))))
+    return math.log1p(-u) + u
+
+
+def _daly_fraction(d: float) -> float:
+    """The root u in (0, 1) of ``log(1 - u) + u + d = 0`` (u = tau / M, d = delta / M), by bisection in log u.
+
+    The left side falls monotonically from d > 0 at u = 0 to -inf at u = 1, so the root is unique;
+    bisecting log u keeps full relative precision for tiny d (u ~ sqrt(2 d)).
+    """
+    if d > 700:  # e^(-d) underflows: the root is 1 - e^(-1-d) to double precision
+        return 1.0
+    lo, hi = -746.0, 0.0  # log u: u from the smallest double to 1
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid == lo or mid == hi:
+            break
+        u = math.exp(mid)
+        if u >= 1.0 or _log1p_minus_plus(u) + d < 0:
+            hi = mid
+        else:
+            lo = mid
+    return math.exp(0.5 * (lo + hi))
 
 
 class Goodput(NamedTuple):
@@ -329,11 +364,11 @@ def goodput(interval_s: float, checkpoint_s: float, mtbf_s: float, restart_s: fl
     delta = _check.non_negative("checkpoint_s", checkpoint_s)
     mtbf = _check.positive("mtbf_s", mtbf_s)
     restart = _check.non_negative("restart_s", restart_s)
-    period = tau + delta
+    period = _check.result("checkpoint period (interval_s + checkpoint_s)", tau + delta)
     ckpt = delta / period
     lost = period / (2.0 * mtbf)
     rst = restart / mtbf
-    return Goodput(max(0.0, 1.0 - ckpt - lost - rst), ckpt, lost, rst, period / 2.0)
+    return _check.fields("goodput", Goodput(max(0.0, 1.0 - ckpt - lost - rst), ckpt, lost, rst, period / 2.0))
 
 
 # ---------------------------------------------------------------------- capacity
@@ -369,14 +404,14 @@ def storage_capacity(
     """
     dataset = _check.non_negative("dataset_bytes", dataset_bytes)
     ckpt = _check.non_negative("checkpoint_bytes", checkpoint_bytes)
-    if isinstance(checkpoints_kept, bool) or not isinstance(checkpoints_kept, (int, float)) or checkpoints_kept != int(checkpoints_kept) or checkpoints_kept < 0:
-        raise ValueError(f"checkpoints_kept={checkpoints_kept!r} is not allowed: it must be a whole number of at least 0")
+    kept = _check.non_negative_int("checkpoints_kept", checkpoints_kept)
     other = _check.non_negative("other_bytes", other_bytes)
     usable = _check.fraction("usable_fraction", usable_fraction)
-    parts = {"datasets": dataset, "checkpoints": int(checkpoints_kept) * ckpt, "code, logs and the rest": other}
-    needed = sum(parts.values())
-    _check.positive("total bytes to store", needed)
-    return Capacity(MappingProxyType(parts), needed, needed / usable, usable)
+    parts = {"datasets": dataset, "checkpoints": kept * ckpt, "code, logs and the rest": other}
+    needed = _check.result("bytes to store", sum(parts.values()))
+    if not needed > 0:
+        raise ValueError("total bytes to store=0 is not allowed: dataset_bytes, checkpoint_bytes and other_bytes are all 0")
+    return _check.fields("storage_capacity", Capacity(MappingProxyType(parts), needed, needed / usable, usable))
 
 
 def allocated_bytes(file_bytes: float, n_files: int, block_bytes: float) -> float:
@@ -387,7 +422,8 @@ def allocated_bytes(file_bytes: float, n_files: int, block_bytes: float) -> floa
     size = _check.positive("file_bytes", file_bytes)
     n = _check.positive_int("n_files", n_files)
     block = _check.positive("block_bytes", block_bytes)
-    return n * math.ceil(round(size / block, 9)) * block
+    blocks = _check.result("blocks per file", round(size / block, 9))
+    return _check.result("allocated_bytes", n * math.ceil(blocks) * block)
 
 
 # ------------------------------------------------------------------- small files
@@ -436,10 +472,10 @@ def import_startup_time(
     per_file = _check.positive("ops_per_file", ops_per_file)
     rate = _check.positive("metadata_ops_per_s", metadata_ops_per_s)
     latency = _check.positive("op_latency_s", op_latency_s)
-    per_process_ops = files * per_file
-    total_ops = nodes * procs * per_process_ops
-    latency_bound = per_process_ops * latency
-    server_bound = total_ops / rate
+    per_process_ops = _check.result("operations per process", files * per_file)
+    total_ops = _check.result("total_ops", nodes * procs * per_process_ops)
+    latency_bound = _check.result("latency_bound_s", per_process_ops * latency)
+    server_bound = _check.result("server_bound_s", total_ops / rate)
     if server_bound > latency_bound:
         return StartupTime(server_bound, latency_bound, server_bound, total_ops, "metadata server")
     return StartupTime(latency_bound, latency_bound, server_bound, total_ops, "round-trip latency")

@@ -321,6 +321,53 @@ def _copy_repository(dest: pathlib.Path) -> None:
         (dest / "_vendor").symlink_to(vendor.resolve())
 
 
+def run_build(cmd: list[str], workdir: pathlib.Path, env: dict) -> tuple[float, int, list[tuple[float, str]]]:
+    """Run a build; return seconds, return code, and its output lines with the second each arrived."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines = [(round(time.perf_counter() - t0, 1), line.rstrip()) for line in proc.stdout]
+    proc.wait()
+    return time.perf_counter() - t0, proc.returncode, lines
+
+
+def execution(lines: list[tuple[float, str]]) -> dict:
+    """Seconds spent executing notebooks (as reported), and the longest gap between two output lines."""
+    executed = [float(x) for _, line in lines for x in re.findall(r"Executed notebook in ([0-9.]+) seconds", line)]
+    gaps = [(b[0] - a[0], a[1][:160]) for a, b in zip(lines, lines[1:])]
+    gap = max(gaps, default=(0.0, ""))
+    return {"notebooks_s": round(sum(executed), 1), "slowest_notebook_s": max(executed, default=0.0),
+            "longest_silence_s": round(gap[0], 1), "silence_after": gap[1]}
+
+
+def bench_fresh_clones(n: int, log_dir: pathlib.Path | None = None) -> dict:
+    """``n`` clean strict builds one after another, each from a fresh ``git clone`` of this checkout's HEAD
+    (the newcomer's path: the build-stall soak test). Same venv; _vendor (fetched once) is linked in."""
+    jb = pathlib.Path(sys.executable).with_name("jupyter-book")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    runs = []
+    for i in range(n):
+        with tempfile.TemporaryDirectory(prefix="mlcalc-fresh-clone-") as tmp:
+            clone = pathlib.Path(tmp) / "repo"
+            subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+            subprocess.run(["git", "checkout", "-q", head], cwd=clone, check=True)  # the same commit every time
+            if (ROOT / "_vendor").exists():
+                (clone / "_vendor").symlink_to((ROOT / "_vendor").resolve())
+            cmd = [str(jb if jb.exists() else shutil.which("jupyter-book")), "build", ".", "-W", "-n", "--keep-going"]
+            seconds, code, lines = run_build(cmd, clone, dict(os.environ, PYTHONPATH=str(clone)))
+            run = {"seconds": round(seconds, 1), "ok": code == 0, **execution(lines),
+                   "load_average": [round(x, 2) for x in os.getloadavg()]}
+            runs.append(run)
+            print(f"fresh clone {i + 1}/{n}: {run['seconds']} s, ok={run['ok']}, longest silence "
+                  f"{run['longest_silence_s']} s, slowest notebook {run['slowest_notebook_s']} s", flush=True)
+            if log_dir is not None:
+                log_dir.mkdir(parents=True, exist_ok=True)
+                (log_dir / f"build-{i + 1}.log").write_text("\n".join(f"{t:7.1f} {line}" for t, line in lines) + "\n")
+    return {"runs": runs, "all_ok": all(r["ok"] for r in runs),
+            "longest_silence_s": max(r["longest_silence_s"] for r in runs),
+            "slowest_notebook_s": max(r["slowest_notebook_s"] for r in runs)}
+
+
 def bench_build(workdir: pathlib.Path, runs_wanted: int = 2) -> dict:
     """Clean builds (``runs`` of them, _build removed before each), then one rebuild with no change."""
     _copy_repository(workdir)
@@ -329,20 +376,7 @@ def bench_build(workdir: pathlib.Path, runs_wanted: int = 2) -> dict:
     env = dict(os.environ, PYTHONPATH=str(workdir))
 
     def build() -> tuple[float, int, list[tuple[float, str]]]:
-        """Run the build; return seconds, return code, and its output lines with the second each arrived."""
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        lines = [(round(time.perf_counter() - t0, 1), line.rstrip()) for line in proc.stdout]
-        proc.wait()
-        return time.perf_counter() - t0, proc.returncode, lines
-
-    def execution(lines: list[tuple[float, str]]) -> dict:
-        """Seconds spent executing notebooks (as reported), and the longest gap between two output lines."""
-        executed = [float(x) for _, line in lines for x in re.findall(r"Executed notebook in ([0-9.]+) seconds", line)]
-        gaps = [(b[0] - a[0], a[1][:160]) for a, b in zip(lines, lines[1:])]
-        gap = max(gaps, default=(0.0, ""))
-        return {"notebooks_s": round(sum(executed), 1), "slowest_notebook_s": max(executed, default=0.0),
-                "longest_silence_s": round(gap[0], 1), "silence_after": gap[1]}
+        return run_build(cmd, workdir, env)
 
     out: dict = {}
     runs = []
@@ -526,6 +560,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--match", default="", help="JupyterLab part: only notebooks whose path contains this")
     parser.add_argument("--builds", type=int, default=2, help="clean builds (the median is reported)")
     parser.add_argument("--loads", type=int, default=3, help="loads per page")
+    parser.add_argument("--fresh-clones", type=int, metavar="N",
+                        help="only this: N clean builds, each from a fresh git clone (the build-stall soak test)")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "benchmarks" / "results.json")
     parser.add_argument("--report", type=pathlib.Path, metavar="JSON", help="only print the tables of an earlier run")
     parser.add_argument("--readme", type=pathlib.Path, metavar="README",
@@ -537,6 +573,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.readme:
             update_readme(args.readme, results)
         return 0
+    if args.fresh_clones:
+        out = args.out if args.out != parser.get_default("out") else ROOT / "benchmarks" / "fresh-clones.json"
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+        soak = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "commit": commit.strip(), "machine": machine(),
+                **bench_fresh_clones(args.fresh_clones, ROOT / "_build" / "fresh-clone-logs")}
+        out.write_text(json.dumps(soak, indent=1) + "\n")
+        print(f"written to {out}")
+        return 0 if soak["all_ok"] else 1
     parts = args.only or ["widgets", "lab", "build", "pages"]
     if "pages" in parts and "build" not in parts:
         parts.append("build")

@@ -12,11 +12,15 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import kernel_channels  # noqa: E402  (the fix for a kernel reply the client misses: see the module)
+
+kernel_channels.install()
 
 
 def execute(path: pathlib.Path) -> None:
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     nbformat.write(nb, path)
     print(f"executed {path.relative_to(ROOT)}")
 

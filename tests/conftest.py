@@ -204,3 +204,10 @@ def jupyter_lab(strict_build):
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - signature of the base class
         pass
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """How many generated cases the property tests ran (tests/test_properties.py)."""
+    mod = sys.modules.get("test_properties") or sys.modules.get("tests.test_properties")
+    if mod is not None and getattr(mod, "CASES", {}).get("n"):
+        terminalreporter.write_line(f"property tests: {mod.CASES['n']} generated cases")

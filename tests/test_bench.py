@@ -99,11 +99,11 @@ def test_train_tiny_model_on_cpu(tmp_path):
     out = train.run_train(warmup=1, steps=2, progress=False)
     cases = out["results"]["cases"]
     assert [c["recompute"] for c in cases] == [False, True]
-    from mlcalc.bench.gpt import GPTConfig
+    from mlcalc.gpt_program import gpt2
 
     for c in cases:
-        # The tiny model: 2 layers, h=32, vocab 128, 16 positions; GPTConfig.n_params counts the same.
-        assert c["n_params"] == GPTConfig(2, 2, 32, 128).n_params(16)
+        # The tiny model: 2 layers, h=32, vocab 128, 16 positions; the ModelConfig counts the same.
+        assert c["n_params"] == gpt2(2, 2, 32, 128, positions=16).n_params()
         assert c["step_s"] > 0 and len(c["step_s_all"]) == 2
         assert "peak_bytes" not in c  # only CUDA has max_memory_allocated
     with pytest.raises(ValueError, match="batch=0"):

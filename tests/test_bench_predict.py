@@ -1,41 +1,45 @@
-"""Predictions for the training benchmark (mlcalc.bench.predict, mlcalc.bench.gpt): pure, no torch."""
+"""Predictions for the book's GPT training program (mlcalc.gpt_program): pure, no torch."""
 
 from __future__ import annotations
 
 import pytest
 
+from mlcalc import gpt_program as predict
 from mlcalc import memory
-from mlcalc.bench import predict
 from mlcalc.bench.attention import attention_flop
-from mlcalc.bench.gpt import GPTConfig, PRESETS, preset
+from mlcalc.gpt_program import PRESETS, gpt2, preset
 
 
 @pytest.mark.parametrize("name,millions", [("gpt2-124M", 124), ("gpt2-350M", 355), ("gpt2-774M", 774)])
 def test_gpt2_parameter_counts(name, millions):
     # Hugging Face model cards of openai-community/gpt2, gpt2-medium, gpt2-large: 124M, 355M, 774M
     # parameters (GPT-2's 50,257-token vocabulary, 1,024 positions, tied output layer).
-    cfg = GPTConfig(**{**preset(name).__dict__, "vocab_size": 50257})
-    assert round(cfg.n_params(1024) / 1e6) == millions
+    cfg = preset(name).replace(vocab=50257, learned_positions=1024)
+    assert round(cfg.n_params() / 1e6) == millions
 
 
 def test_gpt2_xl_parameter_count():
     # Hugging Face model card of openai-community/gpt2-xl: "1.5B parameters".
-    cfg = GPTConfig(**{**preset("gpt2-1.5B").__dict__, "vocab_size": 50257})
-    assert cfg.n_params(1024) / 1e9 == pytest.approx(1.5, abs=0.06)
+    cfg = preset("gpt2-1.5B").replace(vocab=50257, learned_positions=1024)
+    assert cfg.n_params() / 1e9 == pytest.approx(1.5, abs=0.06)
 
 
-def test_gpt_config_counts_the_same_as_the_memory_chapter():
-    for cfg in PRESETS.values():
-        assert predict.model_config(cfg, 1024).n_params() == cfg.n_params(1024)
+def test_program_presets_are_the_models_presets_with_the_padded_vocabulary():
+    from mlcalc import models
+
+    for key, name in (("gpt2-124M", "GPT-2 124M"), ("gpt2-1.5B", "GPT-2 1.5B")):
+        assert PRESETS[key].replace(vocab=50257).n_params() == models.preset(name).n_params()
 
 
 def test_gpt_config_bad_input():
     with pytest.raises(ValueError, match="n_head=7"):
-        GPTConfig(n_layer=2, n_head=7, d_model=64)
+        gpt2(n_layer=2, n_head=7, d_model=64)
     with pytest.raises(ValueError, match="model='gpt5'"):
         preset("gpt5")
     with pytest.raises(ValueError, match="seq_len=0"):
-        preset("gpt2-124M").n_params(0)
+        predict.program_memory(preset("gpt2-124M"), 1, 0, False)
+    with pytest.raises(ValueError, match="GPT-2's layout"):
+        predict.program_memory(__import__("mlcalc.models").models.preset("Llama-3 8B"), 1, 16, False)
 
 
 def test_layer_saved_bytes_against_korthikanti():
@@ -50,13 +54,13 @@ def test_textbook_memory_is_the_memory_chapters_formula():
     got = predict.textbook_memory(cfg, b, s, recompute=False)
     # 16 bytes/parameter + 34 s b h per layer (flash attention: + 4 a s b of softmax statistics)
     # + 4 s b V fp32 logits: Korthikanti et al. 2022 Table 2 with the memory chapter's conventions.
-    per_layer = memory.activation_bytes_per_layer(s, b, cfg.d_model, cfg.n_head, flash_attention=True)
-    assert per_layer == pytest.approx(34 * s * b * cfg.d_model + 4 * cfg.n_head * s * b)
-    want = 16 * cfg.n_params(s) + cfg.n_layer * per_layer + 4 * s * b * cfg.vocab_size
+    per_layer = memory.activation_bytes_per_layer(s, b, cfg.hidden, cfg.n_heads, flash_attention=True)
+    assert per_layer == pytest.approx(34 * s * b * cfg.hidden + 4 * cfg.n_heads * s * b)
+    want = 16 * cfg.replace(learned_positions=s).n_params() + cfg.n_layers * per_layer + 4 * s * b * cfg.vocab
     assert got.total == pytest.approx(want)
     full = predict.textbook_memory(cfg, b, s, recompute=True)
-    assert full.total == pytest.approx(16 * cfg.n_params(s) + cfg.n_layer * 2 * s * b * cfg.d_model
-                                       + 4 * s * b * cfg.vocab_size)
+    assert full.total == pytest.approx(16 * cfg.replace(learned_positions=s).n_params()
+                                       + cfg.n_layers * 2 * s * b * cfg.hidden + 4 * s * b * cfg.vocab)
 
 
 def test_program_memory_parts_and_phase():
@@ -67,7 +71,7 @@ def test_program_memory_parts_and_phase():
     # A big model with a short batch and recomputation peaks at the end of backward: 16 B/param.
     q = predict.program_memory(preset("gpt2-1.5B"), 1, 256, recompute=True)
     assert q.note.startswith("peak at the end of backward")
-    assert q.total > 16 * preset("gpt2-1.5B").n_params(256)
+    assert q.total > 16 * preset("gpt2-1.5B").replace(learned_positions=256).n_params()
 
 
 def test_step_gemms_count_six_flop_per_parameter_and_token():
@@ -75,7 +79,7 @@ def test_step_gemms_count_six_flop_per_parameter_and_token():
     # (2 forward, 4 backward); here N = the blocks' matrices plus the tied output layer.
     cfg, b, s = preset("gpt2-774M"), 4, 512
     flop = sum(g.flop for g in predict.step_gemms(cfg, b, s, recompute=False))
-    n = cfg.n_matrix_params() + cfg.vocab_size * cfg.d_model
+    n = cfg.n_matrix_params() + cfg.vocab * cfg.hidden
     assert flop == pytest.approx(6 * n * b * s)
     # Full recomputation adds one forward of the blocks: 8 N per token for them (Narayanan et al. 2021).
     flop_rc = sum(g.flop for g in predict.step_gemms(cfg, b, s, recompute=True))
@@ -90,7 +94,7 @@ def test_attention_flop_backward_is_two_and_a_half_forwards():
     assert fwd == pytest.approx(0.5 * 4 * 2 * 128**2 * (4 * 64))
     cfg = preset("gpt2-124M")
     assert predict.attention_flop(cfg, 2, 128, False) == pytest.approx(
-        cfg.n_layer * attention_flop(2, cfg.n_head, 128, cfg.d_model // cfg.n_head, True))
+        cfg.n_layers * attention_flop(2, cfg.n_heads, 128, cfg.hidden // cfg.n_heads, True))
 
 
 def test_program_step_time_sums_its_parts_and_checks_input():

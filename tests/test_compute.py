@@ -1,5 +1,7 @@
 """Compute, time, cost, MFU: each formula pinned to a published number, plus the bad-input errors."""
 
+import math
+
 import pytest
 
 from mlcalc import compute, spec
@@ -233,9 +235,66 @@ def test_published_runs_and_price():
 # Narayanan et al. 2021, Table 1: the weak-scaling models of 1.7B, 18.4B and 1008.0B parameters
 # (the 175B and 530B rows are pinned above); attention's share shrinks as h grows.
 def test_megatron_table1_configs():
-    sizes = {k: compute.gpt_iteration_flops(c).n_params / 1e9 for k, c in compute.MEGATRON_CONFIGS.items()}
-    assert sizes["GPT 1.7B"] == pytest.approx(1.7, abs=0.05)
-    assert sizes["GPT 18B"] == pytest.approx(18.4, abs=0.05)
-    assert sizes["GPT 1T"] == pytest.approx(1008.0, abs=0.1)
-    shares = [compute.gpt_iteration_flops(c).attention_share for c in compute.MEGATRON_CONFIGS.values()]
+    from mlcalc import models
+
+    sizes = {k: compute.gpt_iteration_flops(models.preset(k), b).n_params / 1e9 for k, b in compute.MEGATRON_BATCH.items()}
+    assert sizes["Megatron GPT 1.7B"] == pytest.approx(1.7, abs=0.05)
+    assert sizes["Megatron GPT 18.4B"] == pytest.approx(18.4, abs=0.05)
+    assert sizes["Megatron GPT 1008B"] == pytest.approx(1008.0, abs=0.1)
+    shares = [compute.gpt_iteration_flops(models.preset(k), b).attention_share
+              for k, b in compute.MEGATRON_BATCH.items() if k.startswith("Megatron")]
     assert shares == sorted(shares, reverse=True)
+
+
+# Chowdhery et al. 2022 (PaLM), section 4.1 and Appendix B: PaLM 540B (118 layers, 48 heads of 256,
+# 540.35B parameters, sequence 2048) at 238.3K tokens/s on 6144 TPU v4 (275 TFLOP/s bf16) is 45.7%
+# MFU without the attention term and 46.2% with it.
+def test_palm_540b_mfu_with_and_without_attention():
+    from mlcalc import models
+
+    palm = models.ModelConfig(name="PaLM 540B", n_layers=118, hidden=18432, n_heads=48, n_kv_heads=1,
+                              head_dim=256, ffn_hidden=73728, vocab=256000)
+    with_att = compute.palm_flops_per_token(palm, 2048, n_params=540.35e9)
+    bare = compute.palm_flops_per_token(palm, 2048, attention=False, n_params=540e9)
+    assert compute.mfu_from_tokens(238.3e3, bare, 275e12, 6144) == pytest.approx(0.457, abs=0.0005)
+    assert compute.mfu_from_tokens(238.3e3, with_att, 275e12, 6144) == pytest.approx(0.462, abs=0.0005)
+
+
+# Chowdhery et al. 2022, section 4.1: Megatron-Turing NLG 530B (105 layers, 128 heads of 160) at
+# 65.43K tokens/s on 2240 A100s (312 TFLOP/s) is 29.7% MFU without attention, 30.2% with it
+# (the paper truncates: 29.77% and 30.27%).
+def test_mtnlg_mfu_by_palms_convention():
+    from mlcalc import models
+
+    mt = models.preset("Megatron GPT 529.6B")
+    bare = compute.palm_flops_per_token(mt, 2048, attention=False, n_params=530e9)
+    with_att = compute.palm_flops_per_token(mt, 2048, n_params=530e9)
+    assert math.floor(1000 * compute.mfu_from_tokens(65.43e3, bare, 312e12, 2240)) / 10 == 29.7
+    assert math.floor(1000 * compute.mfu_from_tokens(65.43e3, with_att, 312e12, 2240)) / 10 == 30.2
+
+
+# Korthikanti et al. 2022, Table 5 (iteration times with sequence parallelism and selective
+# recomputation) and Table 3 (models; global batch 4 on 8 GPUs for 22B, 64 on 64, 280 on 280, 512 on 512;
+# sequence 2048, vocabulary 51200; A100 312 TFLOP/s): MFU 41.5 / 51.4 / 56.0 / 56.3% and HFU
+# 43.7 / 52.8 / 57.0 / 57.0%, model FLOPs by their eq. 7, hardware FLOPs by eq. 8.
+@pytest.mark.parametrize("layers, hidden, heads, batch, gpus, seconds, mfu, hfu", [
+    (48, 6144, 64, 4, 8, 1.10, 0.415, 0.437), (96, 12288, 96, 64, 64, 13.75, 0.514, 0.528),
+    (105, 20480, 128, 280, 280, 37.83, 0.560, 0.570), (128, 25600, 160, 512, 512, 71.49, 0.563, 0.570)])
+def test_korthikanti_table5_mfu_and_hfu(layers, hidden, heads, batch, gpus, seconds, mfu, hfu):
+    from mlcalc import models
+
+    gpt = models.ModelConfig(name="GPT", n_layers=layers, hidden=hidden, n_heads=heads, n_kv_heads=heads,
+                             head_dim=hidden // heads, ffn_hidden=4 * hidden, vocab=51200, gated_mlp=False,
+                             biases=True, norm="layernorm", learned_positions=2048)
+    u = compute.utilization(gpt, batch, 2048, seconds, 312e12, gpus, recompute="selective")
+    assert u.mfu == pytest.approx(mfu, abs=0.003)
+    assert u.hfu == pytest.approx(hfu, abs=0.003)
+
+
+# Korthikanti et al. 2022 eq. 9: with selective recomputation hardware / model FLOPs is about 1 + s/(6h).
+def test_selective_recompute_ratio():
+    f = compute.korthikanti_flops_per_iteration
+    ratio = f(1, 2048, 96, 12288, 51200, "selective") / f(1, 2048, 96, 12288, 51200, "none")
+    assert ratio == pytest.approx(1 + 2048 / (6 * 12288), rel=0.002)
+    with pytest.raises(ValueError, match="recompute"):
+        f(1, 2048, 96, 12288, 51200, "some")

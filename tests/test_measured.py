@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mlcalc import measured, network, spec
-from mlcalc.bench import predict
+from mlcalc import gpt_program as predict
 
 # The shape of nccl-tests output (nccl-tests README, "all_reduce_perf -b 8 -e 128M -f 2 -g 8"),
 # 2 ranks; busbw = algbw * 2(n-1)/n = algbw for n = 2.

@@ -2,6 +2,8 @@
 
 import pytest
 
+from mlcalc import models
+
 from mlcalc import network as net
 from mlcalc import parallel as par
 
@@ -31,7 +33,8 @@ def test_data_parallel_collectives():
 def test_megatron_tensor_parallel_four_allreduces_per_layer():
     # Shoeybi et al. 2019 (Megatron-LM), Fig. 4: "4 total communication operations in the
     # forward and backward pass of a single model parallel transformer layer", each of b x s x h.
-    m = par.Model("toy", 1e9, hidden=1024, n_layers=10, seq_len=2048)
+    m = par.Workload(models.ModelConfig(name="toy", n_layers=10, hidden=1024, n_heads=8, n_kv_heads=8, head_dim=128,
+                                        ffn_hidden=4096, vocab=32000), seq_len=2048)
     (op,) = par.tensor_parallel_ops(m, tp=8, micro_batch=1, n_micro=1)
     assert op.collective == "all_reduce" and op.count == 4 * 10
     assert op.message_bytes == pytest.approx(1 * 2048 * 1024 * 2)
@@ -169,7 +172,7 @@ def test_wire_bytes_rule_of_thumb_option():
     (lambda: par.pipeline_schedule("1f1b", 4, 8, v=2), "v"),
     (lambda: par.pipeline_schedule("interleaved", 4, 6, v=2), "m"),
     (lambda: par.reference_model("GPT-5"), "model"),
-    (lambda: par.Model("x", -1, 10, 10), "n_params"),
+    (lambda: par.Workload("x"), "model"),
     (lambda: par.suggest_layout(par.reference_model("GPT-1008B"), 3072, 8, 1e9), "gpu_memory_bytes"),
     (lambda: par.suggest_layout(par.reference_model("GPT-145.6B"), 100, 8, 80e9), "n_gpus"),
     (lambda: par.overlap(1, 1, backward_share=0), "backward_share"),
@@ -184,7 +187,7 @@ def test_wire_bytes_rule_of_thumb_option():
     (lambda: par.Op("x", "all_reduce", 1e9, 1, 0), "group"),
     (lambda: par.wire_bytes(par.Op("x", "all_reduce", 1e9, 1, 8), volume="3x"), "volume"),
     (lambda: par.Layout(0, 1, 1), "tp"),
-    (lambda: par.Model("x", 1e9, 1024, 10**9), "n_layers"),
+    (lambda: par.Workload(models.preset("Mistral 7B").replace(n_layers=10**9)), "n_layers"),
     (lambda: par.Layout(1, 1, 1, -5.0), "state_bytes_per_gpu"),
     (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 16, "data"), "tp"),
     (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 8, "expert"), "parallelism"),

@@ -17,7 +17,7 @@ def test_bytes_per_param_switches_convention():
     w.convention.value = "seed"
     assert sum(w.last_result.values()) == pytest.approx(135e9)  # seed: 18 x 7.5B
     w.params.value = -1
-    assert "n_params" in w.last_error and "n_params" in w.message.value
+    assert "params (billions)" in w.last_error and "params (billions)" in w.message.value
     assert sum(w.last_result.values()) == pytest.approx(135e9)
     w.params.value = 1
     assert w.last_error == ""
@@ -76,7 +76,7 @@ def test_cpu_widget_counts_seed_cores_and_rejects_negative_ram():
     w = CpuWidget(accelerators=8, workers=3)
     assert w.last_result.cores == 32 and w.last_result.dataloader_workers == 24
     w.ram_per_worker.value = -1
-    assert "ram_per_worker" in w.last_error
+    assert "GB per worker" in w.last_error
     w.ram_per_worker.value = 1
     w.offload.value = True
     m = memory.model_preset("Llama-3 8B")

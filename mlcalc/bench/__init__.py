@@ -13,7 +13,11 @@ carries the environment (device name, driver, library versions, date) and the fu
 * :func:`mlcalc.bench.attention.run_attention`: causal ``scaled_dot_product_attention`` forward
   and backward throughput;
 * :func:`mlcalc.bench.train.run_train`: training steps of small GPT-style models (peak memory,
-  step time), the ground truth for the book's predictions (:mod:`mlcalc.bench.predict`).
+  step time), the ground truth for the book's predictions (:mod:`mlcalc.gpt_program`).
+
+Nothing in mlcalc imports this package (except the deprecated ``predict`` / ``gpt`` shims kept for
+``mlcalc/widgets/measured.py``); the predictions live in the core (:mod:`mlcalc.gpt_program`,
+:mod:`mlcalc.steptime`, :mod:`mlcalc.memory`).
 
 Command line::
 

@@ -52,8 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.shapes:
             shapes = [tuple(int(v) for v in s.lower().split("x")) for s in a.shapes.split(",")]
         if a.gpt_shapes:
-            from mlcalc.bench.gpt import preset
-            from mlcalc.bench.predict import step_gemms
+            from mlcalc.gpt_program import preset, step_gemms
             found: dict[tuple[int, int, int], None] = {}
             for item in a.gpt_shapes.split(","):
                 model, batch, seq = item.split(":")

@@ -2,7 +2,7 @@
 
 FLOP convention (causal): forward ``2 b s^2 h`` (two products, half the score matrix), backward
 2.5 times the forward (Dao 2023, FlashAttention-2), with ``h = heads x head_dim``. The rate is
-what :func:`mlcalc.bench.predict.program_step_time` takes as ``attention_flops_per_s``.
+what :func:`mlcalc.gpt_program.program_step_time` takes as ``attention_flops_per_s``.
 """
 
 from __future__ import annotations

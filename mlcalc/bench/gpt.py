@@ -1,4 +1,4 @@
-"""GPT-style model shapes used by the training benchmark (pure data, no PyTorch).
+"""Deprecated: GPT-2 shapes as the old GPTConfig, kept only for mlcalc/widgets/measured.py (use mlcalc.gpt_program).
 
 The model is GPT-2's layout (Radford et al. 2019): learned token and position embeddings,
 pre-LayerNorm blocks of causal self-attention and a 4x GELU MLP, biases on every linear layer,

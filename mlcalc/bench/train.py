@@ -1,6 +1,7 @@
 """Training steps of GPT-style models: peak memory and step time, the ground truth for predictions.
 
-Each case builds a model from :class:`mlcalc.bench.gpt.GPTConfig` (random weights, no downloads),
+Each case builds a model from an :class:`mlcalc.models.ModelConfig` in GPT-2's layout
+(:mod:`mlcalc.gpt_program`; random weights, no downloads),
 trains it on random tokens with AdamW and automatic mixed precision (fp32 parameters, gradients and
 optimizer states; bf16 matmuls through ``torch.autocast``), with or without activation
 checkpointing of every block, and records:
@@ -22,7 +23,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from mlcalc import _check
 from mlcalc.bench import _common
-from mlcalc.bench.gpt import GPTConfig, preset
+from mlcalc.gpt_program import from_bench_config, preset
+from mlcalc.models import ModelConfig
 
 
 def gpu_cases() -> list[dict[str, Any]]:
@@ -42,12 +44,12 @@ def cpu_cases() -> list[dict[str, Any]]:
              "batch": 2, "seq_len": 16, "recompute": r} for r in (False, True)]
 
 
-def build_model(torch: Any, cfg: GPTConfig, seq_len: int, recompute: bool) -> Any:
+def build_model(torch: Any, cfg: ModelConfig, seq_len: int, recompute: bool) -> Any:
     """A GPT-2-style model (see the module docstring) as a torch.nn.Module on the current device."""
     nn, F = torch.nn, torch.nn.functional
     from torch.utils.checkpoint import checkpoint
 
-    h, heads, f = cfg.d_model, cfg.n_head, cfg.mlp_ratio * cfg.d_model
+    h, heads, f = cfg.hidden, cfg.n_heads, cfg.ffn_hidden
 
     class Block(nn.Module):
         def __init__(self) -> None:
@@ -67,8 +69,8 @@ def build_model(torch: Any, cfg: GPTConfig, seq_len: int, recompute: bool) -> An
     class GPT(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.wte, self.wpe = nn.Embedding(cfg.vocab_size, h), nn.Embedding(seq_len, h)
-            self.blocks = nn.ModuleList(Block() for _ in range(cfg.n_layer))
+            self.wte, self.wpe = nn.Embedding(cfg.vocab, h), nn.Embedding(seq_len, h)
+            self.blocks = nn.ModuleList(Block() for _ in range(cfg.n_layers))
             self.ln_f = nn.LayerNorm(h)
             for name, p in self.named_parameters():
                 if p.dim() >= 2:
@@ -87,9 +89,9 @@ def build_model(torch: Any, cfg: GPTConfig, seq_len: int, recompute: bool) -> An
     return GPT()
 
 
-def _config_of(case: dict[str, Any]) -> GPTConfig:
+def _config_of(case: dict[str, Any]) -> ModelConfig:
     if "config" in case:
-        return GPTConfig(**case["config"])
+        return from_bench_config(case["config"], str(case.get("model", "GPT")))
     return preset(case["model"])
 
 
@@ -100,16 +102,16 @@ def _run_case(torch: Any, dev: Any, case: dict[str, Any], warmup: int, steps: in
     recompute = bool(case["recompute"])
     cuda = dev.type == "cuda"
     row: dict[str, Any] = {**{k: v for k, v in case.items()}, "config": {
-        "n_layer": cfg.n_layer, "n_head": cfg.n_head, "d_model": cfg.d_model,
-        "vocab_size": cfg.vocab_size, "mlp_ratio": cfg.mlp_ratio}}
+        "n_layer": cfg.n_layers, "n_head": cfg.n_heads, "d_model": cfg.hidden,
+        "vocab_size": cfg.vocab, "mlp_ratio": cfg.ffn_hidden // cfg.hidden}}
     torch.manual_seed(0)
     with torch.device(dev):
         model = build_model(torch, cfg, s, recompute)
     row["n_params"] = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1, fused=cuda)
     gen = torch.Generator(device=dev).manual_seed(1)
-    idx = torch.randint(0, cfg.vocab_size, (b, s), device=dev, generator=gen)
-    tgt = torch.randint(0, cfg.vocab_size, (b, s), device=dev, generator=gen)
+    idx = torch.randint(0, cfg.vocab, (b, s), device=dev, generator=gen)
+    tgt = torch.randint(0, cfg.vocab, (b, s), device=dev, generator=gen)
     amp_dtype = torch.bfloat16
 
     def mem() -> int | None:

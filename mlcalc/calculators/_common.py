@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import re
+
 from mlcalc.accelerators import catalogue
 from mlcalc.calc import Control, choice
 
@@ -28,9 +31,59 @@ def money(value: float, currency: str = "$") -> str:
     return f"{'-' if value < 0 else ''}{currency}{abs(value):,.0f}"
 
 
+# Author-year for the bibliography keys that data strings carry (book/refs/*.bib; a test checks them),
+# so that a calculator never shows a reader a BibTeX key.
+AUTHOR_YEAR = {
+    "bekman2024mlengineering": "Bekman 2024",
+    "dash2023frontier": "Dash et al. 2023",
+    "deepseekai2024v3": "DeepSeek-AI 2024",
+    "dettmers2022optimizers": "Dettmers et al. 2022",
+    "hf2024anatomy": "Hugging Face 2024",
+    "korthikanti2022reducing": "Korthikanti et al. 2023",
+    "lockwood2024notes": "Lockwood 2024",
+    "rajbhandari2020zero": "Rajbhandari et al. 2020",
+}
+_KEY = re.compile(r"\b[a-z][a-z-]*\d{4}[a-z0-9]*\b")
+
+
+def cite(text: str) -> str:
+    """``text`` with every known bibliography key replaced by author-year ("Rajbhandari et al. 2020")."""
+    return _KEY.sub(lambda m: AUTHOR_YEAR.get(m.group(0), m.group(0)), text)
+
+
+def cited(text: str) -> str:
+    """Only the author-year citations of ``text``, in order: "Dash et al. 2023; Lockwood 2024"."""
+    found = [AUTHOR_YEAR[k] for k in _KEY.findall(text) if k in AUTHOR_YEAR]
+    return "; ".join(dict.fromkeys(found))
+
+
+def finite(what: str, value: float) -> float:
+    """``value`` if it is a finite number, else a ValueError saying the inputs are too large for ``what``."""
+    if not math.isfinite(value):
+        raise ValueError(f"{what} overflows ({value!r}) with these inputs: use smaller numbers")
+    return value
+
+
+def geomspace(lo: float, hi: float, n: int) -> list[float]:
+    """``n`` points from ``lo`` to ``hi``, evenly spaced on a log scale (a fixed chart grid, no numpy)."""
+    if n < 2 or not 0 < lo < hi:
+        return [lo]
+    step = math.log(hi / lo) / (n - 1)
+    return [lo * math.exp(i * step) for i in range(n)]
+
+
+def decades(lo: float, hi: float, most: int = 8) -> list[float]:
+    """Powers of ten from below ``lo`` to above ``hi``, thinned to at most ``most`` (log-axis ticks)."""
+    if not (0 < lo <= hi) or not math.isfinite(hi):
+        return []
+    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    step = max(1, -(-(k1 - k0 + 1) // most))
+    return [10.0**k for k in range(k0, k1 + 1, step)]
+
+
 def accelerator_control(default: str = "H100-SXM", key: str = "accelerator", label: str = "Accelerator") -> Control:
     """A dropdown of the catalogue's accelerators, each with its memory."""
     return choice(key, label, [(f"{a.key} ({a.memory_gb:g} GB)", a.key) for a in catalogue().values()], default)
 
 
-__all__ = ["accelerator_control", "money", "si"]
+__all__ = ["AUTHOR_YEAR", "accelerator_control", "cite", "cited", "decades", "finite", "geomspace", "money", "si"]

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from mlcalc.vl import chart_values
-from mlcalc.calc import Calc, Control, View, check_chart, error_message, view_html, view_plain
+from mlcalc.calc import Calc, Control, Presets, View, check_chart, error_message, view_html, view_plain
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 
@@ -40,8 +40,9 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
     elif c.kind == "int_slider":
         w = widgets.IntSlider(value=value, min=c.min, max=c.max, step=c.step or 1, continuous_update=False, **common)
     elif c.kind == "log_slider":
+        # Readout with SI prefixes ("1.07G"), not "1.07e+9".
         w = widgets.FloatLogSlider(value=value, base=10, min=c.min, max=c.max, step=c.step or 0.1,
-                                   continuous_update=False, readout_format=".3g", **common)
+                                   continuous_update=False, readout_format=".3s", **common)
     elif c.kind == "choice":
         w = widgets.Dropdown(options=list(c.options), value=value, **common)
     elif c.kind == "toggle":
@@ -50,9 +51,14 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
     elif c.kind == "check":
         w = widgets.Checkbox(value=value, indent=False, **common)
     else:  # text
-        w = widgets.Textarea(value=value, continuous_update=False, **common)
+        w = widgets.Textarea(value=value, rows=8, continuous_update=False, **common)  # a paste: several lines
     w.add_class(f"mlcalc-ctl-{c.key}")
     return w
+
+
+# Attributes of the shell itself: a control key must not take one of them.
+_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "last_result", "last_view",
+                       "last_error", "values", "children", "layout", "keys"})
 
 
 class CalcWidget(widgets.VBox):
@@ -72,25 +78,59 @@ class CalcWidget(widgets.VBox):
         values = calc.values({self.aliases.get(k, k): v for k, v in given.items()})
         self._controls = {c.key: make_control(c, values[c.key]) for c in calc.controls}
         for key, w in self._controls.items():
+            if key in _RESERVED or key.startswith("_"):
+                raise ValueError(f"{calc.key}: a control may not be named {key!r} (the shell uses that name)")
             setattr(self, key, w)
         self.message = widgets.HTML(value="")  # the inline error message ("" when all is well)
         self.message.add_class("mlcalc-message")
-        self.text = widgets.HTML(value="")  # the view's text and table
-        self.text.add_class("mlcalc-view-text")
-        self.chart = widgets.Output()  # the view's chart (Vega-Lite)
-        self.chart.add_class("mlcalc-view-chart")
+        # The view's text and table, and its chart (Vega-Lite). Named view_* so that no control key
+        # ("text" for a paste box) can hide them.
+        self.view_text = widgets.HTML(value="")
+        self.view_text.add_class("mlcalc-view-text")
+        self.view_chart = widgets.Output()
+        self.view_chart.add_class("mlcalc-view-chart")
         self.last_result: Any = None  # what compute() returned last time it succeeded
         self.last_view: View | None = None  # what view() returned last time it succeeded
         self.last_error: str = ""  # the last error message shown, "" if none
         box = widgets.Box(list(self._controls.values()),
                           layout=widgets.Layout(display="flex", flex_flow="row wrap", width="100%"))
         box.add_class("mlcalc-controls")
-        super().__init__([box, self.message, self.text, self.chart], layout=widgets.Layout(width="100%"))
+        super().__init__([box, self.message, self.view_text, self.view_chart], layout=widgets.Layout(width="100%"))
         self.add_class("mlcalc-calculator")
         self.add_class(f"mlcalc-calc-{calc.key}")
+        self._filling = False  # True while a preset fills in controls (one update at the end)
+        for p in calc.presets:  # before the update observers: a preset fills in first
+            self._controls[p.control].observe(lambda change, p=p: self._fill(p), names="value")
+            for key in p.filled():
+                self._controls[key].observe(lambda change, p=p: self._edited(p), names="value")
         for w in self._controls.values():
             w.observe(self._update, names="value")
         self._update()
+
+    def _fill(self, p: Presets) -> None:
+        """A preset was picked: set the controls it fills in, then update once."""
+        preset = p.values.get(self._controls[p.control].value)
+        if preset is None or self._filling:
+            return
+        self._filling = True
+        try:
+            for key, value in preset.items():
+                self._controls[key].value = value
+        finally:
+            self._filling = False
+        self._update()
+
+    def _edited(self, p: Presets) -> None:
+        """A filled-in control was edited by hand: the choice becomes ``custom`` if it no longer matches."""
+        if self._filling or p.custom is None:
+            return
+        preset = p.values.get(self._controls[p.control].value)
+        if preset is not None and any(self._controls[k].value != v for k, v in preset.items()):
+            self._filling = True
+            try:
+                self._controls[p.control].value = p.custom
+            finally:
+                self._filling = False
 
     # Kept for the calculators' tests and the notebooks: compute/view of the current values.
     def values(self) -> dict[str, Any]:
@@ -98,6 +138,8 @@ class CalcWidget(widgets.VBox):
         return {key: w.value for key, w in self._controls.items()}
 
     def _update(self, change: object = None) -> None:
+        if self._filling:
+            return
         try:
             result, view = self.calc.evaluate(self.values())
             check_chart(view.chart)
@@ -106,18 +148,18 @@ class CalcWidget(widgets.VBox):
             self.last_error = error_message(err)
             self.message.value = (f'<div class="mlcalc-error" role="alert"><b>Check the input:</b> '
                                   f'{html.escape(self.last_error)}</div>')
-            self.text.add_class("mlcalc-stale")
-            self.chart.add_class("mlcalc-stale")
+            self.view_text.add_class("mlcalc-stale")
+            self.view_chart.add_class("mlcalc-stale")
             return
         self.last_error = ""
         self.message.value = ""
-        self.text.remove_class("mlcalc-stale")
-        self.chart.remove_class("mlcalc-stale")
+        self.view_text.remove_class("mlcalc-stale")
+        self.view_chart.remove_class("mlcalc-stale")
         self.last_result, self.last_view = result, view
-        self.text.value = text
+        self.view_text.value = text
         # The chart goes straight into the Output widget's state (no display message): JupyterLab
         # draws it from there, the site's script reads and rewrites the same state.
-        self.chart.outputs = () if view.chart is None else (
+        self.view_chart.outputs = () if view.chart is None else (
             {"output_type": "display_data", "data": {VEGALITE_MIME: view.chart}, "metadata": {}},)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
@@ -133,7 +175,8 @@ def plain_summary(key: str, view: View | None, error: str = "") -> str:
     if view is not None:
         lines.append(view_plain(view))
         if view.chart is not None:
-            lines.append(f"chart: {view.chart.get('title', '')}")
+            title = view.chart.get("title", "")
+            lines.append(f"chart: {' '.join(title) if isinstance(title, list) else title}")  # a wrapped title
             lines.extend(json.dumps(row, sort_keys=True, ensure_ascii=False) for row in chart_values(view.chart))
     if error:
         lines.append(f"(error shown: {error})")

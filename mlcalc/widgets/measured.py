@@ -1,29 +1,21 @@
-"""Widgets and figures for the "Measured on real hardware" part: measured against advertised,
-predictions against measurements, and readers' own result files."""
+"""The "Measured on real hardware" part: its calculators' ipywidgets shells (over
+:mod:`mlcalc.calculators.measured`) and the chapters' static matplotlib figures (measured against
+advertised, predictions against measurements)."""
 
 from __future__ import annotations
 
 import math
 from typing import Sequence
 
-import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from mlcalc import measured as ms
-from mlcalc import network as net
-from mlcalc.accelerators import spec
 from mlcalc.bench import predict
-from mlcalc.bench.gpt import PRESETS, preset
-from mlcalc.widgets._base import Calculator, display, figure_png, plain_log_ticks
+from mlcalc.calculators import measured as calculators_measured
+from mlcalc.figures import figure_png, plain_log_ticks
+from mlcalc.widgets._base import CalcWidget
 
 _FIGSIZE = (7, 3)
-H100_RUN = "h100-2026-11-26"  # the main H100 run: matmul sweep, copies, training
-H100_RUN2 = "h100-2026-11-26-run2"  # the second H100 run: matmuls at the training shapes, attention, training
-
-
-def _gib(x: float) -> str:
-    return f"{x / 2**30:,.2f} GiB"
-
 
 # --------------------------------------------------------------------------- figures
 
@@ -115,102 +107,21 @@ def prediction_figure(rows: Sequence[predict.Comparison]) -> Figure:
 # --------------------------------------------------------------------------- widgets
 
 
-class MeasuredCollectiveWidget(Calculator):
+class MeasuredCollectiveWidget(CalcWidget):
     """Time of a collective at a measured bus bandwidth (read off the curve at its size) and at the link's."""
 
-    def __init__(self, op: str = "all_reduce", message_bytes: float = 2**26, n_ranks: int = 2) -> None:
-        self.op = widgets.Dropdown(options=["all_reduce", "all_gather", "reduce_scatter"], value=op,
-                                   description="Collective")
-        self.size = widgets.FloatLogSlider(value=message_bytes, base=2, min=10, max=34, step=1, description="Bytes",
-                                           continuous_update=False, readout_format=".3g")
-        self.ranks = widgets.IntSlider(value=n_ranks, min=2, max=8, description="GPUs", continuous_update=False)
-        super().__init__([self.op, self.size, self.ranks],
-                         [widgets.HBox([self.op, self.ranks]), self.size])
-
-    def compute(self) -> tuple[ms.BusbwCurve, float, net.CollectiveTime, net.CollectiveTime]:
-        curve = ms.busbw_curve(self.op.value)
-        busbw = curve.busbw_bytes_per_s_at(self.size.value)
-        link = net.link("NVLink4-H100")
-        at_measured = net.collective_time(self.size.value, self.ranks.value, busbw, self.op.value)
-        at_link = net.collective_time(self.size.value, self.ranks.value, link.bytes_per_s, self.op.value)
-        return curve, busbw, at_measured, at_link
-
-    def render(self, result: tuple[ms.BusbwCurve, float, net.CollectiveTime, net.CollectiveTime]) -> None:
-        curve, busbw, tm, tl = result
-        link = net.link("NVLink4-H100").bytes_per_s
-        print(f"measured busbw at {self.size.value:,.0f} B: {busbw / 1e9:,.1f} GB/s "
-              f"= {busbw / link:.0%} of NVLink's {link / 1e9:.0f} GB/s (measured on {curve.n_ranks} GPUs)")
-        print(f"{self.op.value} on {self.ranks.value} GPUs: {tm.time_s * 1e3:,.3f} ms at the measured busbw, "
-              f"{tl.time_s * 1e3:,.3f} ms at the datasheet link")
-        if self.ranks.value != curve.n_ranks:
-            print(f"(the curve was measured on {curve.n_ranks} GPUs; with more, busbw usually differs: measure it)")
-        display(figure_png(busbw_figure([curve], link, self.size.value)))
+    calc = calculators_measured.MEASURED_COLLECTIVE
+    aliases = {"message_bytes": "size", "n_ranks": "ranks"}
 
 
-class PredictionWidget(Calculator):
+class PredictionWidget(CalcWidget):
     """Predicted peak memory and step time of a GPT training step on the H100, against the measurement if any."""
 
-    def __init__(self, model: str = "gpt2-350M", batch: int = 8, seq_len: int = 1024, recompute: bool = False) -> None:
-        self.model = widgets.Dropdown(options=list(PRESETS), value=model, description="Model")
-        self.batch = widgets.IntSlider(value=batch, min=1, max=64, description="Batch", continuous_update=False)
-        self.seq = widgets.Dropdown(options=[256, 512, 1024, 2048, 4096, 8192], value=seq_len, description="Seq len")
-        self.recompute = widgets.Checkbox(value=recompute, description="Activation checkpointing")
-        super().__init__([self.model, self.batch, self.seq, self.recompute],
-                         [widgets.HBox([self.model, self.seq]), widgets.HBox([self.batch, self.recompute])])
-
-    def compute(self) -> tuple[predict.Prediction, predict.Prediction, predict.Prediction, ms.TrainCase | None]:
-        cfg = preset(self.model.value)
-        b, s, rc = self.batch.value, self.seq.value, self.recompute.value
-        shapes = [r for r in ms.run(H100_RUN2) if isinstance(r, ms.MatmulResult)] + [ms.matmul("H100-SXM", "bf16")]
-        bw = ms.copy_bandwidth("H100-SXM", "d2d").memory_bytes_per_s
-        attn = ms.attention_rate_near(b, cfg.n_head, s, H100_RUN2 + "/")
-        mem = predict.program_memory(cfg, b, s, rc)
-        textbook = predict.textbook_memory(cfg, b, s, rc)
-        t = predict.program_step_time(cfg, b, s, rc, lambda m, n, k: ms.matmul_rate_near(shapes, m, n, k), bw, attn)
-        found = [c for c in ms.train_cases(H100_RUN2 + "/")
-                 if (c.model, c.batch, c.seq_len, c.recompute) == (self.model.value, b, s, rc)]
-        return mem, textbook, t, (found[0] if found else None)
-
-    def render(self, result: tuple[predict.Prediction, predict.Prediction, predict.Prediction, ms.TrainCase | None]) -> None:
-        mem, textbook, t, case = result
-        h100 = spec("H100-SXM").memory_bytes
-        print(f"peak memory: program model {_gib(mem.total)} ({mem.note}); textbook {_gib(textbook.total)}; "
-              f"the H100 has {_gib(h100)}" + ("  -> does not fit" if mem.total > h100 else ""))
-        for k, v in mem.parts.items():
-            print(f"  {k:55s} {_gib(v)}")
-        print(f"step time: {t.total * 1e3:,.1f} ms = " + " + ".join(f"{k} {v * 1e3:,.1f}" for k, v in t.parts.items()))
-        if case is not None and case.peak_bytes and case.step_s:
-            print(f"measured on the H100: {_gib(case.peak_bytes)} (error {mem.total / case.peak_bytes - 1:+.1%}), "
-                  f"{case.step_s * 1e3:,.1f} ms (error {t.total / case.step_s - 1:+.1%})")
-        else:
-            print("not among the measured cases: this is a prediction only")
+    calc = calculators_measured.PREDICTION
+    aliases = {"seq_len": "seq"}
 
 
-class PastedResultWidget(Calculator):
-    """Paste nccl-tests output or a mamf-finder log: see what mlcalc reads from it."""
+class PastedResultWidget(CalcWidget):
+    """Paste nccl-tests output or a mamf-finder log (at most 64 KiB): see what mlcalc reads from it."""
 
-    def __init__(self, text: str = "", kind: str = "nccl-tests", op: str = "all_reduce") -> None:
-        self.text = widgets.Textarea(value=text, description="Paste", layout=widgets.Layout(width="95%", height="140px"))
-        self.kind = widgets.ToggleButtons(options=["nccl-tests", "mamf-finder"], value=kind)
-        self.op = widgets.Dropdown(options=list(ms.COLLECTIVES), value=op, description="nccl op")
-        super().__init__([self.text, self.kind, self.op], [self.kind, self.op, self.text])
-
-    def compute(self) -> ms.BusbwCurve | ms.MatmulResult:
-        if not self.text.value.strip():
-            raise ValueError("text='' is not allowed: paste the output of an nccl-tests program or a mamf-finder log")
-        if self.kind.value == "nccl-tests":
-            return ms.parse_nccl_tests(self.text.value, op=self.op.value, label="pasted")
-        return ms.parse_mamf_log(self.text.value, label="pasted")
-
-    def render(self, r: ms.BusbwCurve | ms.MatmulResult) -> None:
-        if isinstance(r, ms.BusbwCurve):
-            link = net.link("NVLink4-H100").bytes_per_s
-            print(f"{r.op} on {r.n_ranks} ranks of {r.info.device_name}: {len(r.sizes_bytes)} sizes, "
-                  f"peak busbw {r.peak_busbw_bytes_per_s / 1e9:,.1f} GB/s ({r.peak_busbw_bytes_per_s / link:.0%} "
-                  f"of H100 NVLink one way)")
-            display(figure_png(busbw_figure([r], link)))
-        else:
-            line = f"{r.dtype} best {r.best_tflops:,.1f} TFLOPS at {'x'.join(map(str, r.best_shape))}"
-            if r.info.accelerator:
-                line += f" = {r.best_flops_per_s / spec(r.info.accelerator).peak_flops(r.dtype):.0%} of the dense peak"
-            print(line + f" ({r.info.device_name})")
+    calc = calculators_measured.PASTED_RESULT

@@ -1,0 +1,186 @@
+"""Decode throughput of transformers ``generate`` with a static KV cache, on random-weight models.
+
+Nothing is downloaded: each model is built from a config (Llama-shaped) with random weights, in
+bf16, on one GPU. For each (batch, context) point we time ``generate`` twice with the same prompt:
+once for 1 new token (the prefill) and once for 1 + N new tokens; the decode step time is the
+difference over N. Besides the decode points the script measures, on the same card:
+
+- ``read_bandwidth``: bytes/s of a reduction over a large bf16 tensor (a pure memory read);
+- ``overhead``: the step time of tiny models (width 64, small vocabulary) with 2, 8 and 32 layers,
+  whose GPU work is negligible, i.e. the CPU/launch floor of eager ``generate`` per step.
+
+The prediction in mlcalc.serving uses the first two and the model's bytes; it never sees the
+decode points it is checked against.
+
+Usage: python bench_decode.py --model 1b|8b|probe --device cuda:0 --out result.json [--quick]
+(--quick: tiny sizes for a CPU smoke test).
+
+On CUDA, transformers compiles the forward (CUDA graphs) by default when the cache is static; we turn
+that off (``disable_compile=True``): each new (batch, cache length) would recompile, longer than the
+whole measurement. So these are eager-mode numbers, whose small batches sit on the CPU launch floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import time
+from datetime import datetime, timezone
+
+import torch
+import transformers
+from transformers import LlamaConfig, LlamaForCausalLM
+
+# Llama-shaped configs. 1B: the shape of Llama 3.2 1B (Meta's model card / config.json);
+# 8B: the shape of Llama 3 8B (Dubey et al. 2024, Table 3). Random weights, so only the shapes matter.
+SHAPES = {
+    "1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+               num_key_value_heads=8, head_dim=64, vocab_size=128256, tie_word_embeddings=True),
+    "8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+               num_key_value_heads=8, head_dim=128, vocab_size=128256, tie_word_embeddings=False),
+}
+POINTS = {  # (batch, prompt tokens)
+    "1b": [(1, 512), (8, 512), (32, 512), (128, 512), (1, 4096), (16, 4096), (64, 4096)],
+    "8b": [(1, 512), (8, 512), (32, 512), (64, 512), (1, 4096), (16, 4096), (32, 4096)],
+}
+NEW_TOKENS = 32
+
+
+def sync(dev: torch.device) -> None:
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def build(shape: dict, dev: torch.device) -> LlamaForCausalLM:
+    cfg = LlamaConfig(**shape, max_position_embeddings=16384, rope_theta=500000.0)
+    torch.manual_seed(0)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    with dev:
+        model = LlamaForCausalLM(cfg)
+    torch.set_default_dtype(old)
+    model.eval()
+    model.generation_config.eos_token_id = None
+    model.generation_config.pad_token_id = 0
+    return model
+
+
+def timed_generate(model, ids, new: int, dev: torch.device, repeats: int = 2) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        sync(dev)
+        t0 = time.perf_counter()
+        model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new, min_new_tokens=new,
+                       do_sample=False, cache_implementation="static", disable_compile=True)
+        sync(dev)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def decode_point(model, batch: int, prompt: int, dev: torch.device, new: int) -> dict:
+    ids = torch.randint(1, model.config.vocab_size, (batch, prompt), device=dev)
+    with torch.inference_mode():
+        timed_generate(model, ids, 2, dev, repeats=1)  # warm-up (allocations, kernels)
+        t1 = timed_generate(model, ids, 1, dev)
+        tn = timed_generate(model, ids, 1 + new, dev)
+    step = max(tn - t1, 1e-9) / new
+    return {"batch": batch, "prompt_tokens": prompt, "new_tokens": new, "max_cache_len": prompt + 1 + new,
+            "prefill_s": t1, "generate_s": tn, "decode_step_s": step, "decode_tokens_per_s": batch / step}
+
+
+def read_bandwidth(dev: torch.device, nbytes: int) -> dict:
+    x = torch.ones(nbytes // 2, dtype=torch.bfloat16, device=dev)
+    for _ in range(3):
+        x.sum(dtype=torch.float32)
+    sync(dev)
+    times = []
+    for _ in range(10):
+        t0 = time.perf_counter()
+        x.sum(dtype=torch.float32)
+        sync(dev)
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    med = times[len(times) // 2]
+    del x
+    return {"bytes": nbytes, "median_s": med, "bytes_per_s": nbytes / med,
+            "method": "torch.sum (fp32 accumulate) over a bf16 tensor; bytes read / median of 10"}
+
+
+def overhead_probes(dev: torch.device, layers: list[int], new: int) -> list[dict]:
+    out = []
+    for n_layers in layers:
+        shape = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=n_layers, num_attention_heads=4,
+                     num_key_value_heads=2, head_dim=16, vocab_size=256, tie_word_embeddings=False)
+        model = build(shape, dev)
+        point = decode_point(model, 1, 64, dev, new)
+        point["n_layers"] = n_layers
+        out.append(point)
+        del model
+    return out
+
+
+def env(dev: torch.device) -> dict:
+    info = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "python": platform.python_version(),
+            "torch": torch.__version__, "transformers": transformers.__version__, "device": str(dev)}
+    if dev.type == "cuda":
+        info["device_name"] = torch.cuda.get_device_name(dev)
+        info["cuda"] = torch.version.cuda
+        try:
+            info["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                            capture_output=True, text=True, timeout=20).stdout.split()[0]
+        except Exception as exc:  # noqa: BLE001 - recorded, not fatal
+            info["driver"] = f"unknown ({exc})"
+    return info
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=["1b", "8b", "probe"], required=True)
+    ap.add_argument("--device", default="cuda:0")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a CPU smoke test")
+    a = ap.parse_args()
+    dev = torch.device(a.device)
+    if dev.type == "cuda":
+        torch.cuda.set_device(dev)
+    result = {"schema": 1, "tool": "scripts/gpu/bench_decode.py", "env": env(dev), "model": a.model,
+              "attn_implementation": "sdpa (transformers default)", "dtype": "bf16", "cache": "static",
+              "compile": "off (disable_compile=True: eager PyTorch)",
+              "method": "decode step = (generate(1+N) - generate(1)) / N, best of 2 each, after a warm-up"}
+    new = 4 if a.quick else NEW_TOKENS
+    t_start = time.perf_counter()
+    if a.model == "probe":
+        result["read_bandwidth"] = read_bandwidth(dev, 2**24 if a.quick else 4 * 2**30)
+        result["overhead"] = overhead_probes(dev, [2, 8] if a.quick else [2, 8, 32], new)
+    else:
+        shape = dict(SHAPES[a.model])
+        points = POINTS[a.model]
+        if a.quick:
+            shape.update(hidden_size=128, intermediate_size=256, num_hidden_layers=2, vocab_size=1000,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=32)
+            points = [(1, 16), (4, 32)]
+        model = build(shape, dev)
+        result["shape"] = shape
+        result["n_params"] = sum(p.numel() for p in model.parameters())
+        result["points"] = []
+        for batch, prompt in points:
+            try:
+                p = decode_point(model, batch, prompt, dev, new)
+            except torch.OutOfMemoryError as exc:  # recorded, the other points go on
+                p = {"batch": batch, "prompt_tokens": prompt, "error": f"out of memory: {str(exc)[:200]}"}
+                if dev.type == "cuda":
+                    torch.cuda.empty_cache()
+            result["points"].append(p)
+            print(a.model, p, flush=True)
+            with open(a.out, "w") as fh:  # keep what we have if the run is cut short
+                json.dump(result, fh, indent=1)
+    result["wall_s"] = time.perf_counter() - t_start
+    with open(a.out, "w") as fh:
+        json.dump(result, fh, indent=1)
+    print(json.dumps({k: v for k, v in result.items() if k != "points"}, indent=1)[:2000], flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""Train Hugging Face ``transformers`` models built from config: peak memory and step time.
+
+Ground truth for ``mlcalc.memory.training_peak`` and ``mlcalc.steptime``: each case builds a
+model from an :class:`mlcalc.models.ModelConfig` (random weights, nothing downloaded) with
+``attn_implementation="sdpa"``, trains it on random tokens with fp32 weights, bf16
+``torch.autocast`` and fused AdamW, the way ``transformers.Trainer`` calls it
+(``loss = model(input_ids, labels=input_ids).loss``: the output object, and with it the bf16 logits,
+is dropped before ``backward``), with or without gradient checkpointing of every layer, and records
+``torch.cuda.max_memory_allocated`` over the timed steps, the median step time, and one
+instrumented step (memory and time after forward, backward, optimizer step).
+
+    python scripts/gpu/train_hf.py --out result.json [--part 0/2] [--cpu-tiny]
+
+``--part i/n`` runs every n-th case starting at i (to spread the cases over GPUs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from mlcalc import models
+from mlcalc.models import ModelConfig
+
+_ACT = {"silu": "silu", "gelu": "gelu", "gelu_tanh": "gelu_pytorch_tanh", "relu": "relu"}
+
+
+def hf_config(m: ModelConfig, seq_len: int) -> tuple[str, dict[str, Any]]:
+    """The ``transformers`` model type and config keywords that build ``m`` (pure, no imports).
+
+    Llama-, Qwen2-, Qwen3-, Mistral-, Mixtral-, Gemma3-text- and GPT-2-shaped models; sliding windows
+    are switched off (every layer attends to the whole causal context).
+    """
+    common = dict(vocab_size=m.vocab, hidden_size=m.hidden, intermediate_size=m.ffn_hidden,
+                  num_hidden_layers=m.n_layers, num_attention_heads=m.n_heads,
+                  num_key_value_heads=m.n_kv_heads, tie_word_embeddings=m.tied_embeddings,
+                  max_position_embeddings=max(seq_len, 2048), use_cache=False)
+    if m.learned_positions:  # GPT-2 layout
+        return "gpt2", dict(vocab_size=m.vocab, n_embd=m.hidden, n_layer=m.n_layers, n_head=m.n_heads,
+                            n_positions=max(seq_len, m.learned_positions), n_inner=m.ffn_hidden,
+                            activation_function="gelu_new", resid_pdrop=m.dropout, embd_pdrop=m.dropout,
+                            attn_pdrop=m.dropout, use_cache=False, tie_word_embeddings=True)
+    if m.norms_per_layer == 4:
+        return "gemma3_text", dict(common, head_dim=m.head_dim, hidden_activation=_ACT[m.activation],
+                                   query_pre_attn_scalar=m.head_dim, sliding_window=4096,
+                                   layer_types=["full_attention"] * m.n_layers)
+    if m.is_moe:
+        return "mixtral", dict(common, head_dim=m.head_dim, intermediate_size=m.expert_ffn,
+                               num_local_experts=m.n_experts, num_experts_per_tok=m.experts_per_token,
+                               sliding_window=None, output_router_logits=False)
+    if m.qkv_bias:
+        return "qwen2", dict(common, sliding_window=None, use_sliding_window=False)
+    if m.qk_norm:
+        return "qwen3", dict(common, head_dim=m.head_dim, sliding_window=None, use_sliding_window=False)
+    if m.vocab == 32000:
+        return "mistral", dict(common, head_dim=m.head_dim, sliding_window=None)
+    return "llama", dict(common, head_dim=m.head_dim, attention_bias=False, mlp_bias=False)
+
+
+def _cut(name: str, n_layers: int) -> ModelConfig:
+    """A preset's widths with fewer layers (so it trains on one GPU with fp32 AdamW states)."""
+    p = models.preset(name)
+    return p.replace(name=f"{name} widths, {n_layers} layers", n_layers=n_layers, published_params=0.0,
+                     published_active_params=0.0, first_dense_layers=0)
+
+
+def gpu_cases() -> list[dict[str, Any]]:
+    """The sweep: 7 architectures, two sequence lengths, gradient checkpointing off and on."""
+    grid: list[tuple[ModelConfig, int, int, bool]] = []
+    l32, q25, q3 = models.preset("Llama-3.2 1B"), models.preset("Qwen2.5 0.5B"), models.preset("Qwen3 0.6B")
+    g3, gpt2 = models.preset("Gemma-3 1B"), models.preset("GPT-2 355M")
+    mis, mix = _cut("Mistral 7B", 4), _cut("Mixtral 8x7B", 2)
+    for m, b, s in [(l32, 4, 1024), (l32, 2, 4096), (q25, 8, 1024), (q25, 4, 2048), (q3, 8, 1024),
+                    (mis, 4, 2048), (g3, 4, 1024), (mix, 2, 1024), (gpt2, 8, 1024)]:
+        grid += [(m, b, s, False), (m, b, s, True)]
+    grid += [(mis, 2, 1024, False), (g3, 2, 2048, False), (q3, 4, 2048, True)]
+    return [{"model": models.as_dict(m), "batch": b, "seq_len": s, "recompute": r} for m, b, s, r in grid]
+
+
+def floor_cases() -> list[dict[str, Any]]:
+    """Every model of the sweep at 1 x 64 tokens, checkpointing off and on: the host-bound floor."""
+    seen, out = set(), []
+    for c in gpu_cases():
+        key = (c["model"]["name"], c["recompute"])
+        if key not in seen:
+            seen.add(key)
+            out.append({**c, "batch": 1, "seq_len": 64})
+    return out
+
+
+def cpu_cases() -> list[dict[str, Any]]:
+    """Tiny versions of every architecture, for a test on a CPU."""
+    out = []
+    for c in gpu_cases()[::2][:9]:
+        m = models.from_dict(c["model"])
+        kv = min(m.n_kv_heads, 2) if m.n_kv_heads < m.n_heads else 4
+        tiny = m.replace(n_layers=2, hidden=64, n_heads=4, n_kv_heads=kv, head_dim=16, ffn_hidden=128, vocab=256,
+                         learned_positions=64 if m.learned_positions else 0, moe_ffn_hidden=0)
+        out.append({"model": models.as_dict(tiny), "batch": 2, "seq_len": 32, "recompute": c["recompute"]})
+    out[0]["recompute"] = True
+    return out
+
+
+def _environment(torch: Any, transformers: Any, dev: Any) -> dict[str, Any]:
+    env = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "python": platform.python_version(),
+           "torch": torch.__version__, "transformers": transformers.__version__, "cuda": torch.version.cuda,
+           "device_type": dev.type}
+    if dev.type == "cuda":
+        props = torch.cuda.get_device_properties(dev)
+        env.update(device_name=props.name, total_memory_bytes=props.total_memory,
+                   multiprocessors=props.multi_processor_count)
+        try:
+            env["nvidia_smi"] = subprocess.run(
+                ["nvidia-smi", f"--id={dev.index or 0}",
+                 "--query-gpu=name,driver_version,pci.bus_id,clocks.max.sm,power.limit,memory.total",
+                 "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout.strip()
+        except OSError:
+            pass
+    return env
+
+
+def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warmup: int, steps: int) -> dict[str, Any]:
+    m = models.from_dict(case["model"])
+    b, s, rc = int(case["batch"]), int(case["seq_len"]), bool(case["recompute"])
+    kind, kw = hf_config(m, s)
+    cfg = transformers.AutoConfig.for_model(kind, **kw)
+    cuda = dev.type == "cuda"
+    torch.manual_seed(0)
+    with torch.device(dev):
+        model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", dtype=torch.float32)
+    model.train()
+    if rc:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    row: dict[str, Any] = {**case, "hf_model_type": kind, "hf_class": type(model).__name__,
+                           "n_params": sum(p.numel() for p in model.parameters()),
+                           "n_params_mlcalc": m.n_params()}
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.1, fused=cuda)
+    gen = torch.Generator(device=dev).manual_seed(1)
+    idx = torch.randint(0, m.vocab, (b, s), device=dev, generator=gen)
+
+    def step() -> Any:
+        with torch.autocast(device_type=dev.type, dtype=torch.bfloat16):
+            loss = model(input_ids=idx, labels=idx).loss  # as transformers.Trainer: outputs dropped
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    for _ in range(warmup):
+        step()
+    if cuda:
+        torch.cuda.synchronize(dev)
+        torch.cuda.reset_peak_memory_stats(dev)
+        row["static_bytes"] = torch.cuda.memory_allocated(dev)
+    times = []
+    for _ in range(steps):
+        if cuda:
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            loss = step()
+            e1.record()
+            torch.cuda.synchronize(dev)
+            times.append(e0.elapsed_time(e1) / 1e3)
+        else:
+            t0 = time.perf_counter()
+            loss = step()
+            times.append(time.perf_counter() - t0)
+    row["step_s"] = statistics.median(times)
+    row["step_s_all"] = times
+    row["loss"] = float(loss.detach())
+    if cuda:
+        row["peak_bytes"] = torch.cuda.max_memory_allocated(dev)
+        row["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(dev)
+        # One instrumented step: memory at each phase boundary and the peak within each phase.
+        ph: dict[str, float] = {}
+        torch.cuda.synchronize(dev)
+        torch.cuda.reset_peak_memory_stats(dev)
+        t0 = time.perf_counter()
+        with torch.autocast(device_type=dev.type, dtype=torch.bfloat16):
+            loss = model(input_ids=idx, labels=idx).loss
+        torch.cuda.synchronize(dev)
+        ph.update(forward_s=time.perf_counter() - t0, forward_alloc_bytes=torch.cuda.memory_allocated(dev),
+                  forward_peak_bytes=torch.cuda.max_memory_allocated(dev))
+        torch.cuda.reset_peak_memory_stats(dev)
+        t0 = time.perf_counter()
+        loss.backward()
+        torch.cuda.synchronize(dev)
+        ph.update(backward_s=time.perf_counter() - t0, backward_alloc_bytes=torch.cuda.memory_allocated(dev),
+                  backward_peak_bytes=torch.cuda.max_memory_allocated(dev))
+        torch.cuda.reset_peak_memory_stats(dev)
+        t0 = time.perf_counter()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize(dev)
+        ph.update(optimizer_s=time.perf_counter() - t0, optimizer_peak_bytes=torch.cuda.max_memory_allocated(dev))
+        row["phases"] = ph
+    del model, opt
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--part", default="0/1", help="i/n: run cases i, i+n, i+2n, ...")
+    ap.add_argument("--cpu-tiny", action="store_true", help="tiny configs on the CPU (a test)")
+    ap.add_argument("--floor", action="store_true", help="every model at 1 x 64 tokens (host-bound floor)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=6)
+    args = ap.parse_args(argv)
+    import torch
+    import transformers
+
+    i, n = (int(x) for x in args.part.split("/"))
+    dev = torch.device("cpu") if args.cpu_tiny else torch.device("cuda", torch.cuda.current_device())
+    cases = (cpu_cases() if args.cpu_tiny else floor_cases() if args.floor else gpu_cases())[i::n]
+    result: dict[str, Any] = {
+        "benchmark": "train_hf", "environment": _environment(torch, transformers, dev),
+        "parameters": {"precision": "fp32 weights, gradients and AdamW states; torch.autocast bf16",
+                       "optimizer": "torch.optim.AdamW(fused=True on CUDA), lr 1e-5, weight decay 0.1",
+                       "attention": "attn_implementation='sdpa', causal, no padding mask",
+                       "loss": "labels=input_ids (Hugging Face ForCausalLMLoss); outputs dropped before backward",
+                       "recompute": "model.gradient_checkpointing_enable(use_reentrant=False)",
+                       "zero_grad": "set_to_none=True", "warmup": args.warmup, "steps": args.steps,
+                       "step_s": "median of CUDA-event times of whole steps after warm-up",
+                       "peak_bytes": "torch.cuda.max_memory_allocated over the timed steps"},
+        "cases": []}
+    for case in cases:
+        t0 = time.time()
+        try:
+            row = run_case(torch, transformers, dev, case, args.warmup, args.steps)
+        except torch.OutOfMemoryError as err:
+            row = {**case, "oom": True, "error": str(err).splitlines()[0]}
+        except Exception as err:  # record and go on: one broken case must not lose the others
+            row = {**case, "error": f"{type(err).__name__}: {err}"[:500]}
+        gc.collect()
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+        row["wall_s"] = time.time() - t0
+        result["cases"].append(row)
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+        m = case["model"]
+        print(f"{m['name']:36s} b={case['batch']} s={case['seq_len']} rc={int(case['recompute'])} "
+              + (row.get("error", "")[:200] if "step_s" not in row else
+                 f"{row['step_s'] * 1e3:8.1f} ms {row.get('peak_bytes', 0) / 2**30:6.2f} GiB ({row['wall_s']:.0f} s)"),
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

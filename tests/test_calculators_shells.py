@@ -1,0 +1,50 @@
+"""The ipywidgets shells of the accelerator and network calculators show what run() computes."""
+
+import time
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+from mlcalc import calc  # noqa: E402
+from mlcalc.widgets import accelerators as acc_widgets  # noqa: E402
+from mlcalc.widgets import network as net_widgets  # noqa: E402
+from mlcalc.widgets._shell import LinkedCalcWidget  # noqa: E402
+
+SHELLS = [cls for module in (acc_widgets, net_widgets) for cls in vars(module).values()
+          if isinstance(cls, type) and issubclass(cls, LinkedCalcWidget) and cls.__module__ == module.__name__]
+
+
+def test_every_calculator_of_both_areas_has_a_shell():
+    keys = {cls.calc.key for cls in SHELLS}
+    assert keys == {k for k in calc.REGISTRY if k.startswith(("accelerators.", "network."))}
+    assert len(SHELLS) == 16
+
+
+@pytest.mark.parametrize("cls", SHELLS, ids=lambda c: c.__name__)
+def test_shell_shows_what_run_computes(cls):
+    w = cls()
+    out = calc.run(cls.calc.key, w.values())
+    assert out["ok"] and w.last_error == ""
+    assert calc.view_plain(w.last_view) == out["text"] and w.last_view.chart == out["chart"]
+    assert w.view_chart.outputs == (() if out["chart"] is None else (
+        {"output_type": "display_data", "data": {"application/vnd.vegalite.v5+json": out["chart"]}, "metadata": {}},))
+
+
+def test_offers_sliders_have_a_width_and_the_peak_clock_follows():
+    w = acc_widgets.OffersWidget()
+    for _, _, _, mfu in w.rows:
+        assert mfu.layout.min_width == "240px"  # three MFU sliders, none collapses to a bare handle
+    p = acc_widgets.PeakWidget("Gaudi3")
+    assert p.clock.value == 1750  # Intel's white paper: Gaudi 3's matrix engines at 1,750 MHz -> 1,835 TFLOPS
+    assert p.last_result[1] / 1e12 == pytest.approx(1835, rel=0.001)
+
+
+@pytest.mark.parametrize("cls", SHELLS, ids=lambda c: c.__name__)
+def test_a_change_redraws_quickly(cls):
+    w = cls()
+    c = next(c for c in cls.calc.controls if c.kind in ("choice", "toggle") and len(c.options) > 1)
+    other = next(v for v in c.values() if v != w.values()[c.key])
+    start = time.perf_counter()
+    getattr(w, c.key).value = other
+    assert time.perf_counter() - start < 1.0  # generous on a shared 2-core machine
