@@ -90,24 +90,6 @@ class View:
 
 
 @dataclass(frozen=True)
-class Presets:
-    """A choice control whose options fill in other controls (a workload, a model), as data.
-
-    Picking an option that has an entry in ``values`` sets those controls; editing one of them by
-    hand afterwards turns the choice to ``custom`` (when given), so the controls never claim a
-    preset their numbers no longer match. Every shell applies it the same way.
-    """
-
-    control: str  # key of the choice control
-    values: Mapping[Any, Mapping[str, Any]]  # option value -> {other control's key: its value}
-    custom: Any = None  # the option meaning "my own numbers" (None: the choice is left as it is)
-
-    def filled(self) -> set[str]:
-        """Keys of the controls the presets fill in."""
-        return {k for v in self.values.values() for k in v}
-
-
-@dataclass(frozen=True)
 class Calc:
     """A calculator: its controls and its two pure steps."""
 
@@ -117,7 +99,6 @@ class Calc:
     compute: Callable[[Mapping[str, Any]], Any]  # values -> result (raises ValueError on bad input)
     view: Callable[[Any, Mapping[str, Any]], View]  # (result, values) -> View
     notes: str = field(default="")  # optional: conventions and sources, shown under the title
-    presets: tuple[Presets, ...] = ()  # optional: choices that fill in other controls
 
     def defaults(self) -> dict[str, Any]:
         """The starting value of every control."""
@@ -271,6 +252,6 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CONTROL_KINDS", "Calc", "Control", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "Presets", "REGISTRY", "Table", "View",
+__all__ = ["CONTROL_KINDS", "Calc", "Control", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table", "View",
            "choice", "check_chart", "error_message", "get", "register", "run", "run_json", "table_html",
            "view_html", "view_plain"]

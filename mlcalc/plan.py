@@ -173,8 +173,8 @@ def _bubble(pp: int, n_micro: int, n_layers: int) -> float:
     return best
 
 
-def _parallel_model(model: memory.ModelConfig, seq_len: int) -> parallel.Model:
-    return parallel.Model(model.name, float(model.n_params()), model.hidden, model.n_layers, seq_len)
+def _parallel_model(model: memory.ModelConfig, seq_len: int) -> parallel.Workload:
+    return parallel.Workload(model, seq_len)
 
 
 def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,

@@ -140,3 +140,13 @@ def test_no_calculator_shows_a_bibtex_key():
                               str((out.get("chart") or {}).get("title", ""))])
             words = set(re.findall(r"[\w-]+", shown))
             assert not words & keys, (name, values, words & keys)
+
+
+def test_gpu_count_convention_greys_out_when_serving():
+    pytest.importorskip("ipywidgets")
+    from mlcalc.widgets import GpuCountWidget
+
+    w = GpuCountWidget()
+    assert not w.convention.disabled
+    w.mode.value = "inference"
+    assert w.convention.disabled and w.last_result.n_gpus == 3  # seed: 80B to serve on 80 GB GPUs

@@ -30,10 +30,14 @@ def test_dataloader_chart_has_the_node_need_and_the_filesystems():
 
 
 def test_dataloader_presets_fill_in_the_numbers():
-    (p,) = cs.DATALOADER.presets
+    presets = cs.dataloader_presets()
     # Ibrahim et al. 2021 Table II: ResNet-50 samples are 0.14 MiB and cost 31 GiFLOP
-    assert p.values["resnet50"] == {"sample_mib": 0.14, "gflops": 31.0}
-    assert p.custom == "custom" and "custom" in cs.DATALOADER.control("workload").values()
+    assert presets["resnet50"] == {"sample_mib": 0.14, "gflops": 31.0}
+    values = cs.DATALOADER.values({"workload": "resnet50", **presets["resnet50"]})
+    assert cs.dataloader_links("workload", values) == presets["resnet50"]
+    assert cs.dataloader_links("gflops", {**values, "gflops": 62.0}) == {"workload": "custom"}
+    assert cs.dataloader_links("gflops", values) == {} and cs.dataloader_links("tflops", values) == {}
+    assert "custom" in cs.DATALOADER.control("workload").values()
 
 
 def test_checkpoint_table_is_bloom():

@@ -110,15 +110,15 @@ def test_widgets_grade_as_the_reader_types():
     from mlcalc.widgets import MemoryExercises, StartExercises
 
     w = StartExercises()
-    assert "waiting" in w.text.value
+    assert "waiting" in w.view_text.value
     w.q1.value = 13
-    assert "Q1: right" in w.text.value and w.last_error == ""
+    assert "Q1: right" in w.view_text.value and w.last_error == ""
     w.q2.value = 13
-    assert "8-bit weights take 1 byte" in w.text.value
+    assert "8-bit weights take 1 byte" in w.view_text.value
     w.q1.value = -5
     assert "Q1" in w.last_error and "Check the input" in w.message.value
     m = MemoryExercises(q2=128)
-    assert "Q2: right" in m.text.value
+    assert "Q2: right" in m.view_text.value
     assert "[exercises.memory]" in m._repr_mimebundle_()["text/plain"]
 
 

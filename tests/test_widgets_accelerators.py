@@ -120,7 +120,7 @@ def test_flops_widget_presets_and_bad_input():
     w = FlopsWidget("GPT-3 175B")
     assert w.last_result.n_params / 1e9 == pytest.approx(174.6, abs=0.05)
     assert w.last_result.ratio_to_n == pytest.approx(8, rel=0.03)
-    w.preset.value = "GPT 1T"
+    w.preset.value = "Megatron GPT 1008B"
     assert w.layers.value == 128 and w.last_result.n_params / 1e9 == pytest.approx(1008.0, abs=0.1)
     w.recompute.value = False
     assert w.last_result.ratio_to_n == pytest.approx(6, rel=0.03)

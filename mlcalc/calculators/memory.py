@@ -80,6 +80,16 @@ GPU_COUNT = register(Calc(
     view=_gpu_count_view,
 ))
 
+
+
+def gpu_count_inactive(values: Mapping[str, Any]) -> set[str]:
+    """The bytes/param convention counts training only: serving is 2 bytes (bf16 weights)."""
+    return {"convention"} if values["mode"] != "train" else set()
+
+
+#: Controls the current values make irrelevant (shown disabled), by calculator key.
+INACTIVE = {GPU_COUNT.key: gpu_count_inactive}
+
 # --------------------------------------------------------------------------- shared pieces
 
 CATEGORY_COLORS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer states": "#55a868",

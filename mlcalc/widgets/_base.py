@@ -17,7 +17,7 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from mlcalc.vl import chart_values
-from mlcalc.calc import Calc, Control, Presets, View, check_chart, error_message, view_html, view_plain
+from mlcalc.calc import Calc, Control, View, check_chart, error_message, view_html, view_plain
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 
@@ -57,7 +57,7 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
 
 
 # Attributes of the shell itself: a control key must not take one of them.
-_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "last_result", "last_view",
+_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "chart", "last_result", "last_view",
                        "last_error", "values", "children", "layout", "keys"})
 
 
@@ -98,39 +98,14 @@ class CalcWidget(widgets.VBox):
         super().__init__([box, self.message, self.view_text, self.view_chart], layout=widgets.Layout(width="100%"))
         self.add_class("mlcalc-calculator")
         self.add_class(f"mlcalc-calc-{calc.key}")
-        self._filling = False  # True while a preset fills in controls (one update at the end)
-        for p in calc.presets:  # before the update observers: a preset fills in first
-            self._controls[p.control].observe(lambda change, p=p: self._fill(p), names="value")
-            for key in p.filled():
-                self._controls[key].observe(lambda change, p=p: self._edited(p), names="value")
         for w in self._controls.values():
             w.observe(self._update, names="value")
         self._update()
 
-    def _fill(self, p: Presets) -> None:
-        """A preset was picked: set the controls it fills in, then update once."""
-        preset = p.values.get(self._controls[p.control].value)
-        if preset is None or self._filling:
-            return
-        self._filling = True
-        try:
-            for key, value in preset.items():
-                self._controls[key].value = value
-        finally:
-            self._filling = False
-        self._update()
-
-    def _edited(self, p: Presets) -> None:
-        """A filled-in control was edited by hand: the choice becomes ``custom`` if it no longer matches."""
-        if self._filling or p.custom is None:
-            return
-        preset = p.values.get(self._controls[p.control].value)
-        if preset is not None and any(self._controls[k].value != v for k, v in preset.items()):
-            self._filling = True
-            try:
-                self._controls[p.control].value = p.custom
-            finally:
-                self._filling = False
+    @property
+    def chart(self) -> widgets.Output:
+        """The view's chart (Vega-Lite in an Output widget); ``view_chart`` under its older name."""
+        return self.view_chart
 
     # Kept for the calculators' tests and the notebooks: compute/view of the current values.
     def values(self) -> dict[str, Any]:
@@ -138,8 +113,6 @@ class CalcWidget(widgets.VBox):
         return {key: w.value for key, w in self._controls.items()}
 
     def _update(self, change: object = None) -> None:
-        if self._filling:
-            return
         try:
             result, view = self.calc.evaluate(self.values())
             check_chart(view.chart)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from mlcalc.calculators import memory as calculators_memory
 from mlcalc.widgets._base import CalcWidget
+from mlcalc.widgets._shell import LinkedCalcWidget
 
 
-class GpuCountWidget(CalcWidget):
+class GpuCountWidget(LinkedCalcWidget):
     """How many GPUs do you need? Model size, accelerator, training or inference, bytes/param convention."""
 
     calc = calculators_memory.GPU_COUNT
     aliases = {"n_params_billion": "params"}
+    inactive = calculators_memory.gpu_count_inactive
 
 
 class BytesPerParamWidget(CalcWidget):

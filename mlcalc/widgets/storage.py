@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from mlcalc.calculators import storage as calculators_storage
 from mlcalc.widgets._base import CalcWidget
+from mlcalc.widgets._shell import LinkedCalcWidget
 
 
-class DataloaderWidget(CalcWidget):
+class DataloaderWidget(LinkedCalcWidget):
     """Input bandwidth a node needs (Ibrahim et al. 2021): sample size, FLOPs per sample, achieved FLOP/s."""
 
     calc = calculators_storage.DATALOADER
     aliases = {"achieved_tflops": "tflops", "accelerators_per_node": "per_node"}
-
-    def __init__(self, **given: object) -> None:
-        workload = given.get("workload")
-        preset = self.calc.presets[0].values.get(workload) if workload else None
-        if preset:  # a preset named in the constructor fills in its numbers too
-            given = {**preset, **given}
-        super().__init__(**given)
+    links = calculators_storage.dataloader_links
 
 
 class LlmDataloaderWidget(CalcWidget):
