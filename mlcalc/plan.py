@@ -182,7 +182,8 @@ def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
     """The fastest layout of ``n_gpus`` chips that fits memory (None if none fits).
 
     Tries tp in (1, 2, 4, 8) dividing the heads, pp over the divisors of the layer count and the
-    powers of two up to :data:`MAX_PIPELINE` (uneven stages: memory of the fullest one), micro-batch 1, ZeRO-1, selective recomputation and, if that does not
+    powers of two up to :data:`MAX_PIPELINE` (uneven stages: memory of the fullest one),
+    micro-batch 1, ZeRO-1, selective recomputation and, if that does not
     fit, full recomputation. dp = n_gpus / (tp pp) must divide the global batch (in sequences).
     """
     n = _check.positive_int("n_gpus", n_gpus)
@@ -333,9 +334,12 @@ def tco(purchase_per_gpu: float, board_power_w: float, node_power_kw: float, gpu
     kwh = _check.non_negative("electricity_per_kwh",
                               default("electricity_per_kwh") if electricity_per_kwh is None else electricity_per_kwh)
     host = _check.non_negative("hosting_per_kw_month",
-                               default("hosting_per_kw_month") if hosting_per_kw_month is None else hosting_per_kw_month)
-    staff = _check.non_negative("staff_per_year", default("staff_per_year") if staff_per_year is None else staff_per_year)
-    per_admin = _check.positive("gpus_per_admin", default("gpus_per_admin") if gpus_per_admin is None else gpus_per_admin)
+                               default("hosting_per_kw_month") if hosting_per_kw_month is None
+                               else hosting_per_kw_month)
+    staff = _check.non_negative("staff_per_year",
+                                default("staff_per_year") if staff_per_year is None else staff_per_year)
+    per_admin = _check.positive("gpus_per_admin",
+                                default("gpus_per_admin") if gpus_per_admin is None else gpus_per_admin)
     net = _check.non_negative("network_share", default("network_share") if network_share is None else network_share)
     hours_per_year = 8766.0
     kw_per_gpu = node_kw / g
@@ -417,7 +421,8 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
     tps = batch_tokens / lay.step_s
     peak = spec(offer.chip).peak_flops("bf16")
     mfu = tps * flops_per_token(model, seq_len) / (n_gpus * peak)
-    fs = default("filesystem_write_gbps") * 1e9 if filesystem_write_bytes_per_s is None else filesystem_write_bytes_per_s
+    fs = (default("filesystem_write_gbps") * 1e9 if filesystem_write_bytes_per_s is None
+          else filesystem_write_bytes_per_s)
     node = default("storage_gbps_per_node") * 1e9 if node_storage_bytes_per_s is None else node_storage_bytes_per_s
     restart = default("restart_s") if restart_s is None else restart_s
     gpn = network.system(chip_info(offer.chip)["system"]).gpus_per_node
@@ -596,7 +601,9 @@ def run_model(entry: Mapping[str, Any]) -> memory.ModelConfig:
     return memory.ModelConfig(name=entry.get("name", "model"), n_layers=int(entry["n_layers"]), hidden=h,
                               n_heads=heads, n_kv_heads=heads, head_dim=h // heads, ffn_hidden=4 * h,
                               vocab=int(entry["vocab"]), gated_mlp=False, tied_embeddings=True, biases=True,
-                              norm="layernorm", published_params=float(entry["n_params"]))
+                              norm="layernorm", activation=entry.get("activation", "gelu"),
+                              learned_positions=int(entry.get("learned_positions", 0)),
+                              published_params=float(entry["n_params"]))
 
 
 def published_runs() -> Mapping[str, Mapping[str, Any]]:
@@ -707,7 +714,8 @@ __all__ = [
     "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_GPUS", "Needs", "Offer", "Plan",
     "RunCheck", "STEP_EFFICIENCY", "Search", "Tco", "WAYS", "best_layout", "break_even_utilization",
     "check_run", "chinchilla_tokens", "chip_info", "compare", "data", "default", "device_mtbf_s", "evaluate",
-    "flops_per_token", "leanest_memory_bytes", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers", "plan_record",
+    "flops_per_token", "leanest_memory_bytes", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers",
+    "plan_record",
     "published_runs",
     "run_model", "search", "tco",
 ]

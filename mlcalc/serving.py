@@ -358,7 +358,9 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         fit = memory.max_kv_tokens(model, acc.memory_bytes, tp, weight_dtype="bf16")
         if fit < ctx:
             continue
-        prefill = 2.0 * model.n_active_params() * p / (tp * rate)
+        # one forward over the prompt: its compute (attention included), at least one read of the weights
+        prefill = (max(prefill_s(model, 1, p, rate, tp), model.n_params() * weight_bytes_per_param / tp / bw)
+                   + tp_allreduce_s(model, chip, p, tp))
         batch, step = 0, None
         b = 1
         while b <= MAX_BATCH and b * ctx <= fit:

@@ -101,3 +101,19 @@ def test_compare_chart_ratios():
     view = _evaluate(calcs.COMPARE)
     bf16 = next(r for r in chart_values(view.chart) if r.get("figure", "").startswith("bf16"))
     assert bf16["ratio"] == pytest.approx(989.5 / 312, rel=1e-5)
+
+
+# Jiang et al. 2024 (Mixtral of Experts): each token uses about 13B of Mixtral 8x7B's 47B parameters, and
+# 6ND counts the parameters a token meets; a typed number turns the model choice back to "custom".
+def test_training_cost_from_a_model_preset():
+    result, view = calcs.TRAINING_COST.evaluate({"model": "Mixtral 8x7B", "params": calcs.model_params_b("Mixtral 8x7B"),
+                                                 "tokens": 1000})
+    assert calcs.model_params_b("Mixtral 8x7B") == pytest.approx(13, abs=0.2)
+    assert result[0] == pytest.approx(6 * calcs.model_params_b("Mixtral 8x7B") * 1e9 * 1e12)
+    assert view.text.startswith("model Mixtral 8x7B: 12.9 B parameters")
+    from mlcalc.widgets import TrainingCostWidget
+
+    w = TrainingCostWidget(model="Llama-3 70B")
+    assert w.params.value == calcs.model_params_b("Llama-3 70B")
+    w.params.value = 8
+    assert w.model.value == "custom"

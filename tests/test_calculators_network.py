@@ -78,3 +78,16 @@ def test_step_comm_chart_is_the_budget():
 def test_units_table():
     _, view = _evaluate(calcs.UNITS, value=800, nics=1)
     assert view.table.rows[2][1:] == ("80.0", "640")
+
+
+# Kaplan et al. 2020: a step costs 6 N T FLOP, so twice the sequence length (T) is twice the compute time;
+# any dense preset of mlcalc.models can be laid out, its parameters counted from its ModelConfig.
+def test_step_budget_takes_any_dense_model_and_its_sequence_length():
+    from mlcalc import models
+
+    b1, _ = _evaluate(calcs.STEP_COMM, model="Llama-3 70B", seq_len=4096)
+    b2, _ = _evaluate(calcs.STEP_COMM, model="Llama-3 70B", seq_len=8192)
+    assert b2.compute_s == pytest.approx(2 * b1.compute_s)
+    n = models.preset("Llama-3 70B").n_params()
+    assert b1.compute_s == pytest.approx(6 * n * 2304 * 4096 / (1536 * 312e12 * 0.47), rel=1e-6)
+    assert all(not models.preset(m).is_moe for m in calcs.MODEL_NAMES if m not in par.NARAYANAN_TABLE1)

@@ -11,7 +11,7 @@ from typing import Any, Mapping, NamedTuple
 
 from mlcalc import _check, accelerators, compute, models, vl
 from mlcalc.accelerators import catalogue, spec
-from mlcalc.calc import Calc, Control, Table, View, choice, register
+from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
 from mlcalc.calculators._charts import chart
 from mlcalc.calculators._common import accelerator_control, money
 
@@ -217,13 +217,6 @@ def _peak_view(result: tuple[accelerators.PeakRecipe, float], v: Mapping[str, An
     return View(text=text)
 
 
-def peak_links(changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Controls that follow another: a new accelerator brings its own clock."""
-    if changed == "accelerator":
-        return {"clock": accelerators.recipe(values["accelerator"]).clock_mhz}
-    return {}
-
-
 PEAK = register(Calc(
     key="accelerators.peak",
     title="Clock x units x FMA per clock x 2: check a vendor's peak, or see what a lower clock costs.",
@@ -234,6 +227,8 @@ PEAK = register(Calc(
     ),
     compute=_peak_compute,
     view=_peak_view,
+    # A chip brings its own clock; a clock typed by hand keeps the chip.
+    presets=(Presets("accelerator", {k: {"clock": r.clock_mhz} for k, r in accelerators.recipes().items()}),),
 ))
 
 # --------------------------------------------------------------------------- training cost
@@ -241,10 +236,27 @@ PEAK = register(Calc(
 BUDGET_OPTIONS = [("tokens (B)", "tokens"), ("tokens per parameter", "ratio")]
 
 
+CUSTOM_MODEL = "custom"  # the model choice when the reader types the parameters
+
+
+def model_params_b(name: str) -> float:
+    """Parameters a token meets in a model preset (the active ones of a mixture of experts), billions."""
+    return round(models.preset(name).n_active_params() / 1e9, 2)
+
+
+def model_presets() -> Presets:
+    """A model preset (mlcalc.models) fills in its parameters; typing another number makes it custom."""
+    return Presets("model", {name: {"params": model_params_b(name)} for name in models.presets()},
+                   custom=CUSTOM_MODEL)
+
+
 def budget_controls() -> tuple[Control, ...]:
-    """The run's size: parameters, and tokens either typed or as a budget per parameter (Chinchilla's 20)."""
+    """The run's size: a model (or its parameters), and tokens typed or as a budget per parameter (Chinchilla's 20)."""
     return (
-        Control("params", "params (B)", "number", 7.0, step=1.0, help="parameters, billions"),
+        choice("model", "model", [("custom (type the parameters)", CUSTOM_MODEL), *models.presets()], CUSTOM_MODEL,
+               help="a model of mlcalc.models fills in its parameters (active ones for a mixture of experts)"),
+        Control("params", "params (B)", "number", 7.0, step=1.0,
+                help="parameters each token meets, billions (6 N D counts these)"),
         choice("budget", "tokens from", BUDGET_OPTIONS, "tokens", kind="toggle"),
         Control("tokens", "tokens (B)", "number", 319.5, step=10.0, help="training tokens, billions"),
         Control("tokens_per_param", "tokens per param", "number", compute.CHINCHILLA_TOKENS_PER_PARAM, step=1.0,
@@ -266,7 +278,8 @@ def tokens_line(n_params: float, n_tokens: float, v: Mapping[str, Any]) -> str:
     ratio = n_tokens / n_params
     how = (f"{float(v['tokens_per_param']):g} tokens per parameter" if v["budget"] == "ratio"
            else f"{ratio:,.1f} tokens per parameter")
-    return (f"model {n_params / 1e9:,.3g} B parameters, {n_tokens / 1e9:,.4g} B tokens ({how}; "
+    name = f"{v['model']}: " if v.get("model", CUSTOM_MODEL) != CUSTOM_MODEL else ""
+    return (f"model {name}{n_params / 1e9:,.3g} B parameters, {n_tokens / 1e9:,.4g} B tokens ({how}; "
             f"compute-optimal is about {compute.CHINCHILLA_TOKENS_PER_PARAM:g}, {CHINCHILLA_CITE})")
 
 
@@ -344,6 +357,7 @@ TRAINING_COST = register(Calc(
     ),
     compute=_training_cost_compute,
     view=_training_cost_view,
+    presets=(model_presets(),),
 ))
 
 # --------------------------------------------------------------------------- FLOPs of one iteration
@@ -352,7 +366,9 @@ TRAINING_COST = register(Calc(
 def _flops_compute(v: Mapping[str, Any]) -> compute.IterationFlops:
     for key in ("layers", "hidden", "vocab"):
         _check.positive_int(key, v[key])
-    model = models.preset(_GPT3_NAME).replace(name="GPT", n_layers=v["layers"], hidden=v["hidden"], vocab=v["vocab"])
+    # Eq. 2 and 3 see a GPT layer: only the layers, the width and the vocabulary enter.
+    model = models.preset(_GPT3_NAME).replace(name="GPT", n_layers=v["layers"], hidden=v["hidden"],
+                                              vocab=v["vocab"])
     return compute.gpt_iteration_flops(model, v["batch"], v["seq_len"], bool(v["recompute"]))
 
 
@@ -365,23 +381,22 @@ def _flops_view(r: compute.IterationFlops, v: Mapping[str, Any]) -> View:
     return View(text=text)
 
 
-def flops_links(changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """A preset fills in its layers, hidden size, vocabulary, sequence length and batch."""
-    if changed != "preset":
-        return {}
-    c = models.preset(values["preset"])
+def _flops_preset(name: str) -> dict[str, Any]:
+    """What a preset fills in: its layers, hidden size and vocabulary, Megatron's sequence length, its batch."""
+    c = models.preset(name)
     return {"layers": c.n_layers, "hidden": c.hidden, "vocab": c.vocab, "seq_len": compute.MEGATRON_SEQ_LEN,
-            "batch": compute.MEGATRON_BATCH[values["preset"]]}
+            "batch": compute.MEGATRON_BATCH[name]}
 
 
 _GPT3_NAME = "GPT-3 175B"
 _GPT3 = models.preset(_GPT3_NAME)
+CUSTOM = "custom"  # the preset choice when the reader's own numbers no longer match a preset
 
 FLOPS = register(Calc(
     key="accelerators.flops",
     title="FLOPs of one iteration of a GPT model (Narayanan et al. 2021, eq. 3), against the 6N / 8N rules.",
     controls=(
-        choice("preset", "preset", list(compute.MEGATRON_BATCH), _GPT3_NAME),
+        choice("preset", "preset", [*compute.MEGATRON_BATCH, ("custom", CUSTOM)], _GPT3_NAME),
         Control("recompute", "full recomputation", "check", True),
         Control("layers", "layers", "int", _GPT3.n_layers),
         Control("hidden", "hidden", "int", _GPT3.hidden),
@@ -391,6 +406,8 @@ FLOPS = register(Calc(
     ),
     compute=_flops_compute,
     view=_flops_view,
+    # A preset fills in its shape and batch; editing one of them by hand makes the preset "custom".
+    presets=(Presets("preset", {name: _flops_preset(name) for name in compute.MEGATRON_BATCH}, custom=CUSTOM),),
 ))
 
 # --------------------------------------------------------------------------- offers
@@ -455,6 +472,7 @@ OFFERS = register(Calc(
     ),
     compute=_offers_compute,
     view=_offers_view,
+    presets=(model_presets(),),
 ))
 
 # --------------------------------------------------------------------------- MFU
@@ -669,10 +687,6 @@ SHAPE_EFFICIENCY = register(Calc(
     view=_shape_view,
 ))
 
-#: Controls that follow another control, by calculator key: ``links(changed_key, values) -> {key: value}``.
-LINKS = {PEAK.key: peak_links, FLOPS.key: flops_links}
-
-
 def budget_inactive(values: Mapping[str, Any]) -> set[str]:
     """The token input the reader is not using (tokens typed, or tokens per parameter)."""
     return {"tokens_per_param"} if values.get("budget") == "tokens" else {"tokens"}
@@ -692,6 +706,6 @@ def roofline_inactive(values: Mapping[str, Any]) -> set[str]:
 INACTIVE = {TRAINING_COST.key: budget_inactive, OFFERS.key: budget_inactive, MFU.key: mfu_inactive,
             ROOFLINE.key: roofline_inactive}
 
-__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "INACTIVE", "LINKS", "MFU", "OFFERS", "PEAK", "ROOFLINE",
+__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "INACTIVE", "MFU", "OFFERS", "PEAK", "ROOFLINE",
            "SHAPE_EFFICIENCY",
            "TRAINING_COST", "CompareRow", "RooflineResult", "ShapeResult", "compare_rows", "run_tokens"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from mlcalc import _check, vl
+from mlcalc import _check, models, vl
 from mlcalc import network as net
 from mlcalc import parallel as par
 from mlcalc.accelerators import spec
@@ -208,13 +208,26 @@ def budget_rows(b: par.Budget) -> tuple[tuple[str, str, str, str], ...]:
     return tuple((ln.parallelism, ln.link, si(ln.wire_bytes, "B"), si(ln.time_s, "s")) for ln in b.lines)
 
 
+# Narayanan et al.'s Table 1 models by their table names, then every other dense model preset (mlcalc.models);
+# mixtures of experts are left out: the layout model has no expert parallelism.
+MODEL_NAMES = (*par.NARAYANAN_TABLE1, *(name for name, m in models.presets().items()
+                                        if not m.is_moe and not name.startswith("Megatron GPT")))
+
+
+def workload(v: Mapping[str, Any]) -> par.Workload:
+    """The reader's model (one ModelConfig) at the reader's sequence length."""
+    name = _check.choice("model", v["model"], MODEL_NAMES)
+    model = par.reference_model(name).model if name in par.NARAYANAN_TABLE1 else models.preset(name)
+    return par.Workload(model, _check.positive_int("seq_len", v["seq_len"]))
+
+
 def _budget(v: Mapping[str, Any], layout: par.Layout) -> par.Budget:
     s = net.system(v["system"])
     n_gpus = layout.tp * layout.pp * layout.dp
     if n_gpus % s.gpus_per_node:
         raise ValueError(f"n_gpus={n_gpus} is not allowed: it must fill whole {s.key} nodes of {s.gpus_per_node}")
     fab = net.fabric(v["system"], n_gpus // s.gpus_per_node)
-    return par.layout_budget(par.reference_model(v["model"]), layout, fab, v["batch"], 1,
+    return par.layout_budget(workload(v), layout, fab, v["batch"], 1,
                              spec(v["accelerator"]).peak_flops("bf16"), v["mfu"], v["dp_strategy"])
 
 
@@ -253,7 +266,9 @@ def _budget_view(b: par.Budget, v: Mapping[str, Any], first: str = "") -> View:
 
 def budget_controls(accelerator: str = "A100-80GB") -> tuple[Control, ...]:
     return (
-        choice("model", "model", list(par.NARAYANAN_TABLE1), "GPT-145.6B"),
+        choice("model", "model", list(MODEL_NAMES), "GPT-145.6B",
+               help="Narayanan et al. 2021's Table 1 models first, then other dense models"),
+        Control("seq_len", "sequence length", "int", par.NARAYANAN_SEQ_LEN, help="tokens per sequence"),
         choice("system", "system", list(net.systems()), "DGX-A100"),
         accelerator_control(accelerator, label="GPU"),
         Control("batch", "batch (sequences)", "int", 2304, help="global batch, sequences per step"),
@@ -288,7 +303,7 @@ STEP_COMM = register(Calc(
 def _layout_compute(v: Mapping[str, Any]) -> par.Budget:
     s = net.system(v["system"])
     nodes = _check.positive_int("n_nodes", v["nodes"])
-    layout = par.suggest_layout(par.reference_model(v["model"]), nodes * s.gpus_per_node, s.gpus_per_node,
+    layout = par.suggest_layout(workload(v), nodes * s.gpus_per_node, s.gpus_per_node,
                                 spec(v["accelerator"]).memory_bytes, state_memory_fraction=v["fraction"])
     return _budget(v, layout)
 

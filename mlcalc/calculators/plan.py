@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from mlcalc import _check, memory, plan, serving, vl
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
+from mlcalc.calculators import _charts
 from mlcalc.calculators._common import money
 
 _MODELS = tuple(memory.model_presets())
@@ -86,7 +87,7 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
     if shown:
         pts = [{"offer": p.offer.name, "days": p.days, "dollars": p.dollars, "gpus": p.n_gpus,
                 "feasible": "meets both" if p.feasible else "misses one"} for p in shown]
-        chart = vl.chart(
+        chart = _charts.chart(
             title="Each offer at its fewest GPUs for the deadline: days against dollars",
             layer=[
                 {"data": {"values": vl.rows(pts)}, "mark": {"type": "point", "filled": True, "size": 90},
@@ -159,7 +160,8 @@ COMPARE = register(Calc(
     title="Two plans side by side: the same run on two offers or GPU counts.",
     controls=(
         choice("model", "Model", _MODELS, "Llama-3 8B"),
-        Control("tokens_b", "Tokens (B)", "number", 0.0, step=100.0, help="billions; 0 = Chinchilla (20 per parameter)"),
+        Control("tokens_b", "Tokens (B)", "number", 0.0, step=100.0,
+                help="billions; 0 = Chinchilla (20 per parameter)"),
         choice("seq_len", "Sequence", (2048, 4096, 8192), 4096),
         choice("offer_a", "Plan A", _OFFERS, "H100 rent (AWS Capacity Block)", width="22em"),
         choice("gpus_a", "GPUs A", plan.GPU_COUNTS[:12], 256),
@@ -220,7 +222,8 @@ def _tco_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
                        "mark": {"type": "rule", "color": "black", "strokeDash": [4, 3]},
                        "encoding": {"x": vl.field("utilization"), "tooltip": [vl.field("what", "nominal"),
                                                                              vl.field("utilization", format=".0%")]}})
-    chart = vl.chart(title="Cost of a useful GPU-hour: owning falls with utilization, renting does not", layer=layers)
+    chart = _charts.chart(title="Cost of a useful GPU-hour: owning falls with utilization, renting does not",
+                          layer=layers)
     return View(text="\n".join(lines), table=Table(("part (per GPU-hour of the hardware's life)", "USD"), tuple(rows)),
                 chart=chart)
 
@@ -238,7 +241,8 @@ TCO = register(Calc(
                 help="the GPU's share of a node (DGX H100 ~$270,000 / 8, Epoch AI quoting SemiAnalysis)"),
         Control("rent", "Rent ($/GPU-h)", "number", plan.offers()["H100 rent (AWS Capacity Block)"].price_per_gpu_hour,
                 step=0.1, help="AWS Capacity Block p5: $4.916 per H100-hour"),
-        Control("hpc", "HPC ($/GPU-h)", "number", plan.offers()["H100 HPC allocation (cost recovery)"].price_per_gpu_hour,
+        Control("hpc", "HPC ($/GPU-h)", "number",
+                plan.offers()["H100 HPC allocation (cost recovery)"].price_per_gpu_hour,
                 step=0.05, help="an academic cost-recovery rate (Caltech: $0.14); 0 for a free allocation"),
         Control("utilization", "Utilization", "slider", 0.8, min=0.05, max=1.0, step=0.05,
                 help="share of the owned hardware's life spent on useful jobs"),
@@ -289,12 +293,14 @@ def _serve_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
     s: serving.Serving = r["serving"]
     lines = [f"{s.gpus:,} x {s.chip} ({s.replicas:,} replicas of tp={s.tp}), batch {s.batch:,} per replica: "
              f"TTFT {s.ttft_s * 1e3:,.0f} ms, TPOT {s.tpot_s * 1e3:,.1f} ms ({s.bound}-bound), "
-             f"{s.output_tokens_per_s:,.0f} output tokens/s, ${s.dollars_per_million_tokens:,.2f} per million output tokens.",
+             f"{s.output_tokens_per_s:,.0f} output tokens/s, "
+             f"${s.dollars_per_million_tokens:,.2f} per million output tokens.",
              f"KV cache room: {s.kv_tokens_fit:,} tokens per replica; one replica sustains "
              f"{s.replica_requests_per_s:,.2f} requests/s."]
     lines.extend(s.problems)
-    rows = tuple((c["batch"], f"{c['tokens_per_s_per_gpu']:,.0f}", f"{c['tpot_ms']:,.1f}", c["bound"]) for c in r["curve"])
-    chart = vl.chart(
+    rows = tuple((c["batch"], f"{c['tokens_per_s_per_gpu']:,.0f}", f"{c['tpot_ms']:,.1f}", c["bound"])
+                 for c in r["curve"])
+    chart = _charts.chart(
         r["curve"], mark={"type": "line", "point": True},
         encoding={"x": vl.field("batch", title="batch (sequences per replica)", scale=vl.log_scale()),
                   "y": vl.field("tokens_per_s_per_gpu", title="decode tokens/s per GPU", scale=vl.log_scale()),

@@ -50,7 +50,6 @@ class PeakWidget(LinkedCalcWidget):
     calc = calcs.PEAK
     positional = ("accelerator", "clock_mhz")
     aliases = {"clock_mhz": "clock"}
-    links = calcs.peak_links
 
     def __init__(self, *args: Any, **given: Any) -> None:
         if given.get("clock_mhz", 0) is None:  # None: the accelerator's own clock
@@ -73,7 +72,6 @@ class FlopsWidget(LinkedCalcWidget):
 
     calc = calcs.FLOPS
     positional = ("preset", "recompute")
-    links = calcs.flops_links
 
 
 class OffersWidget(LinkedCalcWidget):
