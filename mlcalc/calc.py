@@ -90,6 +90,24 @@ class View:
 
 
 @dataclass(frozen=True)
+class Presets:
+    """A choice control whose options fill in other controls (a workload, a model, a chip), as data.
+
+    Picking an option that has an entry in ``values`` sets those controls; editing one of them by
+    hand afterwards turns the choice to ``custom`` (when given), so the controls never claim a
+    preset their numbers no longer match. :meth:`Calc.follow` applies it, for every shell.
+    """
+
+    control: str  # key of the choice control
+    values: Mapping[Any, Mapping[str, Any]]  # option value -> {other control's key: its value}
+    custom: Any = None  # the option meaning "my own numbers" (None: the choice is left as it is)
+
+    def filled(self) -> set[str]:
+        """Keys of the controls the presets fill in."""
+        return {k for v in self.values.values() for k in v}
+
+
+@dataclass(frozen=True)
 class Calc:
     """A calculator: its controls and its two pure steps."""
 
@@ -99,6 +117,28 @@ class Calc:
     compute: Callable[[Mapping[str, Any]], Any]  # values -> result (raises ValueError on bad input)
     view: Callable[[Any, Mapping[str, Any]], View]  # (result, values) -> View
     notes: str = field(default="")  # optional: conventions and sources, shown under the title
+    presets: tuple[Presets, ...] = ()  # optional: choices that fill in other controls
+
+    def follow(self, changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Controls that follow a change of ``changed``: {key: new value} (empty if none).
+
+        Picking a preset fills in its controls; editing a filled-in control by hand so that it no
+        longer matches turns the choice to its ``custom`` option.
+        """
+        updates: dict[str, Any] = {}
+        for p in self.presets:
+            if changed == p.control:
+                updates.update(p.values.get(values.get(p.control), {}))
+            elif changed in p.filled() and p.custom is not None:
+                preset = p.values.get(values.get(p.control))
+                if preset is not None and any(values.get(k) != v for k, v in preset.items()):
+                    updates[p.control] = p.custom
+        return updates
+
+    def inactive(self, values: Mapping[str, Any]) -> list[str]:
+        """Keys of the controls the other values make irrelevant (shells show them disabled)."""
+        rule = INACTIVE.get(self.key)
+        return sorted(rule(values)) if rule is not None else []
 
     def defaults(self) -> dict[str, Any]:
         """The starting value of every control."""
@@ -131,6 +171,9 @@ class Calc:
 
 
 REGISTRY: dict[str, Calc] = {}
+#: Rules that grey out controls, by calculator key: ``rule(values) -> keys`` (pure; from each
+#: calculators module's ``INACTIVE``).
+INACTIVE: dict[str, Callable[[Mapping[str, Any]], Any]] = {}
 
 
 def register(calc: Calc) -> Calc:
@@ -216,30 +259,42 @@ def _chart_rows(spec: Any) -> int:
     return 0
 
 
-def run(key: str, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def run(key: str, values: Mapping[str, Any] | None = None, changed: str | None = None) -> dict[str, Any]:
     """compute + view for the site's worker and the shells: a JSON-able dict, never an exception.
 
-    ``{"ok": True, "text": ..., "html": ..., "chart": spec or None}`` or
-    ``{"ok": False, "error": message for the reader}``.
+    ``changed`` names the control the reader just changed: controls that follow it (presets) are
+    updated first and returned under ``"set"``. ``{"ok": True, "text", "html", "chart", "set",
+    "inactive"}`` or ``{"ok": False, "error": message for the reader, "set", "inactive"}``.
     """
+    updates: dict[str, Any] = {}
+    inactive: list[str] = []
     try:
         calc = get(key)
-        _, view = calc.evaluate(_plain(values or {}))
+        given = _plain(values or {})
+        if changed is not None:
+            updates = calc.follow(str(changed), calc.values(given))
+            given.update(updates)
+        inactive = calc.inactive(calc.values(given))
+        _, view = calc.evaluate(given)
         check_chart(view.chart)
-        return {"ok": True, "text": view_plain(view), "html": view_html(view), "chart": view.chart}
+        return {"ok": True, "text": view_plain(view), "html": view_html(view), "chart": view.chart,
+                "set": updates, "inactive": inactive}
     except Exception as err:  # noqa: BLE001 - a reader's input must never crash the page
-        return {"ok": False, "error": error_message(err)}
+        return {"ok": False, "error": error_message(err), "set": updates, "inactive": inactive}
 
 
-def run_json(key: str, values_json: str) -> str:
+def run_json(key: str, values_json: str, changed: str | None = None) -> str:
     """:func:`run` with JSON in and out (what the browser's worker calls)."""
     try:
         values = json.loads(values_json)
         if not isinstance(values, dict):
             raise ValueError("the values must be a JSON object")
     except (ValueError, RecursionError) as err:
-        return json.dumps({"ok": False, "error": f"bad values: {err}"})
-    return json.dumps(run(key, values), allow_nan=False)
+        return json.dumps({"ok": False, "error": f"bad values: {err}", "set": {}, "inactive": []})
+    try:
+        return json.dumps(run(key, values, changed), allow_nan=False)
+    except ValueError as err:  # a value that JSON cannot carry (inf in "set")
+        return json.dumps({"ok": False, "error": error_message(err), "set": {}, "inactive": []})
 
 
 def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,6 +307,6 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CONTROL_KINDS", "Calc", "Control", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table", "View",
+__all__ = ["CONTROL_KINDS", "Calc", "Control", "INACTIVE", "Presets", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table", "View",
            "choice", "check_chart", "error_message", "get", "register", "run", "run_json", "table_html",
            "view_html", "view_plain"]

@@ -38,3 +38,11 @@ def test_unknown_choice_and_control_are_refused():
     assert "accelerator" in calc.run("memory.gpu_count", {"accelerator": "H900"})["error"]
     assert "nope" in calc.run("memory.gpu_count", {"nope": 1})["error"]
     assert "calculator" in calc.run("no.such", {})["error"]
+
+
+def test_greyed_out_controls_come_with_the_result():
+    # the shells and the site's worker get the same rule: serving needs no bytes/param convention
+    out = calc.run("memory.gpu_count", {"mode": "inference"})
+    c = REGISTRY["memory.gpu_count"]
+    assert out["ok"] and out["inactive"] == c.inactive(c.values({"mode": "inference"}))
+    assert out["inactive"] and calc.run("memory.gpu_count", {"mode": "train"})["inactive"] == []

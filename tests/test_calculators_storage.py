@@ -30,13 +30,16 @@ def test_dataloader_chart_has_the_node_need_and_the_filesystems():
 
 
 def test_dataloader_presets_fill_in_the_numbers():
-    presets = cs.dataloader_presets()
+    presets = cs.DATALOADER.presets[0].values
     # Ibrahim et al. 2021 Table II: ResNet-50 samples are 0.14 MiB and cost 31 GiFLOP
     assert presets["resnet50"] == {"sample_mib": 0.14, "gflops": 31.0}
     values = cs.DATALOADER.values({"workload": "resnet50", **presets["resnet50"]})
-    assert cs.dataloader_links("workload", values) == presets["resnet50"]
-    assert cs.dataloader_links("gflops", {**values, "gflops": 62.0}) == {"workload": "custom"}
-    assert cs.dataloader_links("gflops", values) == {} and cs.dataloader_links("tflops", values) == {}
+    assert cs.DATALOADER.follow("workload", values) == presets["resnet50"]
+    assert cs.DATALOADER.follow("gflops", {**values, "gflops": 62.0}) == {"workload": "custom"}
+    assert cs.DATALOADER.follow("gflops", values) == {} and cs.DATALOADER.follow("tflops", values) == {}
+    # the same rule through run(), as the site's worker calls it
+    out = calc.run("storage.dataloader", {**values, "gflops": 62.0}, changed="gflops")
+    assert out["ok"] and out["set"] == {"workload": "custom"}
     assert "custom" in cs.DATALOADER.control("workload").values()
 
 

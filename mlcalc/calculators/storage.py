@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from mlcalc import _check, storage, vl
-from mlcalc.calc import Calc, Control, Table, View, choice, register
+from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
 from mlcalc.calculators._common import decades, finite, geomspace
 from mlcalc.storage import GB, TB, GiB, MiB
 
@@ -83,35 +83,21 @@ def _dataloader_controls() -> tuple[Control, ...]:
     )
 
 
+def _workload_fills() -> dict[str, dict[str, float]]:
+    """What each workload preset fills in (Ibrahim et al. 2021, Table II)."""
+    return {k: {"sample_mib": float(p["sample_mib"]), "gflops": float(p["flops_per_sample_gif"])}
+            for k, p in _workloads().items()}
+
+
 DATALOADER = register(Calc(
     key="storage.dataloader",
     title="Input bandwidth a node needs (Ibrahim et al. 2021): sample size, FLOPs per sample, achieved FLOP/s.",
     controls=_dataloader_controls(),
     compute=_dataloader_compute,
     view=_dataloader_view,
+    presets=(Presets("workload", _workload_fills(), custom="custom"),),
 ))
 
-
-def dataloader_presets() -> dict[str, dict[str, float]]:
-    """What each workload preset fills in (Ibrahim et al. 2021, Table II)."""
-    return {k: {"sample_mib": float(p["sample_mib"]), "gflops": float(p["flops_per_sample_gif"])}
-            for k, p in _workloads().items()}
-
-
-def dataloader_links(changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Controls that follow another: a workload brings its sample size and FLOPs; editing either turns
-    the workload to "custom" (the controls never claim a preset their numbers no longer match)."""
-    presets = dataloader_presets()
-    if changed == "workload":
-        return dict(presets.get(values["workload"], {}))
-    preset = presets.get(values["workload"])
-    if changed in ("sample_mib", "gflops") and preset and any(values[k] != x for k, x in preset.items()):
-        return {"workload": "custom"}
-    return {}
-
-
-#: Controls that follow another control, by calculator key: ``links(changed_key, values) -> {key: value}``.
-LINKS = {DATALOADER.key: dataloader_links}
 
 # --------------------------------------------------------------------------- language models
 

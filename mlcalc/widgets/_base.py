@@ -98,8 +98,25 @@ class CalcWidget(widgets.VBox):
         super().__init__([box, self.message, self.view_text, self.view_chart], layout=widgets.Layout(width="100%"))
         self.add_class("mlcalc-calculator")
         self.add_class(f"mlcalc-calc-{calc.key}")
+        self._following = False  # True while controls that follow a change are being set
         for w in self._controls.values():
-            w.observe(self._update, names="value")
+            w.observe(self._changed, names="value")
+        self._update()
+
+    def _changed(self, change: Any) -> None:
+        """A control changed: set the controls that follow it (presets), then update once."""
+        if self._following:
+            return
+        key = next((k for k, w in self._controls.items() if w is change["owner"]), None)
+        updates = self.calc.follow(key, self.values()) if key is not None else {}
+        self._following = True
+        try:
+            for k, value in updates.items():
+                self._controls[k].value = value
+        except Exception:  # noqa: BLE001 - a preset value a control refuses: the update shows the error
+            pass
+        finally:
+            self._following = False
         self._update()
 
     @property
@@ -113,6 +130,12 @@ class CalcWidget(widgets.VBox):
         return {key: w.value for key, w in self._controls.items()}
 
     def _update(self, change: object = None) -> None:
+        try:
+            off = set(self.calc.inactive(self.values()))
+            for k, w in self._controls.items():
+                w.disabled = k in off
+        except Exception:  # noqa: BLE001 - the rule failing must not stop the calculator
+            pass
         try:
             result, view = self.calc.evaluate(self.values())
             check_chart(view.chart)

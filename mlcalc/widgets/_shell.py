@@ -8,19 +8,15 @@ in Jupyter.
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from mlcalc.widgets._base import CalcWidget
 
-Inactive = Callable[[Mapping[str, Any]], "set[str]"]
-
-
 class LinkedCalcWidget(CalcWidget):
-    """``positional``: older positional argument names, in order; ``inactive``: which controls the current
-    values make irrelevant (shown disabled)."""
+    """``positional``: older positional argument names, in order (presets and greyed-out controls are
+    applied by :class:`CalcWidget` for every calculator)."""
 
     positional: ClassVar[tuple[str, ...]] = ()
-    inactive: ClassVar[Inactive | None] = None
 
     def __init__(self, *args: Any, **given: Any) -> None:
         if len(args) > len(self.positional):
@@ -31,16 +27,6 @@ class LinkedCalcWidget(CalcWidget):
             for key, value in (p.values.get(keys[p.control], {}) if p.control in keys else {}).items():
                 keys.setdefault(key, value)
         super().__init__(**keys)
-        if type(self).inactive is not None:
-            for w in self._controls.values():
-                w.observe(self._grey, names="value")
-            self._grey()
-
-    def _grey(self, change: object = None) -> None:
-        rule = type(self).inactive
-        off = rule(self.values()) if rule is not None else set()
-        for key, w in self._controls.items():
-            w.disabled = key in off
 
 
 __all__ = ["LinkedCalcWidget"]

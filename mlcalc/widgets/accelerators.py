@@ -64,7 +64,6 @@ class TrainingCostWidget(LinkedCalcWidget):
     positional = ("n_params_billion", "n_tokens_billion", "accelerator", "n_gpus", "mfu", "price_per_gpu_hour",
                   "source")
     aliases = {"n_params_billion": "params", "n_tokens_billion": "tokens", "price_per_gpu_hour": "price"}
-    inactive = calcs.budget_inactive
 
 
 class FlopsWidget(LinkedCalcWidget):
@@ -80,7 +79,6 @@ class OffersWidget(LinkedCalcWidget):
     calc = calcs.OFFERS
     positional = ("n_params_billion", "n_tokens_billion", "offers", "source")
     aliases = {"n_params_billion": "params", "n_tokens_billion": "tokens"}
-    inactive = calcs.budget_inactive
 
     def __init__(self, *args: Any, **given: Any) -> None:
         given = {**dict(zip(self.positional, args)), **given}
@@ -101,7 +99,6 @@ class MfuWidget(LinkedCalcWidget):
     calc = calcs.MFU
     positional = ("tflop_per_iteration", "iteration_time_s", "accelerator", "n_gpus")
     aliases = {"tflop_per_iteration": "tflop", "iteration_time_s": "seconds"}
-    inactive = calcs.mfu_inactive
 
 
 class RooflineWidget(LinkedCalcWidget):
@@ -109,7 +106,6 @@ class RooflineWidget(LinkedCalcWidget):
 
     calc = calcs.ROOFLINE
     positional = ("accelerator", "dtype", "mode")
-    inactive = calcs.roofline_inactive
 
 
 class ShapeEfficiencyWidget(LinkedCalcWidget):

@@ -12,7 +12,6 @@ class GpuCountWidget(LinkedCalcWidget):
 
     calc = calculators_memory.GPU_COUNT
     aliases = {"n_params_billion": "params"}
-    inactive = calculators_memory.gpu_count_inactive
 
 
 class BytesPerParamWidget(CalcWidget):

@@ -68,7 +68,6 @@ class PipelineWidget(LinkedCalcWidget):
 
     calc = calcs.PIPELINE
     positional = ("kind", "p", "m", "v")
-    inactive = calcs.pipeline_inactive
 
 
 class TopologyWidget(LinkedCalcWidget):

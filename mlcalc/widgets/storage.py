@@ -12,7 +12,6 @@ class DataloaderWidget(LinkedCalcWidget):
 
     calc = calculators_storage.DATALOADER
     aliases = {"achieved_tflops": "tflops", "accelerators_per_node": "per_node"}
-    links = calculators_storage.dataloader_links
 
 
 class LlmDataloaderWidget(CalcWidget):
