@@ -2,7 +2,7 @@
 #   make book   build the static site into _build/html
 #   make test   run every test (unit, nbval, strict build, browser)
 #   make check  unit and property tests only (under a minute): the edit-test loop
-#   make lab    open JupyterLab on the notebooks
+#   make lab    open JupyterLab on the notebooks (and the workshop's)
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 #   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
 
@@ -37,8 +37,10 @@ check: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser" \
 		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py
 
-lab: $(VENV)/.installed-test
-	$(BIN)/jupyter lab notebooks
+# JupyterLab on the repository: notebooks/ and the workshop's book/workshop/. The book extra holds all
+# the notebooks import (no PyTorch); as root (a container) JupyterLab needs --allow-root.
+lab: $(VENV)/.installed-book
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # Measure the book's speed (about 10 minutes): figures go to benchmarks/results.json and the README.
 bench: $(VENV)/.installed-test _vendor/vendor/.complete
