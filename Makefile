@@ -2,7 +2,7 @@
 #   make book   build the static site into _build/html
 #   make test   run every test (unit, nbval, strict build, browser)
 #   make check  unit and property tests only (under a minute): the edit-test loop
-#   make lab    open JupyterLab on the notebooks (and the workshop's)
+#   make lab    open JupyterLab on the notebooks
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 #   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
 
