@@ -34,7 +34,7 @@ test: $(VENV)/.installed-test _vendor/vendor/.complete
 
 # Unit and property tests only: no notebooks (nbval), no build, no browser.
 check: $(VENV)/.installed-test
-	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser" \
+	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser and not build and not live" \
 		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py
 
 # JupyterLab on the repository: notebooks/ and the workshop's book/workshop/. The book extra holds all

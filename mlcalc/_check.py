@@ -193,8 +193,8 @@ def result(name: str, value: Any) -> float:
         raise ValueError(f"{name} cannot be computed for these inputs (it is not a number): "
                          "check that none is extreme")
     if math.isinf(out):
-        raise ValueError(f"{name} overflowed (beyond the largest float, 1.8e308): the inputs are too large or too small "
-                         "for it; use values closer to real hardware")
+        raise ValueError(f"{name} overflowed (beyond the largest float, 1.8e308): the inputs are too large or "
+                         "too small for it; use values closer to real hardware")
     if out < 0:
         raise ValueError(f"{name}={out!r} is negative for these inputs: a size, time, count or rate cannot be")
     return out + 0.0

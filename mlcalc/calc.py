@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -164,10 +165,52 @@ class Calc:
         """compute + view for ``given`` values (raises ValueError for bad input)."""
         values = self.values(given)
         result = self.compute(values)
+        check_finite(result)
         view = self.view(result, values)
         if not isinstance(view, View):
             raise TypeError(f"{self.key}: view() must return a View, not {type(view).__name__}")
+        check_view(view)
         return result, view
+
+
+#: Most nested levels :func:`check_finite` looks into.
+_MAX_DEPTH = 8
+_NOT_FINITE = re.compile(r"(?<![\w.])-?(inf|nan)(?![\w])", re.IGNORECASE)
+_OVERFLOW_HINT = ("these inputs give a result that is not a finite number{where}: check the largest and smallest "
+                  "values you entered")
+
+
+def check_finite(result: Any, name: str = "result", depth: int = 0) -> None:
+    """Refuse a result holding an infinite or NaN number (inputs at the edge of the float range).
+
+    Looks into tuples (NamedTuples included), lists, dicts and dataclasses, a few levels deep: every
+    size, time, count or rate a calculator returns must be finite, or the reader gets a message.
+    """
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(result, float):
+        if not math.isfinite(result):
+            raise ValueError(_OVERFLOW_HINT.format(where=f" ({name} = {result})"))
+    elif isinstance(result, (str, bytes, bool, int)) or result is None:
+        return
+    elif isinstance(result, Mapping):
+        for k, v in list(result.items())[:MAX_CHART_ROWS]:
+            check_finite(v, f"{name}[{k!r}]", depth + 1)
+    elif isinstance(result, (tuple, list)):
+        fields = getattr(result, "_fields", None)
+        for i, v in enumerate(result[:MAX_CHART_ROWS]):
+            check_finite(v, f"{name}.{fields[i]}" if fields else f"{name}[{i}]", depth + 1)
+    elif hasattr(result, "__dataclass_fields__"):
+        for f in result.__dataclass_fields__:
+            check_finite(getattr(result, f, None), f"{name}.{f}", depth + 1)
+
+
+def check_view(view: View) -> None:
+    """A view shows no "inf" or "nan": a number the reader would read as a result."""
+    cells = [view.text] + [str(c) for row in (view.table.rows if view.table else ()) for c in row]
+    for cell in cells:
+        if _NOT_FINITE.search(cell):
+            raise ValueError(_OVERFLOW_HINT.format(where=""))
 
 
 REGISTRY: dict[str, Calc] = {}
@@ -308,5 +351,5 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["CONTROL_KINDS", "Calc", "Control", "INACTIVE", "Presets", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table", "View",
-           "choice", "check_chart", "error_message", "get", "register", "run", "run_json", "table_html",
+           "choice", "check_chart", "check_finite", "check_view", "error_message", "get", "register", "run", "run_json", "table_html",
            "view_html", "view_plain"]

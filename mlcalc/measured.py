@@ -545,7 +545,8 @@ def _from_bench(data: Any, label: str) -> list[Result]:
 
 _NCCL_OP = re.compile(r"(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|"
                       r"hypercube)_perf")
-_NCCL_RANK = re.compile(r"#[ \t]*Rank[ \t]+\d+[ \t]+Group[ \t]+\d+[ \t]+Pid[ \t]+\d+[ \t]+on[ \t]+\S+[ \t]+device[ \t]+\d+"
+_NCCL_RANK = re.compile(r"#[ \t]*Rank[ \t]+\d+[ \t]+Group[ \t]+\d+[ \t]+Pid[ \t]+\d+[ \t]+on[ \t]+\S+"
+                        r"[ \t]+device[ \t]+\d+"
                         r"[ \t]+\[[^\]]*\][ \t]+(.*)$")
 
 
@@ -553,7 +554,8 @@ def parse_nccl_tests(text: str, op: str | None = None, label: str = "nccl-tests"
     """A bus-bandwidth curve from nccl-tests output (``*_perf`` programs), out-of-place columns.
 
     Data rows read ``size count type redop root time algbw busbw #wrong time algbw busbw #wrong``
-    (older versions have no ``root`` column, and older all_gather/alltoall no ``redop``); sizes are bytes, times microseconds, bandwidths GB/s.
+    (older versions have no ``root`` column, and older all_gather/alltoall no ``redop``); sizes are
+    bytes, times microseconds, bandwidths GB/s.
     ``op`` is the collective; if None it is read from the program name in the text
     (e.g. "all_reduce_perf"). The rank count is the number of "Rank" lines under
     "Using devices"; the device name is the first one there. One pass over the lines; rows with NaN,
@@ -602,7 +604,8 @@ def parse_nccl_tests(text: str, op: str | None = None, label: str = "nccl-tests"
         alg.append(a)
         bus.append(b)
     if not sizes:
-        raise ValueError(f"{label}: text is not allowed: no nccl-tests data rows found (size count type redop ... busbw)")
+        raise ValueError(f"{label}: text is not allowed: no nccl-tests data rows found "
+                         "(size count type redop ... busbw)")
     device = ranks[0] if ranks else "unknown"
     info = RunInfo("nccl-tests", label, device, accelerator_key(device))
     return BusbwCurve(info, op, max(len(ranks), 1), tuple(sizes), tuple(bus), tuple(alg), tuple(times))
@@ -618,7 +621,8 @@ _NUM = r"(\d+(?:\.\d+)?)"
 _SHAPE = r"(\d+)x(\d+)x(\d+)"
 _MAMF_BEST = re.compile(rf"(mean|median|max):[ \t]+{_NUM}[ \t]*TFLOPS[ \t]*@[ \t]*{_SHAPE}")
 _MAMF_HEADLINE = re.compile(rf"(MAMF|MSMF)[ \t]*\([^)\n]*\):[ \t]*{_NUM}[ \t]*TFLOPS[ \t]*@[ \t]*{_SHAPE}")
-_MAMF_ROW = re.compile(rf"[ \t]*\d+[ \t]*\|[ \t]*{_NUM}\(mean\)[ \t]+{_NUM}\(median\)[ \t]+{_NUM}\(max\)[ \t]*@[ \t]*{_SHAPE}")
+_MAMF_ROW = re.compile(rf"[ \t]*\d+[ \t]*\|[ \t]*{_NUM}\(mean\)[ \t]+{_NUM}\(median\)[ \t]+{_NUM}\(max\)"
+                       rf"[ \t]*@[ \t]*{_SHAPE}")
 
 
 def parse_mamf_log(text: str, statistic: str = "median", label: str = "mamf-finder") -> MatmulResult:

@@ -382,16 +382,16 @@ class Plan:
     gpu_hours: float  # GPUs x hours held
     dollars: float  # money for the run
     needs: Needs  # network, storage, failures
-    deadline_days: float  # the reader's deadline
-    budget_dollars: float  # the reader's budget
+    deadline_days: float | None  # the reader's deadline (None: none given)
+    budget_dollars: float | None  # the reader's budget (None: none given)
 
     @property
     def meets_deadline(self) -> bool:
-        return self.days <= self.deadline_days
+        return self.deadline_days is None or self.days <= self.deadline_days
 
     @property
     def meets_budget(self) -> bool:
-        return self.dollars <= self.budget_dollars
+        return self.budget_dollars is None or self.dollars <= self.budget_dollars
 
     @property
     def feasible(self) -> bool:
@@ -434,8 +434,9 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
         run_s = held_s / _check.fraction("hpc availability", avail)
     gpu_hours = n_gpus * held_s / SECONDS_PER_HOUR
     dollars = _dollars(offer, gpu_hours, tco_kwargs or {})
-    return Plan(offer, n_gpus, lay, tps, mfu, run_s / SECONDS_PER_DAY, gpu_hours, dollars, nd, deadline_days,
-                budget_dollars)
+    return Plan(offer, n_gpus, lay, tps, mfu, run_s / SECONDS_PER_DAY, gpu_hours, dollars, nd,
+                deadline_days if math.isfinite(deadline_days) else None,
+                budget_dollars if math.isfinite(budget_dollars) else None)
 
 
 def leanest_memory_bytes(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int) -> float:
@@ -678,8 +679,8 @@ def plan_record(p: Plan, model: memory.ModelConfig, n_tokens: float) -> dict[str
     return {
         "model": model.name, "parameters": model.n_params(), "tokens": n_tokens,
         "offer": p.offer.name, "chip": p.offer.chip, "way": p.offer.way, "price_source": p.offer.source,
-        "deadline_days": p.deadline_days if math.isfinite(p.deadline_days) else None,
-        "budget_dollars": p.budget_dollars if math.isfinite(p.budget_dollars) else None,
+        "deadline_days": p.deadline_days,
+        "budget_dollars": p.budget_dollars,
         "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": 1, "micro_batch": lay.micro_batch,
                    "recompute": lay.recompute, "chapter": CHAPTERS["layout"]},
         "numbers": plan_numbers(p),

@@ -410,7 +410,8 @@ def storage_capacity(
     parts = {"datasets": dataset, "checkpoints": kept * ckpt, "code, logs and the rest": other}
     needed = _check.result("bytes to store", sum(parts.values()))
     if not needed > 0:
-        raise ValueError("total bytes to store=0 is not allowed: dataset_bytes, checkpoint_bytes and other_bytes are all 0")
+        raise ValueError("total bytes to store=0 is not allowed: "
+                         "dataset_bytes, checkpoint_bytes and other_bytes are all 0")
     return _check.fields("storage_capacity", Capacity(MappingProxyType(parts), needed, needed / usable, usable))
 
 

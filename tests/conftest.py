@@ -108,6 +108,17 @@ def browser():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "live: drives a real JupyterLab server in headless Chromium")
+    config.addinivalue_line("markers", "build: needs the strict build of the book (added to every test that uses it)")
+
+
+_BUILD_FIXTURES = {"strict_build", "site_url", "browser", "jupyter_lab"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that needs the built book or a browser, so `make check` can leave them out."""
+    for item in items:
+        if _BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.build)
 
 
 def _free_port() -> int:

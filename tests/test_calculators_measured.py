@@ -59,8 +59,8 @@ def test_a_96_kB_paste_is_refused_at_once():
 
 
 def test_prediction_table_is_the_program_model():
-    from mlcalc.bench import predict
-    from mlcalc.bench.gpt import preset
+    from mlcalc import gpt_program as predict
+    from mlcalc.gpt_program import preset
 
     (mem, textbook, t, case), view = calc.get("measured.prediction").evaluate(
         {"model": "gpt2-1.5B", "batch": 8, "seq": 1024})

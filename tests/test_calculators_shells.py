@@ -1,6 +1,5 @@
 """The ipywidgets shells of the accelerator and network calculators show what run() computes."""
 
-import time
 
 import pytest
 
@@ -41,10 +40,9 @@ def test_offers_sliders_have_a_width_and_the_peak_clock_follows():
 
 
 @pytest.mark.parametrize("cls", SHELLS, ids=lambda c: c.__name__)
-def test_a_change_redraws_quickly(cls):
+def test_a_change_redraws(cls):
     w = cls()
     c = next(c for c in cls.calc.controls if c.kind in ("choice", "toggle") and len(c.options) > 1)
     other = next(v for v in c.values() if v != w.values()[c.key])
-    start = time.perf_counter()
-    getattr(w, c.key).value = other
-    assert time.perf_counter() - start < 1.0  # generous on a shared 2-core machine
+    getattr(w, c.key).value = other  # speed is measured by scripts/benchmark.py, not here
+    assert w.last_error == "" or w.message.value

@@ -1,6 +1,5 @@
 """The memory chapters' widgets recompute on a change and show bad input inline."""
 
-import time
 
 import pytest
 
@@ -87,10 +86,7 @@ def test_cpu_widget_counts_seed_cores_and_rejects_negative_ram():
     (ZeroWidget, "dp", 128), (ActivationWidget, "seq_len", 4096), (ServingWidget, "context", 4096),
     (TrainingFitWidget, "micro_batch", 2), (BytesPerParamWidget, "params", 70.0),
 ])
-def test_updates_are_quick(widget, control, value):
+def test_updates_work(widget, control, value):
     w = widget()
-    start = time.perf_counter()
-    getattr(w, control).value = value
-    elapsed = time.perf_counter() - start
+    getattr(w, control).value = value  # speed is measured by scripts/benchmark.py, not here
     assert w.last_error == ""
-    assert elapsed < 1.0  # generous bound for a shared 2-core machine; typical is ~0.1 s

@@ -10,7 +10,7 @@ from typing import Sequence
 from matplotlib.figure import Figure
 
 from mlcalc import measured as ms
-from mlcalc.bench import predict
+from mlcalc import gpt_program as predict
 from mlcalc.calculators import measured as calculators_measured
 from mlcalc.figures import figure_png, plain_log_ticks
 from mlcalc.widgets._base import CalcWidget
