@@ -2,6 +2,7 @@
 #   make book   build the static site into _build/html
 #   make test   run every test (unit, nbval, strict build, browser)
 #   make check  unit and property tests only (under a minute): the edit-test loop
+#   make serve  serve the built site on http://127.0.0.1:8000 (its calculators run live in the browser)
 #   make lab    open JupyterLab on the notebooks
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 #   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
@@ -11,7 +12,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: book test check lab notebooks bench clean
+.PHONY: book test check serve lab notebooks bench clean
+PORT ?= 8000
+# make serve HOST=0.0.0.0: the whole room's network (book/workshop/setup.md)
+HOST ?= 127.0.0.1
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,18 +28,29 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 _vendor/vendor/.complete: scripts/fetch_vendor.sh
 	bash scripts/fetch_vendor.sh
 
-book: $(VENV)/.installed-book _vendor/vendor/.complete
+# The pure wheel of mlcalc the site's calculators run from (in the reader's browser, Pyodide).
+WHEEL := _vendor/vendor/mlcalc/mlcalc.whl
+$(WHEEL): _vendor/vendor/.complete pyproject.toml $(shell find mlcalc -name '*.py' -o -name '*.json' 2>/dev/null) | $(BIN)/python
+	PYTHON=$(BIN)/python bash scripts/build_wheel.sh
+
+book: $(VENV)/.installed-book _vendor/vendor/.complete $(WHEEL)
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo; echo "The book is built: open $(CURDIR)/_build/html/index.html"
 
-test: $(VENV)/.installed-test _vendor/vendor/.complete
+test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Unit and property tests only: no notebooks (nbval), no build, no browser.
 check: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser and not build and not live" \
-		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py
+		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py --ignore=tests/test_live_site.py
+
+# Serve the built site on localhost: opened from disk (file://) the calculators stay snapshots.
+serve:
+	@test -f _build/html/index.html || { echo "build the site first: make book" >&2; exit 1; }
+	@echo "Open http://$(HOST):$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind $(HOST) --directory _build/html
 
 # JupyterLab on the repository: notebooks/ and the workshop's book/workshop/. The book extra holds all
 # the notebooks import (no PyTorch); as root (a container) JupyterLab needs --allow-root.
@@ -43,7 +58,7 @@ lab: $(VENV)/.installed-book
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # Measure the book's speed (about 10 minutes): figures go to benchmarks/results.json and the README.
-bench: $(VENV)/.installed-test _vendor/vendor/.complete
+bench: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python scripts/benchmark.py
 

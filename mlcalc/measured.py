@@ -800,18 +800,23 @@ def copy_bandwidth(accelerator: str = "H100-SXM", kind: str = "d2d",
 
 
 def busbw_curves(op: str = "all_reduce", accelerator: str | None = None,
-                 results: Iterable[Result] | None = None) -> list[BusbwCurve]:
-    """Every bus-bandwidth curve of this collective (optionally only for one accelerator)."""
+                 results: Iterable[Result] | None = None, n_ranks: int | None = None) -> list[BusbwCurve]:
+    """Every bus-bandwidth curve of this collective (optionally only for one accelerator, or one GPU count)."""
     _check.choice("op", op, COLLECTIVES)
-    return [r for r in _pick(results, BusbwCurve, accelerator) if r.op == op]
+    if n_ranks is not None:
+        n_ranks = _check.positive_int("n_ranks", n_ranks)
+    return [r for r in _pick(results, BusbwCurve, accelerator)
+            if r.op == op and (n_ranks is None or r.n_ranks == n_ranks)]
 
 
 def busbw_curve(op: str = "all_reduce", accelerator: str | None = None,
-                results: Iterable[Result] | None = None) -> BusbwCurve:
-    """The curve of this collective with the highest peak bus bandwidth."""
-    found = busbw_curves(op, accelerator, results)
+                results: Iterable[Result] | None = None, n_ranks: int | None = 2) -> BusbwCurve:
+    """The curve of this collective with the highest peak bus bandwidth, over ``n_ranks`` GPUs
+    (2 by default: the book's pages compare two GPUs; None takes any count)."""
+    found = busbw_curves(op, accelerator, results, n_ranks)
     if not found:
-        raise ValueError(f"op={op!r}, accelerator={accelerator!r} is not allowed: no collective result for it")
+        raise ValueError(f"op={op!r}, accelerator={accelerator!r}, n_ranks={n_ranks!r} is not allowed: "
+                         "no collective result for it")
     return max(found, key=lambda r: r.peak_busbw_bytes_per_s)
 
 

@@ -1,7 +1,8 @@
 """Measure how fast the book is for its readers, and write the figures to benchmarks/results.json.
 
     python scripts/benchmark.py                 # everything (about 10 minutes on 2 cores)
-    python scripts/benchmark.py --only widgets  # one part: widgets, lab, build, pages
+    python scripts/benchmark.py --only widgets  # one part: widgets, lab, build, pages, site
+    python scripts/benchmark.py --only site --html _build/html   # the site part on a site already built
 
 What it measures (a benchmark, not a test: it fails only if something does not work):
 
@@ -17,7 +18,15 @@ build    A clean build of the whole book with execution (jupyter-book build -W -
          --keep-going into a temporary copy of the repository), then a rebuild with no change.
 pages    For each page of that build, served on localhost and loaded in headless Chromium
          with an empty cache: the bytes the browser loads, and the time until every widget
-         is rendered and every formula typeset (median of three loads).
+         is rendered and every formula typeset (median of three loads). The bytes of the
+         in-browser Python (Pyodide and the mlcalc wheel, loaded only once a calculator is in
+         view) are counted apart.
+site     The live calculators on the static site (served on localhost): for each page with
+         calculators, from navigation (empty cache, the first calculator scrolled into view) to
+         live (Python ready in the page's worker), median of --loads; then for each calculator,
+         its first control that takes a valid other value is switched back and forth through its
+         widget model, and the time from the change to the redrawn output (result from the worker,
+         text written, chart drawn by vega-embed, next frame painted) is timed: median and p90.
 """
 
 from __future__ import annotations
@@ -50,6 +59,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 TARGET_WIDGET_MS = 100.0
+TARGET_SITE_LIVE_S = 3.0
+TARGET_SITE_CHANGE_P90_MS = 50.0
 TARGET_CLEAN_BUILD_S = 180.0
 TARGET_REBUILD_S = 10.0
 
@@ -95,8 +106,9 @@ def _summary(samples_ms: list[float]) -> dict:
 
 
 def calculator_classes() -> list[type]:
+    """Every calculator widget: the CalcWidget shell's (``calc`` set) and any still on the older shell."""
     import mlcalc.widgets as pkg
-    from mlcalc.widgets._base import Calculator
+    from mlcalc.widgets._base import Calculator, CalcWidget
 
     found = []
     for info in pkgutil.iter_modules(pkg.__path__):
@@ -104,9 +116,12 @@ def calculator_classes() -> list[type]:
             continue
         module = importlib.import_module(f"mlcalc.widgets.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            if not issubclass(cls, Calculator) or cls is Calculator or cls.__module__ != module.__name__:
+            if cls.__module__ != module.__name__:
                 continue
-            if cls.compute is not Calculator.compute and cls.render is not Calculator.render:  # not abstract
+            if issubclass(cls, CalcWidget) and cls is not CalcWidget and "calc" in vars(cls):
+                found.append(cls)
+            elif issubclass(cls, Calculator) and cls is not Calculator and (
+                    cls.compute is not Calculator.compute and cls.render is not Calculator.render):  # not abstract
                 found.append(cls)
     return sorted(found, key=lambda c: (c.__module__, c.__name__))
 
@@ -135,7 +150,7 @@ def _controls_in_order(calc) -> list:
     import ipywidgets as w
 
     preferred = (w.Dropdown, w.FloatText, w.IntText, w.BoundedFloatText, w.BoundedIntText)
-    inputs = list(calc._inputs)
+    inputs = list(calc._controls.values()) if hasattr(calc, "_controls") else list(calc._inputs)
     return [c for c in inputs if isinstance(c, preferred)] + [c for c in inputs if not isinstance(c, preferred)]
 
 
@@ -188,8 +203,9 @@ def bench_widgets_python(repeats: int) -> dict:
 # Switch control `index` of calculator `calc` to `value`; resolve to the ms from the change
 # event to the last mutation of the calculator's output area (or null if nothing changed).
 _TIMED_CHANGE = """async ([calc, index, kind, value, timeoutMs]) => {
-  const sig = () => Array.from(calc.querySelectorAll('.widget-output')).map(o =>
-      o.innerText + '|' + Array.from(o.querySelectorAll('img')).map(i => i.src.length + i.src.slice(-120)).join(',')).join('||');
+  const sig = () => Array.from(calc.querySelectorAll('.widget-output, .mlcalc-view-text')).map(o =>
+      o.innerText + '|' + Array.from(o.querySelectorAll('img')).map(i => i.src.length + i.src.slice(-120)).join(',')
+      + '|' + Array.from(o.querySelectorAll('svg')).map(s => s.innerHTML.length + s.textContent.slice(0, 400)).join(',')).join('||');
   const control = kind === 'click' ? calc.querySelectorAll('.widget-toggle-buttons button')[value]
                                    : calc.querySelectorAll('select, input[type=number]')[index];
   const before = sig();
@@ -426,21 +442,25 @@ def bench_pages(html_dir: pathlib.Path, loads: int) -> dict:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for docname in toc_docnames():
-                weights, weights_gz, ready_ms, load_ms, views = [], [], [], [], 0
+                weights, weights_gz, python_gz, ready_ms, load_ms, views = [], [], [], [], [], 0
                 for _ in range(loads):
                     context = browser.new_context(viewport={"width": 1280, "height": 900})  # empty cache
                     page = context.new_page()
                     sizes: list[int] = []
                     gzipped: list[int] = []
+                    python: list[int] = []
 
-                    def finished(req, sizes=sizes, gzipped=gzipped):
+                    def finished(req, sizes=sizes, gzipped=gzipped, python=python):
                         with contextlib.suppress(Exception):
                             s = req.sizes()
                             sizes.append(s["responseBodySize"] + s["responseHeadersSize"])
                             body = req.response().body()
                             kind = req.response().headers.get("content-type", "")
                             textual = any(t in kind for t in ("text", "javascript", "json", "svg", "xml"))
-                            gzipped.append((len(gzip.compress(body, 6)) if textual else len(body)) + s["responseHeadersSize"])
+                            size = (len(gzip.compress(body, 6)) if textual or req.url.endswith((".wasm", ".whl", ".zip")) else len(body))
+                            gzipped.append(size + s["responseHeadersSize"])
+                            if re.search(r"/vendor/(pyodide|mlcalc)/|mlcalc-worker", req.url):
+                                python.append(size + s["responseHeadersSize"])
 
                     page.on("requestfinished", finished)
                     page.goto(f"{base}/{docname}.html", wait_until="load", timeout=60_000)
@@ -448,7 +468,8 @@ def bench_pages(html_dir: pathlib.Path, loads: int) -> dict:
                     page.wait_for_load_state("networkidle", timeout=60_000)
                     nav = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
                     weights.append(sum(sizes))
-                    weights_gz.append(sum(gzipped))
+                    weights_gz.append(sum(gzipped) - sum(python))
+                    python_gz.append(sum(python))
                     ready_ms.append(ready["t"])
                     load_ms.append(nav)
                     views = ready["views"]
@@ -456,6 +477,7 @@ def bench_pages(html_dir: pathlib.Path, loads: int) -> dict:
                 results[docname] = {
                     "bytes": int(statistics.median(weights)),  # as served here (no compression)
                     "bytes_gzip": int(statistics.median(weights_gz)),  # text compressed as a web server would
+                    "python_bytes_gzip": int(statistics.median(python_gz)),  # Pyodide + wheel, if a calculator was in view
                     "widgets": views,
                     "load_event_ms": round(statistics.median(load_ms)),
                     "widgets_and_math_ready_ms": round(statistics.median(ready_ms)),
@@ -464,6 +486,144 @@ def bench_pages(html_dir: pathlib.Path, loads: int) -> dict:
     finally:
         server.shutdown()
     return results
+
+
+# --- the live calculators on the static site ---------------------------------------------
+
+# Scroll the first calculator's place into view as soon as the page is parsed (before the widgets
+# are drawn), as a reader who opens a link to it would.
+_SCROLL_TO_FIRST = """() => {
+  const ids = new Set();
+  document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]').forEach(t => {
+    const state = JSON.parse(t.textContent).state || {};
+    for (const [id, m] of Object.entries(state)) if (((m.state || {})._dom_classes || []).includes('mlcalc-calculator')) ids.add(id);
+  });
+  for (const t of document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')) {
+    if (ids.has(JSON.parse(t.textContent).model_id)) { t.parentElement.scrollIntoView(); return true; }
+  }
+  return false;
+}"""
+
+# One change of calculator i's control `key` to `value` through its widget model; resolves to the ms
+# from the change to the next painted frame after the output is redrawn (null if nothing came back).
+_SITE_CHANGE = """async ([i, key, value, timeoutMs]) => {
+  const c = window.mlcalcLive.calculators[i];
+  const m = c.controls[key];
+  const choice = ['DropdownModel', 'ToggleButtonsModel', 'RadioButtonsModel'].includes(m.get('_model_name'));
+  const before = c.requested;
+  let resolveShown;
+  const shown = new Promise(r => { resolveShown = r; });
+  const onShown = () => { if (c.requested > before && c.shown === c.requested) resolveShown(true); };
+  c.el.addEventListener('mlcalc:shown', onShown);
+  const t0 = performance.now();
+  m.set(choice ? 'index' : 'value', value);
+  if (c.requested === before) { c.el.removeEventListener('mlcalc:shown', onShown); return null; }
+  const done = await Promise.race([shown, new Promise(r => setTimeout(() => r(false), timeoutMs))]);
+  c.el.removeEventListener('mlcalc:shown', onShown);
+  if (!done) return null;
+  await new Promise(r => requestAnimationFrame(() => r()));
+  return {ms: performance.now() - t0, ok: !!(c.last && c.last.ok)};
+}"""
+
+
+def _site_alternatives(control, value) -> list:
+    """Other values for a control of a Calc, as its widget model holds them (a choice as an index)."""
+    if control.kind in ("choice", "toggle"):
+        return [i for i in range(len(control.options)) if i != value]
+    if control.kind == "check":
+        return [not value]
+    if control.kind in ("number", "int", "slider", "int_slider", "log_slider"):
+        lo = 10 ** control.min if control.kind == "log_slider" and control.min is not None else control.min
+        hi = 10 ** control.max if control.kind == "log_slider" and control.max is not None else control.max
+        step = control.step or (1 if control.kind in ("int", "int_slider") else 0.1)
+        cands = [value * 2, value / 2, value + step, value - step] if value else [1, 2]
+        if control.kind in ("int", "int_slider"):
+            cands = [int(round(c)) for c in cands]
+        return [c for c in cands if c != value and (lo is None or c >= lo) and (hi is None or c <= hi)]
+    return []
+
+
+def bench_site(html_dir: pathlib.Path, loads: int, repeats: int, match: str = "") -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from conftest import CHROMIUM, CHROMIUM_ARGS, toc_docnames
+    from mlcalc.calc import get
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(html_dir)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    pages, calculators = {}, {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for docname in toc_docnames():
+                if match not in docname or 'mlcalc-calc-' not in (html_dir / f"{docname}.html").read_text():
+                    continue
+                live_ms, warm_ms, worker = [], [], {}
+                for load in range(loads):
+                    context = browser.new_context(viewport={"width": 1280, "height": 900})  # empty cache
+                    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+                    page = context.new_page()
+                    try:
+                        # Cold (empty cache), then the same page again in the same browser (a reader's next
+                        # chapter: the site's scripts and Pyodide come from the HTTP cache).
+                        for cache in ("cold", "warm"):
+                            page.goto(f"{base}/{docname}.html", wait_until="domcontentloaded", timeout=60_000)
+                            page.evaluate(_SCROLL_TO_FIRST)
+                            page.wait_for_function("() => window.mlcalcLive && ['live', 'snapshot'].includes(mlcalcLive.state)",
+                                                   timeout=120_000, polling=20)
+                            live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, t: mlcalcLive.timings})")
+                            if live["state"] != "live":
+                                pages[docname] = {"error": live["reason"]}
+                                break
+                            (live_ms if cache == "cold" else warm_ms).append(live["t"]["ready"])
+                            worker = live["t"].get("worker") or {}
+                        if docname in pages:
+                            break
+                        if load == loads - 1:
+                            calculators.update(_site_changes(page, docname, repeats, get))
+                    finally:
+                        context.close()
+                if live_ms:
+                    pages[docname] = {"navigation_to_live_ms": round(statistics.median(live_ms)), "loads": len(live_ms),
+                                      "all_ms": [round(x) for x in live_ms],
+                                      "warm_cache_navigation_to_live_ms": round(statistics.median(warm_ms)) if warm_ms else None,
+                                      "pyodide_ready_in_worker_ms": round(worker.get("imported", 0) - worker.get("start", 0))}
+            browser.close()
+    finally:
+        server.shutdown()
+    return {"pages": pages, "calculators": calculators}
+
+
+def _site_changes(page, docname: str, repeats: int, get) -> dict:
+    out = {}
+    keys = page.evaluate("() => mlcalcLive.calculators.map(c => c.unsupported ? '' : c.key)")
+    for i, key in enumerate(keys):
+        name = f"{docname.split('notebooks/', 1)[-1]} #{i + 1} {key}"
+        if not key:
+            out[name] = {"error": "not connected (older shell)"}
+            continue
+        page.locator(".mlcalc-calculator").nth(i).scroll_into_view_if_needed()
+        values = page.evaluate("(i) => mlcalcLive.calculators[i].values()", i)
+        entry = {"error": "no control took a valid other value"}
+        for control in get(key).controls:
+            original = values[control.key]
+            for alt in _site_alternatives(control, original)[:4]:
+                first = page.evaluate(_SITE_CHANGE, [i, control.key, alt, 15_000])
+                if not first or not first["ok"]:
+                    page.evaluate(_SITE_CHANGE, [i, control.key, original, 15_000])
+                    continue
+                samples = [first["ms"]]
+                for r in range(1, repeats):
+                    done = page.evaluate(_SITE_CHANGE, [i, control.key, original if r % 2 else alt, 15_000])
+                    if done:
+                        samples.append(done["ms"])
+                entry = {"control": f"{control.label} ({control.kind})", **_summary(samples)}
+                break
+            if "median_ms" in entry:
+                break
+        out[name] = entry
+    return out
 
 
 # --- report -----------------------------------------------------------------------------
@@ -502,6 +662,29 @@ def headline(results: dict) -> str:
             ready = [v["widgets_and_math_ready_ms"] for v in chapters.values()]
             lines.append(f"| page weight of a chapter (median of {len(chapters)}) | {raw:.1f} MB as served here, {gz:.1f} MB gzipped | |")
             lines.append(f"| time until a chapter's widgets and math are rendered (localhost, empty cache) | median {statistics.median(ready) / 1e3:.1f} s, at most {max(ready) / 1e3:.1f} s | |")
+            python = [v["python_bytes_gzip"] for v in chapters.values() if v.get("python_bytes_gzip")]
+            if python:
+                lines.append(f"| in-browser Python a chapter adds once a calculator is in view (Pyodide + mlcalc wheel) | {statistics.median(python) / 1e6:.1f} MB gzipped | |")
+        prose = {k: v for k, v in results["pages"].items() if not v["widgets"]}
+        if prose:
+            gz = statistics.median(v.get("bytes_gzip", v["bytes"]) for v in prose.values()) / 1e6
+            lines.append(f"| page weight of a prose page (median of {len(prose)}) | {gz:.1f} MB gzipped | |")
+    if "site" in results:
+        for label, field in (("empty cache", "navigation_to_live_ms"), ("cached: a reader's next page", "warm_cache_navigation_to_live_ms")):
+            live = [v[field] for v in results["site"]["pages"].values() if v.get(field)]
+            if live:
+                within = sum(x <= TARGET_SITE_LIVE_S * 1e3 for x in live)
+                lines.append(f"| site: navigation to live calculators (localhost, {label}, {len(live)} pages) | median "
+                             f"{statistics.median(live) / 1e3:.1f} s, at most {max(live) / 1e3:.1f} s; {within} of {len(live)} within target | "
+                             f"{TARGET_SITE_LIVE_S:.0f} s |")
+        ok = {k: v for k, v in results["site"]["calculators"].items() if "p90_ms" in v}
+        if ok:
+            p90 = sorted(v["p90_ms"] for v in ok.values())
+            worst = max(ok, key=lambda k: ok[k]["p90_ms"])
+            within = sum(x <= TARGET_SITE_CHANGE_P90_MS for x in p90)
+            lines.append(f"| site: change -> output redrawn in the page (p90 per calculator) | median p90 {statistics.median(p90):.0f} ms over "
+                         f"{len(ok)} calculators; {within} of {len(ok)} within target; slowest {ok[worst]['p90_ms']:.0f} ms ({worst}) | "
+                         f"{TARGET_SITE_CHANGE_P90_MS:.0f} ms |")
     return "\n".join(lines)
 
 
@@ -526,6 +709,16 @@ def markdown(results: dict) -> str:
                 lines.append(f"| {name} | {r['control']} | {r['median_ms']} | {r['p90_ms']} |")
             else:
                 lines.append(f"| {name} | {r.get('error')} | | |")
+    if "site" in results:
+        lines += ["", "| calculator on the site (change -> redrawn) | control | median ms | p90 ms |", "|---|---|---:|---:|"]
+        for name, r in results["site"]["calculators"].items():
+            if "median_ms" in r:
+                lines.append(f"| {name} | {r['control']} | {r['median_ms']} | {r['p90_ms']} |")
+            else:
+                lines.append(f"| {name} | {r.get('error')} | | |")
+        lines += ["", "| page (site) | navigation to live ms, empty cache | cached |", "|---|---:|---:|"]
+        for name, r in results["site"]["pages"].items():
+            lines.append(f"| {name} | {r.get('navigation_to_live_ms', r.get('error'))} | {r.get('warm_cache_navigation_to_live_ms', '')} |")
     if "pages" in results:
         lines += ["", "| page (static site, empty cache) | widgets | kB loaded | kB gzipped | load event ms | widgets + math ready ms |",
                   "|---|---:|---:|---:|---:|---:|"]
@@ -553,8 +746,10 @@ def update_readme(readme: pathlib.Path, results: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", action="append", choices=["widgets", "lab", "build", "pages"],
-                        help="run only these parts (repeatable); pages needs build")
+    parser.add_argument("--only", action="append", choices=["widgets", "lab", "build", "pages", "site"],
+                        help="run only these parts (repeatable); pages and site need build (or --html)")
+    parser.add_argument("--html", type=pathlib.Path, help="pages/site parts: measure this built site instead of a fresh build")
+    parser.add_argument("--site-repeats", type=int, default=11, help="value changes per calculator (site)")
     parser.add_argument("--repeats", type=int, default=15, help="value changes per calculator (Python)")
     parser.add_argument("--lab-repeats", type=int, default=7, help="value changes per calculator (JupyterLab)")
     parser.add_argument("--match", default="", help="JupyterLab part: only notebooks whose path contains this")
@@ -582,8 +777,8 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(json.dumps(soak, indent=1) + "\n")
         print(f"written to {out}")
         return 0 if soak["all_ok"] else 1
-    parts = args.only or ["widgets", "lab", "build", "pages"]
-    if "pages" in parts and "build" not in parts:
+    parts = args.only or ["widgets", "lab", "build", "pages", "site"]
+    if ("pages" in parts or "site" in parts) and "build" not in parts and not args.html:
         parts.append("build")
 
     results: dict = {
@@ -598,13 +793,22 @@ def main(argv: list[str] | None = None) -> int:
     if "lab" in parts:
         print("widgets (JupyterLab) ...", flush=True)
         results["widgets_lab"] = bench_widgets_lab(args.lab_repeats, args.match)
+    def site_parts(html: pathlib.Path) -> None:
+        if "pages" in parts:
+            print("pages ...", flush=True)
+            results["pages"] = bench_pages(html, args.loads)
+        if "site" in parts:
+            print("site (live calculators) ...", flush=True)
+            results["site"] = bench_site(html, args.loads, args.site_repeats, args.match)
+
     if "build" in parts:
         with tempfile.TemporaryDirectory(prefix="mlcalc-bench-build-") as tmp:
             print("clean build and no-change rebuild ...", flush=True)
             results["build"] = bench_build(pathlib.Path(tmp), args.builds)
-            if "pages" in parts and results["build"]["clean_build"]["ok"]:
-                print("pages ...", flush=True)
-                results["pages"] = bench_pages(pathlib.Path(tmp) / "_build" / "html", args.loads)
+            if results["build"]["clean_build"]["ok"] and not args.html:
+                site_parts(pathlib.Path(tmp) / "_build" / "html")
+    if args.html:
+        site_parts(args.html.resolve())
     results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")

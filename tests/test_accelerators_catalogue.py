@@ -138,9 +138,10 @@ def test_trainium2():
 
 def test_with_dtype_filters_and_checks():
     fp4 = {a.key for a in accelerators.with_dtype("fp4")}
-    assert fp4 == {"B200", "GB200", "MI355X"}
-    with pytest.raises(ValueError, match="dtype='fp6'"):
-        accelerators.with_dtype("fp6")
+    assert fp4 == {"B200", "GB200", "B300", "MI355X"}
+    assert {a.key for a in accelerators.with_dtype("fp6")} == {"B200", "GB200", "B300", "MI355X"}
+    with pytest.raises(ValueError, match="dtype='int4'"):
+        accelerators.with_dtype("int4")
     assert accelerators.peak_flops("H100-SXM", "fp8") == 1979e12
 
 

@@ -46,10 +46,16 @@ RUN_ALL = """async (timeoutMs) => {
   return {ok: ok === true, timedOut: ok === 'timeout', errors};
 }"""
 
-# What a calculator shows: the text and images of its output areas, and its error message.
-SIGNATURE = """(calc) => Array.from(calc.querySelectorAll('.widget-output')).map(o =>
+# What a calculator shows: the text of its output areas and views (the shell's text/table HTML),
+# their images and charts (JupyterLab draws the Vega-Lite output itself, as SVG or canvas).
+SIGNATURE = """(calc) => Array.from(calc.querySelectorAll('.widget-output, .mlcalc-view-text')).map(o =>
   o.innerText.trim() + '|' + Array.from(o.querySelectorAll('img')).map(i => i.src.length + ':' + i.src.slice(-120)).join(',')
+  + '|' + Array.from(o.querySelectorAll('svg')).map(s => s.innerHTML.length + ':' + s.textContent.slice(0, 400)).join(',')
 ).join('||')"""
+
+# A chart of the new shell (a Vega-Lite output in the Output widget) drawn natively by JupyterLab.
+CHARTS = """(calc) => Array.from(calc.querySelectorAll('.mlcalc-view-chart')).map(o =>
+  o.querySelectorAll('svg .mark-rect, svg .mark-rule, svg .mark-line, svg .mark-symbol, svg .mark-area, svg .mark-text, canvas').length)"""
 
 ERROR_TEXT = """(calc) => Array.from(calc.querySelectorAll('.mlcalc-error')).map(e => e.innerText).join(' ')"""
 
@@ -122,6 +128,12 @@ def test_notebook_runs_live_and_its_calculator_reacts(browser, jupyter_lab, note
         if page.locator(".jp-Notebook .mlcalc-calculator").count() == 0:
             assert "application/vnd.jupyter.widget-view+json" not in notebook.read_text(), "the notebook stores widgets but none rendered in JupyterLab"
             return
+        calc = page.locator(".jp-Notebook .mlcalc-calculator").first
+        calc.wait_for(state="visible", timeout=CHANGE_TIMEOUT_S * 1000)
+        if calc.locator(".mlcalc-view-chart").count():
+            # JupyterLab renders application/vnd.vegalite.v5+json itself (its core bundle carries Vega).
+            page.wait_for_function(f"(c) => ({CHARTS})(c).some(n => n > 0)", arg=calc.element_handle(),
+                                   timeout=CHANGE_TIMEOUT_S * 1000)
         changed = change_first_calculator(page)
         assert changed["kind"] in ("index", "number")
         assert page_errors == [], page_errors

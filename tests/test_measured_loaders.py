@@ -89,7 +89,7 @@ def test_malformed_file_gives_one_clear_error(tmp_path, what, content, message):
     t0 = time.perf_counter()
     with pytest.raises(ValueError) as err:
         measured.load(path)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.perf_counter() - t0 < 5.0  # a hang guard, not a speed target
     text = str(err.value)
     assert path.name in text or str(path) in text, f"the message does not name the file: {text}"
     assert message in text, text
@@ -126,9 +126,9 @@ def test_parsers_are_linear(parse, filler):
     # The mamf-finder parser was quadratic (64 kB of blank lines took 5 s: a regex anchored with ^\s*
     # rescanned every remaining line at each line start). Time for 256 kB and 1 MB: linear means ~4x.
     small, large = filler * (2**18 // len(filler)), filler * (2**20 // len(filler))
-    t_small = min(_seconds(parse, small) for _ in range(2))
-    t_large = min(_seconds(parse, large) for _ in range(2))
-    assert t_large < 1.0
+    t_small = min(_seconds(parse, small) for _ in range(3))
+    t_large = min(_seconds(parse, large) for _ in range(3))
+    assert t_large < 5.0  # quadratic parsing took ~1,000 s here; the bound only has to catch that
     assert t_large < 10 * t_small + 0.05
 
 

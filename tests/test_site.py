@@ -15,6 +15,7 @@ import urllib.parse
 
 import nbformat
 import pytest
+import yaml
 
 from conftest import HTML, ROOT, SCREENSHOTS, chapter_notebooks, toc_docnames, widget_view_count
 
@@ -89,6 +90,11 @@ def test_site_scripts_are_local(strict_build, docname):
     if docname in NOTEBOOK_DOCNAMES and "widget-view+json" in page:
         assert "_static/vendor/html-manager/embed-amd.js" in page
         assert "_static/mlcalc-site.js" in page
+        # The live calculators' script and the chart renderer come with the widgets, from the site.
+        assert "_static/mlcalc-live.js" in page and "_static/vendor/vega/vega-embed.min.js" in page
+    elif "widget-view+json" not in page:
+        # Prose pages load none of it (no Python, no Vega).
+        assert "mlcalc-live.js" not in page and "vendor/vega/" not in page and "pyodide" not in page
     # Thebe is off: sphinx-thebe's scripts are kept off the pages (they declared a const twice).
     assert "THEBE_JS_URL" not in page and "sphinx-thebe.js" not in page
 
@@ -116,14 +122,28 @@ def test_internal_links_and_anchors_resolve(strict_build):
     assert broken == [], "\n".join(broken)
 
 
+def _repository_url() -> str:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return str((config.get("repository") or {}).get("url") or "").strip()
+
+
 @pytest.mark.parametrize("docname", NOTEBOOK_DOCNAMES)
 def test_launch_and_download_buttons(strict_build, docname):
+    """Launch buttons work or are absent: with repository.url unset, none links anywhere."""
     assert strict_build.returncode == 0
     page = (HTML / f"{docname}.html").read_text()
     ipynb = f"{docname}.ipynb"
-    # Binder opens the notebook in JupyterLab; Colab opens it from the repository.
-    assert re.search(rf'href="https://mybinder\.org/v2/gh/[^"]+urlpath=lab/tree/{re.escape(ipynb)}"', page)
-    assert re.search(rf'href="https://colab\.research\.google\.com/github/[^"]+/{re.escape(ipynb)}"', page)
+    url = _repository_url()
+    binder = re.findall(r'href="(https://mybinder\.org/[^"]+)"', page)
+    colab = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', page)
+    if not url:
+        assert binder == [] and colab == [], "launch buttons while repository.url is unset"
+        assert 'class="btn btn-sm btn-source-repository-button' not in page
+    else:
+        org_repo = urllib.parse.urlsplit(url).path.strip("/")
+        # Binder opens the notebook in JupyterLab; Colab opens it from the repository.
+        assert any(f"/v2/gh/{org_repo}/" in b and b.endswith(f"urlpath=lab/tree/{ipynb}") for b in binder), binder
+        assert any(c.endswith(f"/github/{org_repo}/blob/main/{ipynb}") for c in colab), colab
     # The .ipynb download button points at the notebook copied into the site.
     depth = docname.count("/")
     assert f'href="{"../" * depth}_sources/{ipynb}"' in page
@@ -131,8 +151,57 @@ def test_launch_and_download_buttons(strict_build, docname):
 
 
 @pytest.mark.parametrize("notebook", chapter_notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_snapshot_note_before_first_widget(notebook):
-    """A {note} before the first widget says the page is a snapshot and how to run it live."""
+def test_first_cell_installs_mlcalc_where_missing(notebook):
+    """Colab (or any fresh Jupyter) gets mlcalc from the first cell, from the one repository setting."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("set_repository", ROOT / "scripts" / "set_repository.py")
+    set_repository = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(set_repository)
+    nb = nbformat.read(notebook, as_version=4)
+    cell = set_repository.install_cell(nb)
+    assert cell is not None, "run scripts/set_repository.py: the first cell must install mlcalc"
+    assert cell.source == set_repository.install_source(_repository_url()), "run scripts/set_repository.py"
+    assert "remove-cell" in cell.metadata["tags"]
+    url = _repository_url()
+    if url:
+        assert f"git+{url}" in cell.source
+    # Runs as a no-op where mlcalc is installed (the build, make lab, Binder).
+    exec(compile(cell.source.replace("output.enable_custom_widget_manager()", "pass"), "install-cell", "exec"), {})
+
+
+def test_binder_installs_only_what_notebooks_need():
+    """binder/: the widgets extra and JupyterLab, then mlcalc itself (no PyTorch, Playwright or Node)."""
+    import tomllib
+
+    reqs = [line.strip() for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    names = {re.split(r"[<>=!~ \[]", r, maxsplit=1)[0].lower() for r in reqs}
+    assert not names & {"torch", "playwright", "nodejs", "node", "pytest", "nbval", "jupyter-book"}, names
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert set(extras["widgets"]) <= set(reqs), "binder/requirements.txt must carry mlcalc's widgets extra"
+    assert any(r.startswith("jupyterlab") for r in reqs)
+    post = (ROOT / "binder" / "postBuild").read_text()
+    assert "pip install --no-deps ." in post
+    assert (ROOT / "binder" / "postBuild").stat().st_mode & 0o111, "binder/postBuild must be executable"
+    # Everything the notebooks import is the standard library, mlcalc, or installed by Binder.
+    import sys
+
+    imported = set()
+    for path in chapter_notebooks():
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and "mlcalc-install" not in cell.metadata.get("tags", []):
+                imported |= set(re.findall(r"^\s*(?:from|import)\s+(\w+)", cell.source, flags=re.M))
+    provided = {n.replace("-", "_") for n in names} | {"mlcalc", "IPython"}
+    assert imported - set(sys.stdlib_module_names) - provided == set()
+    # ... and Colab's install cell installs the same extra packages (myst-nb for the glued numbers).
+    if "myst_nb" in imported:
+        assert "myst-nb" in (ROOT / "scripts" / "set_repository.py").read_text()
+
+
+@pytest.mark.parametrize("notebook", chapter_notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_live_note_before_first_widget(notebook):
+    """A {note} before the first widget says the calculators run in the browser, and how to get them live."""
     nb = nbformat.read(notebook, as_version=4)
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and widget_view_count(c)), None)
     if first is None:
@@ -142,10 +211,10 @@ def test_snapshot_note_before_first_widget(notebook):
         for c in nb.cells[:first]
         if c.cell_type == "markdown" and re.search(r"(```|:::)\s*\{(note|admonition|tip)\}", c.source)
     ]
-    live = re.compile(r"Binder|Colab|JupyterHub|rocket|launch|make lab", re.I)
-    assert any("snapshot" in n.lower() and live.search(n) for n in notes), (
-        "put a {note} before the first widget saying the page is a snapshot and how to run it live"
+    assert any("in your browser" in n and "make serve" in n and "make lab" in n for n in notes), (
+        "put a {note} before the first widget saying the calculators run in the browser, and how to get a live one"
     )
+    assert not any("nothing\nrecomputes" in n or "nothing recomputes" in n for n in notes)
 
 
 def test_bibliography_and_glossary_are_used(strict_build):
@@ -186,7 +255,7 @@ _IMAGES = """() => Array.from(document.images).filter(i => i.getBoundingClientRe
 
 _CALCULATORS = """() => Array.from(document.querySelectorAll('.mlcalc-calculator')).map(c => ({
   controls: c.querySelectorAll('input, select, button, textarea').length,
-  output: Array.from(c.querySelectorAll('.widget-output')).map(o => o.innerText.trim().length + o.querySelectorAll('img').length).reduce((a, b) => a + b, 0),
+  output: Array.from(c.querySelectorAll('.widget-output, .mlcalc-view-text')).map(o => o.innerText.trim().length + o.querySelectorAll('img, svg').length).reduce((a, b) => a + b, 0),
 }))"""
 
 
@@ -222,7 +291,7 @@ def test_page_renders_in_chromium(browser, site_url, docname):
         context.close()
     assert [i for i in images if not i["ok"]] == [], "images that did not load"
     source = HTML / f"{docname}.html"
-    stored_calculators = source.read_text().count('"_dom_classes": ["mlcalc-calculator"]')
+    stored_calculators = source.read_text().count('"_dom_classes": ["mlcalc-calculator"')
     assert state["rendered"] == state["views"]
     if stored_calculators:
         assert calculators, "the page stores a calculator but none rendered"

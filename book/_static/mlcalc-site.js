@@ -6,8 +6,13 @@
 
   // 1. The widget manager loads its icon fonts from the folder of its own AMD module,
   //    which require.js would place next to the page. Point it at _static/vendor/html-manager/.
+  //    The manager's own CSS finds them through its webpack public path: set it too.
+  window.__jupyter_widgets_assets_path__ = new URL(staticRoot + "vendor/html-manager/", location.href).href;
   if (window.require && window.require.config) {
-    window.require.config({ paths: { "@jupyter-widgets/html-manager/dist": staticRoot + "vendor/html-manager" } });
+    var hm = staticRoot + "vendor/html-manager";
+    // Its modules are defined inside embed-amd.js; their module.uri (the fonts' folder) follows these paths.
+    window.require.config({ paths: { "@jupyter-widgets/html-manager/dist": hm, "@jupyter-widgets/html-manager": hm + "/embed-amd",
+                                     "@jupyter-widgets/base": hm + "/embed-amd", "@jupyter-widgets/controls": hm + "/embed-amd" } });
   }
 
   // 2. ipywidgets typesets widget labels with the MathJax 2 call MathJax.Hub.Queue(["Typeset", hub, el]);

@@ -1,0 +1,647 @@
+// Live calculators on the static site (only pages with widgets load this; see _config.yml).
+//
+// 1. At first paint every calculator's chart is drawn with vega-embed from the Vega-Lite spec
+//    stored in its Output widget's state (also from file://: this is a classic script).
+// 2. When a calculator comes into view or is first touched, Python (Pyodide's core and the pure
+//    wheel of mlcalc, both served by the site) starts in a Web Worker (mlcalc-worker.mjs).
+// 3. On a control change the calculator's control values are collected by key from the embedded
+//    widget models, mlcalc.live.run_widgets_json runs in the worker (the same compute and view as
+//    in Jupyter: no formula here), and the text, the inline message and the chart are written back.
+// Where Python cannot run (file://, no Worker or WebAssembly, the worker failed to start) each
+// calculator says it is a snapshot, its controls are disabled, and it says how to get a live one.
+//
+// It reaches into @jupyter-widgets/html-manager (create_view, model.views, BoxView.children_views):
+// those are internals, so scripts/fetch_vendor.sh pins html-manager's version.
+(function () {
+  "use strict";
+  var VEGALITE = "application/vnd.vegalite.v5+json";
+  var here = document.currentScript && document.currentScript.src;
+  var staticRoot = here ? here.slice(0, here.lastIndexOf("/") + 1) : "_static/";
+  var TIMEOUT_MS = 20000; // a single computation that takes longer restarts the worker
+  var STALE_AFTER_MS = 120; // outputs dim if a result takes longer than this
+  var options = window.mlcalcLiveOptions || {};
+  var LOAD_TIMEOUT_MS = options.loadTimeoutMs || 120000; // Python not ready by then: a snapshot, said so
+
+  var live = (window.mlcalcLive = {
+    state: "idle", // idle | loading | live | snapshot
+    reason: "", // why a snapshot
+    calculators: [],
+    history: ["idle"], // the states this page went through (tests read it)
+    timings: { start: null, ready: null },
+  });
+  function setState(state) {
+    live.state = state;
+    live.history.push(state);
+  }
+
+  function cannotRun() {
+    if (location.protocol === "file:") {
+      return "this page was opened from a file (file://), where browsers do not start Python";
+    }
+    if (typeof Worker === "undefined" || typeof WebAssembly !== "object") {
+      return "this browser cannot run Python (it lacks Web Workers or WebAssembly)";
+    }
+    return "";
+  }
+
+  function escapeHtml(s) {
+    return String(s).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+
+  function addStyle() {
+    var css =
+      ".mlcalc-status{order:-1;font-size:.85em;margin:0 0 .35em 0;padding:.15em .5em;border-radius:4px;width:fit-content}" +
+      ".mlcalc-status:empty{display:none}" +
+      ".mlcalc-status-loading{background:#fff7e0;color:#6b4e00}" +
+      ".mlcalc-status-live{background:#e8f5e9;color:#1b5e20}" +
+      ".mlcalc-status-snapshot{background:#fdecea;color:#7f1d1d;border:1px solid #f5c2c0}" +
+      ".mlcalc-status code{font-size:.95em}" +
+      ".mlcalc-view-chart .mlcalc-chart{width:100%}" +
+      ".mlcalc-view-chart.mlcalc-drawn .jp-OutputArea{display:none}" +
+      ".mlcalc-stale{opacity:.45;transition:opacity .1s}" +
+      ".mlcalc-error{color:#b00020}";
+    var style = document.createElement("style");
+    style.textContent = css;
+    document.head.appendChild(style);
+  }
+
+  // ---------------------------------------------------------------- the worker (Python)
+
+  var engine = null;
+
+  function Engine() {
+    this.worker = null;
+    this.pending = {}; // id -> {resolve, timer}
+    this.nextId = 1;
+    this.ready = null;
+  }
+
+  Engine.prototype.start = function () {
+    var self = this;
+    if (this.ready) return this.ready;
+    this.ready = new Promise(function (resolve, reject) {
+      var worker;
+      try {
+        worker = new Worker(staticRoot + "mlcalc-worker.mjs", { type: "module" });
+      } catch (err) {
+        reject(new Error("the worker did not start (" + err + ")"));
+        return;
+      }
+      self.worker = worker;
+      var slow = setTimeout(function () {
+        reject(new Error("Python did not start within " + Math.round(LOAD_TIMEOUT_MS / 1000) + " s"));
+      }, LOAD_TIMEOUT_MS);
+      worker.onmessage = function (event) {
+        var msg = event.data || {};
+        if (msg.ready) {
+          clearTimeout(slow);
+          live.timings.worker = msg.timings;
+          return resolve();
+        }
+        if (msg.failed) {
+          clearTimeout(slow);
+          return reject(new Error(msg.failed));
+        }
+        var job = self.pending[msg.id];
+        if (!job) return;
+        delete self.pending[msg.id];
+        clearTimeout(job.timer);
+        if (msg.fatal) {
+          job.resolve({ ok: false, error: "the calculation failed in the browser (" + msg.fatal + "); Python restarts for the next change" });
+          self.restart();
+        } else {
+          var result;
+          try {
+            result = JSON.parse(msg.result);
+          } catch (err) {
+            result = { ok: false, error: "the result could not be read (" + err + ")" };
+          }
+          job.resolve(result);
+        }
+      };
+      worker.onerror = function (event) {
+        if (event && event.preventDefault) event.preventDefault();
+        reject(new Error("the worker failed (" + ((event && event.message) || "no reason given") + ")"));
+        self.failAll("Python stopped in the browser; it restarts for the next change");
+        self.restart();
+      };
+    });
+    return this.ready;
+  };
+
+  Engine.prototype.failAll = function (message) {
+    var pending = this.pending;
+    this.pending = {};
+    Object.keys(pending).forEach(function (id) {
+      clearTimeout(pending[id].timer);
+      pending[id].resolve({ ok: false, error: message });
+    });
+  };
+
+  // A fresh worker (after a fatal error or a computation that never returned).
+  Engine.prototype.restart = function () {
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    this.ready = null;
+    this.failAll("Python was restarted in the browser; change a value again");
+  };
+
+  Engine.prototype.run = function (key, values, changed) {
+    var self = this;
+    return this.start().then(function () {
+      return new Promise(function (resolve) {
+        var id = self.nextId++;
+        var timer = setTimeout(function () {
+          delete self.pending[id];
+          resolve({ ok: false, error: "this input took longer than " + TIMEOUT_MS / 1000 + " s to compute; Python restarts for the next change" });
+          self.restart();
+        }, TIMEOUT_MS);
+        self.pending[id] = { resolve: resolve, timer: timer };
+        self.worker.postMessage({ id: id, key: key, values: values, changed: changed || "" });
+      });
+    });
+  };
+
+  function startEngine() {
+    if (live.state === "snapshot") return Promise.reject(new Error(live.reason));
+    if (!engine) engine = new Engine();
+    if (live.state === "idle") {
+      setState("loading");
+      live.timings.start = performance.now();
+      live.calculators.forEach(function (c) { c.showStatus(); });
+    }
+    return engine.start().then(
+      function () {
+        if (live.state !== "live") {
+          setState("live");
+          live.timings.ready = performance.now();
+          live.calculators.forEach(function (c) { c.showStatus(); });
+        }
+      },
+      function (err) {
+        if (live.state !== "live") goSnapshot("the live calculators could not start: " + err.message);
+        throw err;
+      }
+    );
+  }
+
+  function goSnapshot(reason) {
+    setState("snapshot");
+    live.reason = reason;
+    live.calculators.forEach(function (c) { c.toSnapshot(); });
+  }
+
+  // ---------------------------------------------------------------- one calculator
+
+  function classes(model) {
+    return (model && model.get && model.get("_dom_classes")) || [];
+  }
+
+  function withClass(models, name) {
+    return (models || []).filter(function (m) { return classes(m).indexOf(name) >= 0; })[0];
+  }
+
+  function viewsOf(model) {
+    return Promise.all(Object.keys(model.views || {}).map(function (k) { return model.views[k]; }));
+  }
+
+  function Calculator(view) {
+    var self = this;
+    this.view = view;
+    this.el = view.el;
+    this.model = view.model;
+    var key = classes(this.model).filter(function (c) { return c.indexOf("mlcalc-calc-") === 0; })[0];
+    this.key = key ? key.slice("mlcalc-calc-".length) : "";
+    var children = this.model.get("children") || [];
+    var box = withClass(children, "mlcalc-controls");
+    this.message = withClass(children, "mlcalc-message");
+    this.text = withClass(children, "mlcalc-view-text");
+    this.chart = withClass(children, "mlcalc-view-chart");
+    this.controls = {};
+    ((box && box.get("children")) || []).forEach(function (m) {
+      var k = classes(m).filter(function (c) { return c.indexOf("mlcalc-ctl-") === 0; })[0];
+      if (k) self.controls[k.slice("mlcalc-ctl-".length)] = m;
+    });
+    this.requested = 0; // changes asked for
+    this.shown = 0; // changes whose result is on screen (text, message and chart)
+    this.last = null; // the last result shown {ok, text, html, chart} or {ok: false, error}
+    this.lastValues = null;
+    this.spec = null; // the Vega-Lite spec on screen
+    this.touched = false;
+    this.initial = this.values();
+    this.status = document.createElement("div");
+    this.status.className = "mlcalc-status";
+    this.status.setAttribute("role", "status");
+    this.el.insertBefore(this.status, this.el.firstChild);
+
+    Object.keys(this.controls).forEach(function (k) {
+      var m = self.controls[k];
+      m.on("change:value change:index", function () { self.changed(k); });
+    });
+    // First touch starts Python (before the change itself arrives).
+    ["pointerdown", "focusin", "keydown"].forEach(function (type) {
+      self.el.addEventListener(type, function () { self.touch(); }, { passive: true });
+    });
+    this.chartView().then(function (el) {
+      var stored = (self.chart && self.chart.get("outputs")) || [];
+      var spec = stored.length && stored[0].data ? stored[0].data[VEGALITE] : null;
+      if (spec && !self.spec) return self.draw(spec, 0);
+    }).catch(function (err) { console.warn("mlcalc: chart not drawn:", err); });
+    this.unsupported = !this.key || !this.text || !this.message ? "this calculator is not connected to the site's Python yet" : "";
+    if (live.state === "snapshot" || this.unsupported) this.toSnapshot();
+    else this.showStatus();
+  }
+
+  function isChoice(model) {
+    var name = model.get("_model_name");
+    return name === "DropdownModel" || name === "ToggleButtonsModel" || name === "RadioButtonsModel";
+  }
+
+  // Control values by key, as the models hold them (a choice as its option's index).
+  Calculator.prototype.values = function () {
+    var out = {};
+    var self = this;
+    Object.keys(this.controls).forEach(function (k) {
+      var m = self.controls[k];
+      out[k] = isChoice(m) ? m.get("index") : m.get("value");
+    });
+    return out;
+  };
+
+  Calculator.prototype.touch = function () {
+    if (this.touched || live.state === "snapshot" || this.unsupported) return;
+    this.touched = true;
+    startEngine().catch(function () {});
+  };
+
+  Calculator.prototype.showStatus = function () {
+    var s = this.status;
+    if (this.unsupported) return;
+    if (live.state === "loading") {
+      s.className = "mlcalc-status mlcalc-status-loading";
+      s.textContent = "Loading live calculators...";
+    } else if (live.state === "live") {
+      s.className = "mlcalc-status mlcalc-status-live";
+      s.textContent = "Live: recomputed in your browser as you change a value.";
+    } else if (live.state === "idle") {
+      s.className = "mlcalc-status";
+      s.textContent = "";
+    }
+  };
+
+  Calculator.prototype.toSnapshot = function () {
+    var self = this;
+    this.status.className = "mlcalc-status mlcalc-status-snapshot";
+    this.status.innerHTML =
+      "<b>Snapshot:</b> the results below were computed for the values shown, and the controls are off: " +
+      escapeHtml(this.unsupported || live.reason) + ". For a live calculator, serve the site (<code>make serve</code>, " +
+      "then open <code>http://127.0.0.1:8000/</code>) or run the notebook in JupyterLab (<code>make lab</code>" +
+      (document.querySelector('a[href*="mybinder.org"], a[href*="colab.research.google.com"]') ? ", or a launch button at the top of the page" : "") +
+      ").";
+    (function disable(model) {
+      if (!model || !model.attributes) return;
+      if (Object.prototype.hasOwnProperty.call(model.attributes, "disabled")) model.set("disabled", true);
+      (model.get("children") || []).forEach(disable);
+    })(this.model);
+    // A change made before Python failed is undone: the output never disagrees with the controls.
+    if (this.requested !== this.shown) this.restoreShown();
+  };
+
+  // Back to the values the shown results were computed for (the page's own, or the last live ones).
+  Calculator.prototype.restoreShown = function () {
+    var self = this;
+    var shown = this.last ? this.last.values : this.initial;
+    Object.keys(this.controls).forEach(function (k) {
+      var m = self.controls[k];
+      m.set(isChoice(m) ? "index" : "value", shown[k]);
+    });
+    this.setStale(false);
+    this.message.set("value", "");
+  };
+
+  Calculator.prototype.markShown = function (seq) {
+    if (!seq || seq <= this.shown) return;
+    this.shown = seq;
+    this.el.dispatchEvent(new CustomEvent("mlcalc:shown", { detail: seq }));
+  };
+
+  Calculator.prototype.setStale = function (stale) {
+    [this.text, this.chart].forEach(function (m) {
+      if (!m) return;
+      var cls = classes(m).filter(function (c) { return c !== "mlcalc-stale"; });
+      if (stale) cls = cls.concat(["mlcalc-stale"]);
+      m.set("_dom_classes", cls);
+    });
+  };
+
+  Calculator.prototype.changed = function (key) {
+    var self = this;
+    if (live.state === "snapshot" || this.unsupported || this.applying) return;
+    var seq = ++this.requested;
+    var values = this.values();
+    this.lastChange = { changed: key || "", values: values };
+    var staleTimer = setTimeout(function () { if (self.shown < seq) self.setStale(true); }, live.state === "live" ? STALE_AFTER_MS : 0);
+    startEngine()
+      .then(function () { return engine.run(self.key, values, key); })
+      .then(function (result) {
+        if (seq !== self.requested) return null; // a newer change is on its way
+        return self.apply(result, values, seq);
+      })
+      .catch(function (err) {
+        if (seq === self.requested && live.state !== "snapshot") {
+          return self.apply({ ok: false, error: String((err && err.message) || err) }, values, seq);
+        }
+      })
+      .then(function () { clearTimeout(staleTimer); });
+  };
+
+  Calculator.prototype.apply = function (result, values, seq) {
+    var self = this;
+    // Linked controls (a preset's numbers, a control that follows another) and controls the values
+    // make irrelevant: the calculator's own rules, run in Python, applied here as Jupyter applies them.
+    var moved = (result && result.controls) || {};
+    if (Object.keys(moved).length) {
+      values = Object.assign({}, values, moved);
+      this.applying = true;
+      try {
+        Object.keys(moved).forEach(function (k) {
+          var m = self.controls[k];
+          if (m) m.set(isChoice(m) ? "index" : "value", moved[k]);
+        });
+      } finally {
+        this.applying = false;
+      }
+    }
+    if (result && Array.isArray(result.inactive)) {
+      Object.keys(this.controls).forEach(function (k) {
+        var off = result.inactive.indexOf(k) >= 0;
+        if (self.controls[k].get("disabled") !== off) self.controls[k].set("disabled", off);
+      });
+    }
+    this.lastValues = values;
+    if (!result || !result.ok) {
+      var error = (result && result.error) || "this input could not be computed";
+      this.message.set("value", '<div class="mlcalc-error" role="alert"><b>Check the input:</b> ' + escapeHtml(error) + "</div>");
+      this.setStale(true);
+      this.last = { ok: false, error: error, values: values };
+      this.markShown(seq);
+      return null;
+    }
+    this.message.set("value", "");
+    this.text.set("value", result.html);
+    this.last = { ok: true, text: result.text, html: result.html, chart: result.chart, values: values };
+    return this.draw(result.chart, seq).then(function () {
+      if (seq === self.requested && self.spec === result.chart) self.setStale(false);
+    });
+  };
+
+  Calculator.prototype.chartView = function () {
+    if (!this.chart) return Promise.resolve(null);
+    var chart = this.chart;
+    var view = this.view;
+    // The chart's view exists once the calculator's box has made its children.
+    var made = view.children_views && view.children_views.views ? Promise.all(view.children_views.views) : Promise.resolve();
+    return made.then(function () { return viewsOf(chart); }).then(function (views) { return views.length ? views[0].el : null; });
+  };
+
+  // Draws are queued one after the other; a draw for a result that a newer one follows is skipped.
+  Calculator.prototype.draw = function (spec, seq) {
+    var self = this;
+    this.drawing = (this.drawing || Promise.resolve()).then(function () {
+      if (seq && seq !== self.requested) return null;
+      if (!seq && self.spec) return null; // the first paint came after a live result
+      return self.drawNow(spec, seq);
+    });
+    return this.drawing;
+  };
+
+  // The compiled Vega spec with its inline data and title text taken out: two specs with the same
+  // shape differ only in numbers and title, so the chart on screen can take the new ones in place.
+  // The fields a Vega-Lite spec puts on a scale (x, y, colour ...), not just into text or a tooltip.
+  function scaleFields(vl, out) {
+    out = out || {};
+    if (!vl || typeof vl !== "object") return out;
+    var enc = vl.encoding || {};
+    Object.keys(enc).forEach(function (channel) {
+      if (["text", "tooltip", "href", "description", "url"].indexOf(channel) >= 0) return;
+      [].concat(enc[channel]).forEach(function (def) {
+        if (def && typeof def.field === "string") out[def.field] = true;
+      });
+    });
+    ["layer", "hconcat", "vconcat", "concat"].forEach(function (k) {
+      (vl[k] || []).forEach(function (sub) { scaleFields(sub, out); });
+    });
+    if (vl.spec) scaleFields(vl.spec, out);
+    return out;
+  }
+
+  function splitVega(vg, fields) {
+    var data = {};
+    var title = null;
+    var copy = JSON.parse(JSON.stringify(vg));
+    var simple = true;
+    (copy.data || []).forEach(function (d) {
+      if (Object.prototype.hasOwnProperty.call(d, "values")) {
+        if (d.format && d.format.parse) simple = false; // parsed values: no in-place update
+        data[d.name] = d.values;
+        d.values = [];
+      }
+    });
+    if (copy.title && (typeof copy.title.text === "string" || Array.isArray(copy.title.text))) {
+      title = copy.title.text;
+      copy.title.text = { signal: "mlcalc_title" };
+      copy.signals = (copy.signals || []).concat([{ name: "mlcalc_title", value: title }]);
+    }
+    // Only numbers and text labels may change in place: the categories on a scale stay the same and
+    // in the same order (Vega keeps the order it first saw them in, so new ones would get other
+    // colours or places than in a fresh chart).
+    var labels = {};
+    Object.keys(data).forEach(function (name) {
+      labels[name] = data[name].map(function (row) {
+        var out = {};
+        Object.keys(row).forEach(function (k) {
+          if (typeof row[k] !== "number" && (!fields || fields[k])) out[k] = row[k];
+        });
+        return out;
+      });
+    });
+    var rest = Object.assign({}, copy, { signals: (copy.signals || []).filter(function (sg) { return sg.name !== "mlcalc_title"; }) });
+    return { spec: copy, data: data, title: title, shape: simple ? JSON.stringify([rest, labels]) : null };
+  }
+
+  Calculator.prototype.drawNow = function (spec, seq) {
+    var self = this;
+    return this.chartView().then(function (el) {
+      if (!el) return;
+      var box = el.querySelector(":scope > .mlcalc-chart");
+      if (!spec) {
+        if (box) box.remove();
+        el.classList.remove("mlcalc-drawn");
+        if (self.embedded) self.embedded.finalize();
+        self.embedded = null;
+        self.spec = null;
+        self.markShown(seq);
+        return;
+      }
+      if (!box) {
+        box = document.createElement("div");
+        box.className = "mlcalc-chart";
+        el.appendChild(box);
+      }
+      if (typeof window.vegaEmbed !== "function" || !window.vegaLite || !window.vega) throw new Error("Vega is not loaded");
+      // The spec names Vega-Lite v5 (what JupyterLab renders); the site's Vega-Lite 6 draws it the same.
+      var vl = Object.assign({}, spec);
+      delete vl.$schema;
+      // Drawn to the width of its column (a phone's is narrower than the spec's 520 px).
+      var column = el.getBoundingClientRect().width;
+      if (column > 0 && typeof vl.width === "number" && column < vl.width) vl.width = Math.max(200, Math.floor(column) - 4);
+      var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
+      var done;
+      if (self.embedded && parts.shape && parts.shape === self.shape) {
+        // Same chart, new numbers: change its data and title in place (no new Vega view).
+        self.updates = (self.updates || 0) + 1;
+        var view = self.embedded.view;
+        Object.keys(parts.data).forEach(function (name) {
+          view.change(name, window.vega.changeset().remove(window.vega.truthy).insert(parts.data[name]));
+        });
+        if (parts.title !== null) view.signal("mlcalc_title", parts.title);
+        done = view.runAsync().then(function () { return self.embedded; });
+      } else {
+        var vg = Object.assign({}, parts.spec, {
+          data: (parts.spec.data || []).map(function (d) {
+            return Object.prototype.hasOwnProperty.call(parts.data, d.name) ? Object.assign({}, d, { values: parts.data[d.name] }) : d;
+          }),
+        });
+        self.redraws = (self.redraws || 0) + 1;
+        done = window.vegaEmbed(box, vg, { mode: "vega", actions: false, renderer: "svg", tooltip: true }).then(function (res) {
+          if (self.embedded && self.embedded !== res) self.embedded.finalize();
+          return res;
+        });
+      }
+      return done.then(function (res) {
+        self.embedded = res;
+        self.shape = parts.shape;
+        self.spec = spec;
+        box.mlcalcSpec = spec;
+        el.classList.add("mlcalc-drawn");
+        self.markShown(seq);
+      });
+    }).catch(function (err) {
+      // The chart on screen is not the result's: say so rather than show it as current.
+      if (self.chart) self.setStale(true);
+      self.markShown(seq);
+      console.warn("mlcalc: chart not drawn:", err);
+    });
+  };
+
+  // ---------------------------------------------------------------- wiring
+
+  var observer = null;
+
+  function onView(view) {
+    if (!view || !view.model || classes(view.model).indexOf("mlcalc-calculator") < 0 || view.__mlcalc) return;
+    view.__mlcalc = true;
+    var calc = new Calculator(view);
+    live.calculators.push(calc);
+    if (live.state === "idle" && observer) observer.observe(calc.el);
+  }
+
+  function hook(htmlmanager) {
+    var proto = htmlmanager && htmlmanager.HTMLManager && htmlmanager.HTMLManager.prototype;
+    if (!proto || proto.__mlcalc) return;
+    proto.__mlcalc = true;
+    var create = proto.create_view;
+    proto.create_view = function () {
+      var made = create.apply(this, arguments);
+      Promise.resolve(made).then(function (view) {
+        try {
+          onView(view);
+        } catch (err) {
+          console.warn("mlcalc: calculator not connected:", err);
+        }
+      }, function () {});
+      return made;
+    };
+  }
+
+  // For tests: the data each chart on screen draws, against its spec's (mismatches; [] when they agree).
+  live.checkRendered = function (i) {
+    var c = live.calculators[i];
+    if (!c.spec) return c.embedded ? ["a chart is drawn, the result has none"] : [];
+    if (!c.embedded) return ["no chart drawn"];
+    var vl = Object.assign({}, c.spec);
+    delete vl.$schema;
+    var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
+    var problems = [];
+    Object.keys(parts.data).forEach(function (name) {
+      var expected = parts.data[name];
+      var pool = expected.map(function (row) { return JSON.stringify(row); });
+      var drawn = c.embedded.view.data(name);
+      drawn.forEach(function (tuple) {
+        var row = expected[0] ? Object.keys(expected[0]) : [];
+        var projected = {};
+        row.forEach(function (k) { projected[k] = tuple[k] === undefined ? null : tuple[k]; });
+        var at = pool.indexOf(JSON.stringify(projected));
+        if (at < 0) problems.push(name + ": drawn row not in the result: " + JSON.stringify(projected));
+        else pool.splice(at, 1);
+      });
+      var complete = expected.filter(function (row) {
+        return Object.keys(row).every(function (k) { return row[k] !== null; });
+      }).length;
+      if (drawn.length < complete) problems.push(name + ": " + drawn.length + " rows drawn of " + complete);
+    });
+    if (parts.title !== null) {
+      var title = c.embedded.view.signal("mlcalc_title");
+      if (JSON.stringify(title) !== JSON.stringify(parts.title)) problems.push("title " + JSON.stringify(title));
+    }
+    return problems;
+  };
+
+  // For tests and the benchmark: one computation in the worker, as a calculator makes it.
+  live.run = function (key, values, changed) {
+    return startEngine().then(function () { return engine.run(key, values, changed); });
+  };
+
+  addStyle();
+  var reason = cannotRun();
+  if (reason) {
+    setState("snapshot");
+    live.reason = reason;
+  } else if (typeof IntersectionObserver === "function") {
+    observer = new IntersectionObserver(function (entries) {
+      if (entries.some(function (e) { return e.isIntersecting; })) {
+        observer.disconnect();
+        startEngine().catch(function () {});
+      }
+    }, { rootMargin: "200px" });
+  }
+  // Watch where calculators will be drawn before the widget manager draws them (it waits for the
+  // page's load event): Python then starts while the rest of the page loads.
+  function watchPlaceholders() {
+    if (!observer) return;
+    var ids = {};
+    document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]').forEach(function (tag) {
+      try {
+        var state = JSON.parse(tag.textContent).state || {};
+        Object.keys(state).forEach(function (id) {
+          var dom = (state[id].state || {})._dom_classes || [];
+          if (dom.indexOf("mlcalc-calculator") >= 0) ids[id] = true;
+        });
+      } catch (err) {
+        console.warn("mlcalc: widget state not read:", err);
+      }
+    });
+    document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').forEach(function (tag) {
+      try {
+        if (ids[JSON.parse(tag.textContent).model_id] && tag.parentElement) observer.observe(tag.parentElement);
+      } catch (err) {
+        console.warn("mlcalc: widget view not read:", err);
+      }
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchPlaceholders);
+  else watchPlaceholders();
+  if (window.require) window.require(["@jupyter-widgets/html-manager"], hook);
+})();

@@ -1,0 +1,366 @@
+"""The calculators live on the static site: Python (Pyodide + the mlcalc wheel) in the reader's browser.
+
+The built site is served on 127.0.0.1 and every other host is aborted. On every page with
+calculators, each calculator's every control is changed once through its widget (a number box is
+typed into, a slider moved with the keyboard, a dropdown or toggle picked, a box ticked), and what
+the page then shows (the text, the inline message, the chart's spec) must equal what CPython's
+mlcalc computes for the values the controls hold. The list of calculators and their controls comes
+from the registry (mlcalc.calc.REGISTRY) and the built pages, so converted calculators are covered
+as soon as they land. Also: bad values typed on the site, hostile values sent to the worker, the
+snapshot state from file://, and no request, page error or console error anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import HTML, ROOT, toc_docnames
+
+from mlcalc.calc import get
+from mlcalc.live import controls_after, run_widgets, widget_state, widget_values
+
+LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine (about 2-3 s when idle)
+CHANGE_TIMEOUT_MS = 15_000
+CHANGED_KINDS: set[str] = set()  # the kinds of control changed on the site, over every page
+
+
+def _calculator_keys(docname: str) -> list[str]:
+    """The calculators a built page stores, by key (the new shell's DOM class mlcalc-calc-<key>)."""
+    path = HTML / f"{docname}.html"
+    if not path.exists():
+        return []
+    return re.findall(r'"_dom_classes": \["mlcalc-calculator", "mlcalc-calc-([\w.]+)"\]', path.read_text())
+
+
+def _pages_with_calculators() -> list[str]:
+    # The pages are known only after the build; collect from the toc and skip pages without any.
+    return [d for d in toc_docnames() if d.startswith("notebooks/")]
+
+
+@pytest.fixture(scope="module")
+def live_context(browser, site_url):
+    """One browser context for every page (its HTTP cache keeps Pyodide between pages); other hosts aborted."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    outside: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith((site_url + "/", "data:", "blob:")):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    context.outside = outside
+    yield context
+    context.close()
+
+
+def _watch(page, site_url) -> list[str]:
+    problems: list[str] = []
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"HTTP {r.status}: {r.url}"))
+    page.on("request", lambda r: r.url.startswith((site_url + "/", "data:", "blob:"))
+            or problems.append(f"request outside 127.0.0.1: {r.url}"))
+    return problems
+
+
+CALC = "(i) => window.mlcalcLive.calculators[i]"
+STATE = f"""(i) => {{ const c = ({CALC})(i); const box = c.el.querySelector('.mlcalc-view-chart .mlcalc-chart');
+  return {{requested: c.requested, shown: c.shown, values: c.values(), last: c.last, key: c.key,
+          text: c.el.querySelector('.mlcalc-view-text').innerText,
+          message: c.el.querySelector('.mlcalc-message').innerText.trim(),
+          spec: box ? box.mlcalcSpec : null, svg: box ? box.querySelectorAll('svg').length : 0,
+          stale: c.el.querySelectorAll('.mlcalc-stale').length, change: c.lastChange || null,
+          disabled: Object.keys(c.controls).filter(k => c.controls[k].get('disabled')),
+          rendered: window.mlcalcLive.checkRendered(i)}}; }}"""
+
+
+LIGHT = f"(i) => {{ const c = ({CALC})(i); return {{requested: c.requested, values: c.values()}}; }}"
+
+
+def _wait_shown(page, i: int, before: int) -> bool:
+    try:
+        page.wait_for_function(
+            f"([i, before]) => {{ const c = ({CALC})(i); return c.requested > before && c.shown === c.requested; }}",
+            arg=[i, before], timeout=CHANGE_TIMEOUT_MS, polling=20)
+        return True
+    except Exception:  # noqa: BLE001 - Playwright's TimeoutError: the control did not change
+        return False
+
+
+def _expected(key: str, values: dict) -> dict:
+    """What CPython's mlcalc shows for the widget values the page holds (the same translation as the worker)."""
+    return json.loads(json.dumps(run_widgets(key, values)))
+
+
+def _check_parity(page, i: int, where: str) -> dict:
+    state = page.evaluate(STATE, i)
+    change = state["change"]
+    if change:
+        # Linked controls moved as the Jupyter shell moves them; irrelevant controls are disabled.
+        after, inactive = controls_after(state["key"], change["changed"], widget_values(state["key"], change["values"]))
+        assert state["values"] == widget_state(state["key"], after), f"{where}: linked controls differ from CPython"
+        assert sorted(state["disabled"]) == inactive, f"{where}: disabled controls differ from CPython"
+    expected = _expected(state["key"], state["values"])
+    last = state["last"]
+    assert last is not None, f"{where}: nothing computed"
+    assert last["values"] == state["values"], f"{where}: the output is for other values than the controls show"
+    if expected["ok"]:
+        assert last["ok"], f"{where}: the page shows an error, CPython computes: {last.get('error')}"
+        assert last["html"] == expected["html"], f"{where}: text differs from CPython"
+        assert state["message"] == "", f"{where}: a message is left over: {state['message']}"
+        for line in expected["text"].splitlines()[:3]:
+            assert line.split(" | ")[0].strip() in state["text"], f"{where}: {line!r} not on the page"
+        assert state["spec"] == expected["chart"], f"{where}: chart differs from CPython"
+        if expected["chart"] is not None:
+            assert state["svg"] >= 1, f"{where}: chart not drawn"
+        # What the chart on screen draws (its Vega view's data and title) is the result's.
+        assert state["rendered"] == [], where
+        assert state["stale"] == 0, f"{where}: output still marked stale"
+    else:
+        assert not last["ok"], f"{where}: CPython says {expected['error']!r}, the page shows a result"
+        assert expected["error"] in state["message"] and "Check the input" in state["message"], state["message"]
+    return {"text": state["text"], "spec": json.dumps(state["spec"], sort_keys=True), "ok": expected["ok"]}
+
+
+ATTEMPTS = 3  # ways to change one control (the next option, the next but one, back the other way ...)
+
+
+def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0, to=None) -> None:
+    """Change one control through its widget, as a reader would (``to``: set this value instead)."""
+    el = calc_el.locator(f".mlcalc-ctl-{control.key}")
+    value = values[control.key]
+    kind = control.kind
+    if kind in ("number", "int"):
+        if to is not None:
+            new = to
+        elif kind == "int":
+            new = [value * 2, value + 1, max(value // 2, 1)][attempt] if value else attempt + 1
+        else:
+            new = float(f"{[value * 1.5, value / 2, value * 4][attempt]:.3g}") if value else float(attempt + 1)
+        box = el.locator("input")
+        box.fill(str(int(new)) if float(new).is_integer() else repr(float(new)))
+        box.press("Enter")
+    elif kind in ("slider", "int_slider", "log_slider"):
+        handle = el.locator(".noUi-handle")
+        handle.focus()
+        if to is not None:  # back where it was: the key that moved it, the other way
+            handle.press(to)
+        else:
+            handle.press("ArrowRight" if attempt != 1 else "ArrowLeft")
+    elif kind in ("choice", "toggle"):
+        n = len(control.options)
+        index = to if to is not None else (value + 1 + attempt) % n
+        if kind == "choice":
+            el.locator("select").select_option(index=index)
+        else:
+            el.locator("button").nth(index).click()
+    elif kind == "check":
+        el.locator("input[type=checkbox]").click()
+    else:  # text
+        area = el.locator("textarea")
+        area.fill(to if to is not None else value.rstrip() + "\n" * (attempt + 1))
+        area.blur()
+
+
+def _goto_live(page, site_url, docname: str) -> int:
+    page.goto(f"{site_url}/{docname}.html", wait_until="domcontentloaded", timeout=60_000)
+    n = len(_calculator_keys(docname))
+    page.wait_for_function(f"() => window.mlcalcLive && window.mlcalcLive.calculators.length >= {n}",
+                           timeout=60_000, polling=100)
+    page.locator(".mlcalc-calculator").first.scroll_into_view_if_needed()
+    page.wait_for_function("() => ['live', 'snapshot'].includes(window.mlcalcLive.state)", timeout=LIVE_TIMEOUT_MS,
+                           polling=100)
+    return page.evaluate("() => window.mlcalcLive.calculators.filter(c => !c.unsupported).length")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("docname", _pages_with_calculators())
+def test_every_calculator_recomputes_in_the_page_like_cpython(live_context, site_url, docname):
+    keys = _calculator_keys(docname)
+    if not keys:
+        pytest.skip("no calculator of the new shell on this page")
+    page = live_context.new_page()
+    problems = _watch(page, site_url)
+    try:
+        _goto_live(page, site_url, docname)
+        live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, history: mlcalcLive.history})")
+        assert live["state"] == "live", live["reason"]
+        assert live["history"][:3] == ["idle", "loading", "live"], live["history"]
+        calcs = page.evaluate("() => mlcalcLive.calculators.map(c => c.key)")
+        assert sorted(calcs) == sorted(keys), "every calculator on the page is connected"
+        elements = page.locator(".mlcalc-calculator")
+        for i, key in enumerate(calcs):
+            calc = get(key)
+            calc_el = elements.nth(i)
+            calc_el.scroll_into_view_if_needed()
+            assert "Live" in calc_el.locator(".mlcalc-status").inner_text()
+            first = page.evaluate(STATE, i)
+            seen = {(first["text"], json.dumps(first["spec"], sort_keys=True))}  # what the page was built with
+            pending = list(calc.controls)
+            for _ in range(3):  # a control greyed out now may come back once another one changed
+                later = []
+                for control in pending:
+                    where = f"{key}: {control.key} ({control.kind})"
+                    if page.evaluate(f"([i, k]) => ({CALC})(i).controls[k].get('disabled')", [i, control.key]):
+                        later.append(control)
+                        continue
+                    original = page.evaluate(LIGHT, i)["values"][control.key]
+                    changed = False
+                    for attempt in range(ATTEMPTS):
+                        state = page.evaluate(LIGHT, i)
+                        _change(page, calc_el, i, control, state["values"], attempt)
+                        if not _wait_shown(page, i, state["requested"]):
+                            continue  # that did not change the value (a slider at its end): the next way
+                        changed = True
+                        shown = _check_parity(page, i, f"{where} #{attempt}")
+                        seen.add((shown["text"], shown["spec"]))
+                        assert not shown["ok"] or shown["text"].strip(), f"{where}: empty text"
+                        if shown["ok"]:
+                            break
+                        # The message was shown as in Jupyter; back to the value it had, then the next way.
+                        state = page.evaluate(LIGHT, i)
+                        back = (["ArrowLeft", "ArrowRight", "ArrowLeft"][attempt] if control.kind.endswith("slider")
+                                else original)
+                        if control.kind == "check" or state["values"][control.key] != original:
+                            _change(page, calc_el, i, control, state["values"], to=back)
+                            assert _wait_shown(page, i, state["requested"]), f"{where}: could not set it back"
+                            _check_parity(page, i, f"{where} (set back)")
+                        if control.kind == "check":
+                            break
+                    assert changed, f"{where}: changing it through its widget changed nothing"
+                    CHANGED_KINDS.add(control.kind)
+                pending = later
+            assert len(seen) >= 2 or len(calc.controls) < 2, f"{key}: no change of a control changed its output"
+    finally:
+        page.close()
+    assert problems == [], "\n".join(problems)
+    assert live_context.outside == [], live_context.outside
+
+
+@pytest.mark.browser
+def test_every_kind_of_control_was_changed_on_the_site():
+    """Every kind of control the registered calculators use was changed at least once above."""
+    from mlcalc.calc import REGISTRY
+
+    used = {c.kind for calc in REGISTRY.values() for c in calc.controls}
+    if not CHANGED_KINDS:
+        pytest.skip("the page tests did not run")
+    assert used - CHANGED_KINDS == set()
+
+
+@pytest.mark.browser
+def test_bad_input_shows_the_inline_message_and_the_calculator_keeps_working(live_context, site_url):
+    docname = "notebooks/start/how-many-gpus"
+    page = live_context.new_page()
+    problems = _watch(page, site_url)
+    try:
+        _goto_live(page, site_url, docname)
+        calc_el = page.locator(".mlcalc-calculator").first
+        box = calc_el.locator(".mlcalc-ctl-params input")
+        before = page.evaluate(STATE, 0)
+        box.fill("-3")
+        box.press("Enter")
+        assert _wait_shown(page, 0, before["requested"])
+        state = page.evaluate(STATE, 0)
+        # The same words as in Jupyter (CalcWidget): "Check the input: <the ValueError's own words>".
+        assert state["message"].startswith("Check the input:") and "params (billions)=-3.0" in state["message"]
+        assert state["stale"] >= 1, "the last result stays, marked stale"
+        _check_parity(page, 0, "params=-3")
+        # Hostile values straight to the worker: it answers each with a message, and survives.
+        hostile = [{"params": "abc"}, {"params": None}, {"params": 1e308}, {"nope": 1}, {"accelerator": 10**9},
+                   {"params": [1, [2, {"x": None}]]}, {"mode": -1}, {"headroom": "NaN"}]
+        for values in hostile:
+            out = page.evaluate("([k, v]) => window.mlcalcLive.run(k, v)", ["memory.gpu_count", values])
+            assert set(out) >= {"ok"}, out
+            if not out["ok"]:
+                assert out["error"] and "Traceback" not in out["error"], out
+        out = page.evaluate("() => window.mlcalcLive.run('no.such.calculator', {})")
+        assert not out["ok"] and "not allowed" in out["error"]
+        # ... and the calculator works again with a good value.
+        before = page.evaluate(STATE, 0)
+        box.fill("405")
+        box.press("Enter")
+        assert _wait_shown(page, 0, before["requested"])
+        state = _check_parity(page, 0, "params=405")
+        assert state["ok"] and "to train" in state["text"]
+        assert page.evaluate(STATE, 0)["message"] == ""
+    finally:
+        page.close()
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_prose_pages_load_no_python(live_context, site_url):
+    """Pages without calculators load neither Pyodide nor the wheel nor Vega."""
+    page = live_context.new_page()
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
+    try:
+        for docname in [d for d in toc_docnames() if not d.startswith("notebooks/")][:3]:
+            page.goto(f"{site_url}/{docname}.html", wait_until="load")
+            page.wait_for_timeout(300)
+    finally:
+        page.close()
+    heavy = [u for u in fetched if re.search(r"pyodide|mlcalc\.whl|vega|mlcalc-live|mlcalc-worker", u)]
+    assert heavy == []
+
+
+@pytest.mark.browser
+def test_from_a_file_the_page_is_a_visible_snapshot(browser, strict_build):
+    """Opened from disk (file://) no worker can start: each calculator says so, its controls are off."""
+    assert strict_build.returncode == 0
+    docname = "notebooks/start/how-many-gpus"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    try:
+        page.goto((HTML / f"{docname}.html").as_uri(), wait_until="load")
+        page.wait_for_function("() => window.mlcalcLive && window.mlcalcLive.calculators.length >= 1", timeout=30_000)
+        calc_el = page.locator(".mlcalc-calculator").first
+        calc_el.scroll_into_view_if_needed()
+        page.wait_for_function("() => document.querySelector('.mlcalc-view-chart svg')", timeout=30_000)
+        state = page.evaluate("() => ({state: mlcalcLive.state, history: mlcalcLive.history})")
+        status = calc_el.locator(".mlcalc-status").inner_text()
+        disabled = calc_el.evaluate("c => Array.from(c.querySelectorAll('input, select, button, textarea')).map(e => e.disabled)")
+        text = calc_el.locator(".mlcalc-view-text").inner_text()
+    finally:
+        context.close()
+    assert state["state"] == "snapshot" and "loading" not in state["history"], state
+    assert "Snapshot" in status and "make serve" in status and "make lab" in status, status
+    assert disabled and all(disabled), "controls stay enabled in the snapshot"
+    assert "At least" in text, "the stored result is shown"
+    assert errors == [], errors
+
+
+@pytest.mark.browser
+def test_when_python_cannot_start_the_calculators_become_visible_snapshots(browser, site_url):
+    """Pyodide's runtime missing (a broken deployment): each calculator says so, controls off, no page error."""
+    docname = "notebooks/start/how-many-gpus"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route("**/*", lambda r: r.abort() if "pyodide.asm.wasm" in r.request.url or not r.request.url.startswith(site_url)
+                  else r.continue_())
+    context.add_init_script("window.mlcalcLiveOptions = {loadTimeoutMs: 15000};")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        _goto_live(page, site_url, docname)
+        calc_el = page.locator(".mlcalc-calculator").first
+        state = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason})")
+        status = calc_el.locator(".mlcalc-status").inner_text()
+        disabled = calc_el.evaluate("c => Array.from(c.querySelectorAll('input, select, button, textarea')).map(e => e.disabled)")
+    finally:
+        context.close()
+    assert state["state"] == "snapshot" and "could not start" in state["reason"], state  # (or "did not start within")
+    assert "Snapshot" in status and "make serve" in status
+    assert disabled and all(disabled)
+    assert errors == [], errors
