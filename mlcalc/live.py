@@ -9,16 +9,15 @@ shells would do to the other controls:
 - linked controls (a preset that fills in other controls, a control that follows another), and
 - controls the current values make irrelevant (shown disabled).
 
-Those rules are the calculators' own, as data or pure functions: ``Calc.presets`` where a calculator
-has them, and the ``LINKS`` / ``INACTIVE`` tables of a module of :mod:`mlcalc.calculators`
-(``{calc key: rule}``). So the page does what JupyterLab does, with no rule written in JavaScript.
+Those rules are the calculators' own, as data or pure functions (``Calc.presets``, and the
+``INACTIVE`` rules of :mod:`mlcalc.calculators`), applied by the same ``Calc.follow`` and
+``Calc.inactive`` as in Jupyter. So the page does what JupyterLab does, with no rule in JavaScript.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from mlcalc.calc import Calc, error_message, get, run
 
@@ -58,39 +57,15 @@ def widget_state(key: str, values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _table(name: str) -> dict[str, Callable]:
-    """The ``name`` tables (LINKS, INACTIVE) of every loaded module of mlcalc.calculators, merged."""
-    import mlcalc.calculators  # noqa: F401  (loads every calculator module)
-
-    merged: dict[str, Callable] = {}
-    for mod_name, module in list(sys.modules.items()):
-        table = getattr(module, name, None) if mod_name.startswith("mlcalc.calculators.") else None
-        if isinstance(table, Mapping):
-            merged.update(table)
-    return merged
-
-
 def controls_after(key: str, changed: str, values: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The control values after the reader changed ``changed`` (presets and links applied, as the
-    Jupyter shells apply them), and the keys of the controls those values make irrelevant."""
+    """The control values after the reader changed ``changed`` (the calculator's presets applied by
+    :meth:`mlcalc.calc.Calc.follow`, as the Jupyter shell applies them), and the keys of the controls
+    those values make irrelevant (:meth:`mlcalc.calc.Calc.inactive`)."""
     calc: Calc = get(key)
     values = dict(values)
-    for p in getattr(calc, "presets", ()) or ():
-        preset = p.values.get(values.get(p.control))
-        if changed == p.control and preset is not None:
-            values.update(preset)
-        elif changed in p.filled() and p.custom is not None and preset is not None and any(
-                values.get(k) != v for k, v in preset.items()):
-            values[p.control] = p.custom
-    link = _table("LINKS").get(key)
-    if link is not None and changed:
-        try:
-            values.update(link(changed, values))
-        except ValueError:
-            pass  # the calculator itself reports the bad value
-    rule = _table("INACTIVE").get(key)
-    inactive = sorted(rule(values)) if rule is not None else []
-    return values, inactive
+    if changed:
+        values.update(calc.follow(changed, calc.values(values)))
+    return values, calc.inactive(calc.values(values))
 
 
 def run_widgets(key: str, state: Mapping[str, Any], changed: str = "") -> dict[str, Any]:
