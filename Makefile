@@ -52,8 +52,10 @@ serve:
 	@echo "Open http://$(HOST):$(PORT)/ (Ctrl-C stops)"
 	$(PYTHON) -m http.server $(PORT) --bind $(HOST) --directory _build/html
 
-lab: $(VENV)/.installed-test
-	$(BIN)/jupyter lab notebooks
+# JupyterLab on the repository: notebooks/ and the workshop's book/workshop/. The book extra holds all
+# the notebooks import (no PyTorch); as root (a container) JupyterLab needs --allow-root.
+lab: $(VENV)/.installed-book
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # Measure the book's speed (about 10 minutes): figures go to benchmarks/results.json and the README.
 bench: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)

@@ -8,12 +8,15 @@ Each page of the built site is opened in Debian's Chromium at both widths, serve
   must wrap or scroll inside themselves);
 - controls of width zero (a slider collapsed to a bare handle, a box squeezed to nothing) or cut off
   by their calculator, labels and buttons whose text is cut;
-- charts wider than their column, chart text under 11 px, a legend drawn over an axis title (Vega).
+- charts wider than their column, chart text under 11 px, a legend drawn over an axis title (Vega);
+  text cut off inside a chart (an axis title or a label at the plot's edge) is a warning.
 
 Screenshots of failing pages go to artifacts/layout/.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 
@@ -137,6 +140,13 @@ _PROBLEMS = r"""() => {
     const column = svg.closest('.mlcalc-calculator, .cell_output, .bd-article');
     const sw = svg.getBoundingClientRect().width;
     if (column && sw > column.clientWidth + 2) report('chart wider than its column', svg, `(${Math.round(sw)} px in ${column.clientWidth} px)`);
+    const sr = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll('text')) {
+      const tr = t.getBoundingClientRect();
+      if (t.textContent.trim() && tr.width > 0 && (tr.right > sr.right + 1 || tr.left < sr.left - 1)) {
+        report('chart text cut off', t, `("${t.textContent.trim().slice(0, 30)}")`); break;
+      }
+    }
     for (const t of svg.querySelectorAll('text')) {
       const size = parseFloat(getComputedStyle(t).fontSize);
       if (t.textContent.trim() && size < 11 - 0.01) { report('chart text under 11 px', t, `("${t.textContent.trim().slice(0, 30)}", ${size} px)`); break; }
@@ -177,4 +187,10 @@ def test_page_layout(browser, site_url, docname, width):
             page.screenshot(path=str(SHOTS / f"{docname.replace('/', '__')}-{width}.png"), full_page=True)
     finally:
         context.close()
+    # Text cut off inside a chart (a long axis title or a point's label at the plot's edge) is a defect of
+    # that chart's spec, not of the page: reported as a warning for the chart's owner, not a failure.
+    inside = [p for p in problems if p.startswith("chart text cut off")]
+    for p in inside:
+        warnings.warn(f"{docname} at {WIDTHS[width]} px: {p}", stacklevel=1)
+    problems = [p for p in problems if p not in inside]
     assert problems == [], f"{docname} at {WIDTHS[width]} px:\n" + "\n".join(problems)

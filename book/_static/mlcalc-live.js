@@ -437,6 +437,46 @@
     return out;
   }
 
+  // A chart narrower than its spec (a phone's column): drawn to the column's width, legend entries
+  // one per line, the title wrapped at spaces (bold 13 px text takes up to about 9 px per character).
+  // Only the drawing changes: the spec, what the page and the tests compare with CPython, does not.
+  function fitToColumn(vl, column) {
+    // Side-by-side charts stack on a column too narrow for them.
+    if (column > 0 && Array.isArray(vl.hconcat)) {
+      var wide = vl.hconcat.reduce(function (sum, sub) { return sum + (typeof sub.width === "number" ? sub.width + 40 : 260); }, 0);
+      if (wide > column) { vl.vconcat = vl.hconcat; delete vl.hconcat; }
+      return;
+    }
+    if (!(column > 0 && typeof vl.width === "number" && column < vl.width)) return;
+    vl.width = Math.max(200, Math.floor(column) - 4);
+    var config = Object.assign({}, vl.config || {});
+    config.legend = Object.assign({}, config.legend || {}, { columns: 1 });
+    vl.config = config;
+    // x-axis titles (bold 12 px, up to about 8 px per character) wrap too, in every layer
+    var axisMost = Math.max(20, Math.floor(vl.width / 8));
+    var layers = [vl].concat(Array.isArray(vl.layer) ? vl.layer : []);
+    vl.layer = Array.isArray(vl.layer) ? layers.slice(1).map(function (l) { return Object.assign({}, l); }) : vl.layer;
+    [vl].concat(Array.isArray(vl.layer) ? vl.layer : []).forEach(function (l) {
+      var x = l.encoding && l.encoding.x;
+      if (x && typeof x.title === "string" && x.title.length > axisMost) {
+        l.encoding = Object.assign({}, l.encoding, { x: Object.assign({}, x, { title: wrapWords(x.title, axisMost) }) });
+      }
+    });
+    var text = typeof vl.title === "string" ? vl.title : (vl.title && typeof vl.title.text === "string" ? vl.title.text : null);
+    if (!text) return;
+    var lines = wrapWords(text, Math.max(20, Math.floor(vl.width / 9)));
+    vl.title = typeof vl.title === "string" ? lines : Object.assign({}, vl.title, { text: lines });
+  }
+
+  function wrapWords(text, most) {
+    var lines = [], line = "";
+    text.split(" ").forEach(function (word) {
+      if (line && (line + " " + word).length > most) { lines.push(line); line = word; } else { line = line ? line + " " + word : word; }
+    });
+    if (line) lines.push(line);
+    return lines;
+  }
+
   function splitVega(vg, fields) {
     var data = {};
     var title = null;
@@ -495,8 +535,7 @@
       var vl = Object.assign({}, spec);
       delete vl.$schema;
       // Drawn to the width of its column (a phone's is narrower than the spec's 520 px).
-      var column = el.getBoundingClientRect().width;
-      if (column > 0 && typeof vl.width === "number" && column < vl.width) vl.width = Math.max(200, Math.floor(column) - 4);
+      fitToColumn(vl, el.getBoundingClientRect().width);
       var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
       var done;
       if (self.embedded && parts.shape && parts.shape === self.shape) {
@@ -573,6 +612,8 @@
     if (!c.embedded) return ["no chart drawn"];
     var vl = Object.assign({}, c.spec);
     delete vl.$schema;
+    var chartEl = c.el.querySelector(".mlcalc-view-chart");
+    fitToColumn(vl, chartEl ? chartEl.getBoundingClientRect().width : 0);
     var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
     var problems = [];
     Object.keys(parts.data).forEach(function (name) {
