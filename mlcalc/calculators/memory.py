@@ -36,6 +36,26 @@ def _gpu_count_compute(v: Mapping[str, Any]) -> memory.GpuEstimate:
     return r
 
 
+def parts_against_capacity(title: str, parts: list[dict], capacity_gb: float, what: str, fmt: str,
+                           gb_title: str | None) -> dict:
+    """One stacked bar of what fills the memory (rows: part, gb, order) and a rule at the memory there is."""
+    gb_tip = vl.field("gb", format=fmt) if gb_title is None else vl.field("gb", title=gb_title, format=fmt)
+    return vl.chart(
+        title=title,
+        height=150,
+        layer=[
+            {"data": {"values": vl.rows(parts)}, "mark": "bar",
+             "encoding": {"x": vl.field("gb", title="GB (1e9 bytes)", stack="zero"),
+                          "color": vl.field("part", "nominal", title="", sort=None),
+                          "order": vl.field("order"),
+                          "tooltip": [vl.field("part", "nominal"), gb_tip]}},
+            {"data": {"values": vl.rows([{"gb": capacity_gb, "what": what}])},
+             "mark": {"type": "rule", "color": "black", "strokeWidth": 2},
+             "encoding": {"x": vl.field("gb"), "tooltip": [vl.field("what", "nominal"), gb_tip]}},
+        ],
+    )
+
+
 def _gpu_count_view(r: memory.GpuEstimate, v: Mapping[str, Any]) -> View:
     verb = "train" if v["mode"] == "train" else "serve"
     per_param = (r.total_bytes - r.parts_bytes["activations (headroom)"]) / (float(v["params"]) * 1e9)
@@ -48,20 +68,9 @@ def _gpu_count_view(r: memory.GpuEstimate, v: Mapping[str, Any]) -> View:
         text += f"\n{per_param:g} bytes/param: bf16 weights (the bytes/param convention counts training only)"
     parts = [{"part": name, "gb": nbytes / 1e9, "order": i} for i, (name, nbytes) in enumerate(r.parts_bytes.items())]
     capacity = r.n_gpus * r.gpu_memory_bytes / 1e9
-    chart = vl.chart(
-        title=f"{r.n_gpus:,} x {v['accelerator']} = {capacity:,.0f} GB for {r.total_bytes / 1e9:,.0f} GB needed",
-        height=150,
-        layer=[
-            {"data": {"values": vl.rows(parts)}, "mark": "bar",
-             "encoding": {"x": vl.field("gb", title="GB (1e9 bytes)", stack="zero"),
-                          "color": vl.field("part", "nominal", title="", sort=None),
-                          "order": vl.field("order"),
-                          "tooltip": [vl.field("part", "nominal"), vl.field("gb", format=",.0f")]}},
-            {"data": {"values": vl.rows([{"gb": capacity, "what": "memory of the accelerators"}])},
-             "mark": {"type": "rule", "color": "black", "strokeWidth": 2},
-             "encoding": {"x": vl.field("gb"), "tooltip": [vl.field("what", "nominal"), vl.field("gb", format=",.0f")]}},
-        ],
-    )
+    chart = parts_against_capacity(
+        f"{r.n_gpus:,} x {v['accelerator']} = {capacity:,.0f} GB for {r.total_bytes / 1e9:,.0f} GB needed",
+        parts, capacity, "memory of the accelerators", ",.0f", gb_title=None)
     return View(text=text, chart=chart)
 
 
@@ -347,21 +356,9 @@ def _serving_view(est: memory.ServingEstimate, v: Mapping[str, Any]) -> View:
     usable = est.n_devices * est.usable_bytes_per_device / 1e9
     parts = [{"part": "weights", "gb": est.weights_bytes / 1e9, "order": 0},
              {"part": "KV cache", "gb": est.kv_cache_bytes / 1e9, "order": 1}]
-    chart = vl.chart(
-        title=f"{est.n_devices:,} x {acc}: {usable:,.1f} GB usable for {est.total_bytes / 1e9:,.1f} GB",
-        height=150,
-        layer=[
-            {"data": {"values": vl.rows(parts)}, "mark": "bar",
-             "encoding": {"x": vl.field("gb", title="GB (1e9 bytes)", stack="zero"),
-                          "color": vl.field("part", "nominal", title="", sort=None),
-                          "order": vl.field("order"),
-                          "tooltip": [vl.field("part", "nominal"), vl.field("gb", title="GB", format=",.1f")]}},
-            {"data": {"values": vl.rows([{"gb": usable, "what": f"usable memory of {est.n_devices:,} x {acc}"}])},
-             "mark": {"type": "rule", "color": "black", "strokeWidth": 2},
-             "encoding": {"x": vl.field("gb"), "tooltip": [vl.field("what", "nominal"),
-                                                           vl.field("gb", title="GB", format=",.1f")]}},
-        ],
-    )
+    chart = parts_against_capacity(
+        f"{est.n_devices:,} x {acc}: {usable:,.1f} GB usable for {est.total_bytes / 1e9:,.1f} GB",
+        parts, usable, f"usable memory of {est.n_devices:,} x {acc}", ",.1f", gb_title="GB")
     return View(text=text, chart=chart)
 
 
