@@ -37,8 +37,8 @@ HEAD_RE = re.compile(r"<head>(.*?)</head>", re.S)
 URL_RE = re.compile(r'\b(src|href)="([^"]*)"')
 
 
-def toc_pages() -> list[str]:
-    """The handout's pages in reading order (docnames, no suffix)."""
+def toc_docnames() -> list[str]:
+    """Every page of the book in reading order (docnames, no suffix), from _toc.yml, root first."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     names = [toc["root"]]
 
@@ -52,7 +52,12 @@ def toc_pages() -> list[str]:
     for part in toc.get("parts", []):
         walk(part.get("chapters"))
     walk(toc.get("chapters"))
-    return [n for n in names if not n.startswith(SKIP_PREFIXES)]
+    return names
+
+
+def toc_pages() -> list[str]:
+    """The handout's pages in reading order (the workshop's pages left out)."""
+    return [n for n in toc_docnames() if not n.startswith(SKIP_PREFIXES)]
 
 
 def rebase(fragment: str, docname: str) -> str:

@@ -19,6 +19,9 @@ import urllib.request
 import pytest
 import yaml
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
+import handout  # noqa: E402  (scripts/handout.py: the one reader of _toc.yml)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -38,20 +41,7 @@ CHROMIUM_ARGS = [
 
 def toc_docnames() -> list[str]:
     """Every page of the book, in reading order, from _toc.yml (root first), without suffix."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    names = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                names.append(str(pathlib.PurePosixPath(entry["file"]).with_suffix("")))
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return names
+    return handout.toc_docnames()
 
 
 def chapter_notebooks() -> list[pathlib.Path]:
