@@ -6,7 +6,7 @@
 
 What it measures (a benchmark, not a test: it fails only if something does not work):
 
-widgets  Widget update latency in Python: every Calculator subclass in mlcalc.widgets is
+widgets  Widget update latency in Python: every CalcWidget subclass in mlcalc.widgets is
          built with its defaults, its first dropdown or number control is switched back and
          forth between two valid values, and each switch (compute + render, figure included)
          is timed; median and 90th percentile per calculator.
@@ -108,7 +108,7 @@ def _summary(samples_ms: list[float]) -> dict:
 def calculator_classes() -> list[type]:
     """Every calculator widget: the CalcWidget shell's (``calc`` set) and any still on the older shell."""
     import mlcalc.widgets as pkg
-    from mlcalc.widgets._base import Calculator, CalcWidget
+    from mlcalc.widgets._base import CalcWidget
 
     found = []
     for info in pkgutil.iter_modules(pkg.__path__):
@@ -119,9 +119,6 @@ def calculator_classes() -> list[type]:
             if cls.__module__ != module.__name__:
                 continue
             if issubclass(cls, CalcWidget) and cls is not CalcWidget and "calc" in vars(cls):
-                found.append(cls)
-            elif issubclass(cls, Calculator) and cls is not Calculator and (
-                    cls.compute is not Calculator.compute and cls.render is not Calculator.render):  # not abstract
                 found.append(cls)
     return sorted(found, key=lambda c: (c.__module__, c.__name__))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from mlcalc.widgets._base import CalcWidget, Calculator
+from mlcalc.widgets._base import CalcWidget
 
 __all__: list[str] = []
 for _info in pkgutil.iter_modules(__path__):
@@ -17,7 +17,7 @@ for _info in pkgutil.iter_modules(__path__):
         continue
     _module = importlib.import_module(f"{__name__}.{_info.name}")
     for _name, _obj in vars(_module).items():
-        if isinstance(_obj, type) and issubclass(_obj, (Calculator, CalcWidget)) and _obj.__module__ == _module.__name__:
+        if isinstance(_obj, type) and issubclass(_obj, CalcWidget) and _obj.__module__ == _module.__name__:
             globals()[_name] = _obj
             __all__.append(_name)
 __all__.sort()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping
 
 import ipywidgets as widgets
 from IPython.display import display
@@ -178,47 +178,7 @@ def plain_summary(key: str, view: View | None, error: str = "") -> str:
         lines.append(f"(error shown: {error})")
     return "\n".join(lines)
 
-class Calculator(widgets.VBox):
-    """Older shell, being replaced by :class:`CalcWidget` (calculators still on it compute and render here).
-
-    A subclass builds its controls, passes them (and how to lay them out) to ``__init__``, and
-    implements ``compute`` and ``render``. Any exception is shown inline as a message.
-    """
-
-    def __init__(self, inputs: Sequence[widgets.Widget], layout: Sequence[widgets.Widget] | None = None) -> None:
-        self._inputs = list(inputs)
-        self.message = widgets.HTML(value="")
-        self.output = widgets.Output()
-        self.last_result: Any = None
-        self.last_error: str = ""
-        super().__init__([*(layout if layout is not None else self._inputs), self.message, self.output])
-        self.add_class("mlcalc-calculator")
-        for control in self._inputs:
-            control.observe(self._update, names="value")
-        self._update()
-
-    def compute(self) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def render(self, result: Any) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _update(self, change: object = None) -> None:
-        try:
-            result = self.compute()
-        except ValueError as err:
-            self.last_error = str(err)
-            self.message.value = f'<div class="mlcalc-error" style="color:#b00020"><b>Check the input:</b> {html.escape(str(err))}</div>'
-            return
-        self.last_error = ""
-        self.message.value = ""
-        self.last_result = result
-        with self.output:
-            self.output.clear_output(wait=True)
-            self.render(result)
-
-
 # Older imports (notebooks, tests) still find the figure helpers here; they live in mlcalc.figures.
 from mlcalc.figures import figure_png, plain_log_ticks, si_label  # noqa: E402
 
-__all__ = ["CalcWidget", "Calculator", "VEGALITE_MIME", "display", "figure_png", "make_control", "plain_log_ticks", "si_label"]
+__all__ = ["CalcWidget", "VEGALITE_MIME", "display", "figure_png", "make_control", "plain_log_ticks", "si_label"]
