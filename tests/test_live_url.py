@@ -221,3 +221,148 @@ def test_the_plan_export_carries_the_query_that_reopens_it():
                                                        "export": how})
         assert query in out["text"]
         assert values_from_query("plan.train", query)["model"] == "Llama-2 7B"
+
+
+# --------------------------------------------------------------------------- in the browser (the built site)
+
+from conftest import HTML  # noqa: E402
+
+from mlcalc.live import widget_values  # noqa: E402
+
+LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine (about 2-3 s when idle)
+CALC = "(k) => window.mlcalcLive.calculators.find(c => c.key === k)"
+STATE = f"""(k) => {{ const c = ({CALC})(k);
+  return {{requested: c.requested, shown: c.shown, values: c.values(), initial: c.initial, last: c.last,
+          linked: c.linked, status: c.status.innerText,
+          message: c.el.querySelector('.mlcalc-message').innerText.trim(),
+          stale: c.el.querySelectorAll('.mlcalc-stale').length}}; }}"""
+
+
+@pytest.fixture(scope="module")
+def context(browser, site_url):
+    """One context for the file's pages (its HTTP cache keeps Pyodide between them); every host but the
+    local site (and files) is aborted."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((site_url + "/", "data:", "blob:", "file:"))
+                  else r.abort())
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context):
+    """A fresh page; no page or console error may occur on it."""
+    page = context.new_page()
+    page.problems = []
+    page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
+    page.on("console", lambda m: m.type == "error" and page.problems.append(f"console error: {m.text}"))
+    yield page
+    page.close()
+    assert page.problems == [], page.problems
+
+
+def _open(page, url: str, keys: list[str]) -> None:
+    page.goto(url, wait_until="domcontentloaded", timeout=60_000)
+    page.wait_for_function(f"(ks) => window.mlcalcLive && ks.every(k => ({CALC})(k))", arg=keys, timeout=60_000,
+                           polling=100)
+
+
+def _settled(page, key: str, before: int) -> dict:
+    page.wait_for_function(f"([k, b]) => {{ const c = ({CALC})(k); return c.requested > b && c.shown === c.requested; }}",
+                           arg=[key, before], timeout=LIVE_TIMEOUT_MS, polling=20)
+    return page.evaluate(STATE, key)
+
+
+def _type(page, key: str, control: str, text: str) -> dict:
+    before = page.evaluate(STATE, key)["requested"]
+    escaped = key.replace(".", "\\.")
+    box = page.locator(f".mlcalc-calc-{escaped} .mlcalc-ctl-{control} input")
+    box.fill(text)
+    box.press("Enter")
+    return _settled(page, key, before)
+
+
+def _search(page) -> str:
+    return page.evaluate("() => location.search")
+
+
+@pytest.mark.browser
+def test_a_link_reopens_the_plan_and_the_address_follows_each_change(page, site_url):
+    """One page, two calculators: the link's values are set and computed as CPython does; each change
+    rewrites only its calculator's parameters, in place (no history entry), and the address reopens it."""
+    train = "plan.train"
+    link = "?plan.train.model=Llama-3+8B&plan.train.deadline_days=30&plan.train.rent=false&plan.compare.gpus_a=64&utm=x"
+    _open(page, f"{site_url}/notebooks/plan/training-plan.html{link}", [train, "plan.compare"])
+    # Python starts at once for a link, before any calculator is scrolled into view.
+    state = _settled(page, train, 0)
+    assert state["linked"] and state["last"]["ok"], state["last"]
+    page_own = widget_values(train, state["initial"])
+    values = {**page_own, "model": "Llama-3 8B", "deadline_days": 30.0, "rent": False}
+    assert state["values"] == widget_state(train, values), "the controls show the link's values"
+    want = run(train, values)
+    assert state["last"]["html"] == want["html"] and state["last"]["chart"] == want["chart"], "CPython's result"
+    assert state["message"] == "" and state["stale"] == 0
+    calc_el = page.locator(".mlcalc-calc-plan\\.train")
+    shown_option = calc_el.locator(".mlcalc-ctl-model select").evaluate("s => s.options[s.selectedIndex].text")
+    assert shown_option.replace("\xa0", " ") == "Llama-3 8B"  # (ipywidgets shows spaces as no-break spaces)
+    assert calc_el.locator(".mlcalc-ctl-deadline_days input").input_value() == "30"
+    assert "Llama-3 8B" in calc_el.locator(".mlcalc-view-text").inner_text()
+    compare = _settled(page, "plan.compare", 0)
+    assert widget_values("plan.compare", compare["values"])["gpus_a"] == 64 and compare["last"]["ok"]
+    assert _search(page) == link, "opening a link leaves the address as it is"
+
+    history = page.evaluate("() => history.length")
+    state = _type(page, train, "deadline_days", "45")
+    assert state["last"]["ok"]
+    # Only plan.train's part changed, in its place; the other calculator's and the page's other parameters stay.
+    assert _search(page) == ("?plan.train.model=Llama-3+8B&plan.train.deadline_days=45&plan.train.rent=false"
+                             "&plan.compare.gpus_a=64&utm=x")
+    before = page.evaluate(STATE, "plan.compare")["requested"]
+    page.locator(".mlcalc-calc-plan\\.compare .mlcalc-ctl-gpus_b select").select_option(label="1024")
+    assert _settled(page, "plan.compare", before)["last"]["ok"]
+    assert _search(page) == ("?plan.train.model=Llama-3+8B&plan.train.deadline_days=45&plan.train.rent=false"
+                             "&plan.compare.gpus_a=64&plan.compare.gpus_b=1024&utm=x")
+    # Back to the page's own value: that parameter leaves the address.
+    _type(page, train, "deadline_days", f"{page_own['deadline_days']:g}")
+    assert _search(page) == ("?plan.train.model=Llama-3+8B&plan.train.rent=false"
+                             "&plan.compare.gpus_a=64&plan.compare.gpus_b=1024&utm=x")
+    assert page.evaluate("() => history.length") == history, "replaceState: no history entry per change"
+    # That address, opened again, gives the values shown (the open itself is checked above, so CPython here).
+    shown = page.evaluate(STATE, train)
+    reopened = open_widgets(train, _search(page), shown["initial"])
+    assert reopened["ok"] and {**shown["initial"], **reopened["controls"]} == shown["values"]
+    assert reopened["html"] == shown["last"]["html"]
+
+
+@pytest.mark.browser
+def test_a_hostile_link_shows_the_inline_message_and_the_calculator_keeps_working(page, site_url):
+    key = "plan.tco"
+    link = "?plan.tco.utilization=nan&plan.tco.pue=1e400&plan.tco.%F0%9F%A6%99=" + "9" * 2000
+    _open(page, f"{site_url}/notebooks/plan/rent-hpc-buy.html{link}", [key])
+    state = _settled(page, key, 0)
+    # The usual inline message, naming the parameter; the page's own values and result stay, not dimmed.
+    assert state["message"].startswith("Check the input:") and "plan.tco.utilization='nan'" in state["message"]
+    assert "is not allowed" in state["message"] and "the page's own" in state["message"]
+    assert state["values"] == state["initial"] and state["stale"] == 0
+    # A valid change computes as CPython does, and the link's bad parameters leave the address.
+    state = _type(page, key, "pue", "1.3")
+    want = run(key, {**widget_values(key, state["initial"]), "pue": 1.3})
+    assert state["last"]["ok"] and state["last"]["html"] == want["html"] and state["message"] == ""
+    assert state["stale"] == 0
+    assert _search(page) == "?plan.tco.pue=1.3"
+
+
+@pytest.mark.browser
+def test_from_a_file_a_link_says_it_needs_the_live_site(page):
+    """file://: no Python, so the calculator says the link's values need the live site (not silently the defaults)."""
+    page.goto((HTML / "notebooks/plan/rent-hpc-buy.html").as_uri() + "?plan.tco.pue=1.3", wait_until="load")
+    page.wait_for_function(f"() => window.mlcalcLive && ({CALC})('plan.tco')", timeout=30_000, polling=100)
+    state = page.evaluate(STATE, "plan.tco")
+    assert page.evaluate("() => mlcalcLive.state") == "snapshot"
+    assert state["linked"] and "link holds values" in state["status"] and "need the live site" in state["status"]
+    assert "make serve" in state["status"]
+    # and a page without a link says nothing of links
+    page.goto((HTML / "notebooks/plan/rent-hpc-buy.html").as_uri(), wait_until="load")
+    page.wait_for_function(f"() => window.mlcalcLive && ({CALC})('plan.tco')", timeout=30_000, polling=100)
+    status = page.evaluate(STATE, "plan.tco")["status"]
+    assert "Snapshot" in status and "link" not in status
