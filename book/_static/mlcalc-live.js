@@ -318,7 +318,7 @@
     var self = this;
     this.status.className = "mlcalc-status mlcalc-status-snapshot";
     this.status.innerHTML =
-      (this.linked && !(this.last && this.last.opened)
+      (this.linked // (a snapshot comes only before Python ever ran: the link's values were never set)
         ? "<b>This link holds values for this calculator that need the live site:</b> what is shown below is the page's own values, not the link's. "
         : "") +
       "<b>Snapshot:</b> the results below were computed for the values shown, and the controls are off: " +
@@ -398,9 +398,8 @@
       .then(function (result) {
         if (seq !== self.requested) return null; // the reader changed a value meanwhile
         return Promise.resolve(self.apply(result, values, seq)).then(function () {
-          if (result && result.ok) self.last.opened = true;
           // A parameter Python refused: the page's own result stays, for the values still shown.
-          else if (!(result && result.controls && Object.keys(result.controls).length)) self.setStale(false);
+          if (!(result && result.ok) && !(result && result.controls && Object.keys(result.controls).length)) self.setStale(false);
         });
       })
       .catch(function () {}); // Python did not start: the calculator became a snapshot and says so
