@@ -11,6 +11,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
+# make test runs its tests in this many processes (pytest-xdist): most of its time is spent waiting
+# on browsers and kernels, so two overlap well even on a 2-core machine.
+TEST_WORKERS ?= 2
 
 .PHONY: book test check serve lab notebooks bench clean
 PORT ?= 8000
@@ -39,7 +42,7 @@ book: $(VENV)/.installed-book _vendor/vendor/.complete $(WHEEL)
 
 test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
-	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Unit and property tests only: no notebooks (nbval), no build, no browser.
 check: $(VENV)/.installed-test

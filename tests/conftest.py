@@ -58,14 +58,7 @@ def widget_view_count(cell) -> int:
     )
 
 
-@pytest.fixture(scope="session")
-def strict_build() -> subprocess.CompletedProcess:
-    """Build the book as the README does, strictly (-W -n --keep-going); return the finished process.
-
-    The wheel of mlcalc the site's calculators run is rebuilt first (as make book does), so the page
-    never runs an older mlcalc than the one under test. MLCALC_SITE_BUILT=1 tests the site already
-    in _build/html instead (quicker while working on the site's scripts; CI never sets it).
-    """
+def _build() -> subprocess.CompletedProcess:
     wheel = subprocess.run(["bash", str(ROOT / "scripts" / "build_wheel.sh")], cwd=ROOT, capture_output=True, text=True,
                            env=dict(os.environ, PYTHON=sys.executable))
     if wheel.returncode != 0:
@@ -74,13 +67,39 @@ def strict_build() -> subprocess.CompletedProcess:
         shutil.copy(ROOT / "_vendor" / "vendor" / "mlcalc" / "mlcalc.whl", HTML / "_static" / "vendor" / "mlcalc" / "mlcalc.whl")
         return subprocess.CompletedProcess(["(site already built)"], 0, "", "")
     jb = pathlib.Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run(
+    return subprocess.run(
         [str(jb if jb.exists() else shutil.which("jupyter-book")), "build", str(ROOT), "-W", "-n", "--keep-going"],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
-    return proc
+
+
+@pytest.fixture(scope="session")
+def strict_build(tmp_path_factory) -> subprocess.CompletedProcess:
+    """Build the book as the README does, strictly (-W -n --keep-going); return the finished process.
+
+    The wheel of mlcalc the site's calculators run is rebuilt first (as make book does), so the page
+    never runs an older mlcalc than the one under test. MLCALC_SITE_BUILT=1 tests the site already
+    in _build/html instead (quicker while working on the site's scripts; CI never sets it).
+
+    With pytest-xdist (make test runs two workers) the first worker that needs the site builds it,
+    under a lock, and records the outcome; the other reads the record: one build per run.
+    """
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    record = shared / "strict-build.json"
+    with FileLock(str(shared / "strict-build.lock")):
+        if record.exists():
+            done = json.loads(record.read_text())
+            return subprocess.CompletedProcess(done["args"], done["returncode"], done["stdout"], done["stderr"])
+        proc = _build()
+        record.write_text(json.dumps({"args": [str(a) for a in proc.args], "returncode": proc.returncode,
+                                      "stdout": proc.stdout, "stderr": proc.stderr}))
+        return proc
 
 
 @pytest.fixture(scope="session")
@@ -121,6 +140,26 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.build)
+
+
+# Under pytest-xdist (make test runs two workers) every test goes to whichever worker is free, except
+# the tests that must share one process, in order: a notebook's nbval cells (one kernel runs them
+# all) and the files below (one JupyterLab server for the live-Jupyter tests). xdist's own
+# "loadgroup" cannot do this with pytest 9.2 (it renames node ids through an attribute pytest no
+# longer reads), so the grouping is this scheduler's.
+_ONE_WORKER = {"tests/test_live_jupyter.py"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.endswith(".ipynb") or path in _ONE_WORKER else nodeid
+
+    return _Scheduling(config, log)
 
 
 def _free_port() -> int:
@@ -219,8 +258,27 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """How many generated cases the property tests ran (tests/test_properties.py)."""
+def _property_cases() -> int:
     mod = sys.modules.get("test_properties") or sys.modules.get("tests.test_properties")
-    if mod is not None and getattr(mod, "CASES", {}).get("n"):
-        terminalreporter.write_line(f"property tests: {mod.CASES['n']} generated cases")
+    return int(getattr(mod, "CASES", {}).get("n", 0)) if mod is not None else 0
+
+
+_WORKER_CASES: dict[str, int] = {}
+
+
+def pytest_sessionfinish(session):
+    """Under pytest-xdist, a worker hands its count of generated cases to the controller."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["property_cases"] = _property_cases()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _WORKER_CASES[str(getattr(node, "gateway", node).id)] = int(getattr(node, "workeroutput", {}).get("property_cases", 0))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """How many generated cases the property tests ran (tests/test_properties.py), over every worker."""
+    n = _property_cases() + sum(_WORKER_CASES.values())
+    if n:
+        terminalreporter.write_line(f"property tests: {n} generated cases")

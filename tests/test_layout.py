@@ -11,7 +11,10 @@ Each page of the built site is opened in Debian's Chromium at both widths, serve
 - charts wider than their column, chart text under 11 px, a legend drawn over an axis title (Vega);
   text cut off inside a chart (an axis title or a label at the plot's edge) is a warning.
 
-Screenshots of failing pages go to artifacts/layout/.
+The laptop pass also checks what a reader sees first (it was a separate page load): every widget,
+figure and equation rendered, no image broken, every calculator with controls and an output, nothing
+fetched from outside the site, no console or page error, no failed request; a full-page screenshot
+goes to artifacts/screenshots/. Screenshots of failing pages go to artifacts/layout/.
 """
 
 from __future__ import annotations
@@ -20,11 +23,19 @@ import warnings
 
 import pytest
 
-from conftest import ROOT, toc_docnames
+from conftest import HTML, ROOT, SCREENSHOTS, toc_docnames
 
 PAGES = toc_docnames()
 WIDTHS = {"laptop": 1280, "phone": 390}
 SHOTS = ROOT / "artifacts" / "layout"
+
+_IMAGES = """() => Array.from(document.images).filter(i => i.getBoundingClientRect().width > 0 || i.closest('.mlcalc-calculator'))
+  .map(i => ({src: i.src.slice(0, 80), ok: i.complete && i.naturalWidth > 0}))"""
+
+_CALCULATORS = """() => Array.from(document.querySelectorAll('.mlcalc-calculator')).map(c => ({
+  controls: c.querySelectorAll('input, select, button, textarea').length,
+  output: Array.from(c.querySelectorAll('.widget-output, .mlcalc-view-text')).map(o => o.innerText.trim().length + o.querySelectorAll('img, svg').length).reduce((a, b) => a + b, 0),
+}))"""
 
 _READY = """() => {
   const views = Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'));
@@ -165,6 +176,7 @@ _PROBLEMS = r"""() => {
 @pytest.mark.parametrize("width", list(WIDTHS), ids=list(WIDTHS))
 @pytest.mark.parametrize("docname", PAGES)
 def test_page_layout(browser, site_url, docname, width):
+    """The page at this width: nothing cut off or overflowing (and, at 1280 px, it renders cleanly)."""
     context = browser.new_context(viewport={"width": WIDTHS[width], "height": 900},
                                   is_mobile=width == "phone", has_touch=width == "phone",
                                   device_scale_factor=1)
@@ -172,21 +184,47 @@ def test_page_layout(browser, site_url, docname, width):
     context.route("**/*", lambda route: route.continue_()
                   if route.request.url.startswith((site_url, "data:", "blob:")) else route.abort())
     page = context.new_page()
+    # Nothing fetched from outside the site, no console or page error, no failed request.
+    seen: list[str] = []
+    page.on("console", lambda m: m.type == "error" and seen.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e: seen.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: seen.append(f"request failed: {r.url} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and seen.append(f"HTTP {r.status}: {r.url}"))
+    page.on("request", lambda r: r.url.startswith((site_url, "data:", "blob:"))
+            or seen.append(f"request outside the site: {r.url}"))
+    laptop = width == "laptop"
     try:
         page.goto(f"{site_url}/{docname}.html", wait_until="load", timeout=30_000)
+        # Widgets are rendered from the stored state; math is typeset by the local MathJax.
         page.wait_for_function(_READY, timeout=30_000)
         try:  # charts are drawn by the site's script (Vega) once the widgets are on the page
             page.wait_for_function("() => Array.from(document.querySelectorAll('.mlcalc-view-chart .mlcalc-chart'))"
                                    ".every(b => b.querySelector('svg, canvas'))", timeout=10_000)
         except Exception:  # noqa: BLE001 - a site without the live script has no such boxes: nothing to wait for
             pass
-        page.wait_for_timeout(300)  # let layout settle after the last widget renders
+        if laptop:
+            page.wait_for_load_state("networkidle", timeout=30_000)
+            images = page.evaluate(_IMAGES)
+            calculators = page.evaluate(_CALCULATORS)
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOTS / f"{docname.replace('/', '__')}.png"), full_page=True)
+        else:
+            page.wait_for_timeout(300)  # let layout settle after the last widget renders
         problems = page.evaluate(_PROBLEMS)
         if problems:
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"{docname.replace('/', '__')}-{width}.png"), full_page=True)
     finally:
         context.close()
+    if laptop:
+        assert [i for i in images if not i["ok"]] == [], "images that did not load"
+        stored = (HTML / f"{docname}.html").read_text().count('"_dom_classes": ["mlcalc-calculator"')
+        if stored:
+            assert calculators, "the page stores a calculator but none rendered"
+        for calc in calculators:
+            assert calc["controls"] >= 1, "a calculator with no controls"
+            assert calc["output"] >= 1, "a calculator whose output area is empty"
+    assert seen == [], "\n".join(seen)
     # Text cut off inside a chart (a long axis title or a point's label at the plot's edge) is a defect of
     # that chart's spec, not of the page: reported as a warning for the chart's owner, not a failure.
     inside = [p for p in problems if p.startswith("chart text cut off")]

@@ -374,6 +374,9 @@
       .then(function (result) {
         if (seq !== self.requested) return null; // a newer change is on its way
         // The address follows the values (Python wrote the query; no new history entry per change).
+        // The query was built from the address when the change was sent: if two calculators of the
+        // page change within the same computation, the later write drops the earlier one's values
+        // until that calculator changes again (rare: a reader changes one control at a time).
         if (result && typeof result.search === "string" && result.search !== location.search) {
           history.replaceState(history.state, "", location.pathname + result.search + location.hash);
         }
