@@ -41,8 +41,10 @@ pack
 trap 'kill $PACKER 2>/dev/null; pack' EXIT
 
 # 1. collectives (nothing else runs meanwhile)
-part "collectives over all $NGPU GPUs"
-timeout "$(left 150)" bash scripts/gpu/run_collectives.sh "$WORK/net"
+if [ "$NGPU" -ne 1 ]; then  # one GPU: nothing to measure (none: a gloo dry run on the CPU)
+  part "collectives over all $NGPU GPUs"
+  timeout "$(left 150)" bash scripts/gpu/run_collectives.sh "$WORK/net"
+fi
 if [ "$NGPU" -gt 2 ]; then
   part "collectives over GPUs 0,1 of $NGPU"
   mkdir -p "$WORK/net-2of$NGPU"
