@@ -12,14 +12,44 @@ shells would do to the other controls:
 Those rules are the calculators' own, as data or pure functions (``Calc.presets``, and the
 ``INACTIVE`` rules of :mod:`mlcalc.calculators`), applied by the same ``Calc.follow`` and
 ``Calc.inactive`` as in Jupyter. So the page does what JupyterLab does, with no rule in JavaScript.
+
+Links that reopen a calculator's values
+    The page address holds the values a reader changed, as ``?<calculator key>.<control>=<value>&...``
+    (``?plan.train.model=Llama-3+8B&plan.train.deadline_days=30``): only the values that differ from
+    the ones the page was built with, a choice as its option's value name (a text value, or a number
+    written as below; never its position, so a link survives options being reordered), a number in
+    its shortest form that reads back to the same float, a tick box as ``true``/``false``. Several
+    calculators on a page each keep their own parameters; the page's other parameters are kept as
+    they are. :func:`query_from_values` writes a calculator's part, :func:`values_from_query` reads it
+    back (ValueError naming the parameter, its value and what is allowed), :func:`replace_query`
+    puts it into the page's query. The page's script only carries these strings.
+
+    Bounds: a query longer than :data:`MAX_QUERY_CHARS` characters or with more than
+    :data:`MAX_QUERY_PARAMS` parameters is refused unread; a number longer than
+    :data:`MAX_NUMBER_CHARS` characters is refused before it is converted. A pasted text (a ``text``
+    control: kilobytes of benchmark output) is not kept in the address.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any, Mapping
+from urllib.parse import quote_plus, unquote_plus
 
-from mlcalc.calc import Calc, error_message, get, run
+from mlcalc import _check
+from mlcalc.calc import Calc, Control, error_message, get, run
+
+#: Most characters of a page's query that are read: 8,192, the request-line limit of common web
+#: servers (nginx's 8 kB header buffer, Apache's LimitRequestLine of 8,190); a longer one is refused unread.
+MAX_QUERY_CHARS = 8192
+#: Most parameters of a query that are read (a page's calculators have far fewer controls in all).
+MAX_QUERY_PARAMS = 256
+#: Most characters of one number in a query (the shortest form of any float has at most 24).
+MAX_NUMBER_CHARS = 32
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_SAFE = "-._~(),:/"  # kept as they are in a parameter (a space is written as +)
 
 
 def widget_values(key: str, state: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,30 +98,267 @@ def controls_after(key: str, changed: str, values: Mapping[str, Any]) -> tuple[d
     return values, calc.inactive(calc.values(values))
 
 
-def run_widgets(key: str, state: Mapping[str, Any], changed: str = "") -> dict[str, Any]:
+def run_widgets(key: str, state: Mapping[str, Any], changed: str = "", initial: Mapping[str, Any] | None = None,
+                search: str | None = None) -> dict[str, Any]:
     """:func:`mlcalc.calc.run` for widget-model values, with the linked controls' new values
-    (``controls``, in widget form) and the irrelevant controls (``inactive``). Never raises."""
+    (``controls``, in widget form) and the irrelevant controls (``inactive``). Never raises.
+
+    Given the page's own values (``initial``, widget form) and its query (``search``), the answer also
+    holds ``search``: the page query for the values computed (:func:`replace_query`), left out when
+    they cannot be written (then the page keeps its address).
+    """
     try:
         values = widget_values(key, state)
         after, inactive = controls_after(key, str(changed or ""), values)
+    except Exception as err:  # noqa: BLE001 - a reader's input must never crash the page
+        return {"ok": False, "error": error_message(err)}
+    try:
         moved = {k: v for k, v in after.items() if k not in values or values[k] != v}
         out = run(key, after)
         out["controls"] = widget_state(key, moved)
         out["inactive"] = inactive
-        return out
-    except Exception as err:  # noqa: BLE001 - a reader's input must never crash the page
+    except Exception as err:  # noqa: BLE001
         return {"ok": False, "error": error_message(err)}
+    if initial is not None and search is not None:
+        try:
+            out["search"] = replace_query(key, search, query_from_values(key, after, widget_values(key, initial)))
+        except Exception:  # noqa: BLE001 - values a link cannot hold: the address stays as it is
+            pass
+    return out
 
 
-def run_widgets_json(key: str, state_json: str, changed: str = "") -> str:
-    """:func:`run_widgets` with JSON in and out (what the site's worker calls)."""
+def run_widgets_json(key: str, state_json: str, changed: str = "", initial_json: str = "", search: str = "") -> str:
+    """:func:`run_widgets` with JSON in and out (what the site's worker calls); ``initial_json`` "" asks
+    for no ``search``."""
     try:
         state = json.loads(state_json)
-        if not isinstance(state, dict):
+        initial = json.loads(initial_json) if initial_json else None
+        if not isinstance(state, dict) or not (initial is None or isinstance(initial, dict)):
             raise ValueError("the values must be a JSON object")
     except (ValueError, RecursionError) as err:
         return json.dumps({"ok": False, "error": f"bad values: {err}"})
-    return json.dumps(run_widgets(key, state, changed), allow_nan=False)
+    return json.dumps(run_widgets(key, state, changed, initial, str(search) if initial is not None else None),
+                      allow_nan=False)
 
 
-__all__ = ["controls_after", "run_widgets", "run_widgets_json", "widget_state", "widget_values"]
+# --------------------------------------------------------------------------- links (the page's query)
+
+
+def _number_text(x: float) -> str:
+    """A number in its shortest form that reads back to the same float (60.0 -> "60", 0.1 -> "0.1")."""
+    if not math.isfinite(x):
+        raise ValueError(f"{x!r} cannot be written in a link: it is not a finite number")
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
+
+
+def _choice_text(value: Any, label: str) -> str:
+    """How a choice's option is written: its value's name (a string, or a number), else its label."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _number_text(float(value))
+    return label
+
+
+def _choice_texts(c: Control) -> list[str]:
+    return [_choice_text(v, label) for label, v in c.options]
+
+
+def _encode(c: Control, v: Any) -> str:
+    """One control's value as the text of its parameter (ValueError if it cannot be one)."""
+    if c.kind in ("choice", "toggle"):
+        for label, option in c.options:
+            if isinstance(option, bool) == isinstance(v, bool) and option == v:
+                return _choice_text(option, label)
+        raise ValueError(f"{c.key}={v!r} is not one of its options")
+    if c.kind == "check":
+        if not isinstance(v, bool):
+            raise ValueError(f"{c.key}={v!r} is not true or false")
+        return "true" if v else "false"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{c.key}={v!r} is not a number")
+    if c.kind in ("int", "int_slider"):
+        if isinstance(v, float) and not v.is_integer():
+            raise ValueError(f"{c.key}={v!r} is not a whole number")
+        return str(int(v))
+    return _number_text(float(v))
+
+
+def _parse_number(name: str, text: str) -> float:
+    allowed = "it must be a number written like 60, 0.5 or 1e-3"
+    if len(text) > MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
+        raise ValueError(f"{name}={_check._fmt(text)} is not allowed: {allowed}, at most {MAX_NUMBER_CHARS} characters")
+    x = float(text)  # the digits are checked above; a value beyond the float range becomes inf
+    if not math.isfinite(x) or abs(x) > _check.MAX_MAGNITUDE:
+        raise ValueError(f"{name}={text!r} is not allowed: it must be a finite number of magnitude at most "
+                         f"{_check.MAX_MAGNITUDE:g}")
+    return x
+
+
+def _decode(name: str, c: Control, text: str) -> Any:
+    """The text of parameter ``name`` as a value of control ``c`` (ValueError: the parameter, its text, what is allowed)."""
+    if c.kind in ("choice", "toggle"):
+        texts = _choice_texts(c)
+        if text not in texts and text in [label for label, _ in c.options]:  # a label typed by hand
+            text = texts[[label for label, _ in c.options].index(text)]
+        _check.choice(name, text, texts)
+        return c.options[texts.index(text)][1]
+    if c.kind == "check":
+        if text.lower() in ("true", "1"):
+            return True
+        if text.lower() in ("false", "0"):
+            return False
+        raise ValueError(f"{name}={_check._fmt(text)} is not allowed: it must be true or false")
+    if c.kind == "text":
+        raise ValueError(f"{name} is not allowed in a link: a pasted text is not kept in the page address")
+    x = _parse_number(name, text)
+    if c.kind in ("int", "int_slider"):
+        low = int(c.min) if c.kind == "int_slider" and c.min is not None else -_check.MAX_EXACT_INT
+        high = int(c.max) if c.kind == "int_slider" and c.max is not None else _check.MAX_EXACT_INT
+        return _check.bounded_int(name, x, low, high)
+    if c.kind == "slider" and c.min is not None and c.max is not None:
+        return _check.in_range(name, x, c.min, c.max)
+    if c.kind == "log_slider" and c.min is not None and c.max is not None:
+        # the slider's ends are powers of ten, as the browser computes them (a hair of slack)
+        return _check.in_range(name, x, 10.0 ** c.min * (1 - 1e-12), 10.0 ** c.max * (1 + 1e-12))
+    return _check.number(name, x)
+
+
+def _split(query: str) -> list[str]:
+    """The raw ``name=value`` parts of a query (with or without its leading ``?``), bounded."""
+    if not isinstance(query, str):
+        raise ValueError(f"query={_check._fmt(query)} is not allowed: it must be a string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(f"the page address's query is {len(query):,} characters long: at most "
+                         f"{MAX_QUERY_CHARS:,} are read")
+    parts = [p for p in (query[1:] if query.startswith("?") else query).split("&") if p]
+    if len(parts) > MAX_QUERY_PARAMS:
+        raise ValueError(f"the page address holds {len(parts):,} parameters: at most {MAX_QUERY_PARAMS} are read")
+    return parts
+
+
+def _clip(text: str) -> str:
+    """A name from a query, shortened for a message (a hostile one can be kilobytes)."""
+    return text if len(text) <= 60 else text[:40] + "..." + text[-10:]
+
+
+def _name(part: str) -> str:
+    return unquote_plus(part.partition("=")[0])
+
+
+def query_from_values(key: str, values: Mapping[str, Any], initial: Mapping[str, Any] | None = None) -> str:
+    """Calculator ``key``'s part of a page query for ``values`` (the values :func:`mlcalc.calc.run` takes).
+
+    Only the values that differ from ``initial`` (the page's own; None: every value given) are written,
+    in the calculator's order of controls: ``plan.train.model=Llama-3+8B&plan.train.deadline_days=30``
+    ("" when nothing differs). A value that cannot be written (not an option, not finite) is a ValueError.
+    """
+    calc = get(key)
+    parts = []
+    for c in calc.controls:
+        if c.key not in values or c.kind == "text":
+            continue
+        v = values[c.key]
+        if initial is not None and c.key in initial and _encode(c, initial[c.key]) == _encode(c, v):
+            continue
+        parts.append(f"{quote_plus(f'{key}.{c.key}', safe=_SAFE)}={quote_plus(_encode(c, v), safe=_SAFE)}")
+    return "&".join(parts)
+
+
+def values_from_query(key: str, query: str) -> dict[str, Any]:
+    """The values a page query holds for calculator ``key`` (only those it names; other keys' are ignored).
+
+    ``query`` is the page's query, with or without its ``?``. ValueError names the parameter, its value
+    and what is allowed: an unknown control, a parameter given twice, a text that is not a number or
+    not an option, a number out of a slider's range; and a query over the bounds (:data:`MAX_QUERY_CHARS`,
+    :data:`MAX_QUERY_PARAMS`).
+    """
+    calc = get(key)
+    prefix = f"{key}."
+    out: dict[str, Any] = {}
+    for part in _split(query):
+        name = _name(part)
+        if not name.startswith(prefix):
+            continue
+        text = unquote_plus(part.partition("=")[2])
+        control = name[len(prefix):]
+        known = [c.key for c in calc.controls if c.kind != "text"]
+        if control not in [c.key for c in calc.controls]:
+            raise ValueError(f"{_clip(name)}={_check._fmt(text)} is not allowed: {key} has no control "
+                             f"{_check._fmt(control)}; choose one of {', '.join(known)}")
+        if control in out:
+            raise ValueError(f"{name}={_check._fmt(text)} is not allowed: {name} is given more than once; give it once")
+        out[control] = _decode(name, calc.control(control), text)
+    return out
+
+
+def replace_query(key: str, query: str, part: str) -> str:
+    """The page query with calculator ``key``'s parameters replaced by ``part`` (from :func:`query_from_values`).
+
+    Other parameters stay as they are, in their order; ``key``'s new part takes the place of its first
+    old parameter (else it goes last). Returns ``"?..."``, or ``""`` when nothing is left. A query over
+    the bounds is not kept (it was refused when the page opened).
+    """
+    prefix = f"{key}."
+    try:
+        old = _split(query)
+    except ValueError:
+        old = []
+    kept: list[str] = []
+    at = None
+    for raw in old:
+        if _name(raw).startswith(prefix):
+            at = len(kept) if at is None else at
+        else:
+            kept.append(raw)
+    if part:
+        kept.insert(len(kept) if at is None else at, part)
+    return "?" + "&".join(kept) if kept else ""
+
+
+def opened_values(key: str, query: str, initial: Mapping[str, Any]) -> dict[str, Any]:
+    """The values a calculator opens with: the page's own (``initial``), then what the query holds; a
+    preset the query names fills in the controls it leaves out (as the Jupyter shell does for a preset
+    given by name)."""
+    calc = get(key)
+    given = values_from_query(key, query)
+    for p in calc.presets:
+        for k, v in (p.values.get(given[p.control], {}) if p.control in given else {}).items():
+            given.setdefault(k, v)
+    return {**initial, **given}
+
+
+def open_widgets(key: str, search: str, initial: Mapping[str, Any]) -> dict[str, Any]:
+    """A calculator opened from a link: :func:`run_widgets`' answer for the values the page query holds
+    (``initial``: the page's own values in widget form), with ``controls`` the ones to set. A bad
+    parameter answers ``{"ok": False, "error": ...}`` naming it; the page then keeps its own values.
+    Never raises."""
+    try:
+        start = widget_values(key, initial)
+        values = opened_values(key, search, start)
+        moved = {k: v for k, v in values.items() if k not in start or start[k] != v}
+        out = run(key, values)
+        out["controls"] = widget_state(key, moved)
+        out["inactive"] = get(key).inactive(get(key).values(values))
+        return out
+    except Exception as err:  # noqa: BLE001 - a link must never crash the page
+        return {"ok": False, "error": f"In the page address, {error_message(err)} (the values shown are the page's own)"}
+
+
+def open_widgets_json(key: str, search: str, initial_json: str) -> str:
+    """:func:`open_widgets` with JSON in and out (what the site's worker calls when the page opens from a link)."""
+    try:
+        initial = json.loads(initial_json)
+        if not isinstance(initial, dict):
+            raise ValueError("the values must be a JSON object")
+    except (ValueError, RecursionError) as err:
+        return json.dumps({"ok": False, "error": f"bad values: {err}"})
+    try:
+        return json.dumps(open_widgets(key, search, initial), allow_nan=False)
+    except ValueError as err:
+        return json.dumps({"ok": False, "error": error_message(err)})
+
+
+__all__ = ["MAX_NUMBER_CHARS", "MAX_QUERY_CHARS", "MAX_QUERY_PARAMS", "controls_after", "open_widgets",
+           "open_widgets_json", "opened_values", "query_from_values", "replace_query", "run_widgets",
+           "run_widgets_json", "values_from_query", "widget_state", "widget_values"]

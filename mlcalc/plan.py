@@ -687,18 +687,27 @@ def plan_record(p: Plan, model: memory.ModelConfig, n_tokens: float) -> dict[str
     }
 
 
-def plan_json(p: Plan, model: memory.ModelConfig, n_tokens: float) -> str:
-    """The plan as JSON (sorted keys, finite numbers only)."""
-    return json.dumps(plan_record(p, model, n_tokens), indent=1, sort_keys=True, allow_nan=False)
+#: The page whose planner a plan's link reopens (its address plus the plan's query).
+PLAN_PAGE = "notebooks/plan/training-plan"
 
 
-def plan_markdown(p: Plan, model: memory.ModelConfig, n_tokens: float) -> str:
-    """The plan as a Markdown table: number, unit, how, chapter."""
+def plan_json(p: Plan, model: memory.ModelConfig, n_tokens: float, query: str = "") -> str:
+    """The plan as JSON (sorted keys, finite numbers only); ``query``: the planner's inputs as a page
+    query (mlcalc.live.query_from_values), kept under ``reopen`` when given."""
+    rec = plan_record(p, model, n_tokens)
+    if query:
+        rec["reopen"] = {"page": PLAN_PAGE, "query": query}
+    return json.dumps(rec, indent=1, sort_keys=True, allow_nan=False)
+
+
+def plan_markdown(p: Plan, model: memory.ModelConfig, n_tokens: float, query: str = "") -> str:
+    """The plan as a Markdown table: number, unit, how, chapter; ``query`` as in :func:`plan_json`."""
     rec = plan_record(p, model, n_tokens)
     lay = rec["layout"]
+    reopen = [f"Reopen it on the book's site: {PLAN_PAGE}.html followed by `{query}`.", ""] if query else []
     lines = [f"# Plan: {rec['model']} on {rec['offer']}", "",
              f"{rec['tokens']:.4g} tokens; layout tp={lay['tp']} x pp={lay['pp']} x dp={lay['dp']}, ZeRO-1, "
-             f"{lay['recompute']} recomputation. Price: {rec['price_source']}.", "",
+             f"{lay['recompute']} recomputation. Price: {rec['price_source']}.", "", *reopen,
              "| number | value | unit | how | chapter |", "| --- | --- | --- | --- | --- |"]
     for k, v in rec["numbers"].items():
         lines.append(f"| {k} | {v['value']:,.4g} | {v['unit']} | {v['how']} | {v['chapter']} |")
@@ -712,7 +721,7 @@ def compare(a: Plan, b: Plan) -> list[tuple[str, float, float, str]]:
 
 
 __all__ = [
-    "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_GPUS", "Needs", "Offer", "Plan",
+    "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_GPUS", "Needs", "Offer", "PLAN_PAGE", "Plan",
     "RunCheck", "STEP_EFFICIENCY", "Search", "Tco", "WAYS", "best_layout", "break_even_utilization",
     "check_run", "chinchilla_tokens", "chip_info", "compare", "data", "default", "device_mtbf_s", "evaluate",
     "flops_per_token", "leanest_memory_bytes", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers",

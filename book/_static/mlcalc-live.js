@@ -9,6 +9,11 @@
 //    in Jupyter: no formula here), and the text, the inline message and the chart are written back.
 // Where Python cannot run (file://, no Worker or WebAssembly, the worker failed to start) each
 // calculator says it is a snapshot, its controls are disabled, and it says how to get a live one.
+// 4. Links: the page address holds the values a reader changed (?plan.train.deadline_days=30&...).
+//    Python writes that query after each computation (mlcalc.live.replace_query) and the page puts it
+//    in the address with history.replaceState; a page opened with such a query starts Python at once
+//    and asks it (mlcalc.live.open_widgets) for the values to set and their result. This script only
+//    carries the strings: it never reads a value out of the query.
 //
 // It reaches into @jupyter-widgets/html-manager (create_view, model.views, BoxView.children_views):
 // those are internals, so scripts/fetch_vendor.sh pins html-manager's version.
@@ -148,7 +153,9 @@
     this.failAll("Python was restarted in the browser; change a value again");
   };
 
-  Engine.prototype.run = function (key, values, changed) {
+  // One computation: {key, values, changed} (and, for the address, the page's own values `initial`
+  // and its query `search`), or {open: true, key, initial, search} for a page opened from a link.
+  Engine.prototype.run = function (key, values, changed, extra) {
     var self = this;
     return this.start().then(function () {
       return new Promise(function (resolve) {
@@ -159,7 +166,7 @@
           self.restart();
         }, TIMEOUT_MS);
         self.pending[id] = { resolve: resolve, timer: timer };
-        self.worker.postMessage({ id: id, key: key, values: values, changed: changed || "" });
+        self.worker.postMessage(Object.assign({ id: id, key: key, values: values, changed: changed || "" }, extra || {}));
       });
     });
   };
@@ -201,6 +208,18 @@
 
   function withClass(models, name) {
     return (models || []).filter(function (m) { return classes(m).indexOf(name) >= 0; })[0];
+  }
+
+  // Whether the page address names calculator `key` (a parameter "<key>.<control>"): only to start
+  // Python at once, or to say a snapshot cannot show the link's values. Python reads the values.
+  function linksTo(key) {
+    if (!key || !location.search) return false;
+    try {
+      var prefix = key + ".";
+      return Array.from(new URLSearchParams(location.search).keys()).some(function (k) { return k.indexOf(prefix) === 0; });
+    } catch (err) {
+      return false;
+    }
   }
 
   function viewsOf(model) {
@@ -250,8 +269,12 @@
       if (spec && !self.spec) return self.draw(spec, 0);
     }).catch(function (err) { console.warn("mlcalc: chart not drawn:", err); });
     this.unsupported = !this.key || !this.text || !this.message ? "this calculator is not connected to the site's Python yet" : "";
+    this.linked = linksTo(this.key); // opened from a link that holds values for this calculator
     if (live.state === "snapshot" || this.unsupported) this.toSnapshot();
-    else this.showStatus();
+    else {
+      this.showStatus();
+      if (this.linked) this.open();
+    }
   }
 
   function isChoice(model) {
@@ -295,6 +318,9 @@
     var self = this;
     this.status.className = "mlcalc-status mlcalc-status-snapshot";
     this.status.innerHTML =
+      (this.linked // (a snapshot comes only before Python ever ran: the link's values were never set)
+        ? "<b>This link holds values for this calculator that need the live site:</b> what is shown below is the page's own values, not the link's. "
+        : "") +
       "<b>Snapshot:</b> the results below were computed for the values shown, and the controls are off: " +
       escapeHtml(this.unsupported || live.reason) + ". For a live calculator, serve the site (<code>make serve</code>, " +
       "then open <code>http://127.0.0.1:8000/</code>) or run the notebook in JupyterLab (<code>make lab</code>" +
@@ -344,9 +370,13 @@
     this.lastChange = { changed: key || "", values: values };
     var staleTimer = setTimeout(function () { if (self.shown < seq) self.setStale(true); }, live.state === "live" ? STALE_AFTER_MS : 0);
     startEngine()
-      .then(function () { return engine.run(self.key, values, key); })
+      .then(function () { return engine.run(self.key, values, key, { initial: self.initial, search: location.search }); })
       .then(function (result) {
         if (seq !== self.requested) return null; // a newer change is on its way
+        // The address follows the values (Python wrote the query; no new history entry per change).
+        if (result && typeof result.search === "string" && result.search !== location.search) {
+          history.replaceState(history.state, "", location.pathname + result.search + location.hash);
+        }
         return self.apply(result, values, seq);
       })
       .catch(function (err) {
@@ -355,6 +385,24 @@
         }
       })
       .then(function () { clearTimeout(staleTimer); });
+  };
+
+  // Opened from a link: Python reads the query and answers with the values to set and their result.
+  // A bad parameter gets the usual inline message; the page's own values (and results) stay.
+  Calculator.prototype.open = function () {
+    var self = this;
+    var seq = ++this.requested;
+    var values = this.initial;
+    startEngine()
+      .then(function () { return engine.run(self.key, null, "", { open: true, initial: values, search: location.search }); })
+      .then(function (result) {
+        if (seq !== self.requested) return null; // the reader changed a value meanwhile
+        return Promise.resolve(self.apply(result, values, seq)).then(function () {
+          // A parameter Python refused: the page's own result stays, for the values still shown.
+          if (!(result && result.ok) && !(result && result.controls && Object.keys(result.controls).length)) self.setStale(false);
+        });
+      })
+      .catch(function () {}); // Python did not start: the calculator became a snapshot and says so
   };
 
   Calculator.prototype.apply = function (result, values, seq) {
@@ -669,6 +717,10 @@
         Object.keys(state).forEach(function (id) {
           var dom = (state[id].state || {})._dom_classes || [];
           if (dom.indexOf("mlcalc-calculator") >= 0) ids[id] = true;
+          // A link with values for a calculator of this page: Python starts now, not when one is seen.
+          if (dom.indexOf("mlcalc-calculator") >= 0 && dom.some(function (c) { return c.indexOf("mlcalc-calc-") === 0 && linksTo(c.slice(12)); })) {
+            startEngine().catch(function () {});
+          }
         });
       } catch (err) {
         console.warn("mlcalc: widget state not read:", err);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from mlcalc import _check, memory, plan, serving, vl
+from mlcalc import _check, live, memory, plan, serving, vl
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators import _charts
@@ -79,9 +79,10 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
         lines.extend(f"- {p}" for p in res.problems)
     if shown and v["export"] != "summary":
         p = shown[0]
+        query = "?" + live.query_from_values("plan.train", v)  # every input: the link outlives changed defaults
         lines.append("")
-        lines.append(plan.plan_markdown(p, model, tokens) if v["export"] == "Markdown"
-                     else plan.plan_json(p, model, tokens))
+        lines.append(plan.plan_markdown(p, model, tokens, query) if v["export"] == "Markdown"
+                     else plan.plan_json(p, model, tokens, query))
     table = Table(_PLAN_COLUMNS, tuple(_plan_row(p) for p in shown)) if shown else None
     chart = None
     if shown:

@@ -1,0 +1,368 @@
+"""Links that reopen a plan: the page address holds the inputs a reader changed (issue 17, item 5).
+
+Python writes and reads the query (mlcalc.live.query_from_values / values_from_query / replace_query /
+open_widgets); the site's script only carries the strings. The first half tests those functions for
+every registered calculator and for hostile addresses; the second half drives the built site in
+headless Chromium: a plan page opened from a link shows the link's values and CPython's result for
+them, the address follows a change, a hostile link shows the inline message and the calculator keeps
+working, and from file:// the calculator says the link needs the live site.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from urllib.parse import parse_qsl, quote_plus
+
+import pytest
+
+from mlcalc import calc as calcmod
+from mlcalc.calc import REGISTRY, get, run
+from mlcalc.live import (MAX_QUERY_CHARS, MAX_QUERY_PARAMS, open_widgets, open_widgets_json, query_from_values,
+                         replace_query, run_widgets, run_widgets_json, values_from_query, widget_state)
+
+import mlcalc.calculators  # noqa: F401  (registers every calculator)
+
+KEYS = sorted(REGISTRY)
+
+
+def _changed(key: str) -> dict:
+    """Every control of ``key`` moved away from its default (a choice to its last option, a number
+    scaled, a box flipped; a slider to a point inside its range). Text controls are never in a link."""
+    out = {}
+    for c in get(key).controls:
+        d = c.default
+        if c.kind in ("choice", "toggle"):
+            out[c.key] = c.options[-1][1] if c.options[-1][1] != d else c.options[0][1]
+        elif c.kind == "check":
+            out[c.key] = not d
+        elif c.kind == "number":
+            out[c.key] = d * 1.1 + 0.3
+        elif c.kind == "int":
+            out[c.key] = d * 3 + 1
+        elif c.kind == "slider":
+            out[c.key] = (c.min + c.max) / 3
+        elif c.kind == "int_slider":
+            out[c.key] = int(c.min + (c.max - c.min) // 3)
+        elif c.kind == "log_slider":
+            out[c.key] = 10 ** ((c.min + c.max) / 2 + 0.123)
+    return out
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_defaults_and_changed_values_round_trip(key):
+    calc = get(key)
+    defaults = calc.defaults()
+    linkable = {k: v for k, v in defaults.items() if calc.control(k).kind != "text"}
+    # Nothing differs from the page's own values: nothing is written.
+    assert query_from_values(key, defaults, defaults) == ""
+    # Every value written (no page values given) reads back to itself, exactly (floats included).
+    assert values_from_query(key, "?" + query_from_values(key, defaults)) == linkable
+    changed = _changed(key)
+    query = query_from_values(key, {**defaults, **changed}, defaults)
+    back = values_from_query(key, query)
+    assert back == {k: v for k, v in changed.items() if v != defaults[k]}
+    for k, v in back.items():
+        assert type(v) is type(changed[k]) or calc.control(k).kind in ("number", "slider", "log_slider")
+    # Each parameter is named <key>.<control>, once, in the calculator's order of controls.
+    names = [n for n, _ in parse_qsl(query)]
+    assert names == [f"{key}.{c.key}" for c in calc.controls if c.key in back]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_choice_is_written_by_name_not_position(key):
+    """Each option of every choice has its own written form (so a link survives options being reordered)."""
+    for c in get(key).controls:
+        if c.kind not in ("choice", "toggle"):
+            continue
+        written = [query_from_values(key, {c.key: v}).split("=", 1)[1] for _, v in c.options]
+        assert len(set(written)) == len(written), f"{key}.{c.key}: two options are written alike"
+        for (label, v), text in zip(c.options, written):
+            assert text != str(c.options.index((label, v))) or str(v) == text  # a name, not an index
+            assert values_from_query(key, f"{key}.{c.key}={text}") == {c.key: v}
+
+
+def test_the_query_is_readable_and_numbers_are_shortest():
+    d = get("plan.train").defaults()
+    q = query_from_values("plan.train", {**d, "model": "Llama-3 8B", "deadline_days": 30.0, "budget_m": 0.1,
+                                         "seq_len": 8192, "rent": False}, d)
+    assert q == ("plan.train.model=Llama-3+8B&plan.train.seq_len=8192&plan.train.deadline_days=30"
+                 "&plan.train.budget_m=0.1&plan.train.rent=false")
+    # a long option label is not written: its value's name is (engine "graphs", not "CUDA graphs, ...")
+    assert query_from_values("plan.serve", {"engine": "eager"}) == "plan.serve.engine=eager"
+    # the label itself, typed by hand, is read too
+    label = get("plan.serve").control("engine").options[1][0]
+    assert values_from_query("plan.serve", "plan.serve.engine=" + quote_plus(label)) == {"engine": "eager"}
+    assert values_from_query("plan.train", "plan.train.budget_m=1e-3&plan.train.tokens_b=1.5E%2B3") == {
+        "budget_m": 0.001, "tokens_b": 1500.0}
+
+
+def test_other_parameters_are_left_as_they_are():
+    q = "?utm_source=x&plan.compare.gpus_a=64&plan.train.model=GPT-2+124M&plan.train.rent=false&z=%C3%A9"
+    assert values_from_query("plan.train", q) == {"model": "GPT-2 124M", "rent": False}
+    assert values_from_query("plan.compare", q) == {"gpus_a": 64}
+    assert values_from_query("plan.tco", q) == {}
+    new = replace_query("plan.train", q, "plan.train.deadline_days=30")
+    assert new == "?utm_source=x&plan.compare.gpus_a=64&plan.train.deadline_days=30&z=%C3%A9"
+    assert replace_query("plan.train", "?plan.train.rent=false", "") == ""
+    assert replace_query("plan.tco", "?a=1", "plan.tco.pue=1.2") == "?a=1&plan.tco.pue=1.2"
+    # an address over the bounds is not kept: only the calculator's own part is written
+    assert replace_query("plan.tco", "?a=" + "x" * MAX_QUERY_CHARS, "plan.tco.pue=1.2") == "?plan.tco.pue=1.2"
+
+
+HOSTILE = [
+    ("plan.train.deadline_days=1e400", "plan.train.deadline_days='1e400'", "finite"),
+    ("plan.train.deadline_days=nan", "plan.train.deadline_days='nan'", "number"),
+    ("plan.train.deadline_days=inf", "plan.train.deadline_days='inf'", "number"),
+    ("plan.train.deadline_days=0x10", "plan.train.deadline_days='0x10'", "number"),
+    ("plan.train.deadline_days=1_000", "plan.train.deadline_days='1_000'", "number"),
+    ("plan.train.deadline_days=" + "9" * 500, "plan.train.deadline_days='999", "at most 32 characters"),
+    ("plan.train.model=Llama-3+71B", "plan.train.model='Llama-3 71B'", "choose one of"),
+    ("plan.train.model=%F0%9F%A6%99%E2%80%AE", "plan.train.model=", "choose one of"),
+    ("plan.train.model=%FF%FE", "plan.train.model=", "choose one of"),
+    ("plan.train.model=0", "plan.train.model='0'", "choose one of"),  # an index is not an option
+    ("plan.train.rent=yes", "plan.train.rent='yes'", "true or false"),
+    ("plan.train.nope=1", "plan.train.nope='1'", "choose one of model, tokens_b"),
+    ("plan.train.=1", "plan.train.=", "no control"),
+    ("plan.train.rent=true&plan.train.rent=true", "plan.train.rent='true'", "more than once"),
+    ("plan.tco.utilization=-1", "plan.tco.utilization=-1", "in [0.05, 1]"),
+    ("plan.tco.utilization=1.5", "plan.tco.utilization=1.5", "in [0.05, 1]"),
+    ("plan.serve.prompt=1.5", "plan.serve.prompt=1.5", "whole number"),
+    ("plan.serve.prompt=1e30", "plan.serve.prompt=1e+30", "whole number"),
+    ("plan.serve.prompt=1e400", "plan.serve.prompt='1e400'", "finite"),
+]
+
+
+@pytest.mark.parametrize("query, names, allowed", HOSTILE)
+def test_hostile_parameters_are_refused_naming_the_parameter_its_value_and_what_is_allowed(query, names, allowed):
+    key = query.split("=")[0].rsplit(".", 1)[0]
+    with pytest.raises(ValueError) as err:
+        values_from_query(key, query)
+    assert names in str(err.value) and allowed in str(err.value) and "is not allowed" in str(err.value)
+    # The page's answer for the same link: the inline message, never an exception.
+    out = open_widgets(key, "?" + query, widget_state(key, get(key).defaults()))
+    assert out["ok"] is False and out["error"].startswith("In the page address, ") and names in out["error"]
+
+
+def test_a_negative_number_box_reaches_compute_and_gets_its_usual_message():
+    """A number box has no range of its own: -1 is read, set and refused by compute, as when typed."""
+    assert values_from_query("plan.train", "plan.train.deadline_days=-1") == {"deadline_days": -1.0}
+    out = open_widgets("plan.train", "?plan.train.deadline_days=-1", widget_state("plan.train", get("plan.train").defaults()))
+    assert out["ok"] is False and "deadline (days)=-1.0 is not allowed" in out["error"]
+    assert out["controls"] == {"deadline_days": -1.0}  # the control shows what the link holds
+
+
+@pytest.mark.parametrize("query", [
+    "?" + "a=1&" * (MAX_QUERY_CHARS // 4 + 1),  # too long
+    "?" + "&".join(f"p{i}=1" for i in range(MAX_QUERY_PARAMS + 1)),  # too many parameters
+    "?plan.train.model=" + "x" * 100_000,  # 100 kB
+    "?" + "&" * 100_000,
+])
+def test_oversized_addresses_are_refused_quickly(query):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="at most"):
+        values_from_query("plan.train", query)
+    out = json.loads(open_widgets_json("plan.train", query, "{}"))
+    assert out["ok"] is False and "at most" in out["error"]
+    assert time.perf_counter() - start < 1.0
+
+
+def test_the_bounds_are_above_what_a_page_needs():
+    """Every calculator's every value written at once fits the bounds (a page holds a few calculators)."""
+    total = [query_from_values(k, {**get(k).defaults(), **_changed(k)}) for k in KEYS]
+    assert max(len(q) for q in total) < MAX_QUERY_CHARS / 4
+    assert max(len(q.split("&")) for q in total) < MAX_QUERY_PARAMS / 8
+
+
+def test_the_page_gets_the_new_query_with_each_result():
+    key = "plan.tco"
+    page = widget_state(key, get(key).defaults())
+    state = {**page, "pue": 1.2}
+    out = run_widgets(key, state, "pue", page, "?x=1&plan.tco.pue=1.4")
+    assert out["ok"] and out["search"] == "?x=1&plan.tco.pue=1.2"
+    # back to the page's own values: the calculator's parameters leave the address
+    assert run_widgets(key, page, "pue", page, "?plan.tco.pue=1.2")["search"] == ""
+    # no page values given (tests, the benchmark): no query
+    assert "search" not in run_widgets(key, state, "pue")
+    out = json.loads(run_widgets_json(key, json.dumps(state), "pue", json.dumps(page), ""))
+    assert out["search"] == "?plan.tco.pue=1.2"
+    assert "search" not in json.loads(run_widgets_json(key, json.dumps(state), "pue"))
+
+
+def test_a_link_opens_with_its_values_and_the_same_result_as_cpython():
+    key = "plan.train"
+    page = widget_state(key, get(key).defaults())
+    out = open_widgets(key, "?plan.train.model=Llama-3+8B&plan.train.deadline_days=30&plan.tco.pue=9", page)
+    want = run(key, {"model": "Llama-3 8B", "deadline_days": 30.0})
+    assert out["ok"] and out["html"] == want["html"] and out["chart"] == want["chart"]
+    assert out["controls"] == widget_state(key, {"model": "Llama-3 8B", "deadline_days": 30.0})
+    # no parameter for this calculator: the page's own values, nothing to set
+    assert open_widgets(key, "?plan.tco.pue=9", page)["controls"] == {}
+
+
+def test_a_preset_named_in_a_link_fills_in_what_the_link_leaves_out():
+    """As the Jupyter shell does for a preset given by name (LinkedCalcWidget)."""
+    with_presets = [(k, p) for k in KEYS for p in get(k).presets if p.values]
+    assert with_presets, "some calculator has presets"
+    key, p = with_presets[0]
+    option, filled = next(iter(p.values.items()))
+    page = widget_state(key, get(key).defaults())
+    text = query_from_values(key, {p.control: option})
+    out = open_widgets(key, "?" + text, page)
+    values = {**get(key).defaults(), **{p.control: option}, **filled}
+    assert out["controls"] == widget_state(key, {k: v for k, v in values.items() if v != get(key).defaults()[k]})
+
+
+def test_the_plan_export_carries_the_query_that_reopens_it():
+    for how in ("Markdown", "JSON"):
+        out = calcmod.run("plan.train", {"model": "Llama-2 7B", "export": how})
+        assert out["ok"]
+        query = "?" + query_from_values("plan.train", {**get("plan.train").defaults(), "model": "Llama-2 7B",
+                                                       "export": how})
+        assert query in out["text"]
+        assert values_from_query("plan.train", query)["model"] == "Llama-2 7B"
+
+
+# --------------------------------------------------------------------------- in the browser (the built site)
+
+from conftest import HTML  # noqa: E402
+
+from mlcalc.live import widget_values  # noqa: E402
+
+LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine (about 2-3 s when idle)
+CALC = "(k) => window.mlcalcLive.calculators.find(c => c.key === k)"
+STATE = f"""(k) => {{ const c = ({CALC})(k);
+  return {{requested: c.requested, shown: c.shown, values: c.values(), initial: c.initial, last: c.last,
+          linked: c.linked, status: c.status.innerText,
+          message: c.el.querySelector('.mlcalc-message').innerText.trim(),
+          stale: c.el.querySelectorAll('.mlcalc-stale').length}}; }}"""
+
+
+@pytest.fixture(scope="module")
+def context(browser, site_url):
+    """One context for the file's pages (its HTTP cache keeps Pyodide between them); every host but the
+    local site (and files) is aborted."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((site_url + "/", "data:", "blob:", "file:"))
+                  else r.abort())
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context):
+    """A fresh page; no page or console error may occur on it."""
+    page = context.new_page()
+    page.problems = []
+    page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
+    page.on("console", lambda m: m.type == "error" and page.problems.append(f"console error: {m.text}"))
+    yield page
+    page.close()
+    assert page.problems == [], page.problems
+
+
+def _open(page, url: str, keys: list[str]) -> None:
+    page.goto(url, wait_until="domcontentloaded", timeout=60_000)
+    page.wait_for_function(f"(ks) => window.mlcalcLive && ks.every(k => ({CALC})(k))", arg=keys, timeout=60_000,
+                           polling=100)
+
+
+def _settled(page, key: str, before: int) -> dict:
+    page.wait_for_function(f"([k, b]) => {{ const c = ({CALC})(k); return c.requested > b && c.shown === c.requested; }}",
+                           arg=[key, before], timeout=LIVE_TIMEOUT_MS, polling=20)
+    return page.evaluate(STATE, key)
+
+
+def _type(page, key: str, control: str, text: str) -> dict:
+    before = page.evaluate(STATE, key)["requested"]
+    escaped = key.replace(".", "\\.")
+    box = page.locator(f".mlcalc-calc-{escaped} .mlcalc-ctl-{control} input")
+    box.fill(text)
+    box.press("Enter")
+    return _settled(page, key, before)
+
+
+def _search(page) -> str:
+    return page.evaluate("() => location.search")
+
+
+@pytest.mark.browser
+def test_a_link_reopens_the_plan_and_the_address_follows_each_change(page, site_url):
+    """One page, two calculators: the link's values are set and computed as CPython does; each change
+    rewrites only its calculator's parameters, in place (no history entry), and the address reopens it."""
+    train = "plan.train"
+    link = "?plan.train.model=Llama-3+8B&plan.train.deadline_days=30&plan.train.rent=false&plan.compare.gpus_a=64&utm=x"
+    _open(page, f"{site_url}/notebooks/plan/training-plan.html{link}", [train, "plan.compare"])
+    # Python starts at once for a link, before any calculator is scrolled into view.
+    state = _settled(page, train, 0)
+    assert state["linked"] and state["last"]["ok"], state["last"]
+    page_own = widget_values(train, state["initial"])
+    values = {**page_own, "model": "Llama-3 8B", "deadline_days": 30.0, "rent": False}
+    assert state["values"] == widget_state(train, values), "the controls show the link's values"
+    want = run(train, values)
+    assert state["last"]["html"] == want["html"] and state["last"]["chart"] == want["chart"], "CPython's result"
+    assert state["message"] == "" and state["stale"] == 0
+    calc_el = page.locator(".mlcalc-calc-plan\\.train")
+    shown_option = calc_el.locator(".mlcalc-ctl-model select").evaluate("s => s.options[s.selectedIndex].text")
+    assert shown_option.replace("\xa0", " ") == "Llama-3 8B"  # (ipywidgets shows spaces as no-break spaces)
+    assert calc_el.locator(".mlcalc-ctl-deadline_days input").input_value() == "30"
+    assert "Llama-3 8B" in calc_el.locator(".mlcalc-view-text").inner_text()
+    compare = _settled(page, "plan.compare", 0)
+    assert widget_values("plan.compare", compare["values"])["gpus_a"] == 64 and compare["last"]["ok"]
+    assert _search(page) == link, "opening a link leaves the address as it is"
+
+    history = page.evaluate("() => history.length")
+    state = _type(page, train, "deadline_days", "45")
+    assert state["last"]["ok"]
+    # Only plan.train's part changed, in its place; the other calculator's and the page's other parameters stay.
+    assert _search(page) == ("?plan.train.model=Llama-3+8B&plan.train.deadline_days=45&plan.train.rent=false"
+                             "&plan.compare.gpus_a=64&utm=x")
+    before = page.evaluate(STATE, "plan.compare")["requested"]
+    page.locator(".mlcalc-calc-plan\\.compare .mlcalc-ctl-gpus_b select").select_option(label="1024")
+    assert _settled(page, "plan.compare", before)["last"]["ok"]
+    assert _search(page) == ("?plan.train.model=Llama-3+8B&plan.train.deadline_days=45&plan.train.rent=false"
+                             "&plan.compare.gpus_a=64&plan.compare.gpus_b=1024&utm=x")
+    # Back to the page's own value: that parameter leaves the address.
+    _type(page, train, "deadline_days", f"{page_own['deadline_days']:g}")
+    assert _search(page) == ("?plan.train.model=Llama-3+8B&plan.train.rent=false"
+                             "&plan.compare.gpus_a=64&plan.compare.gpus_b=1024&utm=x")
+    assert page.evaluate("() => history.length") == history, "replaceState: no history entry per change"
+    # That address, opened again, gives the values shown (the open itself is checked above, so CPython here).
+    shown = page.evaluate(STATE, train)
+    reopened = open_widgets(train, _search(page), shown["initial"])
+    assert reopened["ok"] and {**shown["initial"], **reopened["controls"]} == shown["values"]
+    assert reopened["html"] == shown["last"]["html"]
+
+
+@pytest.mark.browser
+def test_a_hostile_link_shows_the_inline_message_and_the_calculator_keeps_working(page, site_url):
+    key = "plan.tco"
+    link = "?plan.tco.utilization=nan&plan.tco.pue=1e400&plan.tco.%F0%9F%A6%99=" + "9" * 2000
+    _open(page, f"{site_url}/notebooks/plan/rent-hpc-buy.html{link}", [key])
+    state = _settled(page, key, 0)
+    # The usual inline message, naming the parameter; the page's own values and result stay, not dimmed.
+    assert state["message"].startswith("Check the input:") and "plan.tco.utilization='nan'" in state["message"]
+    assert "is not allowed" in state["message"] and "the page's own" in state["message"]
+    assert state["values"] == state["initial"] and state["stale"] == 0
+    # A valid change computes as CPython does, and the link's bad parameters leave the address.
+    state = _type(page, key, "pue", "1.3")
+    want = run(key, {**widget_values(key, state["initial"]), "pue": 1.3})
+    assert state["last"]["ok"] and state["last"]["html"] == want["html"] and state["message"] == ""
+    assert state["stale"] == 0
+    assert _search(page) == "?plan.tco.pue=1.3"
+
+
+@pytest.mark.browser
+def test_from_a_file_a_link_says_it_needs_the_live_site(page):
+    """file://: no Python, so the calculator says the link's values need the live site (not silently the defaults)."""
+    page.goto((HTML / "notebooks/plan/rent-hpc-buy.html").as_uri() + "?plan.tco.pue=1.3", wait_until="load")
+    page.wait_for_function(f"() => window.mlcalcLive && ({CALC})('plan.tco')", timeout=30_000, polling=100)
+    state = page.evaluate(STATE, "plan.tco")
+    assert page.evaluate("() => mlcalcLive.state") == "snapshot"
+    assert state["linked"] and "link holds values" in state["status"] and "need the live site" in state["status"]
+    assert "make serve" in state["status"]
+    # and a page without a link says nothing of links
+    page.goto((HTML / "notebooks/plan/rent-hpc-buy.html").as_uri(), wait_until="load")
+    page.wait_for_function(f"() => window.mlcalcLive && ({CALC})('plan.tco')", timeout=30_000, polling=100)
+    status = page.evaluate(STATE, "plan.tco")["status"]
+    assert "Snapshot" in status and "link" not in status
