@@ -7,6 +7,9 @@
 - A framework that launches kernels one by one from Python pays a CPU floor per step: about a
   fixed cost plus a cost per layer, measured here with tiny models (:func:`measured_floor`);
   serving engines that replay CUDA graphs mostly remove it (floor 0).
+- On the GPU every kernel takes some time, however little it does: an unfused program's dozens of
+  small element-wise kernels per layer add their count times a null kernel's time
+  (:func:`hf_small_kernels_s`) once the GPU, not the launches, sets the pace.
 
 Base units: bytes, seconds, FLOP, dollars.
 """
@@ -24,22 +27,46 @@ from mlcalc import _check, compute, memory
 from mlcalc.accelerators import spec
 
 DECODE_RUN = "h200x2-2026-11-26-decode"  # our measured decode points (mlcalc/data/measured/<run>)
+#: Every run of scripts/gpu/bench_decode.py in mlcalc/data/measured, with the card that made it.
+DECODE_RUNS = ("h200x2-2026-11-26-decode", "h200x4-2026-11-26-decode", "h100-2026-11-26-decode")
 MAX_BATCH = 1024  # largest batch the serving search tries (powers of two)
 TENSOR_PARALLEL = (1, 2, 4, 8)
 
 
-def _run_file(name: str) -> Mapping[str, Any]:
-    path = resources.files("mlcalc.data").joinpath("measured").joinpath(DECODE_RUN).joinpath(name)
+def _run_file(name: str, run: str = DECODE_RUN) -> Mapping[str, Any]:
+    path = resources.files("mlcalc.data").joinpath("measured").joinpath(run).joinpath(name)
     return json.loads(path.read_text())
 
 
 @lru_cache(maxsize=None)
-def measured_decode() -> Mapping[str, Any]:
-    """The measured run: two floor probes (with the read bandwidth), the decode-attention micro-benchmark
-    and the decode points of the 1B and 8B models."""
-    return MappingProxyType({"probes": (_run_file("probe.json"), _run_file("probe_repeat.json")),
-                             "attention": _run_file("attention.json"),
-                             "1b": _run_file("decode_1b.json"), "8b": _run_file("decode_8b.json")})
+def measured_decode(run: str = DECODE_RUN) -> Mapping[str, Any]:
+    """A measured run (one of :data:`DECODE_RUNS`): two floor probes (with the read bandwidth), the
+    decode-attention micro-benchmark and the decode points of the 1B and 8B models, all on one card."""
+    _check.choice("run", run, DECODE_RUNS)
+    return MappingProxyType({"probes": (_run_file("probe.json", run), _run_file("probe_repeat.json", run)),
+                             "attention": _run_file("attention.json", run),
+                             "1b": _run_file("decode_1b.json", run), "8b": _run_file("decode_8b.json", run)})
+
+
+@lru_cache(maxsize=None)
+def _kernels() -> Mapping[str, Any]:
+    return MappingProxyType(json.loads(resources.files("mlcalc.data").joinpath("kernels.json").read_text()))
+
+
+def null_kernel_s() -> float:
+    """Seconds one kernel that does nothing occupies a CUDA stream, back to back (mlcalc/data/kernels.json)."""
+    return float(_kernels()["null_kernel_s"]["value"])
+
+
+def hf_small_kernels_s() -> float:
+    """GPU seconds per layer of the small kernels a transformers eager decode launches in a Llama layer.
+
+    Besides its matrix products and attention, a layer runs 35 element-wise kernels (norms, rotary
+    embeddings, cache writes, adds; counted, see mlcalc/data/kernels.json), each moving a few kB to MB at
+    decode batch sizes: each costs about a null kernel's time on the device. Hidden behind the launch
+    floor at small batch; added to the layer's GPU time once the GPU is the slower side.
+    """
+    return int(_kernels()["hf_llama_decode_small_kernels_per_layer"]["value"]) * null_kernel_s()
 
 
 class Floor(NamedTuple):
@@ -50,26 +77,26 @@ class Floor(NamedTuple):
     source: str  # where it was measured
 
 
-def measured_floor() -> Floor:
+def measured_floor(run: str = DECODE_RUN) -> Floor:
     """Least-squares line through the tiny-model probes (2, 8, 32 layers, two repeats) of our run.
 
     The probes have width 64 and a 256-token vocabulary, so their GPU work is negligible: their
     step time is the cost of launching eager PyTorch kernels and of ``generate``'s own loop.
     """
-    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for pr in measured_decode()["probes"]
+    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for pr in measured_decode(run)["probes"]
            for o in pr["overhead"]]
     n = len(pts)
     mx = sum(x for x, _ in pts) / n
     my = sum(y for _, y in pts) / n
     slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
-    card = measured_decode()["probes"][0]["env"].get("device_name", "GPU")
+    card = measured_decode(run)["probes"][0]["env"].get("device_name", "GPU")
     return Floor(max(0.0, my - slope * mx), max(0.0, slope),
                  f"measured: tiny Llama models, transformers generate (eager, static cache) on {card}")
 
 
-def measured_read_bandwidth() -> float:
+def measured_read_bandwidth(run: str = DECODE_RUN) -> float:
     """Bytes/s of a large bf16 reduction on the measured card (mean of the two probes)."""
-    vals = [float(pr["read_bandwidth"]["bytes_per_s"]) for pr in measured_decode()["probes"]]
+    vals = [float(pr["read_bandwidth"]["bytes_per_s"]) for pr in measured_decode(run)["probes"]]
     return sum(vals) / len(vals)
 
 
@@ -78,13 +105,13 @@ def measured_read_bandwidth() -> float:
 COPY_CALIBRATION = (128, 8, 8192)
 
 
-def measured_copy_bandwidth() -> float:
+def measured_copy_bandwidth(run: str = DECODE_RUN) -> float:
     """Bytes/s of transformers' ``repeat_kv`` copy (read the cache, write it g = 4 times larger).
 
     An expand-then-reshape of a strided view: PyTorch runs a generic strided copy, far below the
     read bandwidth. From the attention micro-benchmark at :data:`COPY_CALIBRATION`.
     """
-    att = measured_decode()["attention"]
+    att = measured_decode(run)["attention"]
     g = att["heads"] / att["kv_heads"]
     for pt in att["points"]:
         if (pt["head_dim"], pt["batch"], pt["cache_len"]) == COPY_CALIBRATION:
@@ -116,7 +143,7 @@ class DecodeStep(NamedTuple):
     bytes_per_gpu: float  # weights read (layers + output projection; an embedding lookup reads only
     #                       its rows) + the KV cache once, per GPU
     flops_per_gpu: float  # 2 N_active x batch / tp
-    layer_gpu_s: float  # one layer on the GPU: max(weights / bw, FLOPs / rate) + attention
+    layer_gpu_s: float  # one layer on the GPU: max(weights / bw, FLOPs / rate) + attention + small kernels
     layer_s: float  # one layer: max(its GPU time, its launch floor)
     outside_s: float  # outside the layers: max(output projection on the GPU, fixed floor)
     step_s: float  # outside + layers x layer + tensor-parallel all-reduces
@@ -127,14 +154,17 @@ class DecodeStep(NamedTuple):
 def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_per_s: float,
                 matmul_flops: float, tp: int = 1, floor: Floor | None = None,
                 copy_bytes_per_s: float | None = None, weight_bytes_per_param: float = 2.0,
-                kv_bytes_per_value: float = 2.0, tp_allreduce_s: float = 0.0) -> DecodeStep:
+                kv_bytes_per_value: float = 2.0, tp_allreduce_s: float = 0.0,
+                small_kernels_s: float = 0.0) -> DecodeStep:
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
     Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
     their bytes have moved): ``layer = max(launch floor per layer, max(weights / bw, FLOPs / rate)
-    + attention)``; outside the layers, the output projection (vocab x hidden weights) against the
-    fixed floor. Weights and cache are split over ``tp`` GPUs. ``floor`` None: CUDA graphs, no
-    floor. ``copy_bytes_per_s`` None: GQA-aware attention (see :func:`attention_time_s`).
+    + attention + small kernels)``; outside the layers, the output projection (vocab x hidden
+    weights) against the fixed floor. Weights and cache are split over ``tp`` GPUs. ``floor`` None:
+    CUDA graphs, no floor. ``copy_bytes_per_s`` None: GQA-aware attention (see
+    :func:`attention_time_s`). ``small_kernels_s``: GPU seconds per layer of the program's small
+    element-wise kernels (:func:`hf_small_kernels_s` for transformers eager; 0: fused, not counted).
     """
     b = _check.positive_int("batch", batch)
     c = _check.positive_int("context", context)
@@ -151,7 +181,7 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     attn = attention_time_s(kv_layer, model.n_heads, model.n_kv_heads, bw, copy_bytes_per_s)
     w_s = layer_params * bpp / tp / bw
     f_s = 2.0 * active_layer * b / tp / rate
-    layer_gpu = max(w_s, f_s) + attn
+    layer_gpu = max(w_s, f_s) + attn + _check.non_negative("small_kernels_s", small_kernels_s)
     layer = layer_gpu if floor is None else max(floor.per_layer_s, layer_gpu)
     head_gpu = max(head * bpp / tp / bw, 2.0 * head * b / tp / rate)
     outside = head_gpu if floor is None else max(floor.fixed_s, head_gpu)
@@ -165,10 +195,10 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
                       b / step, bound)
 
 
-def llama_shape(key: str) -> memory.ModelConfig:
+def llama_shape(key: str, run: str = DECODE_RUN) -> memory.ModelConfig:
     """The 1B or 8B shape we measured, as a ModelConfig (from the run's own record)."""
     _check.choice("model", key, ("1b", "8b"))
-    sh = measured_decode()[key]["shape"]
+    sh = measured_decode(run)[key]["shape"]
     return memory.ModelConfig(name=f"Llama-shaped {key.upper()}", n_layers=sh["num_hidden_layers"],
                               hidden=sh["hidden_size"], n_heads=sh["num_attention_heads"],
                               n_kv_heads=sh["num_key_value_heads"], head_dim=sh["head_dim"],
@@ -189,24 +219,26 @@ class DecodeCheck(NamedTuple):
     card: str  # the GPU it ran on
 
 
-def check_decode() -> list[DecodeCheck]:
-    """Every measured decode point against :func:`decode_step` with the measured floor and bandwidth.
+def check_decode(run: str = DECODE_RUN) -> list[DecodeCheck]:
+    """Every measured decode point of ``run`` (one of :data:`DECODE_RUNS`) against :func:`decode_step`.
 
-    Inputs the prediction takes from the same card: the read bandwidth (a reduction) and the floor
-    (tiny models); the matmul rate is the catalogue's achievable one. The static cache attends over
-    its whole length (prompt + 1 + new tokens), so that is the context.
+    Inputs the prediction takes from the same card: the read bandwidth (a reduction), the floor
+    (tiny models) and the copy rate of ``repeat_kv`` at a shape that is no decode point; the matmul
+    rate is the catalogue's achievable one, the small kernels' time :func:`hf_small_kernels_s`. The
+    static cache attends over its whole length (prompt + 1 + new tokens), so that is the context.
     """
-    floor, bw, copy = measured_floor(), measured_read_bandwidth(), measured_copy_bandwidth()
+    floor, bw, copy = measured_floor(run), measured_read_bandwidth(run), measured_copy_bandwidth(run)
     out = []
     for key in ("1b", "8b"):
-        run = measured_decode()[key]
-        model = llama_shape(key)
-        card = run["env"].get("device_name", "GPU")
+        res = measured_decode(run)[key]
+        model = llama_shape(key, run)
+        card = res["env"].get("device_name", "GPU")
         rate = compute.achievable_flops("H200-SXM" if "H200" in card else "H100-SXM", "bf16", "achievable")
-        for pt in run["points"]:
+        for pt in res["points"]:
             if "error" in pt:
                 continue
-            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, floor, copy)
+            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, floor, copy,
+                            small_kernels_s=hf_small_kernels_s())
             meas = float(pt["decode_tokens_per_s"])
             out.append(DecodeCheck(key, int(pt["batch"]), int(pt["max_cache_len"]), meas, d.tokens_per_s,
                                    d.tokens_per_s / meas - 1.0, d.bound, card))
@@ -403,9 +435,9 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
 
 
 __all__ = [
-    "COPY_CALIBRATION", "DECODE_RUN", "DecodeCheck", "DecodeStep", "Floor", "MAX_BATCH", "Serving", "attention_time_s",
+    "COPY_CALIBRATION", "DECODE_RUN", "DECODE_RUNS", "DecodeCheck", "DecodeStep", "Floor", "MAX_BATCH", "Serving", "attention_time_s",
     "BenchCheck", "check_benchmarks", "matmul_rate", "prefill_s", "read_fraction", "tp_allreduce_s",
     "check_decode", "decode_step", "llama_shape", "measured_copy_bandwidth", "measured_decode", "measured_floor",
-    "measured_read_bandwidth",
+    "measured_read_bandwidth", "hf_small_kernels_s", "null_kernel_s",
     "plan_serving",
 ]

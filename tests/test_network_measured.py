@@ -87,3 +87,20 @@ def test_four_gpu_send_recv_step_below_256_mib_is_a_stated_miss():
     # this step, is about twice too high below it (collectives chapter). Unexplained; pinned as stated.
     assert 0.40 <= _ratio(RUN4, "send_recv", 4, 2**27) <= 0.50
     assert _ratio(RUN4, "send_recv", 4, 2**28) >= 0.80
+
+
+RUN4B, RUN2B = "h200x4-2026-11-26-net5-run2", "h200x4-2026-11-26-net5-2of4-run2"
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_a_second_four_gpu_machine_repeats_every_collective_within_2_percent(op):
+    # Source: a later call asked for 4 x H100 and got 4 x H200 again (another host: mlcalc/data/measured/
+    # h200x4-2026-11-26-net5-run2 and -2of4-run2, same software). At 1 GiB, over 4 GPUs: all-reduce 352.7,
+    # all-gather 325.0, reduce-scatter 329.7, all-to-all 336.6, send/recv 359.2 GB/s; over 2 of them 326.3, 268.8,
+    # 274.7, 331.0, 359.2. So the 2-GPU all-gather and reduce-scatter miss above is the hardware's, not one host's.
+    for first, again, n in ((RUN4, RUN4B, 4), (RUN2, RUN2B, 2)):
+        a, b = _curve(first, op), _curve(again, op)
+        assert b.n_ranks == n and b.info.device_name == "NVIDIA H200"
+        assert b.busbw_bytes_per_s_at(GIB) == pytest.approx(a.busbw_bytes_per_s_at(GIB), rel=0.02)
+    if op in ("all_gather", "reduce_scatter"):  # the stated 2-GPU miss, again at 73-75% of the model
+        assert 0.70 <= _ratio(RUN2B, op, 2) <= 0.78

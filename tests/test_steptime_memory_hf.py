@@ -147,3 +147,66 @@ def test_machine_carried_over_to_another_card():
         pytest.approx(823.9 / 848.4, rel=0.01)
     m = models.preset("Llama-3.2 1B")
     assert steptime.step_time(m, 4, 1024, False, h100).total_s > steptime.step_time(m, 4, 1024, False, h200).total_s
+
+
+# The same 21 cases on other machines, run by scripts/gpu/run_card_check.sh: one NVIDIA H100 80GB HBM3 SXM
+# (mlcalc/data/measured/h100-2026-11-26-train-hf: step times 46.9 to 313.1 ms) and 2 of 4 H200s asked for as H100s
+# (h200x4-2026-11-26-train-hf). Each run has its own machine rates, floors and fp32 products.
+H100 = "h100-2026-11-26-train-hf"
+H200B = "h200x4-2026-11-26-train-hf"
+H100_CASES = hfruns.cases(H100)
+
+
+def test_the_h100_run_is_the_same_sweep_on_an_h100():
+    assert len(H100_CASES) == 21 and len(hfruns.cases(H200B)) == 21
+    assert all(c.device == "NVIDIA H100 80GB HBM3" for c in H100_CASES)
+    assert all(c.device == "NVIDIA H200" for c in hfruns.cases(H200B))
+    # The allocations do not depend on the card: every peak equals the H200's to within 0.1%
+    # (e.g. Llama-3.2 1B, 4 x 1024: 30.01 GiB on both).
+    h200 = {(c.model.name, c.batch, c.seq_len, c.recompute): c.peak_bytes for c in hfruns.cases(RUN1)}
+    for c in H100_CASES:
+        assert c.peak_bytes == pytest.approx(h200[(c.model.name, c.batch, c.seq_len, c.recompute)], rel=1e-3)
+
+
+@pytest.mark.parametrize("case", H100_CASES, ids=_id)
+def test_h100_peak_memory_within_10_percent(case):
+    pred = memory.training_peak(case.model, case.batch, case.seq_len, case.recompute)
+    assert pred.total_bytes == pytest.approx(case.peak_bytes, rel=0.10)
+
+
+# Step time on the H100 within 20%, twice: with the H100's own measured machine, and with the H200 machine carried
+# over to the H100 by the two cards' measured matmul rates and copy bandwidths (what a reader without an H100 run
+# gets). Measured here: -17% to +20% with its own machine, -16% to +7% carried over (Qwen3 0.6B, 8 x 1024 is the
+# low end of both: it is under-predicted on every machine, by 16-21%).
+@pytest.mark.parametrize("case", H100_CASES, ids=_id)
+def test_h100_step_time_within_20_percent(case):
+    for mach in (hfruns.machine(H100), hfruns.machine_like(RUN2, "H100-SXM")):
+        pred = steptime.step_time(case.model, case.batch, case.seq_len, case.recompute, mach)
+        assert pred.total_s == pytest.approx(case.step_s, rel=0.20), mach.name
+
+
+def test_h100_is_slower_than_the_h200_where_bytes_dominate():
+    # Source: the two runs. Same chip and clocks, 3.35 against 4.8 TB/s (datasheets): the H100's machine-rate
+    # element-wise bandwidth is 2.98 TB/s against the H200's 4.26, its best matmul 788 against 802 TFLOP/s, so the
+    # steps take 11% longer on the H100 on average, from 2% less (Qwen2.5 0.5B, 8 x 1024, recomputed: host-bound)
+    # to 22% more (Qwen3 0.6B, 4 x 2048, recomputed); Gemma-3 1B, 4 x 1024: 157.2 against 136.0 ms.
+    assert hfruns.machine(H100).memory_bytes_per_s / hfruns.machine(RUN2).memory_bytes_per_s == pytest.approx(
+        2.98 / 4.255, rel=0.01)
+    h200 = {(c.model.name, c.batch, c.seq_len, c.recompute): c.step_s for c in hfruns.cases(RUN2)}
+    ratios = [c.step_s / h200[(c.model.name, c.batch, c.seq_len, c.recompute)] for c in H100_CASES]
+    assert 0.95 < min(ratios) and max(ratios) < 1.25 and sum(ratios) / len(ratios) > 1.05
+
+
+def test_second_h200_machine_within_targets_but_one_qwen3_case():
+    # h200x4-2026-11-26-train-hf with its own machine: memory within 10% everywhere; step time within 20% but for
+    # Qwen3 0.6B, 8 x 1024 with recomputation at -20.7% (its measured time equals the first H200 machine's, 247.5
+    # against 241.8 ms, while this host's faster dispatch lowers the prediction). Pinned as measured, not fitted.
+    mach = hfruns.machine(H200B)
+    for c in hfruns.cases(H200B):
+        assert memory.training_peak(c.model, c.batch, c.seq_len, c.recompute).total_bytes == pytest.approx(
+            c.peak_bytes, rel=0.10)
+        err = steptime.step_time(c.model, c.batch, c.seq_len, c.recompute, mach).total_s / c.step_s - 1
+        if (c.model.name, c.batch, c.seq_len, c.recompute) == ("Qwen3 0.6B", 8, 1024, True):
+            assert -0.24 <= err <= -0.20
+        else:
+            assert abs(err) <= 0.20, (_id(c), err)
