@@ -42,7 +42,7 @@ book: $(VENV)/.installed-book _vendor/vendor/.complete $(WHEEL)
 
 test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests notebooks book/workshop --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Unit and property tests only: no notebooks (nbval), no build, no browser.
 check: $(VENV)/.installed-test

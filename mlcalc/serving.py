@@ -359,7 +359,8 @@ class Serving(NamedTuple):
 
 def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, prompt_tokens: int,
                  output_tokens: int, ttft_target_s: float, tpot_target_s: float, price_per_gpu_hour: float,
-                 floor: Floor | None = None, mbu: float | None = None, weight_bytes_per_param: float = 2.0) -> Serving:
+                 floor: Floor | None = None, mbu: float | None = None, weight_bytes_per_param: float = 2.0,
+                 small_kernels_s: float = 0.0) -> Serving:
     """Fewest GPUs that serve ``requests_per_s`` within the TTFT and TPOT targets.
 
     For tp in (1, 2, 4, 8) (smallest first) the weights and at least one sequence's cache must
@@ -368,7 +369,9 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     Each request costs its prefill plus ``output_tokens`` steps shared by the batch:
     ``requests/s per replica = 1 / (prefill + output x step / batch)``. Memory bandwidth is the
     datasheet's times ``mbu`` (model bandwidth utilization; default: the read fraction we measured,
-    :func:`read_fraction`). Tensor-parallel all-reduces are added per step. Queueing is not modelled.
+    :func:`read_fraction`). Tensor-parallel all-reduces are added per step. ``floor`` and
+    ``small_kernels_s`` describe an eager program (:func:`measured_floor`, :func:`hf_small_kernels_s`);
+    leave them out for an engine that replays CUDA graphs of fused kernels. Queueing is not modelled.
     """
     rps = _check.positive("requests per second", requests_per_s)
     p = _check.positive_int("prompt tokens", prompt_tokens)
@@ -397,7 +400,7 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         b = 1
         while b <= MAX_BATCH and b * ctx <= fit:
             d = decode_step(model, b, mean_ctx, bw, rate, tp, floor, weight_bytes_per_param=weight_bytes_per_param,
-                            tp_allreduce_s=tp_allreduce_s(model, chip, b, tp))
+                            tp_allreduce_s=tp_allreduce_s(model, chip, b, tp), small_kernels_s=small_kernels_s)
             if d.step_s <= tpot_t or batch == 0:
                 batch, step = b, d
             if d.step_s > tpot_t:

@@ -161,17 +161,3 @@ def test_exercises_grade_on_the_live_site(browser, site_url):
     finally:
         context.close()
     assert errors == []
-
-
-def test_workshop_notebooks_hold_what_they_compute(tmp_path):
-    """nbval on the workshop's notebooks (make test runs it on notebooks/ only)."""
-    import subprocess
-    import sys
-
-    from conftest import ROOT
-
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
-                           str(ROOT / "book" / "workshop"), "--nbval-sanitize-with",
-                           str(ROOT / "tests" / "nbval_sanitize.cfg"), "--rootdir", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0 and " passed" in proc.stdout, proc.stdout[-3000:]

@@ -271,11 +271,13 @@ _BATCH_GRID = tuple(2**k for k in range(11))  # 1 ... 1024
 
 def _serve_compute(v: Mapping[str, Any]) -> dict[str, Any]:
     model = _model(v)
-    floor = serving.measured_floor() if v["engine"] == "eager" else None
+    eager = v["engine"] == "eager"  # launch floor and small kernels of an unfused program
+    floor = serving.measured_floor() if eager else None
+    small = serving.hf_small_kernels_s() if eager else 0.0
     s = serving.plan_serving(model, v["chip"], v["rps"], int(v["prompt"]), int(v["output"]),
                              _check.positive("TTFT target (ms)", v["ttft_ms"]) / 1e3,
                              _check.positive("TPOT target (ms)", v["tpot_ms"]) / 1e3,
-                             v["price"], floor=floor)
+                             v["price"], floor=floor, small_kernels_s=small)
     acc_bw = spec(v["chip"]).memory_bandwidth_bytes_per_s * serving.read_fraction()
     rate = serving.matmul_rate(v["chip"])
     ctx = int(v["prompt"]) + max(1, int(v["output"]) // 2)
@@ -284,7 +286,7 @@ def _serve_compute(v: Mapping[str, Any]) -> dict[str, Any]:
         if b * (int(v["prompt"]) + int(v["output"])) > s.kv_tokens_fit:
             break
         d = serving.decode_step(model, b, ctx, acc_bw, rate, s.tp, floor,
-                                tp_allreduce_s=serving.tp_allreduce_s(model, v["chip"], b, s.tp))
+                                tp_allreduce_s=serving.tp_allreduce_s(model, v["chip"], b, s.tp), small_kernels_s=small)
         curve.append({"batch": b, "tokens_per_s_per_gpu": d.tokens_per_s / s.tp, "tpot_ms": d.step_s * 1e3,
                       "bound": d.bound})
     return {"serving": s, "curve": curve, "model": model}
