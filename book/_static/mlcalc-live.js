@@ -500,6 +500,8 @@
     }
     if (!(column > 0 && typeof vl.width === "number" && column < vl.width)) return;
     vl.width = Math.max(200, Math.floor(column) - 4);
+    // Fit the width only: under "fit" Vega misplaces a wrapped (multi-line) title above the canvas, clipped.
+    vl.autosize = { type: "fit-x", contains: "padding" };
     var config = Object.assign({}, vl.config || {});
     config.legend = Object.assign({}, config.legend || {}, { columns: 1 });
     vl.config = config;
