@@ -41,29 +41,45 @@ def source_control(default: str = "advertised") -> Control:
 
 LABEL_SLOTS = (-5, 9, -19, 23, -33, 37)  # vertical offsets (px) tried in turn for a dot's label
 CHAR_PX = 6.6  # about one character's width at the charts' 11 px
+LINE_PX = 12  # one line of an 11 px label
+LABEL_GAP = 6  # px between a dot and its label
+PHONE_PLOT_PX = 270  # the plot's width on a 390 px phone (a 350 px chart less its y axis): labels must fit it
 
 
 def _place_labels(data: list[dict[str, Any]], x_dom: list[float], y_dom: list[float], width: float,
-                  height: float) -> list[int]:
-    """A vertical offset for each dot's label so that labels do not overlap (greedy, on log axes)."""
+                  height: float) -> list[tuple[str, int, str]]:
+    """Where each dot's label goes, so that it stays inside the plot and labels do not overlap.
 
-    def px(v: float, lo: float, hi: float, size: float) -> float:
-        return size * math.log(v / lo) / math.log(hi / lo)
+    For each dot: the side of the dot its label is on ("left" or "right", the side with room for it even on a
+    phone's narrow plot), a vertical offset (greedy, the first free slot on the log axes at ``width`` x
+    ``height`` px) and the label's text: several names at one dot stack one per line where one line would not fit.
+    """
+
+    def frac(v: float, lo: float, hi: float) -> float:
+        return math.log(v / lo) / math.log(hi / lo)
 
     placed: list[tuple[float, float, float, float]] = []
     out = []
     for d in data:
-        x0 = px(d["tbps"], *x_dom, width) + 6
-        yc = height - px(d["tflops"], *y_dom, height)
-        w = CHAR_PX * len(d["label"])
+        fx = frac(d["tbps"], *x_dom)
+        room = {"right": (1 - fx) * PHONE_PLOT_PX - LABEL_GAP, "left": fx * PHONE_PLOT_PX - LABEL_GAP}
+        text = d["label"]
+        side = "right" if room["right"] >= CHAR_PX * len(text) or room["right"] >= room["left"] else "left"
+        if CHAR_PX * len(text) > room[side]:
+            text = "\n".join(text.split(" / "))
+        lines = text.split("\n")
+        w = CHAR_PX * max(len(line) for line in lines)
+        h = LINE_PX * len(lines)
+        x0 = fx * width + LABEL_GAP if side == "right" else fx * width - LABEL_GAP - w
+        yc = height * (1 - frac(d["tflops"], *y_dom))
         choice_ = LABEL_SLOTS[0]
         for dy in LABEL_SLOTS:
-            box = (x0, yc + dy - 6, x0 + w, yc + dy + 6)
+            box = (x0, yc + dy - h / 2, x0 + w, yc + dy + h / 2)
             if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
                 choice_ = dy
                 break
-        placed.append((x0, yc + choice_ - 6, x0 + w, yc + choice_ + 6))
-        out.append(choice_)
+        placed.append((x0, yc + choice_ - h / 2, x0 + w, yc + choice_ + h / 2))
+        out.append((side, choice_, text))
     return out
 
 
@@ -94,11 +110,13 @@ def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> V
                  scale=vl.log_scale(domain=[vl.clean(e) for e in x_dom], nice=False))
     y = vl.field("tflops", title=f"dense {dtype} TFLOPS (log)",
                  scale=vl.log_scale(domain=[vl.clean(e) for e in y_dom], nice=False))
-    slots = _place_labels(data, x_dom, y_dom, width=vl.WIDTH - 120, height=300)
-    labels = [{"mark": {"type": "text", "align": "left", "dx": 6, "dy": dy},
-               "data": {"values": vl.rows([d for d, s in zip(data, slots) if s == dy])},
+    places = _place_labels(data, x_dom, y_dom, width=vl.WIDTH - 120, height=300)
+    labels = [{"mark": {"type": "text", "align": "left" if side == "right" else "right", "lineBreak": "\n",
+                        "dx": LABEL_GAP if side == "right" else -LABEL_GAP, "dy": dy},
+               "data": {"values": vl.rows({**d, "label": text} for d, (s, y_, text) in zip(data, places)
+                                          if (s, y_) == (side, dy))},
                "encoding": {"x": x, "y": y, "text": vl.field("label", "nominal")}}
-              for dy in sorted(set(slots))]
+              for side, dy in sorted({(s, y_) for s, y_, _ in places})]
     spec_ = chart(
         title=f"Compute against memory bandwidth ({source})", height=300,
         layer=[
@@ -559,7 +577,10 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
     hi = max(ridge * 30, point.intensity * 3)
     roof = [{"i": x, "tflops": min(peak, x * bw) / 1e12} for x in (lo, ridge, hi)]
     here = [{"i": point.intensity, "tflops": point.attainable_flops / 1e12, "bound": f"{point.bound}-bound",
-             "label": f"{label} ({point.bound}-bound, {point.fraction_of_peak:.0%} of peak)"}]
+             "label": f"{label}\n{point.fraction_of_peak:.0%} of peak"}]  # the dot's colour tells the bound
+    # The label goes below the dot, right of it (under the roof) where it fits even on a phone's plot, else left.
+    room = (1 - math.log(point.intensity / lo) / math.log(hi / lo)) * PHONE_PLOT_PX - 7
+    right = CHAR_PX * max(len(line) for line in here[0]["label"].split("\n")) <= room
     x = vl.field("i", title="arithmetic intensity, FLOP per byte (log)", scale=vl.log_scale())
     y = vl.field("tflops", title=f"attainable {v['dtype']} TFLOPS (log)", scale=vl.log_scale())
     spec_ = chart(
@@ -581,9 +602,8 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
                               "color": vl.field("bound", "nominal", title="",
                                                 scale={"domain": ["memory-bound", "compute-bound"],
                                                        "range": [vl.PALETTE[3], vl.PALETTE[2]]})}},
-                # Right of the ridge the label goes left of the dot, so it stays inside the plot.
-                {"mark": {"type": "text", "align": "left" if point.bound == "memory" else "right",
-                          "dx": 7 if point.bound == "memory" else -7, "dy": 12},
+                {"mark": {"type": "text", "align": "left" if right else "right", "lineBreak": "\n", "baseline": "top",
+                          "dx": 7 if right else -7, "dy": 6},
                  "encoding": {"x": x, "y": y, "text": vl.field("label", "nominal")}},
             ]},
         ],
