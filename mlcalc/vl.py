@@ -76,6 +76,22 @@ def log_scale(**extra: Any) -> dict[str, Any]:
     return {"type": "log", "base": 10, **extra}
 
 
+def bar_end_labels(y: Mapping[str, Any], x: str, text: str = "label", inside_from: float = 0.5) -> list[dict[str, Any]]:
+    """Two text layers that label horizontal bars at their ends, never past the plot's right edge.
+
+    They label the rows of their parent's data: each row a bar, its length in field ``x``, its label in
+    ``text``; ``y`` is the bars' y encoding. A bar at least ``inside_from`` of the longest is labelled inside
+    its end (white text), a shorter one just after its end, where at least half the plot is free.
+    """
+    longest = {"joinaggregate": [{"op": "max", "field": x, "as": "longest"}]}
+    inside = f"datum['{x}'] >= {inside_from:g} * datum.longest"
+    encoding = {"y": dict(y), "x": field(x), "text": field(text, "nominal")}
+    return [{"transform": [longest, {"filter": f"!({inside})"}],
+             "mark": {"type": "text", "align": "left", "dx": 4}, "encoding": encoding},
+            {"transform": [longest, {"filter": inside}],
+             "mark": {"type": "text", "align": "right", "dx": -4, "color": "white"}, "encoding": dict(encoding)}]
+
+
 def chart_values(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every data row of a spec, its layers' too (for tests and parity checks)."""
     out: list[dict[str, Any]] = []
@@ -88,5 +104,5 @@ def chart_values(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["CONFIG", "HEIGHT", "PALETTE", "SCHEMA", "WIDTH", "chart", "chart_values", "clean", "field",
+__all__ = ["CONFIG", "HEIGHT", "PALETTE", "SCHEMA", "WIDTH", "bar_end_labels", "chart", "chart_values", "clean", "field",
            "log_scale", "rows"]

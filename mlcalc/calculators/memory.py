@@ -301,15 +301,14 @@ def _activation_view(per_layer: float, v: Mapping[str, Any]) -> View:
         title=f"Activation memory per layer (Korthikanti et al. 2023), TP = {int(v['tp'])}", height=250,
         layer=[
             {"data": {"values": vl.rows(rows)}, "mark": "bar",
-             "encoding": {"y": y, "x": vl.field("mib", title="activation memory per layer, MiB (2**20 bytes)",
+             "encoding": {"y": y, "x": vl.field("mib", title="MiB per layer (2**20 bytes)",
                                                 stack="zero"),
                           "color": vl.field("part", "nominal", title="", sort=names,
                                             scale={"domain": names, "range": [colors[n] for n in names]}),
                           "order": vl.field("order"),
                           "tooltip": [vl.field("case", "nominal"), vl.field("part", "nominal"),
                                       vl.field("mib", title="MiB", format=",.0f")]}},
-            {"data": {"values": vl.rows(totals)}, "mark": {"type": "text", "align": "left", "dx": 4},
-             "encoding": {"y": y, "x": vl.field("mib"), "text": vl.field("label", "nominal")}},
+            {"data": {"values": vl.rows(totals)}, "layer": vl.bar_end_labels(y, "mib")},
         ],
     )
     return View(text=text, chart=chart)
@@ -398,8 +397,7 @@ def _moe_view(s: memory.MoeSummary, v: Mapping[str, Any]) -> View:
         rows, title=f"Parameters of {v['model']}", height=120,
         layer=[{"mark": "bar", "encoding": {"y": y, "x": vl.field("billions", title="parameters (billions)"),
                                             "color": vl.field("what", "nominal", legend=None, sort=None)}},
-               {"mark": {"type": "text", "align": "left", "dx": 4},
-                "encoding": {"y": y, "x": vl.field("billions"), "text": vl.field("label", "nominal")}}],
+               *vl.bar_end_labels(y, "billions")],
     )
     return View(text=text, chart=chart)
 
