@@ -244,10 +244,11 @@ def _budget_view(b: par.Budget, v: Mapping[str, Any], first: str = "") -> View:
               "kind": "can hide" if ln.parallelism == "data" else "exposed"}
              for ln in b.lines]
     y = vl.field("what", "nominal", title="", sort=None)
-    x = vl.field("s", title="seconds per step (dotted: the backward pass)")
+    x = vl.field("s", title="seconds per step")
     lay = b.layout
     spec_ = chart(
-        title=f"tp={lay.tp} x pp={lay.pp} x dp={lay.dp}: step {b.step_s:,.2f} s, {b.exposed_s:,.2f} s exposed",
+        title=f"tp={lay.tp} x pp={lay.pp} x dp={lay.dp}: step {b.step_s:,.2f} s, {b.exposed_s:,.2f} s exposed; "
+              "dotted: the backward pass",
         height=28 * len(data),
         layer=[
             {"data": {"values": vl.rows(data)}, "mark": "bar",
