@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from mlcalc import _check, storage, vl
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
+from mlcalc.calculators import _charts
 from mlcalc.calculators._common import decades, finite, geomspace
 from mlcalc.storage import GB, TB, GiB, MiB
 
@@ -14,6 +15,7 @@ YEAR_S = 365.0 * 24 * HOUR
 
 # Per-node (or per-device) figures a node's dataloader can compare itself with.
 COMPARE_FILESYSTEMS = ("nfs-tcp", "nfs-nconnect", "nvme-p4500", "nvme-980pro-fio")
+BAR_ROW_PX = 50  # px per filesystem in the bandwidth chart: a bar (0.45 of it) with its name above
 ENOUGH, NOT_ENOUGH = "enough for one node", "not enough"
 
 # --------------------------------------------------------------------------- dataloader
@@ -49,17 +51,22 @@ def _dataloader_view(bw: storage.DataloaderBandwidth, v: Mapping[str, Any]) -> V
     domain = [ticks[0], ticks[-1]]  # whole decades, so the bars start at the axis
     x = vl.field("gb_per_s", title="GB/s (1e9 bytes/s), log scale", scale=vl.log_scale(domain=[vl.clean(d) for d in domain]),
                  axis={"values": ticks, "format": "~g"})
-    chart = vl.chart(
+    # Each bar's name sits above it inside the plot (a y axis of long names would squeeze the plot on a phone).
+    y = vl.field("filesystem", "nominal", title="", sort=None, axis=None)
+    chart = _charts.chart(  # fitted to the width only: the plot keeps its height of BAR_ROW_PX per bar
         title=f"One node needs {need:,.3g} GB/s (black line)",
-        height=200,
+        height=BAR_ROW_PX * len(bars),
         layer=[
-            {"data": {"values": vl.rows(bars)}, "mark": {"type": "bar", "clip": True},
-             "encoding": {"y": vl.field("filesystem", "nominal", title="", sort=None), "x": x,
+            {"data": {"values": vl.rows(bars)}, "mark": {"type": "bar", "clip": True, "height": {"band": 0.45}},
+             "encoding": {"y": y, "x": x,
                           "x2": {"datum": vl.clean(domain[0])},  # bars start at the axis (a log scale has no 0)
                           "color": vl.field("verdict", "nominal", title="",
                                             scale={"domain": [ENOUGH, NOT_ENOUGH], "range": ["#55a868", "#c44e52"]}),
                           "tooltip": [vl.field("filesystem", "nominal"), vl.field("scope", "nominal"),
                                       vl.field("gb_per_s", title="GB/s", format=",.3g")]}},
+            {"data": {"values": vl.rows(bars)}, "mark": {"type": "text", "align": "left", "baseline": "bottom",
+                                                          "x": 0, "dy": -round(BAR_ROW_PX * 0.45 / 2)},
+             "encoding": {"y": y, "text": vl.field("filesystem", "nominal")}},
             {"data": {"values": vl.rows([{"gb_per_s": need, "what": "one node's need"}])},
              "mark": {"type": "rule", "color": "black", "strokeWidth": 2},
              "encoding": {"x": vl.field("gb_per_s"), "tooltip": [vl.field("what", "nominal"),
