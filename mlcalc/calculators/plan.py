@@ -95,7 +95,8 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
                  "encoding": {"x": vl.field("days", title="days (wall clock, failures included)"),
                               "y": vl.field("dollars", title="dollars for the run (USD)", scale=vl.log_scale()),
                               "color": vl.field("offer", "nominal", title=""),
-                              "shape": vl.field("feasible", "nominal", title=""),
+                              # its own legend above the plot: beside the offers' legend it would pass the edge
+                              "shape": vl.field("feasible", "nominal", title="", legend={"orient": "top"}),
                               "tooltip": [vl.field("offer", "nominal"), vl.field("gpus"),
                                           vl.field("days", format=",.1f"), vl.field("dollars", format="$,.0f")]}},
                 {"data": {"values": vl.rows([{"days": float(v["deadline_days"]), "what": "deadline"}])},
