@@ -581,6 +581,8 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
     # The label goes below the dot, right of it (under the roof) where it fits even on a phone's plot, else left.
     room = (1 - math.log(point.intensity / lo) / math.log(hi / lo)) * PHONE_PLOT_PX - 7
     right = CHAR_PX * max(len(line) for line in here[0]["label"].split("\n")) <= room
+    ridge_label = f"ridge {ridge:,.0f} FLOP/B"  # at the plot's foot, right of the rule where it fits, else left
+    ridge_right = CHAR_PX * len(ridge_label) <= (1 - math.log(ridge / lo) / math.log(hi / lo)) * PHONE_PLOT_PX - 4
     x = vl.field("i", title="arithmetic intensity, FLOP per byte (log)", scale=vl.log_scale())
     y = vl.field("tflops", title=f"attainable {v['dtype']} TFLOPS (log)", scale=vl.log_scale())
     spec_ = chart(
@@ -589,10 +591,11 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
         layer=[
             {"data": {"values": vl.rows(roof)}, "mark": {"type": "line", "color": "black"},
              "encoding": {"x": x, "y": y}},
-            {"data": {"values": vl.rows([{"i": ridge, "label": f"ridge {ridge:,.0f} FLOP/B"}])},
+            {"data": {"values": vl.rows([{"i": ridge, "label": ridge_label}])},
              "layer": [
                  {"mark": {"type": "rule", "color": "#8c8c8c", "strokeDash": [3, 3]}, "encoding": {"x": x}},
-                 {"mark": {"type": "text", "align": "left", "baseline": "bottom", "dx": 4, "dy": -4,
+                 {"mark": {"type": "text", "align": "left" if ridge_right else "right", "baseline": "bottom",
+                           "dx": 4 if ridge_right else -4, "dy": -4,
                            "y": {"expr": "height"}},
                   "encoding": {"x": x, "text": vl.field("label", "nominal")}},
              ]},
