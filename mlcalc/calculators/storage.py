@@ -15,7 +15,8 @@ YEAR_S = 365.0 * 24 * HOUR
 
 # Per-node (or per-device) figures a node's dataloader can compare itself with.
 COMPARE_FILESYSTEMS = ("nfs-tcp", "nfs-nconnect", "nvme-p4500", "nvme-980pro-fio")
-BAR_ROW_PX = 50  # px per filesystem in the bandwidth chart: a bar (0.45 of it) with its name above
+BAR_ROW_PX = 50  # px per filesystem in the bandwidth chart: a bar with its name above it
+BAR_PX = 20  # px, the thickness of such a bar
 ENOUGH, NOT_ENOUGH = "enough for one node", "not enough"
 
 # --------------------------------------------------------------------------- dataloader
@@ -57,16 +58,18 @@ def _dataloader_view(bw: storage.DataloaderBandwidth, v: Mapping[str, Any]) -> V
         title=f"One node needs {need:,.3g} GB/s (black line)",
         height=BAR_ROW_PX * len(bars),
         layer=[
-            {"data": {"values": vl.rows(bars)}, "mark": {"type": "bar", "clip": True, "height": {"band": 0.45}},
-             "encoding": {"y": y, "x": x,
-                          "x2": {"datum": vl.clean(domain[0])},  # bars start at the axis (a log scale has no 0)
-                          "color": vl.field("verdict", "nominal", title="",
-                                            scale={"domain": [ENOUGH, NOT_ENOUGH], "range": ["#55a868", "#c44e52"]}),
-                          "tooltip": [vl.field("filesystem", "nominal"), vl.field("scope", "nominal"),
-                                      vl.field("gb_per_s", title="GB/s", format=",.3g")]}},
-            {"data": {"values": vl.rows(bars)}, "mark": {"type": "text", "align": "left", "baseline": "bottom",
-                                                          "x": 0, "dy": -round(BAR_ROW_PX * 0.45 / 2)},
-             "encoding": {"y": y, "text": vl.field("filesystem", "nominal")}},
+            {"data": {"values": vl.rows(bars)}, "layer": [
+                {"mark": {"type": "bar", "clip": True, "size": BAR_PX},
+                 "encoding": {"y": y, "x": x,
+                              "x2": {"datum": vl.clean(domain[0])},  # bars start at the axis (a log scale has no 0)
+                              "color": vl.field("verdict", "nominal", title="",
+                                                scale={"domain": [ENOUGH, NOT_ENOUGH],
+                                                       "range": ["#55a868", "#c44e52"]}),
+                              "tooltip": [vl.field("filesystem", "nominal"), vl.field("scope", "nominal"),
+                                          vl.field("gb_per_s", title="GB/s", format=",.3g")]}},
+                {"mark": {"type": "text", "align": "left", "baseline": "bottom", "x": 0, "dy": -(BAR_PX // 2 + 1)},
+                 "encoding": {"y": y, "text": vl.field("filesystem", "nominal")}},
+            ]},
             {"data": {"values": vl.rows([{"gb_per_s": need, "what": "one node's need"}])},
              "mark": {"type": "rule", "color": "black", "strokeWidth": 2},
              "encoding": {"x": vl.field("gb_per_s"), "tooltip": [vl.field("what", "nominal"),
