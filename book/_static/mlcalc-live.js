@@ -502,6 +502,8 @@
     vl.width = Math.max(200, Math.floor(column) - 4);
     // Fit the width only: under "fit" Vega misplaces a wrapped (multi-line) title above the canvas, clipped.
     vl.autosize = { type: "fit-x", contains: "padding" };
+    // and room on the right for an x-axis label at the plot's end, which Vega's fit leaves out (mlcalc.vl.PAD_RIGHT)
+    if (vl.padding === undefined) vl.padding = { left: 5, top: 5, right: 20, bottom: 5 };
     var config = Object.assign({}, vl.config || {});
     config.legend = Object.assign({}, config.legend || {}, { columns: 1 });
     vl.config = config;
