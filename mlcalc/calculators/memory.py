@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from mlcalc import _check, memory, vl
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
+from mlcalc.calculators import _charts
 from mlcalc.calculators._common import accelerator_control, cite, cited, finite
 
 # The seed's own split of its 18 bytes (weights 6, gradients 4, AdamW 8), the page's worked example.
@@ -206,9 +207,9 @@ def _zero_view(r: memory.ZeroMemory, v: Mapping[str, Any]) -> View:
             lines.append({"dp": dp, "gb": gb, "stage": name})
     top = 1.6 * dev / 1e9
     x = vl.field("dp", title="data-parallel degree Nd (log scale)", scale=vl.log_scale(base=2), axis={"format": "d"})
-    chart = vl.chart(
+    chart = _charts.chart(  # its title wrapped: with a long accelerator name one line passed the chart's edge
         title=f"Model states per device against Nd; dashed: one {v['accelerator']} ({dev / 1e9:g} GB)",
-        height=280,
+        height=200,
         layer=[
             {"data": {"values": vl.rows(lines)}, "mark": {"type": "line", "point": True, "clip": True},
              "encoding": {"x": x, "y": vl.field("gb", title="GB per device (1e9 bytes)",
