@@ -16,6 +16,10 @@ WIDTH = 520  # px, the plot area; charts shrink to the column on narrow screens 
 HEIGHT = 220  # px
 PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
 
+#: Padding with room on the right for an x-axis label at the plot's end: Vega's fit to a width leaves such a
+#: label out (the site script gives every chart narrowed to a phone's column the same).
+PAD_RIGHT = {"left": 5, "top": 5, "right": 20, "bottom": 5}
+
 #: The one style of every calculator chart: text at least 11 px, no chart border.
 CONFIG: dict[str, Any] = {
     "font": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
@@ -104,5 +108,5 @@ def chart_values(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["CONFIG", "HEIGHT", "PALETTE", "SCHEMA", "WIDTH", "bar_end_labels", "chart", "chart_values", "clean", "field",
+__all__ = ["CONFIG", "HEIGHT", "PAD_RIGHT", "PALETTE", "SCHEMA", "WIDTH", "bar_end_labels", "chart", "chart_values", "clean", "field",
            "log_scale", "rows"]

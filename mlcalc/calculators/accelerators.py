@@ -467,7 +467,7 @@ def _offers_view(results: list[compute.OfferResult], v: Mapping[str, Any]) -> Vi
     x = vl.field("days", title="days", scale={"domainMin": 0})
     spec_ = chart(
         data, title=f"The same run on each offer: days (bars) and cost ({v['source']} peak)",
-        height=36 * len(data),
+        height=36 * len(data), padding=vl.PAD_RIGHT,
         layer=[
             {"mark": {"type": "bar", "color": "#a8bcdc"},
              "encoding": {"y": y, "x": x, "tooltip": [vl.field("offer", "nominal"), vl.field("days", format=",.2f"),
