@@ -94,7 +94,8 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
                 {"data": {"values": vl.rows(pts)}, "mark": {"type": "point", "filled": True, "size": 90},
                  "encoding": {"x": vl.field("days", title="days (wall clock, failures included)"),
                               "y": vl.field("dollars", title="dollars for the run (USD)", scale=vl.log_scale()),
-                              "color": vl.field("offer", "nominal", title=""),
+                              # one column: two of long offer names pass a 520 px chart's edge
+                              "color": vl.field("offer", "nominal", title="", legend={"columns": 1}),
                               # its own legend above the plot: beside the offers' legend it would pass the edge
                               "shape": vl.field("feasible", "nominal", title="", legend={"orient": "top"}),
                               "tooltip": [vl.field("offer", "nominal"), vl.field("gpus"),
