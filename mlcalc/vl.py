@@ -80,6 +80,37 @@ def log_scale(**extra: Any) -> dict[str, Any]:
     return {"type": "log", "base": 10, **extra}
 
 
+def series_lines(values: Iterable[Mapping[str, Any]], x: Mapping[str, Any], y: Mapping[str, Any], series: str,
+                 mark: str | Mapping[str, Any] = "line") -> dict[str, Any]:
+    """A sweep's curves: one line per value of the nominal field ``series``, told apart by colour and dash."""
+    return {"data": {"values": rows(values)}, "mark": mark if isinstance(mark, str) else dict(mark),
+            "encoding": {"x": x, "y": y, "color": field(series, "nominal", title="", sort=None),
+                         "strokeDash": field(series, "nominal", title="", sort=None)}}
+
+
+def marker(row: Mapping[str, Any], x: Mapping[str, Any], y: Mapping[str, Any], *, size: int = 80,
+           color: str = "black", tooltip: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The reader's point on a sweep: one filled dot at ``row`` (with a tooltip if given)."""
+    encoding: dict[str, Any] = {"x": x, "y": y}
+    if tooltip is not None:
+        encoding["tooltip"] = list(tooltip)
+    return {"data": {"values": rows([row])}, "mark": {"type": "point", "filled": True, "size": size, "color": color},
+            "encoding": encoding}
+
+
+def grouped_bars(x: Mapping[str, Any], offset: Mapping[str, Any], y: Mapping[str, Any], group: str,
+                 y2: Mapping[str, Any] | None = None, text: str = "label") -> list[dict[str, Any]]:
+    """Bars side by side within each ``x`` category (``offset``, coloured by the nominal field ``group``), each
+    labelled on top with its ``text``: two layers that draw their parent's data."""
+    bars: dict[str, Any] = {"x": x, "xOffset": offset, "y": y}
+    if y2 is not None:
+        bars["y2"] = y2
+    bars["color"] = field(group, "nominal", title="", sort=None)
+    return [{"mark": "bar", "encoding": bars},
+            {"mark": {"type": "text", "baseline": "bottom", "dy": -2},
+             "encoding": {"x": x, "xOffset": offset, "y": y, "text": field(text, "nominal")}}]
+
+
 def bar_end_labels(y: Mapping[str, Any], x: str, text: str = "label", inside_from: float = 0.5) -> list[dict[str, Any]]:
     """Two text layers that label horizontal bars at their ends, never past the plot's right edge.
 
@@ -108,5 +139,5 @@ def chart_values(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["CONFIG", "HEIGHT", "PAD_RIGHT", "PALETTE", "SCHEMA", "WIDTH", "bar_end_labels", "chart", "chart_values", "clean", "field",
-           "log_scale", "rows"]
+__all__ = ["CONFIG", "HEIGHT", "PAD_RIGHT", "PALETTE", "SCHEMA", "WIDTH", "bar_end_labels", "chart", "chart_values",
+           "clean", "field", "grouped_bars", "log_scale", "marker", "rows", "series_lines"]

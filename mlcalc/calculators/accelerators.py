@@ -348,9 +348,7 @@ def _training_cost_view(result: tuple[float, float, compute.RunCost], v: Mapping
                           "y": vl.field("cost", title=f"cost at {_price(price)}/GPU-hour",
                                         scale={"domain": [0, vl.clean(top * per_day) or 1], "nice": False},
                                         axis={"orient": "right", "format": "$.3~s"})}},
-            {"data": {"values": vl.rows(here)},
-             "mark": {"type": "point", "filled": True, "size": 80, "color": vl.PALETTE[3]},
-             "encoding": {"x": x_enc, "y": vl.field("days", scale=days_scale, axis=None)}},
+            vl.marker(here[0], x_enc, vl.field("days", scale=days_scale, axis=None), color=vl.PALETTE[3]),
             {"data": {"values": vl.rows(here)}, "mark": {"type": "text", "align": "left", "dx": 7, "dy": -8},
              "encoding": {"x": x_enc, "y": vl.field("days", scale=days_scale, axis=None),
                           "text": vl.field("label", "nominal")}},
@@ -681,9 +679,7 @@ def _shape_view(r: ShapeResult, v: Mapping[str, Any]) -> View:
     spec_ = chart(
         title=f"M={v['m']}, K={v['k']}, {v['tile']} tiles, {r.n_sms} SMs ({v['accelerator']})", height=240,
         layer=[
-            {"data": {"values": vl.rows(data)}, "mark": {"type": "line", "strokeWidth": 1.5},
-             "encoding": {"x": x, "y": y, "color": vl.field("series", "nominal", title="", sort=None),
-                          "strokeDash": vl.field("series", "nominal", title="", sort=None)}},
+            vl.series_lines(data, x, y, "series", mark={"type": "line", "strokeWidth": 1.5}),
             {"data": {"values": vl.rows(mark)}, "layer": [
                 {"mark": {"type": "point", "filled": True, "size": 70, "color": vl.PALETTE[3]},
                  "encoding": {"x": x, "y": y}},

@@ -38,10 +38,8 @@ def _busbw_chart(curve: ms.BusbwCurve, title: str, size: float | None = None, bu
          "encoding": {"y": vl.field("busbw"), "tooltip": [vl.field("what", "nominal"), vl.field("busbw")]}},
     ]
     if size is not None and busbw is not None:
-        layer.append({"data": {"values": vl.rows([{"bytes": int(size), "busbw": busbw / 1e9}])},
-                      "mark": {"type": "point", "filled": True, "size": 90, "color": "black"},
-                      "encoding": {"x": vl.field("bytes"), "y": vl.field("busbw"),
-                                   "tooltip": [vl.field("busbw", title="GB/s at this size", format=",.1f")]}})
+        layer.append(vl.marker({"bytes": int(size), "busbw": busbw / 1e9}, vl.field("bytes"), vl.field("busbw"),
+                               size=90, tooltip=[vl.field("busbw", title="GB/s at this size", format=",.1f")]))
     return vl.chart(title=title, layer=layer)
 
 

@@ -90,14 +90,7 @@ def _generations_view(result: tuple[net.Speedup, ...], v: Mapping[str, Any]) -> 
     x = vl.field("gpu", "nominal", title="", sort=None, axis={"labelAngle": 0})
     offset = vl.field("what", "nominal", sort=None)
     spec_ = chart(
-        data, title="Compute outgrows the intra-node network", height=220,
-        layer=[
-            {"mark": "bar", "encoding": {"x": x, "xOffset": offset, "y": y,
-                                         "color": vl.field("what", "nominal", title="", sort=None)}},
-            {"mark": {"type": "text", "baseline": "bottom", "dy": -2},
-             "encoding": {"x": x, "xOffset": offset, "y": y, "text": vl.field("label", "nominal")}},
-        ],
-    )
+        data, title="Compute outgrows the intra-node network", height=220, layer=vl.grouped_bars(x, offset, y, "what"))
     return View(table=table, chart=spec_)
 
 
@@ -151,11 +144,7 @@ def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[s
                 data.append({"bytes": s, "part": "bandwidth part", "s": c.bandwidth_s})
         y = vl.field("s", title="time, seconds (log)", scale=vl.log_scale(), axis={"format": "~s"})
         here = {"bytes": size, "s": t.time_s}
-        layers = [
-            {"data": {"values": vl.rows(data)}, "mark": "line",
-             "encoding": {"x": x, "y": y, "color": vl.field("part", "nominal", title="", sort=None),
-                          "strokeDash": vl.field("part", "nominal", title="", sort=None)}},
-        ]
+        layers = [vl.series_lines(data, x, y, "part")]
         title += ": time against message size"
     else:
         data = [{"bytes": s, "busbw": c.busbw_bytes_per_s / 1e9} for s, c in sweep]
@@ -169,9 +158,7 @@ def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[s
              "encoding": {"y": y, "tooltip": [vl.field("what", "nominal"), vl.field("busbw", format=",.1f")]}},
         ]
         title += ": bus bandwidth against message size"
-    layers.append({"data": {"values": vl.rows([here])}, "mark": {"type": "point", "filled": True, "size": 70,
-                                                                  "color": "black"},
-                   "encoding": {"x": x, "y": y}})
+    layers.append(vl.marker(here, x, y, size=70))
     return View(text=text, chart=chart(title=title, height=240, layer=layers))
 
 
@@ -415,12 +402,7 @@ def _topology_view(r: net.TopologyResult, v: Mapping[str, Any]) -> View:
     spec_ = chart(
         data, height=220,
         title=f"{int(v['n']):,} GPUs, radix {v['radix']}, HB domain {v['hb']}: cost reduction {r.cost_reduction:.0%}",
-        layer=[
-            {"mark": "bar", "encoding": {"x": x, "xOffset": offset, "y": y, "y2": y2,
-                                         "color": vl.field("design", "nominal", title="", sort=None)}},
-            {"mark": {"type": "text", "baseline": "bottom", "dy": -2},
-             "encoding": {"x": x, "xOffset": offset, "y": y, "text": vl.field("label", "nominal")}},
-        ],
+        layer=vl.grouped_bars(x, offset, y, "design", y2=y2),
     )
     return View(text=text, chart=spec_)
 

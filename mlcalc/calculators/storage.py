@@ -227,10 +227,8 @@ def _interval_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
             {"data": {"values": vl.rows(rules)}, "mark": {"type": "rule", "color": "#555555"},
              "encoding": {"x": vl.field("hours"), "strokeDash": vl.field("what", "nominal", title="", sort=None),
                           "tooltip": [vl.field("what", "nominal")]}},
-            {"data": {"values": vl.rows([{"hours": r["interval_s"] / HOUR, "goodput": c.fraction}])},
-             "mark": {"type": "point", "filled": True, "size": 80, "color": vl.PALETTE[3]},
-             "encoding": {"x": vl.field("hours"), "y": vl.field("goodput"),
-                          "tooltip": [vl.field("hours", format=".2f"), vl.field("goodput", format=".1%")]}},
+            vl.marker({"hours": r["interval_s"] / HOUR, "goodput": c.fraction}, vl.field("hours"), vl.field("goodput"),
+                      color=vl.PALETTE[3], tooltip=[vl.field("hours", format=".2f"), vl.field("goodput", format=".1%")]),
         ],
     )
     return View(text=text, chart=chart)
@@ -341,13 +339,9 @@ def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
     chart = vl.chart(
         title=f"Start-up time: {nodes:,} nodes take {r.seconds:,.0f} s ({r.bottleneck})", height=280,
         layer=[
-            {"data": {"values": vl.rows(lines)}, "mark": {"type": "line"},
-             "encoding": {"x": x, "y": y, "color": vl.field("curve", "nominal", title="", sort=None),
-                          "strokeDash": vl.field("curve", "nominal", title="", sort=None)}},
-            {"data": {"values": vl.rows([{"nodes": float(nodes), "seconds": r.seconds}])},
-             "mark": {"type": "point", "filled": True, "size": 80, "color": "black"},
-             "encoding": {"x": vl.field("nodes"), "y": vl.field("seconds"),
-                          "tooltip": [vl.field("nodes", format=",.0f"), vl.field("seconds", format=",.1f")]}},
+            vl.series_lines(lines, x, y, "curve", mark={"type": "line"}),
+            vl.marker({"nodes": float(nodes), "seconds": r.seconds}, vl.field("nodes"), vl.field("seconds"),
+                      tooltip=[vl.field("nodes", format=",.0f"), vl.field("seconds", format=",.1f")]),
         ],
     )
     return View(text=text, chart=chart)
