@@ -26,7 +26,7 @@ import re
 
 import pytest
 
-from conftest import HTML, LIVE_ALL, ONE_PER_PART, ROOT, toc_docnames
+from conftest import HTML, LIVE_ALL, ONE_PER_PART, ROOT, toc_docnames, use_cpython_worker
 
 from mlcalc.calc import get
 from mlcalc import live as mlive
@@ -67,34 +67,6 @@ def live_context(browser, site_url):
     context.outside = outside
     yield context
     context.close()
-
-
-# The stand-in for the site's worker (book/_static/mlcalc-worker.mjs): the same messages, answered by
-# CPython through a function the test exposes to the page. Other workers are left alone.
-_STANDIN_WORKER = """(() => {
-  const RealWorker = window.Worker;
-  window.Worker = function (url, options) {
-    if (!String(url).includes('mlcalc-worker')) return new RealWorker(url, options);
-    const self = this;
-    setTimeout(() => self.onmessage && self.onmessage({data: {ready: true, timings: {standin: true}}}), 0);
-    this.postMessage = (msg) => window.__mlcalcCPython(JSON.stringify(msg))
-      .then((out) => self.onmessage && self.onmessage({data: JSON.parse(out)}));
-    this.terminate = () => {};
-  };
-})();"""
-
-
-def _cpython_worker(message: str) -> str:
-    """What the site's worker answers, computed by CPython (its onmessage, line for line)."""
-    msg = json.loads(message)
-    page = json.dumps(msg.get("initial") or {})
-    if msg.get("open"):
-        result = mlive.open_widgets_json(str(msg.get("key")), str(msg.get("search") or ""), page)
-    else:
-        result = mlive.run_widgets_json(str(msg.get("key")), json.dumps(msg.get("values") or {}),
-                                        str(msg.get("changed") or ""), page if msg.get("initial") else "",
-                                        str(msg.get("search") or ""))
-    return json.dumps({"id": msg.get("id"), "result": result})
 
 
 def _real_pyodide(docname: str) -> bool:
@@ -245,8 +217,7 @@ def test_every_calculator_recomputes_in_the_page_like_cpython(live_context, site
     page = live_context.new_page()
     real = _real_pyodide(docname)
     if not real:
-        page.expose_function("__mlcalcCPython", _cpython_worker)
-        page.add_init_script(_STANDIN_WORKER)
+        use_cpython_worker(page)
     problems = _watch(page, site_url)
     try:
         _goto_live(page, site_url, docname)
