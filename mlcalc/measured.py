@@ -752,11 +752,27 @@ def run(name: str) -> tuple[Result, ...]:
     folder = _measured_dir().joinpath(name)
     for f in sorted(folder.iterdir(), key=lambda p: p.name):
         if f.name.endswith(".json"):
-            label = f"{name}/{f.name}"
-            data = parse_json(_decode(f.read_bytes(), label), label)
-            if isinstance(data, dict) and data.get("tool") != "mlcalc.bench":
-                continue  # other tools' files (e.g. scripts/gpu/bench_decode.py) live beside
-            out.extend(from_bench(data, label))
+            out.extend(_bundled_file(name, f))
+    return tuple(out)
+
+
+def _bundled_file(name: str, f: Any) -> list[Result]:
+    label = f"{name}/{f.name}"
+    data = parse_json(_decode(f.read_bytes(), label), label)
+    if isinstance(data, dict) and data.get("tool") != "mlcalc.bench":
+        return []  # other tools' files (e.g. scripts/gpu/bench_decode.py) live beside
+    return from_bench(data, label)
+
+
+@lru_cache(maxsize=None)
+def bundled_collectives() -> tuple[BusbwCurve, ...]:
+    """The collective curves of every bundled run, read from their ``collectives.json`` alone (the file
+    scripts/gpu/run_collectives.sh writes): a page that shows one curve need not parse every run."""
+    out: list[BusbwCurve] = []
+    for name in runs():
+        f = _measured_dir().joinpath(name).joinpath("collectives.json")
+        if f.is_file():
+            out.extend(r for r in _bundled_file(name, f) if isinstance(r, BusbwCurve))
     return tuple(out)
 
 

@@ -19,6 +19,8 @@ import urllib.request
 import pytest
 import yaml
 
+from mlcalc import live as mlive
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
 import handout  # noqa: E402  (scripts/handout.py: the one reader of _toc.yml)
 
@@ -37,6 +39,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+# One chapter per part: the pages whose live tests run on the real thing in `make test` (JupyterLab
+# in tests/test_live_jupyter.py, Pyodide in tests/test_live_site.py); MLCALC_LIVE_ALL=1 runs every page.
+ONE_PER_PART = ("start/how-many-gpus", "accelerators/training-cost", "memory/serving", "network/collectives",
+                "storage/checkpoints", "hardware/your-own-numbers", "plan/training-plan")
+LIVE_ALL = bool(os.environ.get("MLCALC_LIVE_ALL"))
 
 
 def toc_docnames() -> list[str]:
@@ -100,6 +109,41 @@ def strict_build(tmp_path_factory) -> subprocess.CompletedProcess:
         record.write_text(json.dumps({"args": [str(a) for a in proc.args], "returncode": proc.returncode,
                                       "stdout": proc.stdout, "stderr": proc.stderr}))
         return proc
+
+
+# The stand-in for the site's worker (book/_static/mlcalc-worker.mjs): the same messages, answered by
+# CPython through a function the test exposes to the page. Other workers are left alone.
+_STANDIN_WORKER = """(() => {
+  const RealWorker = window.Worker;
+  window.Worker = function (url, options) {
+    if (!String(url).includes('mlcalc-worker')) return new RealWorker(url, options);
+    const self = this;
+    setTimeout(() => self.onmessage && self.onmessage({data: {ready: true, timings: {standin: true}}}), 0);
+    this.postMessage = (msg) => window.__mlcalcCPython(JSON.stringify(msg))
+      .then((out) => self.onmessage && self.onmessage({data: JSON.parse(out)}));
+    this.terminate = () => {};
+  };
+})();"""
+
+
+def _cpython_worker(message: str) -> str:
+    """What the site's worker answers, computed by CPython (its onmessage, line for line)."""
+    msg = json.loads(message)
+    page = json.dumps(msg.get("initial") or {})
+    if msg.get("open"):
+        result = mlive.open_widgets_json(str(msg.get("key")), str(msg.get("search") or ""), page)
+    else:
+        result = mlive.run_widgets_json(str(msg.get("key")), json.dumps(msg.get("values") or {}),
+                                        str(msg.get("changed") or ""), page if msg.get("initial") else "",
+                                        str(msg.get("search") or ""))
+    return json.dumps({"id": msg.get("id"), "result": result})
+
+
+def use_cpython_worker(page) -> None:
+    """Answer the page's calculators with CPython (mlcalc.live) instead of starting Pyodide: for the tests
+    of what the page does with results (tests/test_live_site.py) and of its layout once live."""
+    page.expose_function("__mlcalcCPython", _cpython_worker)
+    page.add_init_script(_STANDIN_WORKER)
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import HTML, ROOT, SCREENSHOTS, toc_docnames
+from conftest import HTML, ROOT, SCREENSHOTS, toc_docnames, use_cpython_worker
 
 PAGES = toc_docnames()
 WIDTHS = {"laptop": 1280, "phone": 390}
@@ -188,6 +188,10 @@ def test_page_layout(browser, site_url, docname, width):
     context.route("**/*", lambda route: route.continue_()
                   if route.request.url.startswith((site_url, "data:", "blob:")) else route.abort())
     page = context.new_page()
+    # The calculators go live as on the site (their status line says so), answered by CPython rather than
+    # by Pyodide: its start would cost seconds of CPU per page and change nothing on screen
+    # (tests/test_live_site.py runs Pyodide itself).
+    use_cpython_worker(page)
     # Nothing fetched from outside the site, no console or page error, no failed request.
     seen: list[str] = []
     page.on("console", lambda m: m.type == "error" and seen.append(f"console error: {m.text}"))

@@ -10,23 +10,20 @@ That is the end-to-end proof that the calculators are interactive.
 from __future__ import annotations
 
 import contextlib
-import os
 import pathlib
 
 import pytest
 
-from conftest import ROOT, SCREENSHOTS, chapter_notebooks
+from conftest import LIVE_ALL, ONE_PER_PART, ROOT, SCREENSHOTS, chapter_notebooks
 
 # One chapter per part runs in `make test` (a real JupyterLab costs ~13 s a notebook on 2 cores, and
 # every calculator runs the same shell); MLCALC_LIVE_ALL=1 runs every chapter. `make bench` changes
 # every calculator in JupyterLab anyway, timing each.
-ONE_PER_PART = ("start/how-many-gpus", "accelerators/training-cost", "memory/serving", "network/collectives",
-                "storage/checkpoints", "hardware/your-own-numbers", "plan/training-plan")
 
 
 def live_notebooks() -> list[pathlib.Path]:
     every = chapter_notebooks()
-    if os.environ.get("MLCALC_LIVE_ALL"):
+    if LIVE_ALL:
         return every
     return [p for p in every if str(p.relative_to(ROOT / "notebooks").with_suffix("")) in ONE_PER_PART]
 

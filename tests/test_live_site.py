@@ -8,18 +8,29 @@ mlcalc computes for the values the controls hold. The list of calculators and th
 from the registry (mlcalc.calc.REGISTRY) and the built pages, so converted calculators are covered
 as soon as they land. Also: bad values typed on the site, hostile values sent to the worker, the
 snapshot state from file://, and no request, page error or console error anywhere.
+
+Python in the page: on one chapter per part (conftest.ONE_PER_PART; MLCALC_LIVE_ALL=1: every page)
+the page runs the real thing, Pyodide in its Web Worker. On the other pages a stand-in for the
+worker answers each message with CPython's mlcalc.live, the same functions the worker calls: those
+pages check what the page does with the values and results (the wiring of every calculator, its
+controls, messages and charts) without paying Pyodide's start (5-10 s a page on 2 busy cores).
+That Pyodide computes every calculator as CPython does is checked once for all of them, in one page
+(test_pyodide_computes_every_calculator_like_cpython).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import pytest
 
-from conftest import HTML, ROOT, toc_docnames
+from conftest import HTML, LIVE_ALL, ONE_PER_PART, ROOT, toc_docnames, use_cpython_worker
 
 from mlcalc.calc import get
+from mlcalc import live as mlive
+from mlcalc.calc import REGISTRY
 from mlcalc.live import controls_after, run_widgets, widget_state, widget_values
 
 LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine (about 2-3 s when idle)
@@ -56,6 +67,10 @@ def live_context(browser, site_url):
     context.outside = outside
     yield context
     context.close()
+
+
+def _real_pyodide(docname: str) -> bool:
+    return LIVE_ALL or docname.removeprefix("notebooks/") in ONE_PER_PART
 
 
 def _watch(page, site_url) -> list[str]:
@@ -131,8 +146,10 @@ def _check_parity(page, i: int, where: str) -> dict:
 ATTEMPTS = 3  # ways to change one control (the next option, the next but one, back the other way ...)
 
 
-def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0, to=None) -> None:
-    """Change one control through its widget, as a reader would (``to``: set this value instead)."""
+def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0, to=None) -> bool:
+    """Change one control through its widget, as a reader would (``to``: set this value instead).
+
+    False when this attempt would give the value the control already holds (nothing to wait for)."""
     el = calc_el.locator(f".mlcalc-ctl-{control.key}")
     value = values[control.key]
     kind = control.kind
@@ -143,6 +160,8 @@ def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0, to=N
             new = [value * 2, value + 1, max(value // 2, 1)][attempt] if value else attempt + 1
         else:
             new = float(f"{[value * 1.5, value / 2, value * 4][attempt]:.3g}") if value else float(attempt + 1)
+        if new == value:
+            return False
         box = el.locator("input")
         box.fill(str(int(new)) if float(new).is_integer() else repr(float(new)))
         box.press("Enter")
@@ -152,10 +171,16 @@ def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0, to=N
         if to is not None:  # back where it was: the key that moved it, the other way
             handle.press(to)
         else:
-            handle.press("ArrowRight" if attempt != 1 else "ArrowLeft")
+            key = "ArrowRight" if attempt != 1 else "ArrowLeft"
+            at = math.log10(value) if kind == "log_slider" and value > 0 else value
+            if (key == "ArrowRight" and at >= control.max) or (key == "ArrowLeft" and at <= control.min):
+                return False  # at that end already
+            handle.press(key)
     elif kind in ("choice", "toggle"):
         n = len(control.options)
         index = to if to is not None else (value + 1 + attempt) % n
+        if index == value:
+            return False
         if kind == "choice":
             el.locator("select").select_option(index=index)
         else:
@@ -163,9 +188,13 @@ def _change(page, calc_el, i: int, control, values: dict, attempt: int = 0, to=N
     elif kind == "check":
         el.locator("input[type=checkbox]").click()
     else:  # text
+        text = to if to is not None else value.rstrip() + "\n" * (attempt + 1)
+        if text == value:
+            return False
         area = el.locator("textarea")
-        area.fill(to if to is not None else value.rstrip() + "\n" * (attempt + 1))
+        area.fill(text)
         area.blur()
+    return True
 
 
 def _goto_live(page, site_url, docname: str) -> int:
@@ -186,12 +215,17 @@ def test_every_calculator_recomputes_in_the_page_like_cpython(live_context, site
     if not keys:
         pytest.skip("no calculator of the new shell on this page")
     page = live_context.new_page()
+    real = _real_pyodide(docname)
+    if not real:
+        use_cpython_worker(page)
     problems = _watch(page, site_url)
     try:
         _goto_live(page, site_url, docname)
-        live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, history: mlcalcLive.history})")
+        live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, history: mlcalcLive.history,"
+                             " standin: !!(mlcalcLive.timings.worker || {}).standin})")
         assert live["state"] == "live", live["reason"]
         assert live["history"][:3] == ["idle", "loading", "live"], live["history"]
+        assert live["standin"] == (not real), "Pyodide runs on one page per part, the stand-in elsewhere"
         calcs = page.evaluate("() => mlcalcLive.calculators.map(c => c.key)")
         assert sorted(calcs) == sorted(keys), "every calculator on the page is connected"
         elements = page.locator(".mlcalc-calculator")
@@ -218,7 +252,8 @@ def test_every_calculator_recomputes_in_the_page_like_cpython(live_context, site
                     changed = False
                     for attempt in range(ATTEMPTS):
                         state = page.evaluate(LIGHT, i)
-                        _change(page, calc_el, i, control, state["values"], attempt)
+                        if not _change(page, calc_el, i, control, state["values"], attempt):
+                            continue  # that way gives the value it has: the next way
                         if not _wait_shown(page, i, state["requested"]):
                             continue  # that did not change the value (a slider at its end): the next way
                         changed = True
@@ -244,6 +279,61 @@ def test_every_calculator_recomputes_in_the_page_like_cpython(live_context, site
         page.close()
     assert problems == [], "\n".join(problems)
     assert live_context.outside == [], live_context.outside
+
+
+def _changed_values(key: str) -> list[dict]:
+    """Widget values for one calculator: its defaults, then one control of each kind changed (as the
+    page tests change them: a number x 1.5, a count x 2, the next option, a box ticked, one slider step)."""
+    calc = REGISTRY[key]
+    base = mlive.widget_state(key, calc.values({}))
+    out = [dict(base)]
+    kinds: dict[str, object] = {}
+    for c in calc.controls:
+        kinds.setdefault(c.kind, c)
+    for c in kinds.values():
+        v = base[c.key]
+        if c.kind in ("choice", "toggle"):
+            new = (v + 1) % len(c.options)
+        elif c.kind == "check":
+            new = not v
+        elif c.kind == "int":
+            new = v * 2 if v else 1
+        elif c.kind == "number":
+            new = float(f"{v * 1.5:.3g}") if v else 1.0
+        elif c.kind.endswith("slider"):
+            step = c.step or (1 if c.kind == "int_slider" else (c.max - c.min) / 100)
+            new = v + step if v + step <= c.max else v - step
+        else:  # text
+            new = v.rstrip() + "\n"
+        out.append(dict(base, **{c.key: new}))
+    return out
+
+
+@pytest.mark.browser
+def test_pyodide_computes_every_calculator_like_cpython(live_context, site_url):
+    """Every registered calculator, at its defaults and with one control of each kind changed, computed by
+    Pyodide in the site's worker, equals CPython's result (text, HTML, chart, message, linked controls)."""
+    page = live_context.new_page()
+    problems = _watch(page, site_url)
+    cases = []
+    for key in sorted(REGISTRY):
+        base, *variants = _changed_values(key)
+        cases.append((key, base, ""))
+        cases += [(key, v, next(k for k in v if v[k] != base[k])) for v in variants if v != base]
+    try:
+        _goto_live(page, site_url, "notebooks/start/how-many-gpus")
+        assert page.evaluate("() => !(mlcalcLive.timings.worker || {}).standin"), "the real worker runs here"
+        got = page.evaluate("""async (cases) => { const out = [];
+            for (const [k, v, c] of cases) out.push(await window.mlcalcLive.run(k, v, c));
+            return out; }""", cases)
+    finally:
+        page.close()
+    assert len(got) == len(cases) and len(cases) >= 2 * len(REGISTRY)
+    for (key, values, changed), result in zip(cases, got):
+        expected = json.loads(json.dumps(run_widgets(key, values, changed)))
+        assert result == expected, f"{key} {changed or '(defaults)'}: Pyodide and CPython differ"
+        assert expected["ok"] or changed, f"{key}: its defaults give an error: {expected.get('error')}"
+    assert problems == [], "\n".join(problems)
 
 
 def test_every_kind_of_control_is_changed_on_some_page(strict_build):

@@ -208,3 +208,10 @@ def test_register_measured_with_compute():
     finally:
         compute.unregister_flops_table(name)
 
+
+
+def test_bundled_collectives_are_every_bundled_curve():
+    # The quick reader (collectives.json files only) misses no curve that reading every file finds.
+    every = [r for r in measured.bundled() if isinstance(r, measured.BusbwCurve)]
+    assert sorted((r.info.label, r.op, r.n_ranks) for r in measured.bundled_collectives()) == \
+        sorted((r.info.label, r.op, r.n_ranks) for r in every)

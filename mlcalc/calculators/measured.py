@@ -148,7 +148,7 @@ PREDICTION = register(Calc(
 
 def _example_nccl_text() -> str:
     """The book's measured all-reduce, written in nccl-tests' layout: the paste calculator's starting text."""
-    c = ms.busbw_curve("all_reduce")
+    c = ms.busbw_curve("all_reduce", results=ms.bundled_collectives())  # (not every run: import stays quick)
     head = [f"# all_reduce_perf: the book's {c.info.date_utc[:10]} run ({c.info.tool}) in nccl-tests' layout",
             "# Using devices"]
     head += [f"#  Rank {i:2d} Group  0 Pid {1000 + i:6d} on  node device {i:2d} [0x{i:02x}] {c.info.device_name}"
