@@ -8,14 +8,16 @@ What it measures (a benchmark, not a test: it fails only if something does not w
 
 widgets  Widget update latency in Python: every CalcWidget subclass in mlcalc.widgets is
          built with its defaults, its first dropdown or number control is switched back and
-         forth between two valid values, and each switch (compute + render, figure included)
-         is timed; median and 90th percentile per calculator.
+         forth between two valid values, and each switch (compute + view: the text, the table
+         and the Vega-Lite chart's spec, written into the widgets) is timed; median and 90th
+         percentile per calculator.
 lab      The same in the browser, on a live JupyterLab: each chapter notebook is opened and
          run; for each calculator on it, the first dropdown or number box is switched back
          and forth and the time from the change event to the last change of its output
          area in the page (kernel round trip and redraw included) is timed.
-build    A clean build of the whole book with execution (jupyter-book build -W -n
-         --keep-going into a temporary copy of the repository), then a rebuild with no change.
+build    A clean build of the whole book (jupyter-book build -W -n --keep-going into a
+         temporary copy of the repository; it renders the notebooks' committed outputs, which
+         nbval checks), then a rebuild with no change.
 pages    For each page of that build, served on localhost and loaded in headless Chromium
          with an empty cache: the bytes the browser loads, and the time until every widget
          is rendered and every formula typeset (median of three loads). The bytes of the
@@ -633,22 +635,25 @@ def _latency_line(label: str, rows: dict) -> str:
     medians = sorted(v["median_ms"] for v in ok.values())
     worst = max(ok, key=lambda k: ok[k]["median_ms"])
     within = sum(m <= TARGET_WIDGET_MS for m in medians)
-    return (f"| {label} | median {statistics.median(medians):.0f} ms over {len(ok)} calculators; "
-            f"{within} of {len(ok)} within target; slowest {ok[worst]['median_ms']:.0f} ms ({worst}) | {TARGET_WIDGET_MS:.0f} ms |")
+    def ms(x: float) -> str:  # sub-millisecond medians keep a decimal (not "0 ms")
+        return f"{x:.1f}" if x < 10 else f"{x:.0f}"
+
+    return (f"| {label} | median {ms(statistics.median(medians))} ms over {len(ok)} calculators; "
+            f"{within} of {len(ok)} within target; slowest {ms(ok[worst]['median_ms'])} ms ({worst}) | {TARGET_WIDGET_MS:.0f} ms |")
 
 
 def headline(results: dict) -> str:
     """The summary table of the README."""
     lines = ["| what | measured | target |", "|---|---|---|"]
     if "widgets_python" in results:
-        lines.append(_latency_line("widget update in Python (compute + render, figure included)", results["widgets_python"]))
+        lines.append(_latency_line("widget update in Python (compute + view, chart spec included)", results["widgets_python"]))
     if "widgets_lab" in results:
         lines.append(_latency_line("widget update in JupyterLab (change -> output redrawn in the page)", results["widgets_lab"]))
     if "build" in results:
         b = results["build"]
         runs = [r["seconds"] if isinstance(r, dict) else r for r in b["clean_build"].get("runs", [])]
         runs_text = f" (median of {len(runs)} runs: {', '.join(f'{x:.0f}' for x in runs)} s)" if len(runs) > 1 else ""
-        lines.append(f"| clean build of the whole book with execution ({b['notebooks']} notebooks, {b['pages']} pages) | "
+        lines.append(f"| clean build of the whole book ({b['notebooks']} notebooks, {b['pages']} pages) | "
                      f"{b['clean_build']['seconds']:.0f} s{runs_text} | {TARGET_CLEAN_BUILD_S:.0f} s |")
         lines.append(f"| rebuild with no change | {b['no_change_rebuild']['seconds']:.1f} s | {TARGET_REBUILD_S:.0f} s |")
     if "pages" in results:
@@ -693,7 +698,7 @@ def markdown(results: dict) -> str:
                  f", at end {m.get('load_average_at_end', '?')}.")
     lines += ["", headline(results)]
     if "widgets_python" in results:
-        lines += ["", "| calculator (Python: compute + render) | control | median ms | p90 ms |", "|---|---|---:|---:|"]
+        lines += ["", "| calculator (Python: compute + view) | control | median ms | p90 ms |", "|---|---|---:|---:|"]
         for name, r in results["widgets_python"].items():
             if "median_ms" in r:
                 lines.append(f"| `{name}` | {r['control']} | {r['median_ms']} | {r['p90_ms']} |")
