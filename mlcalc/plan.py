@@ -505,9 +505,23 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
     plans, closest, problems = [], [], []
     tried = 0
     seconds_floor = None
+    fastest: Plan | None = None
+
+    def consider(offer: Offer, n: int) -> Plan | None:
+        """Evaluate one count; keep the fastest plan of the offer and the shortest step seen."""
+        nonlocal tried, seconds_floor, fastest
+        tried += 1
+        p = evaluate(model, offer, n, n_tokens, seq_len, global_batch_tokens, deadline, budget, **kwargs)
+        if p is not None:
+            if seconds_floor is None or p.layout.step_s < seconds_floor:
+                seconds_floor = p.layout.step_s
+            if fastest is None or p.days < fastest.days:
+                fastest = p
+        return p
+
     for name in names:
         offer = offers()[name]
-        fastest: Plan | None = None
+        fastest = None
         chosen: Plan | None = None
         counts = [n for n in GPU_COUNTS if n <= cap]
         skipped = []
@@ -517,27 +531,13 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
             if _days_lower_bound(model, offer, n, n_tokens, seq_len, kwargs.get("hpc_availability")) > deadline:
                 skipped.append(n)
                 continue
-            tried += 1
-            p = evaluate(model, offer, n, n_tokens, seq_len, global_batch_tokens, deadline, budget, **kwargs)
-            if p is None:
-                continue
-            if seconds_floor is None or p.layout.step_s < seconds_floor:
-                seconds_floor = p.layout.step_s
-            if fastest is None or p.days < fastest.days:
-                fastest = p
-            if p.meets_deadline:
+            p = consider(offer, n)
+            if p is not None and p.meets_deadline:
                 chosen = p
                 break
         if chosen is None:  # nothing meets the deadline: look at every count for the fastest plan
             for n in skipped:
-                tried += 1
-                p = evaluate(model, offer, n, n_tokens, seq_len, global_batch_tokens, deadline, budget, **kwargs)
-                if p is None:
-                    continue
-                if seconds_floor is None or p.layout.step_s < seconds_floor:
-                    seconds_floor = p.layout.step_s
-                if fastest is None or p.days < fastest.days:
-                    fastest = p
+                consider(offer, n)
         if fastest is None:
             need = leanest_memory_bytes(model, offer.chip, counts[-1] if counts else 8, seq_len)
             have = spec(offer.chip).memory_bytes
