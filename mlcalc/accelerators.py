@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from mlcalc import _check
 
@@ -177,8 +177,9 @@ class PeakRecipe:
         return self.per_dtype[dtype].flops(clock_mhz)
 
 
-def recipes() -> dict[str, PeakRecipe]:
-    """Peak recipes of the catalogue entries that have one, by key."""
+@lru_cache(maxsize=None)
+def recipes() -> Mapping[str, PeakRecipe]:
+    """Peak recipes of the catalogue entries that have one, by key (read once)."""
     out: dict[str, PeakRecipe] = {}
     for key, acc in catalogue().items():
         raw = acc.extra.get("peak_recipe")
@@ -206,15 +207,19 @@ def recipes() -> dict[str, PeakRecipe]:
                 note=base.note,
                 per_dtype=MappingProxyType(per),
             )
-    return out
+    return MappingProxyType(out)
+
+
+def _recipe_of(key: str, what: str, known: Mapping[str, Any]) -> Any:
+    """``known[key]`` for a catalogue accelerator (ValueError listing those that have ``what``)."""
+    spec(key)
+    _check.choice(f"accelerator (with {what})", key, known)
+    return known[key]
 
 
 def recipe(key: str) -> PeakRecipe:
     """The peak recipe of accelerator ``key`` (ValueError listing those that have one)."""
-    spec(key)
-    known = recipes()
-    _check.choice("accelerator (with a peak recipe)", key, known)
-    return known[key]
+    return _recipe_of(key, "a peak recipe", recipes())
 
 
 def peak_at_clock(key: str, dtype: str = "bf16", clock_mhz: float | None = None) -> float:
@@ -304,23 +309,21 @@ class MemoryRecipe:
         return memory_bandwidth_from_bus(self.bus_width_bits, self.memory_clock_mhz, self.transfers_per_clock)
 
 
-def memory_recipes() -> dict[str, MemoryRecipe]:
-    """Memory recipes of the catalogue entries that have one, by key."""
+@lru_cache(maxsize=None)
+def memory_recipes() -> Mapping[str, MemoryRecipe]:
+    """Memory recipes of the catalogue entries that have one, by key (read once)."""
     out: dict[str, MemoryRecipe] = {}
     for key, acc in catalogue().items():
         raw = acc.extra.get("memory_recipe")
         if isinstance(raw, Mapping):
             out[key] = MemoryRecipe(key, int(raw["bus_width_bits"]), float(raw["memory_clock_mhz"]),
                                     int(raw["transfers_per_clock"]), str(raw["source"]), str(raw.get("note", "")))
-    return out
+    return MappingProxyType(out)
 
 
 def memory_recipe(key: str) -> MemoryRecipe:
     """The memory recipe of accelerator ``key`` (ValueError listing those that have one)."""
-    spec(key)
-    known = memory_recipes()
-    _check.choice("accelerator (with a memory recipe)", key, known)
-    return known[key]
+    return _recipe_of(key, "a memory recipe", memory_recipes())
 
 
 # --------------------------------------------------------------------------- scale-up counting
