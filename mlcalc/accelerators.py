@@ -177,9 +177,13 @@ class PeakRecipe:
         return self.per_dtype[dtype].flops(clock_mhz)
 
 
-@lru_cache(maxsize=None)
 def recipes() -> Mapping[str, PeakRecipe]:
-    """Peak recipes of the catalogue entries that have one, by key (read once)."""
+    """Peak recipes of the catalogue entries that have one, by key."""
+    return _recipes()
+
+
+@lru_cache(maxsize=None)  # read once
+def _recipes() -> Mapping[str, PeakRecipe]:
     out: dict[str, PeakRecipe] = {}
     for key, acc in catalogue().items():
         raw = acc.extra.get("peak_recipe")
@@ -309,9 +313,13 @@ class MemoryRecipe:
         return memory_bandwidth_from_bus(self.bus_width_bits, self.memory_clock_mhz, self.transfers_per_clock)
 
 
-@lru_cache(maxsize=None)
 def memory_recipes() -> Mapping[str, MemoryRecipe]:
-    """Memory recipes of the catalogue entries that have one, by key (read once)."""
+    """Memory recipes of the catalogue entries that have one, by key."""
+    return _memory_recipes()
+
+
+@lru_cache(maxsize=None)  # read once
+def _memory_recipes() -> Mapping[str, MemoryRecipe]:
     out: dict[str, MemoryRecipe] = {}
     for key, acc in catalogue().items():
         raw = acc.extra.get("memory_recipe")
