@@ -587,7 +587,7 @@ def step_time(model: ModelConfig, batch: int, seq_len: int, recompute: bool, mac
 # Any layout: tensor, pipeline, data (ZeRO / FSDP), context and expert parallel
 # ---------------------------------------------------------------------------------------------
 
-SCHEDULES = ("1f1b", "interleaved", "gpipe")
+SCHEDULES = ("1f1b", "interleaved", "gpipe", "dualpipe")
 RECOMPUTE = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
 MAX_GPUS = 1_000_000  # layouts above a million GPUs are refused
@@ -605,7 +605,7 @@ class Layout:
     ep: int = 1  # expert-parallel ranks (routed experts spread over them, inside dp x cp)
     zero: int = 0  # ZeRO stage over the data-parallel ranks: 0 (DDP), 1, 2, 3 (= FSDP)
     sequence_parallel: bool = False  # norms, dropout and residuals split over tp too (Korthikanti et al. 2022)
-    schedule: str = "1f1b"  # pipeline schedule: "1f1b", "interleaved" or "gpipe"
+    schedule: str = "1f1b"  # pipeline schedule: "1f1b", "interleaved", "gpipe" or "dualpipe" (DeepSeek-V3)
     virtual_stages: int = 1  # layer chunks per GPU with "interleaved"
     recompute: str = "none"  # "none", "selective" or "full" activation recomputation
     micro_batch: int = 1  # sequences per micro-batch per replica
@@ -623,6 +623,8 @@ class Layout:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
             raise ValueError(f"ep={self.ep!r} is not allowed: it must divide dp x cp = {self.dp * self.cp}")
+        if self.schedule == "dualpipe" and self.pp % 2:
+            raise ValueError(f"pp={self.pp!r} is not allowed with schedule='dualpipe': it needs an even number of stages")
         if self.virtual_stages > 1 and self.schedule != "interleaved":
             raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed: only with schedule='interleaved'")
 
@@ -673,6 +675,9 @@ RULES = MappingProxyType({
                 "each micro-batch's activation send forward and gradient send backward is exposed",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
+    "dualpipe": "DualPipe (DeepSeek-AI 2024, 3.2.1) runs two micro-batches' chunks together: each one's expert "
+                "all-to-all and pipeline sends hide behind the other's computation (only the excess is exposed), and "
+                "the bubble is (p/2 - 1) / m of the micro-batches' time",
     "host": "eager: each operation takes the longer of dispatching it and running it; megatron: the host "
             "runs ahead of the device (no host time)",
     "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
@@ -693,8 +698,9 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
     """A :class:`Machine` for a chip of the catalogue, carried over from the book's measured H200.
 
     The H200's measured per-shape matmul and attention rates (``reference_run``) are scaled by the chip's
-    published maximum achievable matmul rate over the H200's (mlcalc/data/achievable_matmul.json; the
-    dense bf16 datasheet peaks where no MAMF is published), its element-wise bandwidth by the two
+    published maximum achievable matmul rate over the H200's (mlcalc/data/achievable_matmul.json; that of
+    the chip named by its ``compute_as`` field where it has none, e.g. the H800 has the H100 SXM's silicon;
+    the dense bf16 datasheet peaks where neither has a MAMF), its element-wise bandwidth by the two
     datasheet memory bandwidths; fp8 products run faster by the chip's published fp8 / bf16 MAMF ratio
     (none where the chip or the table has no fp8 figure). The host constants stay (same software).
     A transfer by stated ratios, not a measurement of that chip.
@@ -711,10 +717,11 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
     def mamf(k: str, dt: str) -> float | None:
         return compute.achievable_flops(k, dt, "achievable") if compute.has_flops(k, dt, "achievable") else None
 
-    mine, theirs = mamf(key, "bf16"), mamf("H200-SXM", "bf16")
+    twin = str(acc.extra.get("compute_as", key))  # same silicon and clocks (e.g. H800 -> H100 SXM)
+    mine, theirs = mamf(twin, "bf16"), mamf("H200-SXM", "bf16")
     scale = mine / theirs if (mine and theirs) else acc.peak_flops("bf16") / ref.peak_flops("bf16")
     bw = acc.memory_bandwidth_bytes_per_s / ref.memory_bandwidth_bytes_per_s
-    f8 = mamf(key, "fp8")
+    f8 = mamf(twin, "fp8") if acc.has("fp8") else None
     speed = f8 / mine if (f8 and mine) else 0.0
     mm, at = base.matmul_flops_per_s, base.attention_flops_per_s
     return base._replace(
@@ -897,12 +904,23 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
             dp_exposed = max(0.0, red - bwd) + max(0.0, ag - fwd)
             comm["data"] = (red + ag, dp_exposed)
 
+    dual = lay.schedule == "dualpipe"
+    if dual:  # the paired micro-batch's computation hides the all-to-all and the sends
+        ep_f, ep_b = max(0.0, ep_f + pp_f - fwd), max(0.0, ep_b + pp_b - bwd)
+        pp_f = pp_b = 0.0
+        if "expert" in comm:
+            comm["expert"] = (comm["expert"][0], m * (ep_f + ep_b))
+        if "pipeline" in comm:
+            comm["pipeline"] = (comm["pipeline"][0], 0.0)
     per_mb = fwd + bwd + tp_f + tp_b + cp_f + cp_b + ep_f + ep_b + pp_f + pp_b + z3_f + z3_b
     frac = 0.0
     if pp > 1:
         from mlcalc import parallel
 
-        frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
+        if dual:
+            frac = (pp // 2 - 1) / m
+        else:
+            frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
     bubble = frac * m * per_mb
     step = m * per_mb + bubble + dp_exposed + opt
     parts = {
@@ -937,7 +955,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     notes = [RULES["flops"], RULES["host"]]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
-                                     ("data", dpg > 1 and lay.zero < 3)) if on]
+                                     ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
     total_comm = sum(t for t, _ in comm.values())
     exposed = sum(e for _, e in comm.values())
     return StepPrediction(
