@@ -4,11 +4,11 @@ Every number comes from the book's other modules; this one only joins them:
 
 - memory decides the layout (``mlcalc.memory.training_memory``: a tp x pp x dp layout with ZeRO-1
   and selective or full recomputation that fits the device);
-- the layout decides the communication (``mlcalc.parallel.layout_budget`` on the node's fabric,
-  ``mlcalc.network.fabric``) and the pipeline bubble (``mlcalc.parallel.bubble_fraction``);
-- with the chip's achievable matmul rate (``mlcalc.compute.achievable_flops``) and the share of it a
-  whole training step reaches (measured in this book, :data:`STEP_EFFICIENCY`), that gives the step
-  time, the MFU and the tokens per second;
+- the layout decides the communication (on the node's fabric, ``mlcalc.network``) and the pipeline
+  bubble (``mlcalc.parallel.bubble_fraction``), both inside the step-time engine;
+- the one step-time engine (``mlcalc.steptime.predict_step``) gives each layout's step time and memory:
+  the products at their sharded shapes, attention, element-wise work, the optimizer, the collectives
+  on the node's links and the pipeline bubble; hence the MFU and the tokens per second;
 - failures at the count's rate decide the checkpoint interval (Young/Daly, ``mlcalc.storage``) and
   the goodput; these give the days, the GPU-hours and the dollars;
 - ``mlcalc.network.fat_tree_counts`` gives the switches and cables, ``mlcalc.storage`` the read rate,
@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from mlcalc import _check
-from mlcalc import compute, memory, network, parallel, storage
+from mlcalc import compute, memory, network, parallel, steptime, storage
 from mlcalc.accelerators import spec
 
 SECONDS_PER_DAY = 86400.0
@@ -121,23 +121,17 @@ def chinchilla_tokens(n_params: float) -> float:
 # --------------------------------------------------------------------------- step-time model
 
 
-def _step_efficiency() -> tuple[float, str]:
-    raw = data()["step_efficiency"]
-    return float(raw["value"]), raw["source"]
-
-
-#: Share of the sustained matmul rate that a whole training step reaches on one GPU (attention,
-#: norms, elementwise work, optimizer step, launch gaps included): measured in this book on an
-#: H100 (plan.json ``step_efficiency``; tests recompute it from the measured files).
-STEP_EFFICIENCY, STEP_EFFICIENCY_SOURCE = _step_efficiency()
+#: The framework the planner assumes a large run trains with: Megatron-LM-style (bf16 weights, fused
+#: kernels, host hidden), as :func:`mlcalc.steptime.predict_step` models it.
+ENGINE = "megatron"
 
 RECOMPUTE_FACTOR = {"selective": 1.0, "full": 8.0 / 6.0}  # extra forward pass: 6N -> 8N per token
 
 
 def flops_per_token(model: memory.ModelConfig, seq_len: int) -> float:
-    """Training FLOP per token: ``6 N_active + 6 L s h`` (Kaplan et al. 2020, attention included)."""
-    s = _check.positive_int("seq_len", seq_len)
-    return 6.0 * model.n_active_params() + 6.0 * model.n_layers * s * model.n_heads * model.head_dim
+    """Model FLOP per token in the book's one convention, PaLM's ``6 N + 12 L H Q T``
+    (:func:`mlcalc.compute.palm_flops_per_token`; Chowdhery et al. 2022, Appendix B)."""
+    return compute.palm_flops_per_token(model, _check.positive_int("seq_len", seq_len))
 
 
 class Layout(NamedTuple):
@@ -149,32 +143,28 @@ class Layout(NamedTuple):
     micro_batch: int  # sequences per micro-batch
     n_micro: int  # micro-batches per replica per step
     recompute: str  # "selective" or "full" activation recomputation
-    memory_bytes: float  # per-GPU memory of the layout (mlcalc.memory.training_memory)
-    compute_s: float  # matmul-rate compute of one step, recomputation included
-    bubble_s: float  # pipeline bubble: (pp - 1) / n_micro of the compute
+    memory_bytes: float  # per-GPU memory of the layout (mlcalc.memory.training_memory, via the engine)
+    compute_s: float  # the step less bubble and exposed communication (kernels, recomputation included)
+    bubble_s: float  # pipeline bubble of the schedule
     comm_s: float  # exposed communication: tensor + pipeline + data parallel not hidden
-    step_s: float  # compute + bubble + exposed communication
+    step_s: float  # compute + bubble + exposed communication (mlcalc.steptime.predict_step)
 
 
 INTERLEAVE = (1, 2, 4)  # virtual stages per GPU tried with the interleaved 1F1B schedule
 
 
-def _bubble(pp: int, n_micro: int, n_layers: int) -> float:
-    """Smallest pipeline bubble of 1F1B, or interleaved 1F1B with v in INTERLEAVE virtual stages.
-
-    Interleaving (Narayanan et al. 2021) needs the micro-batches to be a multiple of the stages
-    and at least v layers per stage; it divides the bubble by v (its extra point-to-point traffic
-    is not counted here).
-    """
-    best = parallel.bubble_fraction(pp, n_micro)
-    for v in INTERLEAVE[1:]:
-        if n_micro % pp == 0 and n_layers // pp >= v:
-            best = min(best, parallel.bubble_fraction(pp, n_micro, v))
-    return best
+def _interleave(pp: int, n_micro: int, n_layers: int) -> int:
+    """Most virtual stages of INTERLEAVE the interleaved schedule allows (Narayanan et al. 2021: the
+    micro-batches a multiple of the stages, at least v layers per stage); 1: plain 1F1B."""
+    if pp == 1 or n_micro % pp:
+        return 1
+    return max(v for v in INTERLEAVE if n_layers // pp >= v)
 
 
-def _parallel_model(model: memory.ModelConfig, seq_len: int) -> parallel.Workload:
-    return parallel.Workload(model, seq_len)
+def _engine_layout(tp: int, pp: int, dp: int, n_micro: int, rc: str, v: int) -> steptime.Layout:
+    return steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1,
+                           schedule="interleaved" if v > 1 else "1f1b", virtual_stages=v, recompute=rc,
+                           micro_batch=1, grad_accum=n_micro)
 
 
 def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
@@ -182,19 +172,20 @@ def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
     """The fastest layout of ``n_gpus`` chips that fits memory (None if none fits).
 
     Tries tp in (1, 2, 4, 8) dividing the heads, pp over the divisors of the layer count and the
-    powers of two up to :data:`MAX_PIPELINE` (uneven stages: memory of the fullest one),
-    micro-batch 1, ZeRO-1, selective recomputation and, if that does not
-    fit, full recomputation. dp = n_gpus / (tp pp) must divide the global batch (in sequences).
+    powers of two up to :data:`MAX_PIPELINE` (uneven stages: the fullest one counts),
+    micro-batch 1, ZeRO-1, sequence parallelism with tp, the interleaved schedule where it applies,
+    selective recomputation and, if that does not fit, full recomputation. dp = n_gpus / (tp pp) must
+    divide the global batch (in sequences). Each layout's step time and memory come from the one
+    step-time engine, :func:`mlcalc.steptime.predict_step` (``engine="megatron"``, the chip's machine
+    carried over from the book's measured H200, the node's links). ``flops_source`` is kept for
+    callers; the engine uses the chip's published achievable matmul rate.
     """
     n = _check.positive_int("n_gpus", n_gpus)
     s = _check.positive_int("seq_len", seq_len)
-    acc = spec(chip)
+    _check.choice("flops_source", flops_source, compute.flops_sources())
     system = network.system(chip_info(chip)["system"])
     gpn = system.gpus_per_node
     batch_seqs = max(1, int(round(_check.positive("global_batch_tokens", global_batch_tokens) / s)))
-    rate = compute.achievable_flops(chip, "bf16", flops_source) * STEP_EFFICIENCY
-    pmodel = _parallel_model(model, s)
-    f_token = flops_per_token(model, s)
     best: Layout | None = None
     top = min(model.n_layers, MAX_PIPELINE)
     pps = sorted({p for p in range(1, top + 1) if model.n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top})
@@ -208,34 +199,45 @@ def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
             if dp > batch_seqs:
                 continue
             n_micro = max(1, round(batch_seqs / dp))  # the batch rounded to a whole number of micro-batches
-            fit = None
-            # Stages that do not divide the layers evenly: count the fullest stage (layers rounded up).
-            staged = model if model.n_layers % pp == 0 else replace(model, n_layers=math.ceil(model.n_layers / pp) * pp)
+            v = _interleave(pp, n_micro, model.n_layers)
             for rc in ("selective", "full"):
-                mem = memory.training_memory(staged, acc.memory_bytes, 1, s, dp, tp, pp, 1 if dp > 1 else 0,
-                                             recompute=rc)
-                if mem.fits:
-                    fit = (rc, mem.total_bytes)
+                pred = steptime.predict_step(model, _engine_layout(tp, pp, dp, n_micro, rc, v), seq_len=s,
+                                             machine=chip, gpus_per_node=gpn, engine=ENGINE, system=system.key)
+                if pred.fits:
                     break
-            if fit is None:
+            else:
                 continue
-            rc, mem_bytes = fit
-            compute_s = f_token * dp * n_micro * s * RECOMPUTE_FACTOR[rc] / (n * rate)
-            bubble_s = compute_s * _bubble(pp, n_micro, model.n_layers) if pp > 1 else 0.0
-            if best is not None and compute_s + bubble_s >= best.step_s:
-                continue  # cannot beat the best layout even with no exposed communication
-            nodes = max(1, math.ceil(n / gpn))
-            fab = network.fabric(system.key, nodes, gpus_per_node=min(gpn, n))
-            lay = parallel.Layout(tp, pp, dp, 0.0, 0.0)
-            budget = parallel.layout_budget(pmodel, lay, fab, dp * n_micro, 1, rate, 1.0, "zero1")
-            tp_pp = sum(line.time_s for line in budget.lines if line.parallelism != "data")
-            dp_s = sum(line.time_s for line in budget.lines if line.parallelism == "data")
-            comm_s = tp_pp + max(0.0, dp_s - compute_s * parallel.BACKWARD_SHARE)
-            step = compute_s + bubble_s + comm_s
-            cand = Layout(tp, pp, dp, 1, n_micro, rc, mem_bytes, compute_s, bubble_s, comm_s, step)
+            comm = pred.comm_exposed_s
+            cand = Layout(tp, pp, dp, 1, n_micro, rc, pred.peak_bytes_per_gpu,
+                          pred.step_s - pred.bubble_s - comm, pred.bubble_s, comm, pred.step_s)
             if best is None or cand.step_s < best.step_s:
                 best = cand
     return best
+
+
+def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
+                  layout: Mapping[str, Any]) -> Layout:
+    """One given layout (a published run's: tp, pp, recompute and optionally micro_batch, zero, schedule,
+    virtual_stages, sequence_parallel) timed by the engine as :func:`best_layout` times its candidates."""
+    n = _check.positive_int("n_gpus", n_gpus)
+    s = _check.positive_int("seq_len", seq_len)
+    tp, pp = int(layout.get("tp", 1)), int(layout.get("pp", 1))
+    if n % (tp * pp):
+        raise ValueError(f"layout={dict(layout)!r} is not allowed: tp x pp must divide n_gpus={n}")
+    dp = n // (tp * pp)
+    mb = int(layout.get("micro_batch", 1))
+    batch_seqs = max(1, int(round(_check.positive("global_batch_tokens", global_batch_tokens) / s)))
+    n_micro = max(1, round(batch_seqs / (dp * mb)))
+    system = network.system(chip_info(chip)["system"])
+    lay = steptime.Layout(tp=tp, pp=pp, dp=dp, zero=int(layout.get("zero", 1 if dp > 1 else 0)),
+                          sequence_parallel=bool(layout.get("sequence_parallel", False)),
+                          schedule=str(layout.get("schedule", "1f1b")), virtual_stages=int(layout.get("virtual_stages", 1)),
+                          recompute=str(layout.get("recompute", "selective")), micro_batch=mb, grad_accum=n_micro)
+    pred = steptime.predict_step(model, lay, seq_len=s, machine=chip, gpus_per_node=system.gpus_per_node,
+                                 engine=ENGINE, system=system.key)
+    comm = pred.comm_exposed_s
+    return Layout(tp, pp, dp, mb, n_micro, lay.recompute, pred.peak_bytes_per_gpu, pred.step_s - pred.bubble_s - comm,
+                  pred.bubble_s, comm, pred.step_s)
 
 
 # --------------------------------------------------------------------------- failures, storage, network
@@ -411,10 +413,12 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
              global_batch_tokens: float = 4 * 2**20, deadline_days: float = math.inf,
              budget_dollars: float = math.inf, hpc_availability: float | None = None,
              filesystem_write_bytes_per_s: float | None = None, node_storage_bytes_per_s: float | None = None,
-             restart_s: float | None = None, tco_kwargs: Mapping[str, Any] | None = None) -> Plan | None:
-    """The plan for ``n_gpus`` of an offer (None if the model fits no layout of that many)."""
+             restart_s: float | None = None, tco_kwargs: Mapping[str, Any] | None = None,
+             layout: Layout | None = None) -> Plan | None:
+    """The plan for ``n_gpus`` of an offer (None if the model fits no layout of that many); ``layout``:
+    use this one (e.g. :func:`layout_as_run`) instead of the fastest that fits."""
     n_tokens = _check.positive("tokens", n_tokens)
-    lay = best_layout(model, offer.chip, n_gpus, seq_len, global_batch_tokens)
+    lay = layout if layout is not None else best_layout(model, offer.chip, n_gpus, seq_len, global_batch_tokens)
     if lay is None:
         return None
     batch_tokens = lay.dp * lay.n_micro * lay.micro_batch * seq_len
@@ -467,8 +471,8 @@ def leanest_memory_bytes(model: memory.ModelConfig, chip: str, n_gpus: int, seq_
 
 def _days_lower_bound(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: float, seq_len: int,
                       hpc_availability: float | None) -> float:
-    """Days the run takes at least: its FLOPs at the chip's achievable rate x step efficiency, nothing else."""
-    rate = compute.achievable_flops(offer.chip, "bf16", "achievable") * STEP_EFFICIENCY
+    """Days the run takes at least: its model FLOPs at the chip's achievable matmul rate, nothing else."""
+    rate = compute.achievable_flops(offer.chip, "bf16", "achievable")
     days = n_tokens * flops_per_token(model, seq_len) / (n_gpus * rate) / SECONDS_PER_DAY
     if offer.way == "hpc":
         days /= default("hpc_availability") if hpc_availability is None else hpc_availability
@@ -613,14 +617,19 @@ def published_runs() -> Mapping[str, Mapping[str, Any]]:
 
 
 def check_run(name: str) -> RunCheck:
-    """Predict a published run from its model, tokens, GPU count and chip alone."""
+    """Predict a published run from its model, tokens, GPU count and chip, and its layout where the source
+    states one (else the planner's fastest layout)."""
     _check.choice("run", name, published_runs())
     e = dict(published_runs()[name], name=name)
     model = run_model(e)
     offer = Offer(name, e["chip"], "rent", 0.0, 0.0, e["source"])
     fs = e.get("filesystem_write_gbps")
+    lay = None
+    if e.get("layout"):  # the layout the run used, as its source states it
+        lay = layout_as_run(model, e["chip"], int(e["gpus"]), int(e["seq_len"]), float(e["global_batch_tokens"]),
+                            e["layout"])
     p = evaluate(model, offer, int(e["gpus"]), float(e["n_tokens"]), int(e["seq_len"]), float(e["global_batch_tokens"]),
-                 filesystem_write_bytes_per_s=None if fs is None else float(fs) * 1e9)
+                 filesystem_write_bytes_per_s=None if fs is None else float(fs) * 1e9, layout=lay)
     if p is None:
         raise ValueError(f"run={name!r}: the model fits no layout of {e['gpus']} x {e['chip']}")
     pub_h = e.get("gpu_hours")
@@ -651,8 +660,8 @@ def plan_numbers(p: Plan) -> dict[str, dict[str, Any]]:
         "gpus": _item(p.n_gpus, "GPUs", "layout", "fewest 8 x 2^k that meets the deadline"),
         "memory per GPU": _item(lay.memory_bytes / 1e9, "GB", "memory", "mlcalc.memory.training_memory"),
         "step time": _item(lay.step_s, "s", "step", "compute + pipeline bubble + exposed communication"),
-        "exposed communication": _item(lay.comm_s, "s", "layout", "mlcalc.parallel.layout_budget"),
-        "pipeline bubble": _item(lay.bubble_s, "s", "layout", "mlcalc.parallel.bubble_fraction"),
+        "exposed communication": _item(lay.comm_s, "s", "layout", "mlcalc.steptime.predict_step"),
+        "pipeline bubble": _item(lay.bubble_s, "s", "layout", "mlcalc.steptime.predict_step"),
         "MFU": _item(p.mfu, "fraction", "flops", "(6 N + 6 L s h) x tokens/s / (GPUs x bf16 peak)"),
         "tokens per second": _item(p.tokens_per_s, "tokens/s", "step", "global batch / step time"),
         "days": _item(p.days, "days", "tokens", "tokens / tokens per second / goodput"),
@@ -722,9 +731,9 @@ def compare(a: Plan, b: Plan) -> list[tuple[str, float, float, str]]:
 
 __all__ = [
     "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_GPUS", "Needs", "Offer", "PLAN_PAGE", "Plan",
-    "RunCheck", "STEP_EFFICIENCY", "Search", "Tco", "WAYS", "best_layout", "break_even_utilization",
+    "RunCheck", "ENGINE", "Search", "Tco", "WAYS", "best_layout", "break_even_utilization",
     "check_run", "chinchilla_tokens", "chip_info", "compare", "data", "default", "device_mtbf_s", "evaluate",
-    "flops_per_token", "leanest_memory_bytes", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers",
+    "flops_per_token", "layout_as_run", "leanest_memory_bytes", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers",
     "plan_record",
     "published_runs",
     "run_model", "search", "tco",

@@ -179,7 +179,7 @@ def _tokens(batch: int, seq_len: int) -> tuple[int, int, int]:
 
 # Megatron's tensor-parallel split (Shoeybi et al. 2019): column-parallel products split their output
 # width n over the tp ranks, row-parallel ones their inner dimension k; the rest stay whole on every rank.
-_COLUMN_PARALLEL = ("attention q", "attention k", "attention v", "mla q up", "mla kv up", "mlp in",
+_COLUMN_PARALLEL = ("attention q", "attention k", "attention v", "attention qkv", "mla q up", "mla kv up", "mlp in",
                     "shared expert in", "expert in")
 _ROW_PARALLEL = ("attention out", "mlp out", "shared expert out", "expert out")
 
@@ -189,14 +189,19 @@ def _split(n: int, ways: int) -> int:
 
 
 def layer_products(model: ModelConfig, tokens: int, moe_layer: bool, tp: int = 1,
-                   ep: int = 1) -> list[tuple[int, int, int, int, str]]:
+                   ep: int = 1, fused_qkv: bool = False) -> list[tuple[int, int, int, int, str]]:
     """Forward products of one layer on one GPU as (m, n, k, count, label), with HF's separate Q, K, V.
 
     Routed experts are labelled "expert ...": tokens spread evenly, ``tokens x top-k / experts`` rows each.
     ``tp`` splits each product as Megatron does (column- or row-parallel, :data:`_COLUMN_PARALLEL`);
-    ``ep`` places ``experts / ep`` experts on each GPU, which then sees the routed tokens of ``ep`` GPUs.
+    ``ep`` places ``experts / ep`` experts on each GPU, which then sees the routed tokens of ``ep`` GPUs;
+    ``fused_qkv``: one product for Q, K and V together (GPT-2's ``c_attn``, the book's GPT program).
     """
     out = _layer_products(model, tokens, moe_layer, ep)
+    if fused_qkv and model.attention != "mla":
+        qkv = [r for r in out if r[4] in ("attention q", "attention k", "attention v")]
+        out = [(tokens, sum(r[1] for r in qkv), model.hidden, 1, "attention qkv")] + \
+            [r for r in out if r[4] not in ("attention q", "attention k", "attention v")]
     if tp == 1:
         return out
     res = []
@@ -249,7 +254,7 @@ HF_EXPERTS_IN_FP32 = True
 
 def step_gemms(model: ModelConfig, batch: int, seq_len: int, recompute: bool = False,
                experts_in_fp32: bool = HF_EXPERTS_IN_FP32, tp: int = 1, ep: int = 1, cp: int = 1,
-               layers: int | None = None, logits: bool = True) -> tuple[Gemm, ...]:
+               layers: int | None = None, logits: bool = True, fused_qkv: bool = False) -> tuple[Gemm, ...]:
     """Every matrix product of one training step on one GPU: forward, backward (input and weight
     gradients), and with full recomputation each layer's forward again (counted in the backward phase).
 
@@ -266,7 +271,7 @@ def step_gemms(model: ModelConfig, batch: int, seq_len: int, recompute: bool = F
     for n_layers, moe in kinds:
         if not n_layers:
             continue
-        for mm, n, k, c, label in layer_products(model, T, moe, tp, ep):
+        for mm, n, k, c, label in layer_products(model, T, moe, tp, ep, fused_qkv):
             dt = "fp32" if experts_in_fp32 and label.startswith("expert") else "bf16"
             out.append(Gemm(mm, n, k, c * n_layers, f"{label} (fwd)", "forward", dt))
             if recompute:
