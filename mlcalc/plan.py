@@ -208,7 +208,11 @@ RECOMPUTE_FACTOR = {"selective": 1.0, "full": 8.0 / 6.0}  # extra forward pass: 
 
 def flops_per_token(model: memory.ModelConfig, seq_len: int) -> float:
     """Training FLOP per token: ``6 N_active + 6 L s h`` (Kaplan et al. 2020, attention included)."""
-    s = _check.positive_int("seq_len", seq_len)
+    return _flops_per_token(_check_model(model), _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN))
+
+
+@lru_cache(maxsize=1024)
+def _flops_per_token(model: memory.ModelConfig, s: int) -> float:
     return 6.0 * model.n_active_params() + 6.0 * model.n_layers * s * model.n_heads * model.head_dim
 
 
@@ -276,6 +280,23 @@ class StepTime(NamedTuple):
         return self.compute_s + self.bubble_s + self.comm_s
 
 
+def _check_layout(model: Any, chip: Any, n_gpus: Any, tp: Any, pp: Any, dp: Any, n_micro: Any, recompute: Any,
+                  seq_len: Any, flops_source: Any) -> tuple:
+    _check_model(model)
+    _check.choice("chip", chip, chips())
+    n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
+    tp = _check.positive_int("tp", tp, n)
+    pp = _check.positive_int("pp", pp, n)
+    dp = _check.positive_int("dp", dp, n)
+    if tp * pp * dp != n:
+        raise ValueError(f"tp x pp x dp={tp * pp * dp!r} is not allowed: it must equal n_gpus={n}")
+    m = _check.positive_int("n_micro", n_micro, 10**7)
+    _check.choice("recompute", recompute, tuple(RECOMPUTE_FACTOR))
+    s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
+    _check.choice("flops_source", flops_source, ("achievable", "measured"))
+    return model, chip, n, tp, pp, dp, m, recompute, s, flops_source
+
+
 def step_time_floor(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
                     recompute: str, seq_len: int, flops_source: str = "achievable") -> float:
     """A lower bound of :func:`step_time` for the same layout, without its communication.
@@ -284,8 +305,14 @@ def step_time_floor(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, 
     floor is no shorter than the best step found: exact as long as ``floor <= step_time(...).step_s``
     for every layout (tests check it on random layouts).
     """
+    return _check.result("step_time_floor", _step_floor(*_check_layout(model, chip, n_gpus, tp, pp, dp, n_micro,
+                                                                       recompute, seq_len, flops_source)))
+
+
+def _step_floor(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
+                recompute: str, seq_len: int, flops_source: str) -> float:
     rate = _step_rate(chip, flops_source)
-    compute_s = flops_per_token(model, seq_len) * dp * n_micro * seq_len * RECOMPUTE_FACTOR[recompute] / (n_gpus * rate)
+    compute_s = _flops_per_token(model, seq_len) * dp * n_micro * seq_len * RECOMPUTE_FACTOR[recompute] / (n_gpus * rate)
     return compute_s * (1.0 + (_bubble(pp, n_micro, model.n_layers) if pp > 1 else 0.0))
 
 
@@ -297,10 +324,16 @@ def step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: in
     smallest of 1F1B and interleaved 1F1B; communication: ``mlcalc.parallel.layout_budget`` on the
     node's fabric, data-parallel traffic hidden behind the backward pass as far as it goes.
     """
+    return _check.fields("step_time", _step_time(*_check_layout(model, chip, n_gpus, tp, pp, dp, n_micro, recompute,
+                                                               seq_len, flops_source)))
+
+
+def _step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
+               recompute: str, seq_len: int, flops_source: str) -> StepTime:
     rate = _step_rate(chip, flops_source)
     system = network.system(chip_info(chip)["system"])
     gpn = system.gpus_per_node
-    compute_s = flops_per_token(model, seq_len) * dp * n_micro * seq_len * RECOMPUTE_FACTOR[recompute] / (n_gpus * rate)
+    compute_s = _flops_per_token(model, seq_len) * dp * n_micro * seq_len * RECOMPUTE_FACTOR[recompute] / (n_gpus * rate)
     bubble_s = compute_s * _bubble(pp, n_micro, model.n_layers) if pp > 1 else 0.0
     fab = _fabric(system.key, max(1, math.ceil(n_gpus / gpn)), min(gpn, n_gpus))
     budget = parallel.layout_budget(_parallel_model(model, seq_len), parallel.Layout(tp, pp, dp, 0.0, 0.0), fab,
@@ -331,6 +364,7 @@ def layout_candidates(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len
     sequences of the global batch; micro-batch 1, so the batch is rounded to ``dp x m`` sequences.
     At most 4 x (MAX_PIPELINE + 8) layouts.
     """
+    _check_model(model)
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
     s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
     gpn = network.system(chip_info(chip)["system"]).gpus_per_node
@@ -352,6 +386,17 @@ def layout_candidates(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len
 def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
                   recompute: str) -> memory.TrainingFit:
     """Per-GPU memory of a layout (ZeRO-1, micro-batch 1); uneven stages count the fullest one."""
+    _check_model(model)
+    _check.choice("chip", chip, chips())
+    tp = _check.positive_int("tp", tp, MAX_GPUS)
+    pp = _check.positive_int("pp", pp, min(model.n_layers, MAX_PIPELINE))
+    dp = _check.positive_int("dp", dp, MAX_GPUS)
+    _check.choice("recompute", recompute, tuple(RECOMPUTE_FACTOR))
+    return _layout_memory(model, chip, tp, pp, dp, _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN), recompute)
+
+
+def _layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
+                   recompute: str) -> memory.TrainingFit:
     staged = model if model.n_layers % pp == 0 else replace(model, n_layers=math.ceil(model.n_layers / pp) * pp)
     return memory.training_memory(staged, spec(chip).memory_bytes, 1, seq_len, dp, tp, pp, 1 if dp > 1 else 0,
                                   recompute=recompute)
@@ -360,7 +405,7 @@ def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: in
 def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int) -> tuple[str, float] | None:
     """Selective recomputation if it fits, else full, else None: (recompute, bytes)."""
     for rc in ("selective", "full"):
-        mem = layout_memory(model, chip, tp, pp, dp, seq_len, rc)
+        mem = _layout_memory(model, chip, tp, pp, dp, seq_len, rc)
         if mem.fits:
             return rc, mem.total_bytes
     return None
@@ -385,7 +430,7 @@ def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
 
 @lru_cache(maxsize=4096)
 def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float, flops_source: str) -> Layout | None:
-    cands = sorted((step_time_floor(model, chip, n, tp, pp, dp, m, "selective", s, flops_source), tp, pp, dp, m)
+    cands = sorted((_step_floor(model, chip, n, tp, pp, dp, m, "selective", s, flops_source), tp, pp, dp, m)
                    for tp, pp, dp, m in layout_candidates(model, chip, n, s, batch))
     best: Layout | None = None
     for floor, tp, pp, dp, m in cands:
@@ -396,9 +441,9 @@ def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: fl
             continue
         rc, mem_bytes = fit
         if rc != "selective" and best is not None and \
-                step_time_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source) >= best.step_s:
+                _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source) >= best.step_s:
             continue
-        t = step_time(model, chip, n, tp, pp, dp, m, rc, s, flops_source)
+        t = _step_time(model, chip, n, tp, pp, dp, m, rc, s, flops_source)
         if best is None or t.step_s < best.step_s:
             best = Layout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s)
     return best
@@ -536,7 +581,7 @@ def break_even_utilization(purchase_per_gpu: float, rent_per_gpu_hour: float, bo
     """
     rent = _check.positive("rent_per_gpu_hour", rent_per_gpu_hour)
     own = tco(purchase_per_gpu, board_power_w, node_power_kw, utilization=1.0, goodput=1.0, **kwargs)
-    return own.per_gpu_hour / rent
+    return _check.result("break_even_utilization", own.per_gpu_hour / rent)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -688,7 +733,7 @@ def leanest_memory_bytes(model: memory.ModelConfig, chip: str, n_gpus: int, seq_
         for pp in _pipeline_sizes(model):
             if n % (tp * pp):
                 continue
-            best = min(best, layout_memory(model, chip, tp, pp, n // (tp * pp), s, "full").total_bytes)
+            best = min(best, _layout_memory(model, chip, tp, pp, n // (tp * pp), s, "full").total_bytes)
     return best
 
 
@@ -780,7 +825,7 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
     by_chip: dict[str, list[Offer]] = {}
     for name in dict.fromkeys(names):
         by_chip.setdefault(offers()[name].chip, []).append(offers()[name])
-    f_token = flops_per_token(model, s)
+    f_token = _flops_per_token(model, s)
     plans: list[Plan] = []
     tried = 0
     fits: dict[str, bool] = {}
@@ -1021,7 +1066,7 @@ def plan_json(p: Plan, model: memory.ModelConfig, n_tokens: float, query: str = 
 def format_value(value: float, unit: str = "") -> str:
     """A number as a reader reads it: dollars as $1,234,567; others with thousands separators and four
     significant digits below 1,000; never an exponent above 1e-3, never a signed zero."""
-    x = float(value) + 0.0
+    x = _check.number("value", value) + 0.0
     if unit in ("USD", "$"):
         return f"{'-' if x < 0 else ''}${abs(x):,.0f}"
     if abs(x) >= 1000:
