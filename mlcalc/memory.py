@@ -803,8 +803,12 @@ def training_memory(
     offload_optimizer: bool = False,
     activations: str = "korthikanti",
     loss: str = "fp32-logits",
+    ep: int = 1,
 ) -> TrainingFit:
     """Per-device training memory of ``model`` in a dp x tp x pp layout, and whether it fits.
+
+    ``ep`` spreads a mixture of experts' routed experts over ``ep`` of the data-parallel ranks
+    (expert parallelism): each device keeps ``1 / ep`` of them.
 
     - Model states: ``n_params / (tp pp)`` per model shard, sharded further over ``dp``
       by ZeRO stage ``zero_stage`` (``zero_model_state_bytes``).
@@ -835,7 +839,9 @@ def training_memory(
         raise ValueError(f"overhead_fraction={overhead_fraction!r} is not allowed: it must be below 1")
     if model.n_layers % pp:
         raise ValueError(f"pp={pp!r} is not allowed: it must divide n_layers={model.n_layers}")
-    states = zero_model_state_bytes(model.n_params() / (tp * pp), dp, zero_stage, convention,
+    ep = _check.positive_int("ep", ep)
+    routed = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
+    states = zero_model_state_bytes((model.n_params() - routed + routed / ep) / (tp * pp), dp, zero_stage, convention,
                                     offload_optimizer=offload_optimizer)
     _check.choice("activations", activations, ("korthikanti", "architecture"))
     _check.choice("loss", loss, LOSS_CONVENTIONS)
