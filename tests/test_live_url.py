@@ -18,7 +18,7 @@ import pytest
 
 from mlcalc import calc as calcmod
 from mlcalc.calc import REGISTRY, get, run
-from mlcalc.live import (MAX_QUERY_CHARS, MAX_QUERY_PARAMS, open_widgets, open_widgets_json, query_from_values,
+from mlcalc.live import (MAX_QUERY_CHARS, MAX_QUERY_PARAMS, open_widgets, open_widgets_json, opened_values, query_from_values,
                          replace_query, run_widgets, run_widgets_json, values_from_query, widget_state)
 
 import mlcalc.calculators  # noqa: F401  (registers every calculator)
@@ -139,9 +139,89 @@ def test_hostile_parameters_are_refused_naming_the_parameter_its_value_and_what_
     with pytest.raises(ValueError) as err:
         values_from_query(key, query)
     assert names in str(err.value) and allowed in str(err.value) and "is not allowed" in str(err.value)
-    # The page's answer for the same link: the inline message, never an exception.
-    out = open_widgets(key, "?" + query, widget_state(key, get(key).defaults()))
-    assert out["ok"] is False and out["error"].startswith("In the page address, ") and names in out["error"]
+    # The page's answer for the same link: the bad parameter is dropped and named, the page's own
+    # values computed (never an exception).
+    page = widget_state(key, get(key).defaults())
+    out = open_widgets(key, "?" + query, page)
+    assert out["ok"] and out["notice"].startswith("In the page address, ") and names in out["notice"], out.get("notice")
+    assert out["controls"] == {} and out["html"] == run(key, get(key).defaults())["html"]
+
+
+def test_one_bad_parameter_drops_only_itself_and_says_which():
+    key = "plan.train"
+    page = widget_state(key, get(key).defaults())
+    out = open_widgets(key, "?plan.train.model=Llama-3+8B&plan.train.deadline_days=nan&plan.train.rent=false", page)
+    assert out["ok"] and "plan.train.deadline_days='nan'" in out["notice"] and "left out" in out["notice"]
+    assert "plan.train.model" not in out["notice"] and "plan.train.rent" not in out["notice"]
+    assert out["controls"] == widget_state(key, {"model": "Llama-3 8B", "rent": False})
+    assert out["html"] == run(key, {"model": "Llama-3 8B", "rent": False})["html"]
+    # a duplicated parameter: neither copy is taken
+    out = open_widgets(key, "?plan.train.rent=false&plan.train.rent=true&plan.train.model=Llama-3+8B", page)
+    assert out["ok"] and "more than once" in out["notice"]
+    assert out["controls"] == widget_state(key, {"model": "Llama-3 8B"})
+    # a good link has no notice
+    assert "notice" not in open_widgets(key, "?plan.train.model=Llama-3+8B", page)
+
+
+def test_a_preset_with_a_hand_edited_value_round_trips():
+    """The peak calculator: pick V100 (its clock 1530 MHz is filled in), type 1830 MHz (H100's, the page's
+    own value) back in: the link must hold the clock, or reopening it puts V100's 1530 MHz back."""
+    key = "accelerators.peak"
+    calc = get(key)
+    page = calc.defaults()
+    assert page["clock"] == 1830 and calc.control("accelerator").kind in ("choice", "toggle")
+    v100 = next(v for _, v in calc.control("accelerator").options if "V100" in str(v))
+    values = {**page, "accelerator": v100, "clock": page["clock"]}
+    query = "?" + query_from_values(key, values, page)
+    assert f"{key}.clock=1830" in query, query
+    out = open_widgets(key, query, widget_state(key, page))
+    assert out["ok"] and out["html"] == run(key, values)["html"]
+    reopened = {**page, **widget_values(key, {**widget_state(key, page), **out["controls"]})}
+    assert reopened == values
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_every_reachable_state_round_trips_through_the_address(key):
+    """Each preset option, then each filled control edited back to the page's own value: reopened equal."""
+    calc = get(key)
+    page = calc.defaults()
+    states = [dict(page)]
+    for p in calc.presets:
+        for option, filled in p.values.items():
+            after = {**page, p.control: option, **filled}
+            states.append(after)
+            for k in filled:
+                states.append({**after, k: page[k]})
+    for values in states[:60]:
+        query = "?" + query_from_values(key, values, page)
+        reopened = opened_values(key, query, page)
+        assert {k: reopened[k] for k in values if calc.control(k).kind != "text"} == \
+            {k: values[k] for k in values if calc.control(k).kind != "text"}, query
+
+
+@pytest.mark.parametrize("key, control, value, allowed", [
+    ("plan.serve", "prompt", 2**53 + 1, "2**53"),
+])
+def test_a_value_the_address_cannot_carry_is_refused_where_it_is_typed(key, control, value, allowed):
+    page = widget_state(key, get(key).defaults())
+    out = run_widgets(key, {**page, control: value}, control, page, "")
+    assert out["ok"] is False and get(key).control(control).label in out["error"] and allowed in out["error"], out
+    assert "address" in out["error"]
+
+
+def test_a_huge_number_in_an_inactive_control_is_refused_where_it_is_typed():
+    """A number box that the other values make irrelevant (shown disabled) is still written in the link."""
+    for key in KEYS:
+        calc = get(key)
+        numbers = [c for c in calc.controls if c.kind == "number"]
+        if not numbers:
+            continue
+        c = numbers[0]
+        page = widget_state(key, calc.defaults())
+        out = run_widgets(key, {**page, c.key: 1e301}, c.key, page, "")
+        assert out["ok"] is False and c.label in out["error"], (key, out)
+        return
+    pytest.fail("no calculator has a number box")
 
 
 def test_a_negative_number_box_reaches_compute_and_gets_its_usual_message():
