@@ -11,6 +11,7 @@ working, and from file:// the calculator says the link needs the live site.
 from __future__ import annotations
 
 import json
+import pathlib
 import time
 from urllib.parse import parse_qsl, quote_plus
 
@@ -420,10 +421,11 @@ def test_a_hostile_link_shows_the_inline_message_and_the_calculator_keeps_workin
     link = "?plan.tco.utilization=nan&plan.tco.pue=1e400&plan.tco.%F0%9F%A6%99=" + "9" * 2000
     _open(page, f"{site_url}/notebooks/plan/rent-hpc-buy.html{link}", [key])
     state = _settled(page, key, 0)
-    # The usual inline message, naming the parameter; the page's own values and result stay, not dimmed.
-    assert state["message"].startswith("Check the input:") and "plan.tco.utilization='nan'" in state["message"]
-    assert "is not allowed" in state["message"] and "the page's own" in state["message"]
-    assert state["values"] == state["initial"] and state["stale"] == 0
+    # The inline message names each bad parameter, which is left out; with no good one left, the page's
+    # own values and result stay, not dimmed.
+    assert state["message"].startswith("Check the link:") and "plan.tco.utilization='nan'" in state["message"]
+    assert "plan.tco.pue='1e400'" in state["message"] and "left out" in state["message"]
+    assert state["values"] == state["initial"] and state["stale"] == 0 and state["last"]["ok"]
     # A valid change computes as CPython does, and the link's bad parameters leave the address.
     state = _type(page, key, "pue", "1.3")
     want = run(key, {**widget_values(key, state["initial"]), "pue": 1.3})
@@ -446,3 +448,48 @@ def test_from_a_file_a_link_says_it_needs_the_live_site(page):
     page.wait_for_function(f"() => window.mlcalcLive && ({CALC})('plan.tco')", timeout=30_000, polling=100)
     status = page.evaluate(STATE, "plan.tco")["status"]
     assert "Snapshot" in status and "link" not in status
+
+
+@pytest.mark.browser
+def test_a_shared_plan_link_scrolls_to_its_calculator_and_the_export_buttons_carry_the_absolute_link(context, site_url):
+    """A plan's link lands on the planner (not thousands of pixels above it); its Copy and Download buttons
+    give the same text, the export CPython makes, with a link that reopens the same plan from anywhere."""
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site_url)
+    page = context.new_page()
+    key = "plan.train"
+    link = "?plan.train.model=Llama-3+8B&plan.train.deadline_days=30&plan.train.export=Markdown"
+    _open(page, f"{site_url}/notebooks/plan/training-plan.html{link}", [key])
+    state = _settled(page, key, 0)
+    assert state["last"]["ok"] and "# Plan:" in state["last"]["text"]
+    page.wait_for_timeout(300)
+    top = page.evaluate("() => document.getElementById('calc-plan-train').getBoundingClientRect().top")
+    assert 0 <= top < 200, f"the planner is {top:.0f} px from the top of the window"
+    copy = page.locator("#calc-plan-train .mlcalc-copy")
+    copy.click()
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    with page.expect_download() as dl:
+        page.locator("#calc-plan-train .mlcalc-download").click()
+    downloaded = pathlib.Path(dl.value.path()).read_text()
+    assert dl.value.suggested_filename == "plan.md"
+    assert copied == downloaded
+    values = {**get(key).defaults(), "model": "Llama-3 8B", "deadline_days": 30.0, "export": "Markdown"}
+    query = "?" + query_from_values(key, values)
+    url = f"{site_url}/notebooks/plan/training-plan.html{query}#calc-plan-train"
+    assert f"<{url}>" in downloaded, downloaded[:600]
+    assert downloaded.startswith("# Plan: Llama-3 8B") and "| number | value |" in downloaded
+    # the absolute link reopens the same plan
+    other = context.new_page()
+    _open(other, url, [key])
+    again = _settled(other, key, 0)
+    assert again["last"]["html"] == state["last"]["html"]
+    # the JSON export: valid JSON whose reopen block holds the absolute link
+    state = page.evaluate(STATE, key)
+    page.locator("#calc-plan-train .mlcalc-ctl-export button", has_text="JSON").click()
+    _settled(page, key, state["requested"])
+    with page.expect_download() as dl:
+        page.locator("#calc-plan-train .mlcalc-download").click()
+    record = json.loads(pathlib.Path(dl.value.path()).read_text())
+    assert record["reopen"]["url"].startswith(f"{site_url}/notebooks/plan/training-plan.html?plan.train.")
+    assert record["model"] == "Llama-3 8B"
+    other.close()
+    page.close()

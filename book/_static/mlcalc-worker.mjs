@@ -55,10 +55,19 @@ async function failure(err, names) {
   return new Error(gone.length ? `could not load ${gone.join("; ")}` : reason);
 }
 
-// A failure inside Pyodide's loader that rejects nothing we await still reaches the page.
+// The page is told once why Python did not start.
+let reported = false;
+function fail(err) {
+  if (reported) return;
+  reported = true;
+  self.postMessage({ failed: String((err && err.message) || err) });
+}
+
+// A failure inside Pyodide's loader that rejects nothing we await (a file it fetches itself, blocked)
+// still reaches the page, with the file named.
 self.addEventListener("unhandledrejection", (event) => {
   event.preventDefault(); // reported to the page as a message, not as an uncaught error
-  if (!runWidgetsJson) self.postMessage({ failed: String((event.reason && event.reason.message) || event.reason) });
+  if (!runWidgetsJson) failure(event.reason, Object.keys(FILES)).then(fail);
 });
 
 async function bytes(name) {
@@ -104,7 +113,8 @@ const ready = (async () => {
   const wheelPromise = bytes("wheel");
   wheelPromise.catch(() => {}); // awaited below; a failure is reported there
   const config = { indexURL: new URL("vendor/pyodide/", base).href, stdout: () => {}, stderr: () => {} };
-  const snapshot = await snapshotFor(wheelPromise, version);
+  // Without the wheel there is nothing to run: its failure is reported at once, before Python loads.
+  const [snapshot] = await Promise.all([snapshotFor(wheelPromise, version), wheelPromise]);
   timings.fetched = performance.now();
   let pyodide = null;
   if (snapshot) {
@@ -134,7 +144,7 @@ const ready = (async () => {
 
 ready.then(
   () => self.postMessage({ ready: true, timings }),
-  (err) => self.postMessage({ failed: String((err && err.message) || err) }),
+  fail,
 );
 
 self.onmessage = async (event) => {
