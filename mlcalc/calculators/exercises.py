@@ -20,6 +20,15 @@ from mlcalc.calc import Calc, Control, Table, View, register
 
 #: How close a matching slip must be for its hint to be shown (relative).
 MISTAKE_TOL = 0.01
+#: The fewest significant figures a rounded answer may have and still be right (19.53 % answered "20").
+SIG_FIGS = 2
+
+
+def round_sig(x: float, figures: int) -> float:
+    """``x`` rounded to ``figures`` significant figures (``round_sig(19.53, 2) == 20.0``)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    return round(x, figures - 1 - math.floor(math.log10(abs(x))))
 
 
 @dataclass(frozen=True)
@@ -42,15 +51,47 @@ class Exercise:
     hint: str  # for a wrong answer that matches no known slip
     rel_tol: float = 0.02  # accepted relative error (0: the answer must be exact, for counts)
     mistakes: tuple[Mistake, ...] = ()  # slips learners commonly make, checked in order
+    sig_figs: int = SIG_FIGS  # an answer rounded to this many significant figures (or more) is right
 
     def expected(self) -> float:
         return float(self.answer())
+
+    def roundings(self) -> tuple[float, ...]:
+        """The expected answer rounded to ``sig_figs`` up to 6 significant figures, each accepted as right.
+
+        A rounding that a known slip also gives (e.g. 130 for 128 KiB, when the kB slip gives 131) is
+        left out: there the reader must give more figures. Counts (``rel_tol`` 0) have none.
+        """
+        if self.rel_tol == 0:
+            return ()
+        expected = self.expected()
+        slips = [float(m.value()) for m in self.mistakes]
+        out = []
+        for k in range(self.sig_figs, 7):
+            r = round_sig(expected, k)
+            if any(math.isclose(r, w, rel_tol=max(self.rel_tol, MISTAKE_TOL)) or round_sig(w, k) == r
+                   for w in slips if not math.isclose(w, expected, rel_tol=max(self.rel_tol, 1e-9))):
+                continue
+            if r not in out:
+                out.append(r)
+        return tuple(out)
+
+    def accepted(self) -> str:
+        """What counts as right, in words ("exact", "within 2% or 2 significant figures")."""
+        if self.rel_tol == 0:
+            return "exact"
+        rounds = self.roundings()
+        least = next((k for k in range(self.sig_figs, 7) if round_sig(self.expected(), k) in rounds), None)
+        tol = f"within {self.rel_tol * 100:g}%"
+        return tol if least is None else f"{tol} or {least} significant figures"
 
     def is_right(self, given: float) -> bool:
         expected = self.expected()
         if self.rel_tol == 0:
             return given == round(expected)
-        return abs(given - expected) <= self.rel_tol * abs(expected)
+        if abs(given - expected) <= self.rel_tol * abs(expected):
+            return True
+        return any(math.isclose(given, r, rel_tol=1e-12) for r in self.roundings())
 
     def slip(self, given: float) -> str:
         """The hint of the first known slip that ``given`` matches, else ""."""
@@ -118,12 +159,20 @@ def _calc(s: ExerciseSet) -> Calc:
                      for i, ex in enumerate(s.exercises, 1))
     return register(Calc(key=f"exercises.{s.area}", title=s.title, controls=controls,
                          compute=_set_compute(s), view=_set_view,
-                         notes="Answers are computed by mlcalc; 0 means not answered yet."))
+                         notes=ROUNDING_NOTE))
+
+
+#: What the reader is told about accepted answers (shown under every set, in Jupyter and on the site).
+ROUNDING_NOTE = (f"Answers are computed by mlcalc; 0 means not answered yet. Counts must be exact; other answers "
+                 f"are right within the tolerance each question states or when "
+                 f"rounded to {SIG_FIGS} significant figures or more (19.53 answered as 20), unless that rounding "
+                 f"is also what a known slip gives: then give more figures.")
 
 
 def questions_table(s: ExerciseSet) -> Table:
     """The questions of a set, numbered, with the unit each answer is given in."""
-    return Table(("Q", "question", "answer in"), tuple((f"Q{i}", ex.question, ex.unit) for i, ex in enumerate(s.exercises, 1)))
+    return Table(("Q", "question", "answer in", "accepted"),
+                 tuple((f"Q{i}", ex.question, ex.unit, ex.accepted()) for i, ex in enumerate(s.exercises, 1)))
 
 
 # --------------------------------------------------------------------------- the sets
