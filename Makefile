@@ -85,6 +85,6 @@ room: book $(VENV)/.installed-test
 # A printable handout: the chapters of the built site in one PDF, printed by Debian's Chromium
 # (nothing downloaded); the print stylesheet is book/_static/mlcalc-layout.css.
 .PHONY: handout
-handout: book
+handout: book $(VENV)/.installed-test
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python scripts/handout.py
