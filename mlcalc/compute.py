@@ -344,7 +344,7 @@ class PublishedRun(NamedTuple):
 
 
 _CLIMATEGPT = "https://arxiv.org/abs/2401.09646"
-# Thulke et al. 2024 (ClimateGPT), Table 1, as quoted in the seed talk by A. Cockcroft: three
+# Thulke et al. 2024 (ClimateGPT), Table 1, as quoted in A. Cockcroft's talk: three
 # fine-tunes of Llama 2 on 4.2B tokens and two 7B models from scratch, on 20 nodes of 8 H100s.
 CLIMATEGPT_RUNS: tuple[PublishedRun, ...] = (
     PublishedRun("ClimateGPT-70B", 70e9, 4.2e9, 2182, 160, "H100-SXM", _CLIMATEGPT),
@@ -354,10 +354,10 @@ CLIMATEGPT_RUNS: tuple[PublishedRun, ...] = (
     PublishedRun("ClimateGPT-FSG-7B", 7e9, 323.7e9, 14288, 160, "H100-SXM", _CLIMATEGPT),
 )
 
-# The seed talk (A. Cockcroft, "Communicating megabytes in microseconds?"): an AWS p5.48xlarge,
+# A. Cockcroft's talk ("Communicating megabytes in microseconds?"): an AWS p5.48xlarge,
 # 8 x H100, at "~$100/hr". A list price from the talk, for worked examples only.
-SEED_P5_PRICE_PER_HOUR = 100.0
-SEED_P5_GPUS = 8
+COCKCROFT_P5_PRICE_PER_HOUR = 100.0
+COCKCROFT_P5_GPUS = 8
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,7 +381,7 @@ def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu:
 
     References
     ----------
-    Chowdhery et al. 2022 (PaLM), Sec. 4.1; the seed's example: 624 TFLOP in 4 s on an A100
+    Chowdhery et al. 2022 (PaLM), Sec. 4.1; Bekman's example: 624 TFLOP in 4 s on an A100
     (312 TFLOPS bf16) is 50% MFU.
     """
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
@@ -733,8 +733,8 @@ __all__ = [
     "CLIMATEGPT_RUNS",
     "CatalogueRow",
     "PublishedRun",
-    "SEED_P5_GPUS",
-    "SEED_P5_PRICE_PER_HOUR",
+    "COCKCROFT_P5_GPUS",
+    "COCKCROFT_P5_PRICE_PER_HOUR",
     "SORT_KEYS",
     "catalogue_rows",
     "DTYPE_BYTES",

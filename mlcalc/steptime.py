@@ -783,6 +783,38 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
         + max(inside, outside)
 
 
+def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_bytes: float, engine: str = "eager",
+                 reserve_fraction: float = MEMORY_RESERVE_FRACTION) -> Any:
+    """Per-GPU memory of ``layout`` from the training-fit chapter's model (:func:`mlcalc.memory.training_memory`)
+    with the arguments the engine's program implies, and whether it fits ``device_bytes``.
+
+    eager: fp32 weights and AdamW with autocast (``"fp32-adam"``), Hugging Face's loss (12 bytes per
+    logit); megatron: mixed-precision Adam (``"zero-mixed-adam"``), fp32 logits; both count each layer
+    of the model in hand (``activations="architecture"``). Context parallelism splits the sequence and
+    joins the ZeRO group (dp x cp); expert parallelism spreads the routed experts; uneven pipeline
+    stages count the fullest one. ``reserve_fraction`` of the device is held back (CUDA context, NCCL
+    buffers, fragmentation: a stated assumption).
+    """
+    from mlcalc import memory
+
+    _check.choice("engine", engine, ENGINES)
+    if not isinstance(layout, Layout):
+        raise ValueError(f"layout={layout!r} is not allowed: it must be a steptime.Layout")
+    s = _check.positive_int("seq_len", seq_len)
+    L, pp = model.n_layers, layout.pp
+    if pp > L:
+        raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
+    staged = model if L % pp == 0 else model.replace(n_layers=-(-L // pp) * pp)
+    tp = layout.tp
+    return memory.training_memory(staged, device_bytes, layout.micro_batch, _split(s, layout.cp),
+                                  layout.dp * layout.cp, tp, pp, layout.zero,
+                                  convention="fp32-adam" if engine == "eager" else "zero-mixed-adam",
+                                  recompute=layout.recompute, sequence_parallel=layout.sequence_parallel and tp > 1,
+                                  flash_attention=True, overhead_fraction=reserve_fraction,
+                                  activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
+                                  ep=layout.ep)
+
+
 def default_system(chip: str) -> str | None:
     """The network system (mlcalc/data/links.json) a chip trains in by default, from the catalogue."""
     from mlcalc.accelerators import spec
@@ -938,14 +970,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     host_hidden_not = m * max(0.0, fwd + bwd - device_mb)
 
     # ---- memory (the training-fit chapter's model)
-    staged = model if L % pp == 0 else model.replace(n_layers=L_here * pp)
     cap = mach.device_bytes or None
-    fit = memory.training_memory(staged, cap or 1e18, b, _split(s, cp), dpg, tp, pp, lay.zero,
-                                 convention="fp32-adam" if engine == "eager" else "zero-mixed-adam",
-                                 recompute=lay.recompute, sequence_parallel=lay.sequence_parallel and tp > 1,
-                                 flash_attention=True, overhead_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0,
-                                 activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
-                                 ep=ep)
+    fit = training_fit(model, lay, seq_len=s, device_bytes=cap or 1e18, engine=engine,
+                       reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0)
     mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
     peak = sum(mem_parts.values())
 

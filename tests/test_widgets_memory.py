@@ -7,10 +7,10 @@ pytest.importorskip("ipywidgets")
 from mlcalc.widgets import GpuCountWidget  # noqa: E402
 
 
-def test_widget_starts_on_the_seed_example():
+def test_widget_starts_on_the_bekman_example():
     w = GpuCountWidget()
-    # The seed's example (80B parameters, 18 bytes each, headroom 1.25) on an "80 GB" H100 in real bytes:
-    # 1.8e12 / 85.0e9 (torch total_memory, measured) = 21.2 -> 22 (the seed's 80e9 gives 23).
+    # Bekman's example (80B parameters, 18 bytes each, headroom 1.25) on an "80 GB" H100 in real bytes:
+    # 1.8e12 / 85.0e9 (torch total_memory, measured) = 21.2 -> 22 (Bekman's 80e9 gives 23).
     assert w.last_result.n_gpus == 22
     w.mode.value = "inference"
     assert w.last_result.n_gpus == 3  # 80e9 x 2 x 1.25 / 85.0e9 = 2.35 -> 3
