@@ -955,7 +955,7 @@ def simulate_disaggregated(model: memory.ModelConfig, chip: str, workload: Workl
 DENSE_LAYOUTS = ((1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1), (16, 1, 2))
 MOE_LAYOUTS = ((1, 2, 1), (1, 4, 1), (1, 8, 1), (8, 2, 2), (8, 4, 4))
 PLAN_REQUESTS = 300  # requests per verifying simulation (SIM_MAX_REQUESTS at most)
-PLAN_MAX_SIMS = 8  # simulations one layout may run while replicas are added (each adds a quarter or more)
+PLAN_MAX_SIMS = 10  # simulations one layout may run while replicas are added (a quarter more) or its batch cut (by a quarter)
 MAX_REPLICAS = 100_000  # more replicas than this: refused, not planned
 
 
@@ -966,15 +966,15 @@ class Serving(NamedTuple):
     tp: int  # tensor-parallel GPUs per attention group
     batch: int  # most sequences one replica decodes together (the scheduler's max batch)
     kv_tokens_fit: int  # KV-cache tokens that fit beside the weights on one replica
-    ttft_s: float  # time to first token at the asked percentile, simulated (queueing included)
-    tpot_s: float  # time per output token at the asked percentile, simulated
+    ttft_s: float  # time to first token at the asked percentile, simulated (queueing included; 0: impossible)
+    tpot_s: float  # time per output token at the asked percentile, simulated (0: impossible)
     replica_requests_per_s: float  # requests/s one replica is given (the rate / replicas)
     replicas: int  # replicas for the traffic (0: impossible)
     gpus: int  # replicas x tp x ep (0: impossible)
     output_tokens_per_s: float  # whole deployment, at the asked traffic
-    dollars_per_million_tokens: float  # all GPU-hours per million output tokens (nan: impossible)
+    dollars_per_million_tokens: float  # all GPU-hours per million output tokens (0: impossible)
     bound: str  # the bottleneck: "compute", "memory bandwidth", "KV capacity", "network", "launch floor",
-    #             "prefill (TTFT)"
+    #             "prefill and queueing (TTFT)"
     problems: tuple[str, ...]  # why a target cannot be met (empty when all are met)
     ep: int = 1  # expert-parallel groups per replica (1: none)
     nodes: int = 1  # nodes one replica spans
@@ -988,8 +988,9 @@ class Serving(NamedTuple):
 
 def _closed_form(model: memory.ModelConfig, chip: str, lay: tuple[int, int, int], p: int, o: int, tpot_t: float,
                  engine: str, weight_dtype: str, kv_dtype: str, max_batch: int | None = None
-                 ) -> tuple[StepModel, int, int, float, str] | str:
-    """(step model, batch, KV-limited batch, requests/s per replica, bound) or a reason it does not work."""
+                 ) -> tuple[StepModel, int, int, float, str] | str | float:
+    """(step model, batch, KV-limited batch, requests/s per replica, bound), or why it does not work: a reason, or
+    batch 1's step time when that alone misses the TPOT target."""
     tp, ep, nodes = lay
     cap = kv_capacity_tokens(model, chip, tp, ep, weight_dtype, kv_dtype)
     ratio = memory.kv_cache_bytes(model, p + o) / ((p + o) * memory.model_kv_bytes_per_token(model))
@@ -1002,8 +1003,7 @@ def _closed_form(model: memory.ModelConfig, chip: str, lay: tuple[int, int, int]
 
     d1 = predict_decode(model, chip, 1, mean_ctx, engine, tp, ep, weight_dtype, kv_dtype, nodes)
     if d1.step_s > tpot_t:
-        return (f"TPOT: batch 1 already takes {d1.step_s * 1e3:,.1f} ms per token on tp={tp}, ep={ep}, over the "
-                f"{tpot_t * 1e3:,.1f} ms target")
+        return d1.step_s  # batch 1 already misses the TPOT target
     top = b_kv if max_batch is None else min(b_kv, max_batch)
     sm = step_model(model, chip, engine, tp, ep, max(1, top), weight_dtype, kv_dtype, nodes, mean_ctx)
 
@@ -1084,7 +1084,7 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     percentile; replicas are added (a quarter more each time, at most :data:`PLAN_MAX_SIMS` simulations) until
     the share of requests within both targets reaches ``percentile``. The fewest GPUs wins (then the cheaper
     per token). Impossible targets (a batch of 1 too slow, one prompt's prefill over the TTFT target, weights
-    that fit no layout) come back with ``feasible`` False, no GPUs, and the reason. Dollars: all GPU-hours at
+    that fit no layout) come back with ``feasible`` False, no GPUs (times and dollars 0), and the reason. Dollars: all GPU-hours at
     ``price_per_gpu_hour``, split between input and output tokens by the replica time prefill and decode take.
     """
     rps = _check.positive("requests per second", requests_per_s)
@@ -1098,6 +1098,7 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     spec(chip)
     layouts = DENSE_LAYOUTS + (MOE_LAYOUTS if model.is_moe else ())
     problems: list[str] = []
+    fastest = (math.inf, 0, 0)  # the fastest batch-1 step of a layout that misses the TPOT target
     cands = []
     for lay in layouts:
         tp, ep, nodes = lay
@@ -1113,6 +1114,9 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         if isinstance(cf, str):
             problems.append(cf)
             continue
+        if isinstance(cf, float):  # batch 1's step, over the TPOT target
+            fastest = min(fastest, (cf, tp, ep))
+            continue
         sm, b, b_kv, per_rep, bound = cf
         alone = max(sm.prefill_min_s, p * sm.prefill_per_token_s + p * (p + 1) / 2.0 * sm.attention_per_pair_s)
         if alone > ttft_t:
@@ -1124,11 +1128,14 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
             problems.append(f"tp={tp}, ep={ep}: {replicas:,} replicas, over the {MAX_REPLICAS:,} the planner allows")
             continue
         cands.append((replicas * tp * ep, lay, sm, b, per_rep, bound, replicas))
+    if fastest[1]:
+        problems.insert(0, f"TPOT: even the fastest layout (tp={fastest[1]}, ep={fastest[2]}) takes "
+                           f"{fastest[0] * 1e3:,.1f} ms per token at batch 1, over the {tpot_t * 1e3:,.1f} ms target")
     if not cands:
+        problems.sort(key=lambda t: 0 if t.startswith(("TPOT", "TTFT")) else 1)
         why = "; ".join(dict.fromkeys(problems)) or "no layout fits"
-        return Serving(chip, 0, 0, 0, math.nan, math.nan, 0.0, 0, 0, rps * o, math.nan, "impossible",
+        return Serving(chip, 0, 0, 0, 0.0, 0.0, 0.0, 0, 0, rps * o, 0.0, "impossible",
                        tuple(dict.fromkeys(problems)) or (why,), engine=engine, feasible=False,
-                       dollars_per_million_input=math.nan, dollars_per_million_output=math.nan,
                        checked=f"impossible on {chip} with {engine}: {why}")
     cands.sort(key=lambda c: (c[0], c[1]))
     best: Serving | None = None
@@ -1139,16 +1146,34 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         tp, ep, nodes = lay
         res: LoadResult | None = None
         why_more = ""
+        mean_ctx = p + max(1, o // 2)
+        b0 = b
         for _ in range(PLAN_MAX_SIMS):
             w = Workload(rps / replicas, p, o, input_cv, output_cv, seed)
             res = simulate_replica(sm, draw_requests(w, n_req), b, chunk_tokens, ttft_t, tpot_t)
             if res.slo_attainment >= q and not res.queue_growing:
                 break
             ttft_q = res.ttft_p99_s if q >= 0.99 else res.ttft_p50_s
-            why_more = "prefill (TTFT)" if ttft_q > ttft_t else why_more or bound
-            replicas = replicas + max(1, math.ceil(replicas / 4))
+            tpot_q = res.tpot_p99_s if q >= 0.99 else res.tpot_p50_s
+            if ttft_q > ttft_t or res.queue_growing:
+                why_more = "prefill and queueing (TTFT)" if ttft_q > ttft_t else why_more or bound
+                replicas = replicas + max(1, math.ceil(replicas / 4))
+            elif tpot_q > tpot_t and b > 1:
+                # prefill stalls and longer contexts stretch the tail: a smaller batch per replica, more replicas
+                b = max(1, (3 * b) // 4)
+                pre_req = p * sm.prefill_per_token_s + p * (p + 1) / 2.0 * sm.attention_per_pair_s
+                step_b = _base(sm, b) + sm.per_cached_token_s * b * mean_ctx
+                per_rep = 1.0 / (pre_req + o * step_b / b)
+                replicas = max(replicas, math.ceil(rps / per_rep))
+            else:
+                replicas = replicas + max(1, math.ceil(replicas / 4))
         assert res is not None
         met = res.slo_attainment >= q and not res.queue_growing
+        if b < b0 and not why_more:  # the batch was cut for TPOT's tail: the decode step is the bottleneck
+            d = predict_decode(model, chip, b, mean_ctx, engine, tp, ep, weight_dtype, kv_dtype, nodes)
+            comm = comm_s(model, chip, b, tp, ep, nodes)
+            why_more = "network" if comm > 0.3 * d.step_s else {"memory": "memory bandwidth", "compute": "compute",
+                                                                 "launch floor": "launch floor"}[d.bound]
         gpus = replicas * tp * ep
         cost_s = gpus * price / 3600.0
         pre = p * sm.prefill_per_token_s + p * (p + 1) / 2.0 * sm.attention_per_pair_s
@@ -1156,8 +1181,9 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         share = pre / (pre + dec) if pre + dec > 0 else 0.0
         ttft_at = res.ttft_p99_s if q >= 0.99 else res.ttft_p50_s
         tpot_at = res.tpot_p99_s if q >= 0.99 else res.tpot_p50_s
-        probs = () if met else (f"after {PLAN_MAX_SIMS} simulations ({replicas:,} replicas) only "
-                                f"{res.slo_attainment:.0%} of requests meet both targets",)
+        probs = () if met else (f"not reached: after {PLAN_MAX_SIMS} simulations ({replicas:,} replicas, batch up to "
+                                f"{b:,}) {res.slo_attainment:.1%} of requests meet both targets, short of "
+                                f"{q:.0%}: more replicas may still get there",)
         cand = Serving(chip, tp, b, sm.kv_capacity_tokens, ttft_at, tpot_at, rps / replicas, replicas, gpus, rps * o,
                        cost_s / (rps * o) * 1e6, why_more or bound, probs, ep, nodes * 1, engine, met,
                        cost_s * share / (rps * p) * 1e6, cost_s * (1 - share) / (rps * o) * 1e6, res,

@@ -301,7 +301,8 @@ def _serve_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
         lines = [f"Impossible on {v['chip']} ({engine} engine):"] + [f"- {p}" for p in s.problems]
         return View(text="\n".join(lines))
     lay = f"tp={s.tp}" + (f" x ep={s.ep}" if s.ep > 1 else "") + (f" over {s.nodes} nodes" if s.nodes > 1 else "")
-    lines = [f"{s.gpus:,} x {s.chip} ({s.replicas:,} replicas of {lay}), {engine} engine, batch up to {s.batch:,}: "
+    reps = f"{s.replicas:,} replica{'s' if s.replicas != 1 else ''}"
+    lines = [f"{s.gpus:,} x {s.chip} ({reps} of {lay}), {engine} engine, batch up to {s.batch:,}: "
              f"TTFT p99 {s.ttft_s * 1e3:,.0f} ms, TPOT p99 {s.tpot_s * 1e3:,.1f} ms (simulated), "
              f"bottleneck: {s.bound}.",
              f"${s.dollars_per_million_input:,.3f} per million input tokens, ${s.dollars_per_million_output:,.2f} "
