@@ -1195,6 +1195,34 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     return best
 
 
+def serving_offers(on_demand_only: bool = True) -> tuple[str, ...]:
+    """Names of the priced rent offers of mlcalc/data/plan.json (each with its date) a serving plan can use:
+    rented by the hour, not subsidised; ``on_demand_only``: without a commitment term."""
+    from mlcalc import plan
+    return tuple(n for n, o in plan.offers().items() if o.way == "rent" and o.price_per_gpu_hour > 0
+                 and not o.subsidised and (o.term_years == 0 or not on_demand_only))
+
+
+def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...], requests_per_s: float,
+                        prompt_tokens: int, output_tokens: int, ttft_target_s: float, tpot_target_s: float,
+                        **kwargs: Any) -> list[tuple[str, Serving]]:
+    """:func:`plan_serving` on each offer's chip at its dated price; feasible plans first, cheapest per output
+    token first (the answer to "which chip"). At most 8 offers."""
+    from mlcalc import plan
+    names = tuple(offer_names)
+    if not 0 < len(names) <= 8:
+        raise ValueError(f"offer_names={names!r} is not allowed: from 1 to 8 offers")
+    offers = plan.offers()
+    out = []
+    for n in names:
+        _check.choice("offer", n, offers)
+        o = offers[n]
+        out.append((n, plan_serving(model, o.chip, requests_per_s, prompt_tokens, output_tokens, ttft_target_s,
+                                    tpot_target_s, o.price_per_gpu_hour, **kwargs)))
+    out.sort(key=lambda t: (not t[1].feasible, t[1].gpus == 0, t[1].dollars_per_million_output, t[1].gpus))
+    return out
+
+
 __all__ = [
     "COPY_CALIBRATION", "DECODE_RUN", "DECODE_RUNS", "DecodeCheck", "DecodeStep", "Floor", "MAX_BATCH", "Serving", "attention_time_s",
     "BenchCheck", "check_benchmarks", "matmul_rate", "prefill_s", "read_fraction", "tp_allreduce_s",

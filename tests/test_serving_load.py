@@ -223,3 +223,16 @@ def test_more_traffic_never_fewer_gpus():
     m = memory.model_preset("Llama-3 8B")
     g = [serving.plan_serving(m, "H100-SXM", r, 500, 200, 1.0, 0.05, 4.916).gpus for r in (1, 10, 40)]
     assert g == sorted(g) and g[0] >= 1
+
+
+def test_which_chip_at_dated_prices():
+    # plan.json's offers carry a price and the date it was listed; the planner compares chips per output token
+    from mlcalc import plan
+    names = tuple(n for n in serving.serving_offers() if "on demand" in n)
+    assert names and all(plan.offers()[n].date for n in names)
+    plans = serving.plan_serving_offers(memory.model_preset("Llama-3 8B"), names, 5, 500, 200, 1.0, 0.05)
+    feasible = [p for _, p in plans if p.feasible]
+    assert feasible and [p.dollars_per_million_output for p in feasible] == sorted(
+        p.dollars_per_million_output for p in feasible)
+    with pytest.raises(ValueError, match="offer"):
+        serving.plan_serving_offers(memory.model_preset("Llama-3 8B"), ("no such offer",), 5, 500, 200, 1.0, 0.05)
