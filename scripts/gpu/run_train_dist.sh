@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One call on a lent 4-GPU machine: scripts/gpu/train_dist.py on all 4 GPUs, then on GPUs 0,1, each launch first
+# One call on a lent machine: scripts/gpu/train_dist.py on 4 GPUs (if there are 4), then on GPUs 0,1, then on GPU 0,
+# each multi-GPU launch first
 # measuring its baseline (bf16 matmuls, collectives, send/recv, host time per op). Results go straight to the
 # output folder (rewritten after every case): machine.txt, log.txt, train_dist_w4.json, train_dist_w2.json.
 # A launch that dies (crash, NCCL watchdog) is started again and goes on after the case it died on.
@@ -46,7 +47,7 @@ launch() {  # $1: world size, $2: start no case after (s), $3: kill after (s); r
     port=$((port + 10))
   done
 }
-launch 4 "$W4_START_S" "$W4_END_S"
+if [ "$NGPU" -ge 4 ]; then launch 4 "$W4_START_S" "$W4_END_S"; else echo "== $NGPU GPUs: no 4-GPU cases"; fi
 CUDA_VISIBLE_DEVICES=$([ -z "$CPU" ] && echo 0,1 || echo "") launch 2 $((BUDGET_S - 100)) $((BUDGET_S - 45))
 CUDA_VISIBLE_DEVICES=$([ -z "$CPU" ] && echo 0 || echo "") launch 1 $((BUDGET_S - 30)) $((BUDGET_S - 5))
 nvidia-smi -q -d CLOCK,POWER,TEMPERATURE,PERFORMANCE >> "$OUT_DIR/machine.txt" 2>&1

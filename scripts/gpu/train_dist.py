@@ -66,10 +66,11 @@ def _untied(name: str) -> ModelConfig:
 
 
 def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompute: bool, dp: int = 1, tp: int = 1,
-         pp: int = 1, n_micro: int = 1, schedule: str = "") -> dict[str, Any]:
+         pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0) -> dict[str, Any]:
     """One run: ``dp`` FSDP shards x ``tp`` tensor x ``pp`` pipeline = ``world`` GPUs; every data-parallel
     rank trains ``n_micro`` micro-batches of ``micro_batch`` sequences per step (``n_micro`` > 1 only with
-    pipelining), so a step holds ``dp x n_micro x micro_batch`` sequences."""
+    pipelining), so a step holds ``dp x n_micro x micro_batch`` sequences. ``min_gib``: skipped on cards with
+    less memory (a layout that cannot fit an 80 GB card with fp32 AdamW states)."""
     if dp * tp * pp != world:
         raise ValueError(f"dp={dp} x tp={tp} x pp={pp} is not world={world}")
     if pp == 1 and n_micro != 1:
@@ -84,12 +85,14 @@ def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompu
     return {"id": cid, "model": models.as_dict(model), "world": world, "dp": dp, "tp": tp, "pp": pp,
             "schedule": schedule if pp > 1 else "", "n_micro": n_micro, "micro_batch": micro_batch,
             "seq_len": seq_len, "recompute": recompute, "layout": layout,
-            "global_batch": dp * n_micro * micro_batch, "tokens_per_step": dp * n_micro * micro_batch * seq_len}
+            "global_batch": dp * n_micro * micro_batch, "tokens_per_step": dp * n_micro * micro_batch * seq_len,
+            "min_gib": min_gib}
 
 
 def gpu_cases() -> list[dict[str, Any]]:
     """The sweep: 3 Llama shapes (1B, 3B, 8B), sequences of 2048 and 8192, checkpointing off and on, on 4 GPUs
-    (FSDP, TP, PP, FSDPxTP, PPxFSDP, PPxTP) and on 2 (FSDP, TP, PP). Sized to fit 80 GB H100s with AdamW."""
+    (FSDP, TP, PP, FSDPxTP, PPxFSDP, PPxTP), on 2 (FSDP, TP, PP) and on 1. Sized to fit 80 GB H100s with
+    fp32 AdamW states (two 8B cases on 2 GPUs only on larger cards)."""
     b1, b3, b8 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
     return [
         # 4 GPUs: FSDP
@@ -120,12 +123,32 @@ def gpu_cases() -> list[dict[str, Any]]:
         # 1 GPU (the same program with no parallelism: the engine's single-GPU path)
         case(b1, 1, 2048, 4, False),
         case(b1, 1, 8192, 1, True),
-        # 2 GPUs
+        case(b3, 1, 2048, 1, True),
+        # 2 GPUs: FSDP
         case(b1, 2, 2048, 4, False, dp=2),
-        case(b3, 2, 2048, 2, True, dp=2),
+        case(b1, 2, 2048, 4, True, dp=2),
+        case(b1, 2, 8192, 1, False, dp=2),
         case(b1, 2, 8192, 1, True, dp=2),
+        case(b3, 2, 2048, 2, True, dp=2),
+        case(b3, 2, 2048, 2, False, dp=2),
+        case(b3, 2, 8192, 1, True, dp=2),
+        # tensor parallel
         case(b1, 2, 2048, 4, False, tp=2),
+        case(b1, 2, 2048, 1, False, tp=2),
+        case(b1, 2, 8192, 1, True, tp=2),
+        case(b3, 2, 2048, 2, True, tp=2),
+        case(b3, 2, 2048, 2, False, tp=2),
+        case(b8, 2, 2048, 1, True, tp=2, min_gib=100),
+        # pipeline
         case(b1, 2, 2048, 2, False, pp=2, n_micro=4, schedule="gpipe"),
+        case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b"),
+        case(b3, 2, 2048, 1, True, pp=2, n_micro=4, schedule="1f1b"),
+        case(b3, 2, 8192, 1, True, pp=2, n_micro=4, schedule="gpipe"),
+        case(b8, 2, 2048, 1, True, pp=2, n_micro=4, schedule="1f1b", min_gib=100),
+        # the fullest last (on an 80 GB card an 8B model with fp32 AdamW states fits 2 GPUs only just)
+        case(b3, 2, 8192, 1, False, tp=2),
+        case(b8, 2, 2048, 1, True, dp=2),
+        case(b8, 2, 8192, 1, True, dp=2, min_gib=100),
     ]
 
 
@@ -706,6 +729,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         go = [args.deadline <= 0 or time.time() < args.deadline]
         dist.broadcast_object_list(go, src=0)
+        total_gib = torch.cuda.get_device_properties(dev).total_memory / 2**30 if not cpu else 1e9
+        if c.get("min_gib", 0) > total_gib:
+            result["cases"].append({**c, "error": f"skipped: needs {c['min_gib']} GiB, the card has {total_gib:.1f}"})
+            save()
+            continue
         if not go[0]:
             result["cases"].append({**c, "error": "skipped: the call's time budget was spent"})
             save()
