@@ -114,7 +114,7 @@ def test_failures_shrink_goodput_with_the_count():
 
 
 def test_owning_beats_renting_when_used_around_the_clock():
-    # The seed ("The AI Battlefield"): "If you can deploy the hardware 24/7 for more than a few years the
+    # Bekman ("The AI Battlefield"): "If you can deploy the hardware 24/7 for more than a few years the
     # total cost will be cheaper than renting." DGX H100 at ~$270,000 (Epoch AI / SemiAnalysis) against
     # AWS Capacity Block H100s at $4.916 per GPU-hour, over 4 years.
     c = plan.chip_info("H100-SXM")

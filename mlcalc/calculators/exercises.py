@@ -254,7 +254,7 @@ ACCELERATORS = ExerciseSet(
 
 
 def _llama3_8b_states_gb(bytes_per_param: float | None = None, unit: float = 1e9) -> float:
-    b = sum(memory.training_bytes_per_param("seed").values()) if bytes_per_param is None else bytes_per_param
+    b = sum(memory.training_bytes_per_param("bekman").values()) if bytes_per_param is None else bytes_per_param
     return memory.model_preset("Llama-3 8B").n_params() * b / unit
 
 
@@ -271,7 +271,7 @@ MEMORY = ExerciseSet(
     exercises=(
         Exercise(
             "q1",
-            "How many GB (1e9 bytes) of model states does Llama-3 8B need to train under the seed's convention "
+            "How many GB (1e9 bytes) of model states does Llama-3 8B need to train under Bekman's convention "
             "of 18 bytes per parameter?",
             "GB",
             _llama3_8b_states_gb,
@@ -282,7 +282,7 @@ MEMORY = ExerciseSet(
                 Mistake(lambda: _llama3_8b_states_gb(unit=2.0**30),
                         "that is GiB (2^30 bytes); the question asks GB (1e9 bytes)."),
                 Mistake(lambda: _llama3_8b_states_gb(16.0),
-                        "16 bytes per parameter is ZeRO's count; the seed's convention is 18."),
+                        "16 bytes per parameter is ZeRO's count; Bekman's convention is 18."),
             ),
         ),
         Exercise(
@@ -315,7 +315,7 @@ def _busbw_allgather(collective: str = "all_gather") -> float:
     return network.algbw_to_busbw(2e9 / 5e-3, collective, 8) / 1e9
 
 
-def _per_gpu_gbs(efficiency: float = network.SEED_EFFICIENCY, bits: bool = False) -> float:
+def _per_gpu_gbs(efficiency: float = network.BEKMAN_EFFICIENCY, bits: bool = False) -> float:
     per_gpu = network.gbps_to_bytes_per_s(3200) / 8
     gbs = network.expected_bytes_per_s(per_gpu, efficiency) / 1e9
     return gbs * network.BITS_PER_BYTE if bits else gbs
