@@ -243,5 +243,16 @@ def peers() -> tuple[Mapping[str, str], ...]:
     return tuple(MappingProxyType(p) for p in json.loads(text)["peers"])
 
 
+def main() -> int:
+    """``python -m mlcalc.accuracy``: every model's record, one line each."""
+    for key, fam in FAMILIES.items():
+        print(f"{fam.title} ({fam.model}): {family_line(key)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
 __all__ = ["CALCULATORS", "COLLECTIVE_RUNS", "Case", "FAMILIES", "Family", "NOT_CHECKED", "Summary", "cases",
-           "family_line", "peers", "record", "summary"]
+           "family_line", "main", "peers", "record", "summary"]
