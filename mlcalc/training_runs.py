@@ -49,7 +49,7 @@ class Check(NamedTuple):
     metric: str  # what is compared (METRICS)
     published: float  # the source's figure
     predicted: float  # the engine's, in the same terms
-    error: float  # predicted / published - 1
+    error: float  # in throughput terms: predicted / published - 1 (for an iteration time, published / predicted - 1)
     cause: str  # the source's own reason for a miss, "" if none is stated
     prediction: steptime.StepPrediction
 
@@ -87,7 +87,8 @@ def check(name: str) -> Check:
     else:
         pred = p.tokens_per_s / g
     pub = float(e["published"])
-    return Check(name, metric, pub, pred, pred / pub - 1.0, str(e.get("cause", "")), p)
+    err = pub / pred - 1.0 if metric == "step_s" else pred / pub - 1.0  # a faster prediction is positive
+    return Check(name, metric, pub, pred, err, str(e.get("cause", "")), p)
 
 
 def checks() -> tuple[Check, ...]:
@@ -96,5 +97,5 @@ def checks() -> tuple[Check, ...]:
 
 
 def throughput_error(c: Check) -> float:
-    """The error as throughput: for an iteration time, published / predicted - 1 (a slower prediction is negative)."""
-    return c.published / c.predicted - 1.0 if c.metric == "step_s" else c.error
+    """The error as throughput (:attr:`Check.error`): a slower prediction is negative, whatever the metric."""
+    return c.error
