@@ -171,6 +171,20 @@ def palm_flops_per_token(model: ModelConfig, seq_len: int, attention: bool = Tru
     return 6.0 * n + att
 
 
+#: The book's one convention for MFU and HFU (every page that shows an MFU says it uses this one).
+MFU_CONVENTION = ("PaLM (Chowdhery et al. 2022, Appendix B): 6 N + 12 L H Q T FLOP per token, N the active "
+                  "parameters; HFU adds the recomputation actually done")
+
+
+def palm_hardware_flops_per_token(model: ModelConfig, seq_len: int, recompute: str = "none") -> float:
+    """FLOP per token executed under PaLM's convention: :func:`palm_flops_per_token` plus the recomputed
+    forward: ``4 L H Q T`` (attention) with selective recomputation, ``2 N + 4 L H Q T`` with full."""
+    _check.choice("recompute", recompute, RECOMPUTE_KINDS)
+    att_fwd = 4.0 * model.n_layers * model.n_heads * model.qk_head_dim * _check.positive_int("seq_len", seq_len)
+    extra = {"none": 0.0, "selective": att_fwd, "full": 2.0 * model.n_active_params() + att_fwd}[recompute]
+    return palm_flops_per_token(model, seq_len) + extra
+
+
 def korthikanti_flops_per_iteration(batch: int, seq_len: int, n_layers: int, hidden: int, vocab: int,
                                     recompute: str = "none") -> float:
     """FLOP per iteration of a GPT model under Korthikanti et al. 2022's convention (Appendix A).
@@ -217,10 +231,8 @@ def utilization(model: ModelConfig, batch: int, seq_len: int, iteration_time_s: 
         mf = korthikanti_flops_per_iteration(b, s, model.n_layers, model.hidden, model.vocab, "none")
         hf = korthikanti_flops_per_iteration(b, s, model.n_layers, model.hidden, model.vocab, recompute)
     else:
-        per_tok = palm_flops_per_token(model, s)
-        att_fwd = 4.0 * model.n_layers * model.n_heads * model.qk_head_dim * s
-        extra = {"none": 0.0, "selective": att_fwd, "full": 2.0 * model.n_active_params() + att_fwd}[recompute]
-        mf, hf = per_tok * b * s, (per_tok + extra) * b * s
+        mf = palm_flops_per_token(model, s) * b * s
+        hf = palm_hardware_flops_per_token(model, s, recompute) * b * s
     return Utilization(mfu(mf, iteration_time_s, peak_flops_per_gpu, n_gpus),
                        hfu(hf, iteration_time_s, peak_flops_per_gpu, n_gpus), mf, hf, convention)
 
@@ -332,7 +344,7 @@ class PublishedRun(NamedTuple):
 
 
 _CLIMATEGPT = "https://arxiv.org/abs/2401.09646"
-# Thulke et al. 2024 (ClimateGPT), Table 1, as quoted in the seed talk by A. Cockcroft: three
+# Thulke et al. 2024 (ClimateGPT), Table 1, as quoted in A. Cockcroft's talk: three
 # fine-tunes of Llama 2 on 4.2B tokens and two 7B models from scratch, on 20 nodes of 8 H100s.
 CLIMATEGPT_RUNS: tuple[PublishedRun, ...] = (
     PublishedRun("ClimateGPT-70B", 70e9, 4.2e9, 2182, 160, "H100-SXM", _CLIMATEGPT),
@@ -342,10 +354,10 @@ CLIMATEGPT_RUNS: tuple[PublishedRun, ...] = (
     PublishedRun("ClimateGPT-FSG-7B", 7e9, 323.7e9, 14288, 160, "H100-SXM", _CLIMATEGPT),
 )
 
-# The seed talk (A. Cockcroft, "Communicating megabytes in microseconds?"): an AWS p5.48xlarge,
+# A. Cockcroft's talk ("Communicating megabytes in microseconds?"): an AWS p5.48xlarge,
 # 8 x H100, at "~$100/hr". A list price from the talk, for worked examples only.
-SEED_P5_PRICE_PER_HOUR = 100.0
-SEED_P5_GPUS = 8
+COCKCROFT_P5_PRICE_PER_HOUR = 100.0
+COCKCROFT_P5_GPUS = 8
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,7 +381,7 @@ def mfu(flops_per_iteration: float, iteration_time_s: float, peak_flops_per_gpu:
 
     References
     ----------
-    Chowdhery et al. 2022 (PaLM), Sec. 4.1; the seed's example: 624 TFLOP in 4 s on an A100
+    Chowdhery et al. 2022 (PaLM), Sec. 4.1; Bekman's example: 624 TFLOP in 4 s on an A100
     (312 TFLOPS bf16) is 50% MFU.
     """
     peak = _check.positive("peak_flops_per_gpu", peak_flops_per_gpu)
@@ -721,8 +733,8 @@ __all__ = [
     "CLIMATEGPT_RUNS",
     "CatalogueRow",
     "PublishedRun",
-    "SEED_P5_GPUS",
-    "SEED_P5_PRICE_PER_HOUR",
+    "COCKCROFT_P5_GPUS",
+    "COCKCROFT_P5_PRICE_PER_HOUR",
     "SORT_KEYS",
     "catalogue_rows",
     "DTYPE_BYTES",
@@ -734,6 +746,8 @@ __all__ = [
     "Utilization",
     "korthikanti_flops_per_iteration",
     "palm_flops_per_token",
+    "palm_hardware_flops_per_token",
+    "MFU_CONVENTION",
     "utilization",
     "gpt_iteration_flops",
     "Offer",

@@ -9,11 +9,11 @@ from typing import Mapping, NamedTuple
 
 from mlcalc import _check, models
 
-# Bytes per parameter, by what they hold, in the convention of the seed chapter
+# Bytes per parameter, by what they hold, in the convention of Bekman's chapter
 # ("The AI Battlefield", section "Impress others with your ML instant math"):
 # training in mixed precision keeps fp32 master weights and a bf16 copy (4 + 2),
 # fp32 gradients (4) and AdamW's two fp32 states (8): 18 bytes per parameter.
-SEED_TRAINING_BYTES: Mapping[str, float] = MappingProxyType(
+BEKMAN_TRAINING_BYTES: Mapping[str, float] = MappingProxyType(
     {
         "weights (fp32 master + bf16 copy)": 6.0,
         "gradients (fp32)": 4.0,
@@ -21,9 +21,9 @@ SEED_TRAINING_BYTES: Mapping[str, float] = MappingProxyType(
     }
 )
 # Inference in half precision keeps only the bf16 weights: 2 bytes per parameter.
-SEED_INFERENCE_BYTES: Mapping[str, float] = MappingProxyType({"weights (bf16)": 2.0})
-# The seed's "1.25 is 25% for activations (very very approximate)".
-SEED_HEADROOM = 1.25
+BEKMAN_INFERENCE_BYTES: Mapping[str, float] = MappingProxyType({"weights (bf16)": 2.0})
+# Bekman's "1.25 is 25% for activations (very very approximate)".
+BEKMAN_HEADROOM = 1.25
 
 MODES = ("train", "inference")
 
@@ -39,9 +39,9 @@ class GpuEstimate(NamedTuple):
 
 
 def default_bytes_per_param(mode: str) -> Mapping[str, float]:
-    """The seed's bytes per parameter, by component, for ``mode`` ("train" or "inference")."""
+    """Bekman's bytes per parameter, by component, for ``mode`` ("train" or "inference")."""
     _check.choice("mode", mode, MODES)
-    return SEED_TRAINING_BYTES if mode == "train" else SEED_INFERENCE_BYTES
+    return BEKMAN_TRAINING_BYTES if mode == "train" else BEKMAN_INFERENCE_BYTES
 
 
 def gpus_needed(
@@ -49,9 +49,9 @@ def gpus_needed(
     gpu_memory_bytes: float,
     mode: str = "train",
     bytes_per_param: float | Mapping[str, float] | None = None,
-    headroom: float = SEED_HEADROOM,
+    headroom: float = BEKMAN_HEADROOM,
 ) -> GpuEstimate:
-    """Fewest accelerators whose memory holds a model, by the seed's instant math.
+    """Fewest accelerators whose memory holds a model, by Bekman's instant math.
 
     ``n_gpus = ceil(n_params * bytes_per_param * headroom / gpu_memory_bytes)``
 
@@ -61,8 +61,8 @@ def gpus_needed(
     gpu_memory_bytes : memory of one accelerator in bytes (80 GB = 80e9).
     mode : "train" (mixed precision with AdamW) or "inference" (half precision).
     bytes_per_param : bytes each parameter costs, as one number or by component;
-        ``None`` takes the seed's convention for ``mode`` (18 to train, 2 to serve).
-    headroom : multiplier for activations and everything else (>= 1; the seed uses 1.25).
+        ``None`` takes Bekman's convention for ``mode`` (18 to train, 2 to serve).
+    headroom : multiplier for activations and everything else (>= 1; Bekman uses 1.25).
 
     References
     ----------
@@ -151,11 +151,11 @@ CONVENTIONS: Mapping[str, Convention] = MappingProxyType({c.key: c for c in (
         "rajbhandari2020zero, section 3.1 (K = 12 bytes of optimizer states)",
     ),
     Convention(
-        "seed", "The seed's instant math: fp32 + bf16 weights, fp32 gradients, AdamW (6 + 4 + 8 = 18)",
+        "bekman", "Bekman's instant math: fp32 + bf16 weights, fp32 gradients, AdamW (6 + 4 + 8 = 18)",
         (("bf16 weights", 2.0, "parameters"), ("fp32 master weights", 4.0, "optimizer states"),
          ("fp32 gradients", 4.0, "gradients"), ("AdamW momentum (fp32)", 4.0, "optimizer states"),
          ("AdamW variance (fp32)", 4.0, "optimizer states")),
-        "bekman2024mlengineering, 'The AI Battlefield': 8 bytes AdamW states, 4 grads, 4+2 weights",
+        "bekman2024battlefield: 8 bytes AdamW states, 4 grads, 4+2 weights",
         "Differs from ZeRO's 16 only in keeping the gradients in fp32.",
     ),
     Convention(
@@ -803,8 +803,12 @@ def training_memory(
     offload_optimizer: bool = False,
     activations: str = "korthikanti",
     loss: str = "fp32-logits",
+    ep: int = 1,
 ) -> TrainingFit:
     """Per-device training memory of ``model`` in a dp x tp x pp layout, and whether it fits.
+
+    ``ep`` spreads a mixture of experts' routed experts over ``ep`` of the data-parallel ranks
+    (expert parallelism): each device keeps ``1 / ep`` of them.
 
     - Model states: ``n_params / (tp pp)`` per model shard, sharded further over ``dp``
       by ZeRO stage ``zero_stage`` (``zero_model_state_bytes``).
@@ -835,7 +839,9 @@ def training_memory(
         raise ValueError(f"overhead_fraction={overhead_fraction!r} is not allowed: it must be below 1")
     if model.n_layers % pp:
         raise ValueError(f"pp={pp!r} is not allowed: it must divide n_layers={model.n_layers}")
-    states = zero_model_state_bytes(model.n_params() / (tp * pp), dp, zero_stage, convention,
+    ep = _check.positive_int("ep", ep)
+    routed = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
+    states = zero_model_state_bytes((model.n_params() - routed + routed / ep) / (tp * pp), dp, zero_stage, convention,
                                     offload_optimizer=offload_optimizer)
     _check.choice("activations", activations, ("korthikanti", "architecture"))
     _check.choice("loss", loss, LOSS_CONVENTIONS)
@@ -953,7 +959,7 @@ def cpu_needs(
     """Cores and host RAM for one training node.
 
     Cores: ``accelerators x (workers + 1)``: 2-3 dataloader workers per accelerator plus
-    the main process (seed, "The AI Battlefield", CPU section).
+    the main process (Bekman, "The AI Battlefield", CPU section).
     RAM: every process first builds the model on the CPU (DeepSpeed's memory docs:
     ``params x 4 x n_gpus x buffer`` for an fp32 model, buffer 1.5); offloaded
     optimizer states or parameters live there during training; the workers need their own.

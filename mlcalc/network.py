@@ -21,9 +21,9 @@ from mlcalc import _check
 # --------------------------------------------------------------------------- units
 
 BITS_PER_BYTE = 8
-# The seed chapter ("The AI Battlefield", Inter-node Network): "You typically get at most
+# Bekman's chapter ("The AI Battlefield", Inter-node Network): "You typically get at most
 # 80% of advertised speed. e.g., if you are told you get 800Gbps, expect ~640Gbps."
-SEED_EFFICIENCY = 0.8
+BEKMAN_EFFICIENCY = 0.8
 DIRECTIONS = ("per direction", "bidirectional")
 UNITS = ("GB/s", "Gb/s")
 
@@ -57,8 +57,8 @@ def one_direction(bandwidth_bytes_per_s: float, direction: str) -> float:
     return bandwidth_bytes_per_s / 2 if direction == "bidirectional" else bandwidth_bytes_per_s
 
 
-def expected_bytes_per_s(advertised_bytes_per_s: float, efficiency: float = SEED_EFFICIENCY) -> float:
-    """What to plan with: the advertised bandwidth times ``efficiency`` (seed: at most 80%)."""
+def expected_bytes_per_s(advertised_bytes_per_s: float, efficiency: float = BEKMAN_EFFICIENCY) -> float:
+    """What to plan with: the advertised bandwidth times ``efficiency`` (Bekman: at most 80%)."""
     advertised_bytes_per_s = _check.non_negative("advertised_bytes_per_s", advertised_bytes_per_s)
     return advertised_bytes_per_s * _check.fraction("efficiency", efficiency)
 
@@ -156,7 +156,7 @@ class System:
 
 
 class Generation(NamedTuple):
-    """One GPU generation of the seed's V100 -> B200 table."""
+    """One GPU generation of Bekman's V100 -> B200 table."""
 
     gpu: str  # "V100", ...
     year: int  # year of release
@@ -212,7 +212,7 @@ def nccl_base_latency_s() -> float:
 
 @lru_cache(maxsize=None)
 def generations() -> tuple[Generation, ...]:
-    """The seed's GPU generations (V100, A100, H100, B200), oldest first."""
+    """Bekman's GPU generations (V100, A100, H100, B200), oldest first."""
     gpus = _raw()["generations"]["gpus"]
     return tuple(
         Generation(name, int(e["year"]), float(e["fp16_dense_tflops"]) * 1e12, link(e["nvlink"]), e["source"],
@@ -273,7 +273,7 @@ def allreduce_volume_factor(n_ranks: int, volume: str = "exact") -> float:
 
     ``"exact"``: 2(n-1)/n, what a ring or a reduce-scatter + all-gather moves
     (nccl-tests doc/PERFORMANCE.md). ``"2x payload"``: the back-of-envelope rule "an
-    all-reduce moves twice the data", the limit of 2(n-1)/n for large n (the seed's
+    all-reduce moves twice the data", the limit of 2(n-1)/n for large n (Bekman's
     rule of thumb); it overstates by n/(n-1): 2x for 2 GPUs, 14% for 8.
     """
     n = _check.positive_int("n_ranks", n_ranks)
@@ -951,7 +951,7 @@ def compare_topologies(n_gpus: int, radix: int, hb_domain: int,
 
 __all__ = [
     "ALGORITHMS", "BITS_PER_BYTE", "COLLECTIVES", "IN_NETWORK", "MAX_ENDPOINTS", "MAX_NICS_PER_NODE", "MAX_RANKS",
-    "SEED_EFFICIENCY", "TREE_BUSBW_FACTOR", "VOLUME_CONVENTIONS", "CollectiveTime", "Fabric", "Generation",
+    "BEKMAN_EFFICIENCY", "TREE_BUSBW_FACTOR", "VOLUME_CONVENTIONS", "CollectiveTime", "Fabric", "Generation",
     "HierarchicalTime", "Link", "Speedup", "SwitchCount", "System", "TopologyResult", "UnitsResult",
     "algbw_to_busbw", "allreduce_volume_factor", "bandwidth_units", "bisection_bytes_per_s", "busbw_factor",
     "busbw_to_algbw", "bytes_per_s_to_gbps", "collective_busbw_bytes_per_s", "collective_time",

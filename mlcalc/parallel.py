@@ -85,7 +85,7 @@ def reference_model(name: str) -> Workload:
 
 # --------------------------------------------------------------------------- which collective, how many bytes
 
-# Which collectives each kind of parallelism uses (seed 004 "Communication"; ZeRO, Megatron-LM,
+# Which collectives each kind of parallelism uses (Lockwood's notes "Communication"; ZeRO, Megatron-LM,
 # Korthikanti et al. 2022 for sequence parallelism, GShard / Switch for experts).
 COLLECTIVES_USED: Mapping[str, str] = MappingProxyType({
     "data parallel (DDP)": "all_reduce of the gradients, overlapped with the backward pass",

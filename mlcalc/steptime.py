@@ -24,7 +24,9 @@ from __future__ import annotations
 import math
 import statistics
 from types import MappingProxyType
-from typing import Callable, Iterable, Mapping, NamedTuple, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from mlcalc import _check
 from mlcalc.models import ModelConfig
@@ -60,6 +62,10 @@ class Machine(NamedTuple):
     host_s_per_backward_op: float = 0.0  # host time per op the backward pass runs; 0: ignore
     fp32_matmul_flops_per_s: float = 0.0  # rate of fp32 products (0: the bf16 rate / 14.8, H100's ratio)
     host_s_per_checkpoint: float = 0.0  # host time torch.utils.checkpoint adds per checkpointed layer and pass
+    key: str = ""  # catalogue key of the chip (mlcalc/data/accelerators.json), "" if unknown
+    device_bytes: float = 0.0  # memory capacity a fit may use (0: unknown)
+    peak_flops_per_s: float = 0.0  # dense bf16 peak, the MFU denominator (0: unknown)
+    fp8_matmul_speedup: float = 0.0  # fp8 / bf16 matmul rate as published for the chip (0: no fp8)
 
 
 def flat_machine(name: str, matmul_flops_per_s: float, memory_bytes_per_s: float,
@@ -78,6 +84,23 @@ def flat_machine(name: str, matmul_flops_per_s: float, memory_bytes_per_s: float
 def _nearest(rows: Sequence[tuple[tuple[float, ...], float]], key: tuple[float, ...]) -> float:
     best = min(rows, key=lambda r: sum(math.log(a / b) ** 2 for a, b in zip(r[0], key)))
     return best[1]
+
+
+_LOOKUP_CACHE = 4096  # shapes remembered per machine (the cache is emptied when full: bounded memory)
+
+
+def _nearest_lookup(rows: Sequence[tuple[tuple[float, ...], float]]) -> Callable[..., float]:
+    """:func:`_nearest` over fixed rows as a function of the key, remembering recent keys."""
+    rows = list(rows)
+    memo: dict[tuple[float, ...], float] = {}
+
+    def look(*key: float) -> float:
+        if key not in memo:
+            if len(memo) >= _LOOKUP_CACHE:
+                memo.clear()
+            memo[key] = _nearest(rows, key)
+        return memo[key]
+    return look
 
 
 def machine_from_rates(data: Mapping[str, object], name: str = "", memory_bytes_per_s: float | None = None,
@@ -117,8 +140,28 @@ def machine_from_rates(data: Mapping[str, object], name: str = "", memory_bytes_
     env = data.get("environment", {})  # type: ignore[union-attr]
     date = str(env.get("date_utc", ""))[:10]  # type: ignore[union-attr]
     label = name or f"{env.get('device_name', 'GPU')}, measured {date}"  # type: ignore[union-attr]
-    return Machine(label, lambda m, n, k: _nearest(mm, (m, n, k)), lambda d, s: _nearest(at, (d, s)),
-                   bw, host_f, host_b, _check.non_negative("fp32_matmul_flops_per_s", fp32_matmul_flops_per_s), ckpt)
+    key, cap, peak, f8 = _card_facts(str(env.get("device_name", "")))  # type: ignore[union-attr]
+    return Machine(label, _nearest_lookup(mm), _nearest_lookup(at),
+                   bw, host_f, host_b, _check.non_negative("fp32_matmul_flops_per_s", fp32_matmul_flops_per_s), ckpt,
+                   key, cap, peak, f8)
+
+
+def _card_facts(device_name: str) -> tuple[str, float, float, float]:
+    """(catalogue key, capacity bytes, dense bf16 peak, fp8 speed-up) of a measured card, or blanks."""
+    from mlcalc import compute, measured
+    from mlcalc.accelerators import catalogue
+
+    try:
+        key = measured.accelerator_key(device_name)
+    except ValueError:
+        return "", 0.0, 0.0, 0.0
+    if key not in catalogue():
+        return "", 0.0, 0.0, 0.0
+    acc = catalogue()[key]
+    f8 = 0.0
+    if compute.has_flops(key, "fp8", "achievable") and compute.has_flops(key, "bf16", "achievable"):
+        f8 = compute.achievable_flops(key, "fp8", "achievable") / compute.achievable_flops(key, "bf16", "achievable")
+    return key, acc.memory_bytes, acc.peak_flops("bf16") if acc.has("bf16") else 0.0, f8
 
 
 def _tokens(batch: int, seq_len: int) -> tuple[int, int, int]:
@@ -134,11 +177,39 @@ def _tokens(batch: int, seq_len: int) -> tuple[int, int, int]:
 # ---------------------------------------------------------------------------------------------
 
 
-def layer_products(model: ModelConfig, tokens: int, moe_layer: bool) -> list[tuple[int, int, int, int, str]]:
-    """Forward products of one layer as (m, n, k, count, label), with HF's separate Q, K, V projections.
+# Megatron's tensor-parallel split (Shoeybi et al. 2019): column-parallel products split their output
+# width n over the tp ranks, row-parallel ones their inner dimension k; the rest stay whole on every rank.
+_COLUMN_PARALLEL = ("attention q", "attention k", "attention v", "mla q up", "mla kv up", "mlp in",
+                    "shared expert in", "expert in")
+_ROW_PARALLEL = ("attention out", "mlp out", "shared expert out", "expert out")
+
+
+def _split(n: int, ways: int) -> int:
+    return max(1, -(-n // ways))  # ceil: a rank with a partial share pays for a whole one
+
+
+def layer_products(model: ModelConfig, tokens: int, moe_layer: bool, tp: int = 1,
+                   ep: int = 1) -> list[tuple[int, int, int, int, str]]:
+    """Forward products of one layer on one GPU as (m, n, k, count, label), with HF's separate Q, K, V.
 
     Routed experts are labelled "expert ...": tokens spread evenly, ``tokens x top-k / experts`` rows each.
+    ``tp`` splits each product as Megatron does (column- or row-parallel, :data:`_COLUMN_PARALLEL`);
+    ``ep`` places ``experts / ep`` experts on each GPU, which then sees the routed tokens of ``ep`` GPUs.
     """
+    out = _layer_products(model, tokens, moe_layer, ep)
+    if tp == 1:
+        return out
+    res = []
+    for mm, n, k, c, label in out:
+        if label in _COLUMN_PARALLEL:
+            n = _split(n, tp)
+        elif label in _ROW_PARALLEL:
+            k = _split(k, tp)
+        res.append((mm, n, k, c, label))
+    return res
+
+
+def _layer_products(model: ModelConfig, tokens: int, moe_layer: bool, ep: int) -> list[tuple[int, int, int, int, str]]:
     m, h, T = model, model.hidden, tokens
     out: list[tuple[int, int, int, int, str]] = []
     if m.attention == "mla":
@@ -157,9 +228,10 @@ def layer_products(model: ModelConfig, tokens: int, moe_layer: bool) -> list[tup
     ins = 2 if m.gated_mlp else 1
     if moe_layer:
         f = m.expert_ffn
-        rows = max(1, round(T * m.experts_per_token / m.n_experts))  # tokens per expert, balanced routing
+        rows = max(1, round(T * ep * m.experts_per_token / m.n_experts))  # tokens per expert, balanced routing
+        here = _split(m.n_experts, ep)
         out.append((T, m.n_experts, h, 1, "router"))
-        out += [(rows, f, h, ins * m.n_experts, "expert in"), (rows, h, f, m.n_experts, "expert out")]
+        out += [(rows, f, h, ins * here, "expert in"), (rows, h, f, here, "expert out")]
         if m.n_shared_experts:
             out += [(T, f, h, ins * m.n_shared_experts, "shared expert in"),
                     (T, h, f, m.n_shared_experts, "shared expert out")]
@@ -176,25 +248,35 @@ HF_EXPERTS_IN_FP32 = True
 
 
 def step_gemms(model: ModelConfig, batch: int, seq_len: int, recompute: bool = False,
-               experts_in_fp32: bool = HF_EXPERTS_IN_FP32) -> tuple[Gemm, ...]:
-    """Every matrix product of one training step: forward, backward (input and weight gradients),
-    and with full recomputation each layer's forward again (counted in the backward phase)."""
+               experts_in_fp32: bool = HF_EXPERTS_IN_FP32, tp: int = 1, ep: int = 1, cp: int = 1,
+               layers: int | None = None, logits: bool = True) -> tuple[Gemm, ...]:
+    """Every matrix product of one training step on one GPU: forward, backward (input and weight
+    gradients), and with full recomputation each layer's forward again (counted in the backward phase).
+
+    ``tp``/``ep``: the GPU's share (:func:`layer_products`); ``cp``: the sequence split over ``cp`` GPUs;
+    ``layers``: the layers this GPU holds (a pipeline stage; default all), dense layers first and MoE
+    layers after in the model's proportion; ``logits``: whether it holds the output layer (the last stage).
+    """
     _, _, T = _tokens(batch, seq_len)
-    kinds = [(model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)]
+    T = _split(T, cp)
+    L = model.n_layers if layers is None else layers
+    n_moe = round(model.n_moe_layers * L / model.n_layers)
+    kinds = [(L - n_moe, False), (n_moe, True)]
     out: list[Gemm] = []
     for n_layers, moe in kinds:
         if not n_layers:
             continue
-        for mm, n, k, c, label in layer_products(model, T, moe):
+        for mm, n, k, c, label in layer_products(model, T, moe, tp, ep):
             dt = "fp32" if experts_in_fp32 and label.startswith("expert") else "bf16"
             out.append(Gemm(mm, n, k, c * n_layers, f"{label} (fwd)", "forward", dt))
             if recompute:
                 out.append(Gemm(mm, n, k, c * n_layers, f"{label} (recomputed fwd)", "backward", dt))
             out.append(Gemm(mm, k, n, c * n_layers, f"{label} (input grad)", "backward", dt))
             out.append(Gemm(n, k, mm, c * n_layers, f"{label} (weight grad)", "backward", dt))
-    v, h = model.vocab, model.hidden
-    out += [Gemm(T, v, h, 1, "logits (fwd)", "forward"), Gemm(T, h, v, 1, "logits (input grad)", "backward"),
-            Gemm(v, h, T, 1, "logits (weight grad)", "backward")]
+    if logits:
+        v, h = _split(model.vocab, tp), model.hidden
+        out += [Gemm(T, v, h, 1, "logits (fwd)", "forward"), Gemm(T, h, v, 1, "logits (input grad)", "backward"),
+                Gemm(v, h, T, 1, "logits (weight grad)", "backward")]
     return tuple(out)
 
 
@@ -264,23 +346,103 @@ def elementwise_bytes_per_token_layer(model: ModelConfig) -> Mapping[str, float]
     return MappingProxyType(parts)
 
 
-def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: bool = False) -> Mapping[str, float]:
-    """Bytes the memory-bound kernels of one step move, by phase and kind."""
+# Megatron-LM / NeMo (the "megatron" engine): bf16 weights and activations, fused kernels. Forward bytes
+# read + written per element of one layer (Korthikanti et al. 2022's fused kernels; TransformerEngine):
+FUSED_NORM = 4.0  # fused LayerNorm / RMSNorm: read 2, write 2
+FUSED_BIAS_DROPOUT_ADD = 6.0  # residual + branch (+ bias, dropout) in one kernel: read 2 + 2, write 2
+FUSED_ROPE = 4.0  # fused rotary embedding of q and k: read 2, write 2
+FUSED_GATED_ACT = 6.0  # fused SwiGLU: read gate and up (2 + 2), write 2, per inner element
+FUSED_GELU = 4.0  # fused bias-GeLU: read 2, write 2
+FUSED_LOSS_BYTES_PER_LOGIT = 16.0  # vocab-parallel cross-entropy in fp32: cast (2+4), max and sum-exp (4), gradient (4+2)
+FUSED_PERMUTE = 8.0  # MoE token permute and unpermute, forward: read 2 + write 2, twice, per routed element
+# Megatron's distributed optimizer on its shard: read the fp32 gradient, master weight and two moments
+# (16), write master and moments (12) and the bf16 weight (2). Gradients accumulate in fp32 inside the
+# weight-gradient product (gradient_accumulation_fusion): no separate cast kernel.
+MEGATRON_ADAM_BYTES_PER_PARAM = 30.0
+
+ENGINES = ("eager", "megatron")
+
+# Kinds of per-layer element-wise work that stay whole on every tensor-parallel rank unless sequence
+# parallelism splits them (Korthikanti et al. 2022, 4.2.2); the rest is split by tp.
+_SEQUENCE_PARALLEL_KINDS = ("norms", "casts of norm outputs to bf16", "residual adds", "dropout")
+
+
+def fused_bytes_per_token_layer(model: ModelConfig) -> Mapping[str, float]:
+    """Forward element-wise bytes one layer moves per token in the "megatron" engine (fused kernels)."""
+    m, h = model, model.hidden
+    kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
+    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if m.is_moe else m.ffn_hidden
+    parts = {"norms": FUSED_NORM * h * m.norms_per_layer, "residual adds": 2 * FUSED_BIAS_DROPOUT_ADD * h}
+    if not m.learned_positions:
+        parts["rotary embeddings and casts"] = FUSED_ROPE * (m.n_heads * (m.qk_rope_head_dim or m.head_dim) + kv)
+    if m.qk_norm:
+        parts["query/key norms"] = FUSED_NORM * (m.q_width + kv)
+    parts["activation"] = (FUSED_GATED_ACT if m.gated_mlp else FUSED_GELU) * f
+    if m.is_moe:
+        parts["routing (gather, weight, scatter of expert inputs and outputs)"] = FUSED_PERMUTE * h * m.experts_per_token
+    if m.dropout > 0:
+        parts["dropout"] = 2.0 * h  # the 1-byte masks of the two fused bias-dropout-adds, written and read
+    return MappingProxyType(parts)
+
+
+def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> float:
+    """Weight-matrix parameters of ``layers`` layers on one GPU (experts split over ep, all over tp)."""
+    experts = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
+    dense = model.n_matrix_params() - experts
+    return (dense + experts / ep) / tp * layers / model.n_layers
+
+
+def params_per_gpu(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1) -> float:
+    """Parameters one GPU holds before ZeRO sharding: the model over tp x pp, routed experts also over ep."""
+    experts = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
+    return (model.n_params() - experts + experts / ep) / (tp * pp)
+
+
+def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: bool = False, *, tp: int = 1,
+                      cp: int = 1, ep: int = 1, sequence_parallel: bool = False, layers: int | None = None,
+                      logits: bool = True, engine: str = "eager", optimizer_shard: float = 1.0,
+                      pp: int = 1) -> Mapping[str, float]:
+    """Bytes the memory-bound kernels of one step (one micro-batch) move on one GPU, by phase and kind.
+
+    ``engine="eager"``: the Hugging Face program (fp32 weights, autocast; the constants above);
+    ``"megatron"``: bf16 weights and fused kernels (:func:`fused_bytes_per_token_layer`). The layout
+    arguments are those of :func:`step_gemms`; ``optimizer_shard`` is the share of this GPU's
+    parameters its optimizer steps (1 / (dp cp) with ZeRO).
+    """
+    _check.choice("engine", engine, ENGINES)
     _, _, T = _tokens(batch, seq_len)
-    layer_fwd = sum(elementwise_bytes_per_token_layer(model).values()) * T * model.n_layers
-    mats = model.n_matrix_params() + model.vocab * model.hidden * (0 if model.tied_embeddings else 1)
-    mats_tied = model.n_matrix_params() + model.vocab * model.hidden
-    embed = 3 * 8.0 * T * model.hidden  # gather (4), final norm in and out, embedding gradient
+    T = _split(T, cp)
+    L = model.n_layers if layers is None else layers
+    per_tok = (elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer)(model)
+    split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
+             for k, v in per_tok.items()}
+    layer_fwd = sum(split.values()) * T * L
+    vh = model.vocab * model.hidden / tp
+    embed = 3 * 8.0 * T * model.hidden / (tp if sequence_parallel else 1)  # gather, final norm, embedding grad
+    params_opt = params_per_gpu(model, tp, pp, ep) * optimizer_shard
+    if engine == "megatron":
+        return MappingProxyType({
+            "forward: layers": layer_fwd,
+            "forward: embedding and final norm": embed / 3 * 2,
+            "backward: layers": BACKWARD_OVER_FORWARD * layer_fwd + (layer_fwd if recompute else 0.0),
+            "backward: embedding and final norm": embed / 3,
+            "loss: logits (fp32 copy, log-softmax, its gradient)": FUSED_LOSS_BYTES_PER_LOGIT * T * vh / model.hidden
+            if logits else 0.0,
+            "optimizer: fused AdamW": MEGATRON_ADAM_BYTES_PER_PARAM * params_opt,
+        })
+    mats = _matrix_params_here(model, tp, ep, L)
+    out_layer = vh * (0 if model.tied_embeddings else 1) if logits else 0.0
     return MappingProxyType({
         "forward: layers": layer_fwd,
-        "forward: weight casts to bf16": WEIGHT_CAST_BYTES * mats_tied,
+        "forward: weight casts to bf16": WEIGHT_CAST_BYTES * (mats + (vh if logits else 0.0)),
         "forward: embedding and final norm": embed / 3 * 2,
         "backward: layers": BACKWARD_OVER_FORWARD * layer_fwd + (layer_fwd if recompute else 0.0),
-        "backward: recomputed weight casts": WEIGHT_CAST_BYTES * model.n_matrix_params() if recompute else 0.0,
-        "backward: gradient casts to fp32": GRAD_CAST_BYTES * mats,
+        "backward: recomputed weight casts": WEIGHT_CAST_BYTES * mats if recompute else 0.0,
+        "backward: gradient casts to fp32": GRAD_CAST_BYTES * (mats + out_layer),
         "backward: embedding and final norm": embed / 3,
-        "loss: logits (fp32 copy, log-softmax, its gradient)": LOSS_BYTES_PER_LOGIT * T * model.vocab,
-        "optimizer: fused AdamW": ADAMW_BYTES_PER_PARAM * model.n_params(),
+        "loss: logits (fp32 copy, log-softmax, its gradient)": LOSS_BYTES_PER_LOGIT * T * vh / model.hidden
+        if logits else 0.0,
+        "optimizer: fused AdamW": ADAMW_BYTES_PER_PARAM * params_opt,
     })
 
 
@@ -360,26 +522,22 @@ class StepTime(NamedTuple):
     model_flop: float  # FLOP of the model without recomputation (what MFU counts)
 
 
-def step_time(model: ModelConfig, batch: int, seq_len: int, recompute: bool, machine: Machine,
-              experts_in_fp32: bool = HF_EXPERTS_IN_FP32) -> StepTime:
-    """Predicted time of one training step on ``machine`` (see the module docstring)."""
-    b, s, T = _tokens(batch, seq_len)
-    gemms = step_gemms(model, b, s, recompute, experts_in_fp32)
+def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float], att_rate: float,
+            eb: Mapping[str, float], ops: Mapping[str, float], machine: Machine, n_layers: int, recompute: bool,
+            fp8: bool = False) -> StepTime:
+    """Forward, backward and optimizer time of one GPU's kernels (the rule of the module docstring)."""
     fp32_rate = machine.fp32_matmul_flops_per_s
+    speedup = (machine.fp8_matmul_speedup or 1.0) if fp8 else 1.0
 
     def rate(g: Gemm) -> float:
         bf16 = machine.matmul_flops_per_s(g.m, g.n, g.k)
-        return bf16 if g.dtype == "bf16" else (fp32_rate or bf16 / 14.8)
+        return bf16 * speedup if g.dtype == "bf16" else (fp32_rate or bf16 / 14.8)
 
-    att = attention_flop(model, b, s, recompute)
-    eb = elementwise_bytes(model, b, s, recompute)
-    ops = op_counts(model, recompute)
     bw = machine.memory_bytes_per_s
-    att_rate = machine.attention_flops_per_s(model.qk_head_dim, s)
     parts: dict[str, float] = {}
     dev: dict[str, float] = {}
     host: dict[str, float] = {}
-    ckpt = machine.host_s_per_checkpoint * model.n_layers if recompute else 0.0
+    ckpt = machine.host_s_per_checkpoint * n_layers if recompute else 0.0
     host["forward"] = ops["forward"] * machine.host_s_per_op + ckpt
     host["backward"] = (ops["backward"] * machine.host_s_per_backward_op
                         + ops["recomputed forward"] * machine.host_s_per_op + ckpt)
@@ -397,7 +555,7 @@ def step_time(model: ModelConfig, batch: int, seq_len: int, recompute: bool, mac
         # (torch.utils.checkpoint's own host work per layer is not an op: it only counts where the host
         # as a whole is the slower side.)
         per_op = (host[phase] - ckpt) / max(1.0, ops[phase] + ops["recomputed forward"] * (phase == "backward"))
-        n_att = model.n_layers * (2 if recompute and phase == "backward" else 1)
+        n_att = max(1, n_layers * (2 if recompute and phase == "backward" else 1))
         n_mm = sum(g.count for g in gs)
         n_ew = max(1.0, ops[phase] + (ops["recomputed forward"] if phase == "backward" else 0.0) - n_mm - n_att)
         parts[phase] = (sum(max(t, g.count * per_op) for t, g in zip(t_mm, gs))
@@ -410,6 +568,382 @@ def step_time(model: ModelConfig, batch: int, seq_len: int, recompute: bool, mac
     model_flop = flop - (sum(g.flop for g in gemms if "recomputed" in g.label) + (att["forward"] if recompute else 0))
     return StepTime(sum(parts.values()), MappingProxyType(parts), MappingProxyType(dev), MappingProxyType(host),
                     flop, model_flop)
+
+
+def step_time(model: ModelConfig, batch: int, seq_len: int, recompute: bool, machine: Machine,
+              experts_in_fp32: bool = HF_EXPERTS_IN_FP32) -> StepTime:
+    """Predicted time of one training step of the eager program on one GPU (see the module docstring).
+
+    The one-GPU case of :func:`predict_step` (``Layout()``, ``engine="eager"``), with its parts.
+    """
+    b, s, _ = _tokens(batch, seq_len)
+    gemms = step_gemms(model, b, s, recompute, experts_in_fp32)
+    return _passes(model, gemms, attention_flop(model, b, s, recompute),
+                   machine.attention_flops_per_s(model.qk_head_dim, s), elementwise_bytes(model, b, s, recompute),
+                   op_counts(model, recompute), machine, model.n_layers, recompute)
+
+
+# ---------------------------------------------------------------------------------------------
+# Any layout: tensor, pipeline, data (ZeRO / FSDP), context and expert parallel
+# ---------------------------------------------------------------------------------------------
+
+SCHEDULES = ("1f1b", "interleaved", "gpipe")
+RECOMPUTE = ("none", "selective", "full")
+ZERO_STAGES = (0, 1, 2, 3)
+MAX_GPUS = 1_000_000  # layouts above a million GPUs are refused
+MAX_MICRO_BATCHES = 1_000_000  # grad_accum above this is refused
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one training step is spread over GPUs (``n_gpus = tp pp dp cp``; ``ep`` divides ``dp cp``)."""
+
+    tp: int = 1  # tensor-parallel ranks (Megatron's split of every layer)
+    pp: int = 1  # pipeline stages
+    dp: int = 1  # data-parallel replicas
+    cp: int = 1  # context-parallel ranks (the sequence split, ring attention)
+    ep: int = 1  # expert-parallel ranks (routed experts spread over them, inside dp x cp)
+    zero: int = 0  # ZeRO stage over the data-parallel ranks: 0 (DDP), 1, 2, 3 (= FSDP)
+    sequence_parallel: bool = False  # norms, dropout and residuals split over tp too (Korthikanti et al. 2022)
+    schedule: str = "1f1b"  # pipeline schedule: "1f1b", "interleaved" or "gpipe"
+    virtual_stages: int = 1  # layer chunks per GPU with "interleaved"
+    recompute: str = "none"  # "none", "selective" or "full" activation recomputation
+    micro_batch: int = 1  # sequences per micro-batch per replica
+    grad_accum: int = 1  # micro-batches per replica per optimizer step
+
+    def __post_init__(self) -> None:
+        for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
+            _check.positive_int(f, getattr(self, f), MAX_GPUS)
+        _check.positive_int("grad_accum", self.grad_accum, MAX_MICRO_BATCHES)
+        _check.choice("zero", self.zero, ZERO_STAGES)
+        _check.choice("schedule", self.schedule, SCHEDULES)
+        _check.choice("recompute", self.recompute, RECOMPUTE)
+        _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
+        if self.n_gpus > MAX_GPUS:
+            raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
+        if (self.dp * self.cp) % self.ep:
+            raise ValueError(f"ep={self.ep!r} is not allowed: it must divide dp x cp = {self.dp * self.cp}")
+        if self.virtual_stages > 1 and self.schedule != "interleaved":
+            raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed: only with schedule='interleaved'")
+
+    @property
+    def n_gpus(self) -> int:
+        """GPUs the layout uses: tp x pp x dp x cp."""
+        return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def global_batch(self) -> int:
+        """Sequences per optimizer step: micro_batch x grad_accum x dp."""
+        return self.micro_batch * self.grad_accum * self.dp
+
+
+class StepPrediction(NamedTuple):
+    """One optimizer step of a layout, predicted (per GPU unless said; seconds, bytes, FLOP)."""
+
+    step_s: float  # wall time of one optimizer step
+    compute_s: float  # this GPU's kernels over the step (matmuls, attention, element-wise), recomputation included
+    host_s: float  # host dispatch time not hidden behind the device
+    comm_s: float  # all communication of this GPU, hidden or not
+    comm_exposed_s: float  # the part of comm_s on the critical path
+    bubble_s: float  # pipeline bubble
+    optimizer_s: float  # optimizer step (its kernels)
+    parts_s: Mapping[str, float]  # sums to step_s
+    comm_parts_s: Mapping[str, tuple[float, float]]  # parallelism -> (total_s, exposed_s)
+    peak_bytes_per_gpu: float  # mlcalc.memory.training_memory of the layout, no reserve
+    memory_parts: Mapping[str, float]  # its parts
+    device_bytes: float | None  # capacity the fit uses (None: unknown)
+    fits: bool  # peak plus the stated reserve within device_bytes
+    tokens_per_s: float  # whole job
+    model_flops: float  # whole job per step, PaLM convention (6 N + 12 L H Q T per token)
+    hardware_flops: float  # whole job per step, recomputation included (same convention)
+    mfu: float  # model_flops / (step_s n_gpus peak); nan if the peak is unknown
+    hfu: float  # hardware_flops / (step_s n_gpus peak)
+    notes: tuple[str, ...]  # the rules applied, in words
+
+
+# Rules of the engine, stated once (they appear in StepPrediction.notes):
+RULES = MappingProxyType({
+    "tensor": "tensor-parallel collectives (2 per layer forward, 2 backward, 2 more with full recomputation) "
+              "are on the critical path",
+    "data": "data-parallel gradient reduction overlaps the backward pass of the last micro-batch; ZeRO-1/2's "
+            "parameter all-gather after the optimizer overlaps the first forward pass; what does not fit is exposed",
+    "fsdp": "ZeRO-3/FSDP gathers each layer's parameters ahead of its forward and backward and reduce-scatters "
+            "its gradients, overlapped with that micro-batch's pass; only the excess is exposed",
+    "pipeline": "the pipeline bubble is (p - 1) / (m v) of the micro-batches' time (Narayanan et al. 2021); "
+                "each micro-batch's activation send forward and gradient send backward is exposed",
+    "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
+    "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
+    "host": "eager: each operation takes the longer of dispatching it and running it; megatron: the host "
+            "runs ahead of the device (no host time)",
+    "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
+             "dense bf16 peak; HFU adds the recomputed forward",
+})
+
+# Memory held back from a fit for the CUDA context, NCCL buffers and fragmentation: the stated overhead of
+# mlcalc.memory.training_memory (an assumption, not a measured constant).
+MEMORY_RESERVE_FRACTION = 0.1
+# Bytes per gradient value the data-parallel reduction moves: eager PyTorch reduces the fp32 .grad
+# (DDP; FSDP2 with reduce_dtype fp32), Megatron-core reduces bf16 gradients (grad_reduce_in_fp32 off).
+GRAD_BYTES = MappingProxyType({"eager": 4.0, "megatron": 2.0})
+ACTIVATION_BYTES = 2.0  # bf16 activations cross the links
+
+
+@lru_cache(maxsize=64)
+def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf-run2") -> Machine:
+    """A :class:`Machine` for a chip of the catalogue, carried over from the book's measured H200.
+
+    The H200's measured per-shape matmul and attention rates (``reference_run``) are scaled by the chip's
+    published maximum achievable matmul rate over the H200's (mlcalc/data/achievable_matmul.json; the
+    dense bf16 datasheet peaks where no MAMF is published), its element-wise bandwidth by the two
+    datasheet memory bandwidths; fp8 products run faster by the chip's published fp8 / bf16 MAMF ratio
+    (none where the chip or the table has no fp8 figure). The host constants stay (same software).
+    A transfer by stated ratios, not a measurement of that chip.
+    """
+    from mlcalc import compute, hfruns
+    from mlcalc.accelerators import spec
+
+    acc = spec(key)
+    if not acc.has("bf16"):
+        raise ValueError(f"machine={key!r} is not allowed: the catalogue has no dense bf16 figure for it")
+    base = hfruns.machine(reference_run)
+    ref = spec("H200-SXM")
+
+    def mamf(k: str, dt: str) -> float | None:
+        return compute.achievable_flops(k, dt, "achievable") if compute.has_flops(k, dt, "achievable") else None
+
+    mine, theirs = mamf(key, "bf16"), mamf("H200-SXM", "bf16")
+    scale = mine / theirs if (mine and theirs) else acc.peak_flops("bf16") / ref.peak_flops("bf16")
+    bw = acc.memory_bandwidth_bytes_per_s / ref.memory_bandwidth_bytes_per_s
+    f8 = mamf(key, "fp8")
+    speed = f8 / mine if (f8 and mine) else 0.0
+    mm, at = base.matmul_flops_per_s, base.attention_flops_per_s
+    return base._replace(
+        name=f"{key} (carried over from the measured H200 by published rates)",
+        matmul_flops_per_s=lambda m, n, k: mm(m, n, k) * scale,
+        attention_flops_per_s=lambda d, s: at(d, s) * scale,
+        memory_bytes_per_s=base.memory_bytes_per_s * bw,
+        fp32_matmul_flops_per_s=acc.peak_flops("fp32") if acc.has("fp32") else 0.0,
+        key=key, device_bytes=acc.memory_bytes, peak_flops_per_s=acc.peak_flops("bf16"), fp8_matmul_speedup=speed)
+
+
+def _fabric_of(system_key: str, ranks: int, stride: int, gpus_per_node: int, efficiency: float = 1.0) -> Any:
+    """The fabric of a group of ``ranks`` GPUs placed ``stride`` apart (Megatron's order tp, cp, ep/dp, pp)."""
+    from mlcalc import network
+
+    sys_g = network.system(system_key).gpus_per_node
+    gpn = min(gpus_per_node, sys_g)
+    if stride * ranks <= gpn:  # the whole group inside one node
+        return network.fabric(system_key, 1, gpus_per_node=ranks, efficiency=efficiency)
+    per_node = max(1, gpn // stride) if stride < gpn else 1
+    nodes = max(2, -(-ranks // per_node))
+    return network.fabric(system_key, nodes, gpus_per_node=per_node, efficiency=efficiency)
+
+
+def _collective_s(message_bytes: float, fab: Any, collective: str) -> float:
+    from mlcalc import network
+
+    if message_bytes <= 0 or fab.n_ranks < 2:
+        return 0.0
+    if collective == "all_reduce":
+        return network.nccl_collective_time(message_bytes, fab, collective).time_s
+    return network.fabric_collective_time(message_bytes, fab, collective).time_s
+
+
+def _p2p_s(message_bytes: float, fab: Any) -> float:
+    """One point-to-point send: over NVLink inside a node, through the GPU's NIC share across nodes."""
+    if message_bytes <= 0:
+        return 0.0
+    if fab.n_nodes > 1:
+        return fab.base_latency_s + fab.inter_step_latency_s + message_bytes / fab.inter_bytes_per_s_per_gpu
+    return fab.base_latency_s + fab.intra_step_latency_s + message_bytes / fab.intra_bytes_per_s
+
+
+def _all_to_all_s(message_bytes: float, fab: Any) -> float:
+    """All-to-all of ``message_bytes`` per GPU: the share for other nodes through the GPU's NIC share,
+    the rest over NVLink, both at once (the slower sets the time)."""
+    n = fab.n_ranks
+    if message_bytes <= 0 or n < 2:
+        return 0.0
+    g = fab.gpus_per_node
+    inside = message_bytes * (g - 1) / n / fab.intra_bytes_per_s
+    outside = message_bytes * (n - g) / n / fab.inter_bytes_per_s_per_gpu if fab.n_nodes > 1 else 0.0
+    return fab.base_latency_s + (n - 1) * (fab.inter_step_latency_s if fab.n_nodes > 1 else fab.intra_step_latency_s) \
+        + max(inside, outside)
+
+
+def default_system(chip: str) -> str | None:
+    """The network system (mlcalc/data/links.json) a chip trains in by default, from the catalogue."""
+    from mlcalc.accelerators import spec
+
+    sys_key = spec(chip).extra.get("training_system")
+    return None if sys_key is None else str(sys_key)
+
+
+def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: Machine | str,
+                 gpus_per_node: int = 8, dtype: str = "bf16", engine: str = "eager", system: str | None = None,
+                 fabric: Any = None) -> StepPrediction:
+    """One optimizer step of ``model`` trained in ``layout`` on ``machine`` (see :data:`RULES`).
+
+    Per GPU: the products at their sharded shapes (:func:`step_gemms`) at the machine's rate for each
+    shape, attention, element-wise and host work (:func:`_passes`) of one micro-batch on the fullest
+    pipeline stage (its layers and the output layer), the optimizer on the GPU's share; communication from
+    :mod:`mlcalc.network` on the fabric of each group; memory from :func:`mlcalc.memory.training_memory`.
+    ``machine``: a :class:`Machine` or a catalogue key (:func:`catalogue_machine`); ``fabric``: one
+    :class:`mlcalc.network.Fabric` used for every group (e.g. a measured node), else ``system``'s links.
+    """
+    from mlcalc import compute, memory
+
+    if not isinstance(layout, Layout):
+        raise ValueError(f"layout={layout!r} is not allowed: it must be a steptime.Layout")
+    _check.choice("engine", engine, ENGINES)
+    _check.choice("dtype", dtype, ("bf16", "fp8"))
+    mach = catalogue_machine(machine) if isinstance(machine, str) else machine
+    if not isinstance(mach, Machine):
+        raise ValueError(f"machine={machine!r} is not allowed: a steptime.Machine or a catalogue key")
+    if dtype == "fp8" and not mach.fp8_matmul_speedup:
+        raise ValueError(f"dtype='fp8' is not allowed on {mach.name}: no published fp8 matmul rate for it")
+    gpn = _check.positive_int("gpus_per_node", gpus_per_node, 1024)
+    lay = layout
+    b, s, _ = _tokens(lay.micro_batch, seq_len)
+    tp, pp, dp, cp, ep = lay.tp, lay.pp, lay.dp, lay.cp, lay.ep
+    if ep > 1 and not model.is_moe:
+        raise ValueError(f"ep={ep!r} is not allowed: {model.name} has no experts")
+    L = model.n_layers
+    if pp > L:
+        raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
+    L_here = -(-L // pp)  # the fullest stage
+    v = lay.virtual_stages
+    full = lay.recompute == "full"
+    m = lay.grad_accum
+    fp32_experts = engine == "eager" and HF_EXPERTS_IN_FP32
+    gemms = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, L_here, True)
+    heads_share = _split(model.n_heads, tp) / model.n_heads
+    att = {k: val * L_here / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()}
+    att_rate = mach.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
+    shard = 1.0 / (dp * cp) if lay.zero >= 1 else 1.0
+    eb = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep, sequence_parallel=lay.sequence_parallel and tp > 1,
+                           layers=L_here, logits=True, engine=engine, optimizer_shard=shard, pp=pp)
+    ops_all = op_counts(model, full)
+    if engine == "megatron":
+        ops = MappingProxyType({k: 0.0 for k in ops_all})
+        run = mach._replace(host_s_per_op=0.0, host_s_per_backward_op=0.0, host_s_per_checkpoint=0.0)
+    else:
+        ops = MappingProxyType({k: val * L_here / L for k, val in ops_all.items()})
+        run = mach
+    st = _passes(model, gemms, att, att_rate, eb, ops, run, L_here, full, dtype == "fp8")
+    fwd, bwd, opt = st.parts_s["forward"], st.parts_s["backward"], st.parts_s["optimizer (fused AdamW)"]
+    device_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
+
+    # ---- communication
+    comm: dict[str, tuple[float, float]] = {}
+    sys_key = system or (default_system(mach.key) if mach.key else None)
+    needs_net = lay.n_gpus > 1
+    if needs_net and fabric is None and sys_key is None:
+        raise ValueError(f"system=None is not allowed for {lay.n_gpus} GPUs on {mach.name}: name a network "
+                         "system of mlcalc/data/links.json or pass a fabric")
+
+    def fab(ranks: int, stride: int) -> Any:
+        return fabric if fabric is not None else _fabric_of(sys_key, ranks, stride, gpn)  # type: ignore[arg-type]
+
+    tokens_gpu = b * _split(s, cp)
+    act = tokens_gpu * model.hidden * ACTIVATION_BYTES
+    tp_f = tp_b = 0.0
+    if tp > 1:
+        f_tp = fab(tp, 1)
+        if lay.sequence_parallel:
+            one = _collective_s(act, f_tp, "all_gather") + _collective_s(act, f_tp, "reduce_scatter")
+        else:
+            one = 2 * _collective_s(act, f_tp, "all_reduce")
+        tp_f, tp_b = one * L_here, one * L_here * (2 if full else 1)
+        comm["tensor"] = (m * (tp_f + tp_b), m * (tp_f + tp_b))
+    cp_f = cp_b = 0.0
+    if cp > 1:
+        f_cp = fab(cp, tp)
+        kv = 2 * tokens_gpu * _split(model.n_kv_heads, tp) * model.qk_head_dim * ACTIVATION_BYTES
+        ring = (cp - 1) * _p2p_s(kv, f_cp) * L_here
+        cp_f = max(0.0, ring - st.device_s["forward: attention"])
+        cp_b = max(0.0, 2 * ring - st.device_s["backward: attention"])
+        comm["context"] = (m * 3 * ring, m * (cp_f + cp_b))
+    ep_f = ep_b = 0.0
+    if ep > 1:
+        f_ep = fab(ep, tp)
+        n_moe = round(model.n_moe_layers * L_here / L)
+        routed = tokens_gpu / (tp if lay.sequence_parallel else 1) * model.experts_per_token * model.hidden
+        a2a = 2 * _all_to_all_s(routed * ACTIVATION_BYTES, f_ep) * n_moe  # dispatch and combine
+        ep_f, ep_b = a2a, a2a * (2 if full else 1)
+        comm["expert"] = (m * (ep_f + ep_b), m * (ep_f + ep_b))
+    pp_f = pp_b = 0.0
+    if pp > 1:
+        f_pp = fab(2, tp * cp * dp)
+        send = _p2p_s(act / (tp if lay.sequence_parallel else 1), f_pp) * v
+        pp_f = pp_b = send
+        comm["pipeline"] = (m * 2 * send, m * 2 * send)
+    z3_f = z3_b = 0.0
+    dp_exposed = 0.0
+    dpg = dp * cp
+    if dpg > 1:
+        f_dp = fab(dpg, tp)
+        n_here = params_per_gpu(model, tp, pp, ep)
+        grads = n_here * GRAD_BYTES[engine]
+        if lay.zero == 3:
+            ag = _collective_s(n_here * ACTIVATION_BYTES, f_dp, "all_gather")
+            rs = _collective_s(grads, f_dp, "reduce_scatter")
+            z3_f = max(0.0, ag - fwd)
+            z3_b = max(0.0, ag + rs - bwd)
+            comm["data"] = (m * (2 * ag + rs), m * (z3_f + z3_b))
+        else:
+            red = _collective_s(grads, f_dp, "all_reduce" if lay.zero == 0 else "reduce_scatter")
+            ag = _collective_s(n_here * ACTIVATION_BYTES, f_dp, "all_gather") if lay.zero in (1, 2) else 0.0
+            dp_exposed = max(0.0, red - bwd) + max(0.0, ag - fwd)
+            comm["data"] = (red + ag, dp_exposed)
+
+    per_mb = fwd + bwd + tp_f + tp_b + cp_f + cp_b + ep_f + ep_b + pp_f + pp_b + z3_f + z3_b
+    frac = 0.0
+    if pp > 1:
+        from mlcalc import parallel
+
+        frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
+    bubble = frac * m * per_mb
+    step = m * per_mb + bubble + dp_exposed + opt
+    parts = {
+        "forward (kernels and host)": m * fwd, "backward (kernels and host)": m * bwd,
+        "tensor-parallel collectives": m * (tp_f + tp_b), "context-parallel exchange (exposed)": m * (cp_f + cp_b),
+        "expert all-to-all": m * (ep_f + ep_b), "pipeline sends": m * (pp_f + pp_b),
+        "ZeRO-3 gathers (exposed)": m * (z3_f + z3_b), "pipeline bubble": bubble,
+        "data-parallel reduction (exposed)": dp_exposed, "optimizer step": opt,
+    }
+    host_hidden_not = m * max(0.0, fwd + bwd - device_mb)
+
+    # ---- memory (the training-fit chapter's model)
+    staged = model if L % pp == 0 else model.replace(n_layers=L_here * pp)
+    cap = mach.device_bytes or None
+    fit = memory.training_memory(staged, cap or 1e18, b, _split(s, cp), dpg, tp, pp, lay.zero,
+                                 convention="fp32-adam" if engine == "eager" else "zero-mixed-adam",
+                                 recompute=lay.recompute, sequence_parallel=lay.sequence_parallel and tp > 1,
+                                 flash_attention=True, overhead_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0,
+                                 activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
+                                 ep=ep)
+    mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
+    peak = sum(mem_parts.values())
+
+    # ---- FLOPs (one convention: compute.palm_flops_per_token)
+    tokens = lay.global_batch * s
+    mf = compute.palm_flops_per_token(model, s) * tokens
+    hf = compute.palm_hardware_flops_per_token(model, s, lay.recompute) * tokens
+    peak_f = mach.peak_flops_per_s
+    n = lay.n_gpus
+    mfu = mf / (step * n * peak_f) if peak_f else math.nan
+    hfu = hf / (step * n * peak_f) if peak_f else math.nan
+    notes = [RULES["flops"], RULES["host"]]
+    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1), ("context", cp > 1),
+                                     ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
+                                     ("data", dpg > 1 and lay.zero < 3)) if on]
+    total_comm = sum(t for t, _ in comm.values())
+    exposed = sum(e for _, e in comm.values())
+    return StepPrediction(
+        _check.result("step_s", step), _check.result("compute_s", m * device_mb), host_hidden_not, total_comm,
+        exposed, bubble, opt, MappingProxyType(parts), MappingProxyType(comm), peak, MappingProxyType(mem_parts),
+        cap, fit.fits if cap else True, tokens / step, mf, hf, mfu, hfu, tuple(notes))
 
 
 def textbook_step_time(model: ModelConfig, batch: int, seq_len: int, flops_per_s: float, mfu: float = 1.0) -> float:

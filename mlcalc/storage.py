@@ -373,8 +373,8 @@ def goodput(interval_s: float, checkpoint_s: float, mtbf_s: float, restart_s: fl
 
 # ---------------------------------------------------------------------- capacity
 
-# The seed's rule: shared storage is reliable up to about 80% of what you pay for.
-SEED_USABLE_FRACTION = 0.8
+# Bekman's rule: shared storage is reliable up to about 80% of what you pay for.
+BEKMAN_USABLE_FRACTION = 0.8
 
 
 class Capacity(NamedTuple):
@@ -391,7 +391,7 @@ def storage_capacity(
     checkpoint_bytes: float,
     checkpoints_kept: int,
     other_bytes: float = 0.0,
-    usable_fraction: float = SEED_USABLE_FRACTION,
+    usable_fraction: float = BEKMAN_USABLE_FRACTION,
 ) -> Capacity:
     """Capacity to buy: datasets + retained checkpoints + everything else, over the usable fraction.
 
@@ -399,7 +399,7 @@ def storage_capacity(
 
     References
     ----------
-    Seed chapter "The AI Battlefield": "If you want a reliable 100TBs you need to rent 125TBs"
+    Bekman's chapter "The AI Battlefield": "If you want a reliable 100TBs you need to rent 125TBs"
     (usable fraction 0.8); GCP Filestore documents 89%.
     """
     dataset = _check.non_negative("dataset_bytes", dataset_bytes)

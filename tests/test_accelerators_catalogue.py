@@ -40,7 +40,7 @@ def test_no_sparse_figure_slipped_in():
 
 
 # NVIDIA V100 datasheet, SXM2: 15.7 TFLOPS fp32, 125 TFLOPS tensor, 32 GB HBM2 at 900 GB/s,
-# NVLink 300 GB/s (both directions; the seed's table: 150 GB/s unidirectional).
+# NVLink 300 GB/s (both directions; Bekman's table: 150 GB/s unidirectional).
 def test_v100():
     v = spec("V100-SXM2-32GB")
     assert v.peak_flops("fp16") == 125e12 and v.peak_flops("fp32") == 15.7e12
@@ -49,7 +49,7 @@ def test_v100():
     assert not v.has("bf16")
 
 
-# NVIDIA A100 datasheet, 40GB SXM: 1,555 GB/s; 600 GB/s NVLink -> 300 each way (seed table: 300).
+# NVIDIA A100 datasheet, 40GB SXM: 1,555 GB/s; 600 GB/s NVLink -> 300 each way (Bekman table: 300).
 def test_a100_40gb():
     a = spec("A100-40GB")
     assert a.memory_gb == 40 and a.memory_bandwidth_tbps == pytest.approx(1.555)
@@ -58,7 +58,7 @@ def test_a100_40gb():
 
 
 # NVIDIA H100 datasheet: PCIe tensor figures with sparsity BF16 1,513, FP8 3,026; NVL BF16 1,671,
-# FP8 3,341, 94 GB at 3.9 TB/s; SXM NVLink 900 GB/s (seed table: 450 unidirectional).
+# FP8 3,341, 94 GB at 3.9 TB/s; SXM NVLink 900 GB/s (Bekman table: 450 unidirectional).
 def test_h100_variants():
     assert spec("H100-PCIe").peak_flops("bf16") == pytest.approx(1513e12 / 2)
     assert spec("H100-PCIe").peak_flops("fp8") == pytest.approx(3026e12 / 2)
@@ -98,7 +98,7 @@ def test_amd():
     assert spec("MI300X").scale_up_bytes_per_s == 896e9 / 2
 
 
-# Intel: Gaudi 2 white paper bf16 432, fp8 865 TFLOPS, 96 GB at 2.46 TB/s; the seed: 21 x 100 GbE
+# Intel: Gaudi 2 white paper bf16 432, fp8 865 TFLOPS, 96 GB at 2.46 TB/s; Bekman: 21 x 100 GbE
 # for scale-up = 262.5 GB/s per card. Gaudi 3 white paper: bf16 and fp8 1,835, 128 GB at 3.67 TB/s.
 def test_gaudi():
     g2 = spec("Gaudi2")
@@ -145,9 +145,9 @@ def test_with_dtype_filters_and_checks():
     assert accelerators.peak_flops("H100-SXM", "fp8") == 1979e12
 
 
-# Seed "The AI Battlefield", intra-node table (unidirectional NVLink): V100 125 TFLOPS fp16 / 150 GB/s,
+# Bekman "The AI Battlefield", intra-node table (unidirectional NVLink): V100 125 TFLOPS fp16 / 150 GB/s,
 # A100 312 / 300, H100 989 / 450, B200 2250 / 900; compute speedups 1, 2.5, 8, 18 and link 1, 2, 3, 6.
-def test_seed_compute_versus_nvlink_table():
+def test_bekman_compute_versus_nvlink_table():
     base = spec("V100-SXM2-32GB")
     for key, dtype, tflops, gbps, speed, link in [("V100-SXM2-32GB", "fp16", 125, 150, 1, 1), ("A100-80GB", "bf16", 312, 300, 2.5, 2),
                                                   ("H100-SXM", "bf16", 989.5, 450, 8, 3), ("B200", "bf16", 2250, 900, 18, 6)]:

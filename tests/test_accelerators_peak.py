@@ -21,7 +21,7 @@ def test_v100_from_nvidia_guide():
     assert recipe("V100-SXM2-32GB").flops() == pytest.approx(125e12, rel=0.003)
 
 
-# Seed chapter, "How to calculate theoretical TFLOPS": 1830e6 * 512 * 2 * 528 = 989.43 TFLOPS for
+# Bekman's chapter, "How to calculate theoretical TFLOPS": 1830e6 * 512 * 2 * 528 = 989.43 TFLOPS for
 # H100 SXM (528 tensor cores = 4 x 132 SMs); the once-quoted 1980 MHz would give 1070.53.
 def test_h100_clock():
     r = recipe("H100-SXM")
@@ -30,7 +30,7 @@ def test_h100_clock():
     assert r.flops() == pytest.approx(spec("H100-SXM").peak_flops("bf16"), rel=0.001)
 
 
-# Seed chapter: MI300X 2100 MHz x 256 x 2 x 1216 = 1307.4; MI250X 1700 x 128 x 2 x 880 = 383.0;
+# Bekman's chapter: MI300X 2100 MHz x 256 x 2 x 1216 = 1307.4; MI250X 1700 x 128 x 2 x 880 = 383.0;
 # MI355X 2400 x 512 x 2 x 1024 = 2516.6 (AMD prints 2.5 PFLOPS).
 def test_amd_recipes():
     assert recipe("MI300X").flops() / 1e12 == pytest.approx(1307.4, abs=0.05)
@@ -40,7 +40,7 @@ def test_amd_recipes():
     assert recipe("MI355X").flops() == pytest.approx(spec("MI355X").peak_flops("bf16"), rel=0.01)
 
 
-# Seed chapter: Gaudi 2 1650 MHz x 256*256 x 2 x 2 MMEs = 432.5 TFLOPS; Gaudi 3 with 8 MMEs needs
+# Bekman's chapter: Gaudi 2 1650 MHz x 256*256 x 2 x 2 MMEs = 432.5 TFLOPS; Gaudi 3 with 8 MMEs needs
 # 1750 MHz for the white paper's 1835 TFLOPS, and shipping parts at 1600 MHz give 1677.
 def test_gaudi_recipes():
     assert recipe("Gaudi2").flops() / 1e12 == pytest.approx(432.5, abs=0.05)

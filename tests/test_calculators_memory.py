@@ -21,11 +21,11 @@ def _ev(key, **values):
 
 def test_gpu_count_offers_every_convention():
     control = calc.get("memory.gpu_count").control("convention")
-    assert control.values() == list(memory.CONVENTIONS) and control.default == "seed"
+    assert control.values() == list(memory.CONVENTIONS) and control.default == "bekman"
     # ZeRO paper (Rajbhandari et al. 2020, section 3.1): 16 bytes/param; 80B params x 16 x 1.25 / 80 GB = 20 GPUs
     r, view = _ev("memory.gpu_count", params=80.0, convention="zero-mixed-adam")
     assert r.n_gpus == 20 and "16 bytes/param" in view.text and "Rajbhandari et al. 2020" in view.text
-    # seed ("The AI Battlefield"): 18 bytes/param -> 23 GPUs to train, 3 to serve whatever the convention
+    # Bekman ("The AI Battlefield"): 18 bytes/param -> 23 GPUs to train, 3 to serve whatever the convention
     assert _ev("memory.gpu_count", params=80.0)[0].n_gpus == 23
     assert _ev("memory.gpu_count", params=80.0, mode="inference", convention="frontier")[0].n_gpus == 3
     parts = [row for row in chart_values(view.chart) if "part" in row]
@@ -105,7 +105,7 @@ def test_cpu_table_is_deepspeeds_loading_rule():
     # DeepSpeed "Memory Requirements": every process builds the fp32 model on the CPU, params x 4 x GPUs x 1.5
     loading = memory.model_preset("Llama-3 8B").n_params() * 4 * 8 * 1.5
     assert view.table.rows[0][1] == pytest.approx(loading / 1e9)
-    # seed, "The AI Battlefield": 2-3 workers per accelerator plus the main process
+    # Bekman, "The AI Battlefield": 2-3 workers per accelerator plus the main process
     assert needs.cores == 24
 
 
@@ -149,4 +149,4 @@ def test_gpu_count_convention_greys_out_when_serving():
     w = GpuCountWidget()
     assert not w.convention.disabled
     w.mode.value = "inference"
-    assert w.convention.disabled and w.last_result.n_gpus == 3  # seed: 80B to serve on 80 GB GPUs
+    assert w.convention.disabled and w.last_result.n_gpus == 3  # Bekman: 80B to serve on 80 GB GPUs

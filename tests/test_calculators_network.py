@@ -54,7 +54,7 @@ def test_pipeline_chart_is_the_timeline_and_bounded():
     assert "p=9" in calc.run(calcs.PIPELINE.key, {"p": 9})["error"]
 
 
-# The seed's table: NVLink grew 1x, 2x, 3x, 6x from V100 to B200; compute 1x, 2.5x, 7.9x, 18x.
+# Bekman's table: NVLink grew 1x, 2x, 3x, 6x from V100 to B200; compute 1x, 2.5x, 7.9x, 18x.
 def test_generations_chart():
     _, view = _evaluate(calcs.GENERATIONS)
     link = [round(r["x"]) for r in chart_values(view.chart) if r["what"].startswith("NVLink")]
@@ -74,7 +74,7 @@ def test_step_comm_chart_is_the_budget():
     assert (lay.layout.tp, lay.layout.pp, lay.layout.dp) == (8, 8, 24)
 
 
-# Seed: "if you are told you get 800Gbps, expect ~640Gbps" (80 GB/s).
+# Bekman: "if you are told you get 800Gbps, expect ~640Gbps" (80 GB/s).
 def test_units_table():
     _, view = _evaluate(calcs.UNITS, value=800, nics=1)
     assert view.table.rows[2][1:] == ("80.0", "640")

@@ -18,7 +18,7 @@ def test_dataloader_chart_has_the_node_need_and_the_filesystems():
     rows = chart_values(view.chart)
     need = [row["gb_per_s"] for row in rows if "what" in row]
     # Ibrahim et al. 2021 Table II (CosmoFlow: 16 MiB, 247 GiFLOP per sample) at 35 TFLOP/s per V100, 8 per node:
-    # 17.7 GB/s per node (the seed's 18.2 uses the paper's rounded 65 GB/s per PFLOP/s).
+    # 17.7 GB/s per node (Bekman's 18.2 uses the paper's rounded 65 GB/s per PFLOP/s).
     assert need == [pytest.approx(17.71, abs=0.01)]
     bars = {row["filesystem"].split("[")[-1].rstrip("]"): row for row in rows if "filesystem" in row}
     assert set(bars) == set(cs.COMPARE_FILESYSTEMS)
@@ -71,10 +71,10 @@ def test_interval_chart_marks_daly_and_young():
     assert point["hours"] == 2.0 and point["goodput"] == pytest.approx(r["chosen"].fraction, abs=1e-6)
 
 
-def test_capacity_chart_is_the_seed_rule():
+def test_capacity_chart_is_the_bekman_rule():
     cap, view = _view("storage.capacity", dataset=100.0, ckpt=0.0, kept=0, other=0.0)
     buy = [row["tb"] for row in chart_values(view.chart) if row["bar"] == "buy"]
-    # seed, "The AI Battlefield": "If you want a reliable 100TBs you need to rent 125TBs"
+    # Bekman, "The AI Battlefield": "If you want a reliable 100TBs you need to rent 125TBs"
     assert buy == [125.0]
     store = sum(row["tb"] for row in chart_values(view.chart) if row["bar"] == "store")
     assert store == pytest.approx(100.0)

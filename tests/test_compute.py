@@ -9,16 +9,16 @@ from mlcalc import compute, spec
 DAY = 86400.0
 
 
-# Seed "The AI Battlefield", section "Model FLOPS Utilization (MFU)": an iteration of 624 TFLOP
+# Bekman "The AI Battlefield", section "Model FLOPS Utilization (MFU)": an iteration of 624 TFLOP
 # that takes 4 s on an A100 (advertised 312 TFLOPS bf16) runs at 156 TFLOPS, i.e. 50% MFU.
-def test_seed_a100_mfu_example():
+def test_bekman_a100_mfu_example():
     peak = spec("A100-80GB").peak_flops("bf16")
     assert compute.achieved_flops_per_gpu(624e12, 4.0) == pytest.approx(156e12)
     assert compute.mfu(624e12, 4.0, peak) == pytest.approx(0.5)
 
 
-# Same seed section: a run that would take 7 days at the advertised peak takes 14 days at 50% MFU.
-def test_seed_half_mfu_doubles_the_days():
+# Same Bekman section: a run that would take 7 days at the advertised peak takes 14 days at 50% MFU.
+def test_bekman_half_mfu_doubles_the_days():
     peak = spec("A100-80GB").peak_flops("bf16")
     seven_days_of_flops = 7 * DAY * 8 * peak
     assert compute.training_time_s(seven_days_of_flops, 8, peak, mfu=1.0) / DAY == pytest.approx(7)
@@ -68,7 +68,7 @@ def test_recompute_adds_one_forward_of_the_layers():
     assert compute.training_flops(1e9, 1e9, recompute=True) / compute.training_flops(1e9, 1e9) == pytest.approx(8 / 6)
 
 
-# Thulke et al. 2024 (ClimateGPT), Table 1 and Sec. 4 via the seed talk: ClimateGPT-FSC-7B took
+# Thulke et al. 2024 (ClimateGPT), Table 1 and Sec. 4 via Cockcroft's talk: ClimateGPT-FSC-7B took
 # 14,131 GPU-hours on 160 H100s (20 nodes of 8), "almost four days".
 def test_climategpt_gpu_hours_to_days():
     days = compute.wall_time_s_from_gpu_hours(14131, 160) / DAY
@@ -76,9 +76,9 @@ def test_climategpt_gpu_hours_to_days():
     assert 3.5 < days < 4.0
 
 
-# Seed talk (Cockcroft, "Communicating megabytes in microseconds"): an AWS p5.48xlarge with
+# Cockcroft's talk (, "Communicating megabytes in microseconds"): an AWS p5.48xlarge with
 # 8 H100s at about $100 per hour, i.e. $12.50 per GPU-hour; run_cost multiplies GPU-hours by it.
-def test_run_cost_at_the_seed_cloud_price():
+def test_run_cost_at_the_bekman_cloud_price():
     peak = spec("H100-SXM").peak_flops("bf16")
     total = 8 * peak * 0.5 * 3600  # exactly one hour on 8 GPUs at 50% MFU
     rc = compute.run_cost(total, 8, peak, 0.5, 100 / 8)
@@ -87,7 +87,7 @@ def test_run_cost_at_the_seed_cloud_price():
 
 
 # PaLM (Chowdhery et al. 2022), Sec. 4.1: MFU from tokens per second with 6N FLOP per token;
-# the seed's A100 example seen as throughput: 156 TFLOPS achieved = 50% of 312.
+# Bekman's A100 example seen as throughput: 156 TFLOPS achieved = 50% of 312.
 def test_mfu_from_tokens_matches_iteration_form():
     n_params = 1.3e9
     tokens_per_s = 8 * 156e12 / (6 * n_params)  # what 8 GPUs at 156 TFLOPS each process
@@ -100,7 +100,7 @@ def test_hfu_counts_recomputation():
     assert compute.hfu(hardware, 10.0, 312e12) / compute.mfu(model, 10.0, 312e12) == pytest.approx(8 / 6)
 
 
-# Seed chapter, Maximum Achievable Matmul FLOPS table (bf16): H100 SXM 794.5 of 989 (80.3%),
+# Bekman's chapter, Maximum Achievable Matmul FLOPS table (bf16): H100 SXM 794.5 of 989 (80.3%),
 # MI300X 668.4; fp8: B200 3432.5 of 4500 (76.3%).
 def test_achievable_versus_advertised():
     assert compute.achievable_flops("H100-SXM", "bf16", "advertised") == pytest.approx(989.5e12)
@@ -139,7 +139,7 @@ def test_a_measured_table_can_be_registered():
         compute.register_flops_table("x", {"H100-SXM": {"bf16": {"tflops": 1.0}}}, "no source")
 
 
-# Seed "The AI Battlefield": "if you can get 3x of them [older GPUs] at the same cost as the next
+# Bekman "The AI Battlefield": "if you can get 3x of them [older GPUs] at the same cost as the next
 # generation GPU you might finish training sooner". Three A100s for the price of one H100
 # deliver 3 x 312 = 936 TFLOPS advertised against 989.5: about 5% slower at equal MFU and equal cost.
 def test_three_older_gpus_for_the_price_of_one():
@@ -219,18 +219,18 @@ def test_catalogue_rows_sort_filter_and_errors():
         compute.catalogue_rows("tf32", "achievable")
 
 
-# Thulke et al. 2024 (ClimateGPT), Table 1 via the seed talk: GPU-hours 2,182 / 301 / 157 / 14,131 /
+# Thulke et al. 2024 (ClimateGPT), Table 1 via Cockcroft's talk: GPU-hours 2,182 / 301 / 157 / 14,131 /
 # 14,288 for the 70B, 13B, 7B fine-tunes and the two 7B from-scratch models, on 160 H100s; the
-# seed talk's p5.48xlarge: 8 H100s at about $100 per hour.
+# Cockcroft talk's p5.48xlarge: 8 H100s at about $100 per hour.
 def test_published_runs_and_price():
     hours = {r.name: r.gpu_hours for r in compute.CLIMATEGPT_RUNS}
     assert hours == {"ClimateGPT-70B": 2182, "ClimateGPT-13B": 301, "ClimateGPT-7B": 157,
                      "ClimateGPT-FSC-7B": 14131, "ClimateGPT-FSG-7B": 14288}
     assert all(r.n_gpus == 160 and r.accelerator == "H100-SXM" for r in compute.CLIMATEGPT_RUNS)
-    assert compute.SEED_P5_PRICE_PER_HOUR / compute.SEED_P5_GPUS == 12.5
+    assert compute.COCKCROFT_P5_PRICE_PER_HOUR / compute.COCKCROFT_P5_GPUS == 12.5
     fsc = compute.CLIMATEGPT_RUNS[3]
     u = compute.mfu(compute.training_flops(fsc.n_params, fsc.n_tokens), fsc.gpu_hours * 3600, spec("H100-SXM").peak_flops())
-    assert 0.2 < u < 0.35  # a plausible multi-node MFU, below the seed's "above 50% is fantastic"
+    assert 0.2 < u < 0.35  # a plausible multi-node MFU, below Bekman's "above 50% is fantastic"
 
 
 # Narayanan et al. 2021, Table 1: the weak-scaling models of 1.7B, 18.4B and 1008.0B parameters

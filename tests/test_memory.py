@@ -7,26 +7,26 @@ import pytest
 from mlcalc import memory, spec
 
 
-# Seed chapter "The AI Battlefield", "Tell how many GPUs do you need in 5 secs":
+# Bekman's chapter "The AI Battlefield", "Tell how many GPUs do you need in 5 secs":
 # an 80B-parameter model on 80 GB GPUs needs at least 23 to train (80*18*1.25/80 = 22.5)
 # and 3 to serve (80*2*1.25/80 = 2.5).
-def test_seed_example_training_80b_on_80gb():
+def test_bekman_example_training_80b_on_80gb():
     est = memory.gpus_needed(80e9, 80e9, mode="train")
     assert est.n_gpus == 23
     assert est.exact == pytest.approx(22.5)
     assert est.total_bytes == pytest.approx(80e9 * 18 * 1.25)
 
 
-def test_seed_example_inference_80b_on_80gb():
+def test_bekman_example_inference_80b_on_80gb():
     est = memory.gpus_needed(80e9, 80e9, mode="inference")
     assert est.n_gpus == 3
     assert est.exact == pytest.approx(2.5)
 
 
-def test_seed_breakdown_sums_to_18_and_2():
-    # Same seed section: "8 bytes for AdamW states, 4 bytes for grads, 4+2 bytes for weights".
-    assert sum(memory.SEED_TRAINING_BYTES.values()) == 18
-    assert sum(memory.SEED_INFERENCE_BYTES.values()) == 2
+def test_bekman_breakdown_sums_to_18_and_2():
+    # Same Bekman section: "8 bytes for AdamW states, 4 bytes for grads, 4+2 bytes for weights".
+    assert sum(memory.BEKMAN_TRAINING_BYTES.values()) == 18
+    assert sum(memory.BEKMAN_INFERENCE_BYTES.values()) == 2
 
 
 def test_parts_add_up_to_total_and_headroom_is_a_quarter():

@@ -127,10 +127,10 @@ def test_training_bad_input(kwargs, name):
         memory.training_memory(memory.model_preset("Llama-3 8B"), 80e9, **kwargs)
 
 
-# Seed, "The AI Battlefield", CPU memory and CPU: "2-3 possibly DL workers per Accelerator
+# Bekman, "The AI Battlefield", CPU memory and CPU: "2-3 possibly DL workers per Accelerator
 # (so 16-24 processes with 8 accelerators per node)" and "enough cores to run 2-3 DL
 # workers +1 per gpu - so at least 30 cores".
-def test_seed_dataloader_workers_and_cores():
+def test_bekman_dataloader_workers_and_cores():
     assert memory.cpu_needs(8, 2).dataloader_workers == 16
     three = memory.cpu_needs(8, 3)
     assert three.dataloader_workers == 24

@@ -6,15 +6,15 @@ from mlcalc import memory
 
 
 # ZeRO (Rajbhandari et al. 2020), section 3.1: mixed-precision Adam holds 2 + 2 + 12 = 16
-# bytes per parameter. Seed "The AI Battlefield": 8 (AdamW) + 4 (grads) + 4 + 2 (weights) = 18.
-def test_zero_and_seed_conventions():
+# bytes per parameter. Bekman "The AI Battlefield": 8 (AdamW) + 4 (grads) + 4 + 2 (weights) = 18.
+def test_zero_and_bekman_conventions():
     assert sum(memory.training_bytes_per_param("zero-mixed-adam").values()) == 16
     assert memory.CONVENTIONS["zero-mixed-adam"].by_category()["optimizer states"] == 12  # K = 12
-    assert sum(memory.training_bytes_per_param("seed").values()) == 18
-    assert sum(memory.training_bytes_per_param("seed").values()) == sum(memory.SEED_TRAINING_BYTES.values())
+    assert sum(memory.training_bytes_per_param("bekman").values()) == 18
+    assert sum(memory.training_bytes_per_param("bekman").values()) == sum(memory.BEKMAN_TRAINING_BYTES.values())
 
 
-# Seed notes on the Frontier paper (Dash et al. 2023): 24 bytes per parameter stated,
+# Lockwood's notes on the Frontier paper (Dash et al. 2023): 24 bytes per parameter stated,
 # an itemization (2 + 4 + 4 + 4) that adds to only 14.
 def test_frontier_stated_and_itemized():
     conv = memory.CONVENTIONS["frontier"]
@@ -22,7 +22,7 @@ def test_frontier_stated_and_itemized():
     assert conv.total - conv.by_category()["other"] == 14
 
 
-# Seed notes on DeepSpeed's introduction: a 40 GB GPU holds a 1.2B-parameter model,
+# Lockwood's notes on DeepSpeed's introduction: a 40 GB GPU holds a 1.2B-parameter model,
 # "around 32 bytes" per parameter once residual memory is counted.
 def test_deepspeed_residual_is_about_40gb_for_1_2b():
     total = memory.CONVENTIONS["deepspeed-residual"].total
@@ -33,7 +33,7 @@ def test_deepspeed_residual_is_about_40gb_for_1_2b():
 # Hugging Face Transformers docs, "Anatomy of Model's Memory": optimizer states take 8 bytes
 # (AdamW), 2 bytes (8-bit AdamW), 4 bytes (SGD with momentum); weights 6 bytes in mixed
 # precision; gradients 4 bytes.
-@pytest.mark.parametrize("key, states", [("seed", 8), ("adam-8bit", 2), ("sgd-momentum", 4)])
+@pytest.mark.parametrize("key, states", [("bekman", 8), ("adam-8bit", 2), ("sgd-momentum", 4)])
 def test_hf_anatomy_optimizer_states(key, states):
     parts = memory.training_bytes_per_param(key)
     moments = sum(b for label, b in parts.items() if "master" not in label and "weights" not in label

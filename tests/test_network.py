@@ -9,17 +9,17 @@ from mlcalc import network as net
 
 # --------------------------------------------------------------------------- units
 
-def test_seed_bytes_vs_bits_and_80_percent_rule():
-    # Seed chapter "The AI Battlefield", Intra-node Network: "1GBps = 8Gbps".
+def test_bekman_bytes_vs_bits_and_80_percent_rule():
+    # Bekman's chapter "The AI Battlefield", Intra-node Network: "1GBps = 8Gbps".
     assert net.bytes_per_s_to_gbps(1e9) == pytest.approx(8)
-    # Seed, Network: "100 or 200Gbps, and some 400Gbps ... (correspondingly in GBps: 12.5, 25 and 50)".
+    # Bekman, Network: "100 or 200Gbps, and some 400Gbps ... (correspondingly in GBps: 12.5, 25 and 50)".
     assert [net.gbps_to_bytes_per_s(g) / 1e9 for g in (100, 200, 400)] == pytest.approx([12.5, 25, 50])
-    # Seed, Inter-node Network: "if you are told you get 800Gbps, expect ~640Gbps".
+    # Bekman, Inter-node Network: "if you are told you get 800Gbps, expect ~640Gbps".
     assert net.bytes_per_s_to_gbps(net.expected_bytes_per_s(net.gbps_to_bytes_per_s(800))) == pytest.approx(640)
 
 
-def test_seed_h100_nvlink_450_GBps_is_3_6_Tbps_one_direction():
-    # Seed: "at least 450GBps (3.6Tbps) unidirectional bandwidth for H100"; the H100
+def test_bekman_h100_nvlink_450_GBps_is_3_6_Tbps_one_direction():
+    # Bekman: "at least 450GBps (3.6Tbps) unidirectional bandwidth for H100"; the H100
     # datasheet's NVLink figure is 900 GB/s counting both directions.
     h100 = net.link("NVLink4-H100")
     assert h100.bandwidth == 900 and h100.direction == "bidirectional"
@@ -27,21 +27,21 @@ def test_seed_h100_nvlink_450_GBps_is_3_6_Tbps_one_direction():
     assert net.bytes_per_s_to_gbps(h100.bytes_per_s) == pytest.approx(3600)
 
 
-def test_seed_nvlink_is_25_GBps_per_link_per_direction():
-    # Seed: "the first 4 generations of NVLink use identical NICs of the same 25GBps
+def test_bekman_nvlink_is_25_GBps_per_link_per_direction():
+    # Bekman: "the first 4 generations of NVLink use identical NICs of the same 25GBps
     # unidirectional bandwidth"; V100 has 6 links, A100 12, H100 18 (NVIDIA datasheets).
     for key, n_links in (("NVLink2-V100", 6), ("NVLink3-A100", 12), ("NVLink4-H100", 18)):
         assert net.link(key).bytes_per_s / n_links == pytest.approx(25e9)
 
 
 def test_dgx_h100_node_is_3200_gbps_like_aws_p5():
-    # Seed talk (Cockcroft): DGX H100 "drives 8x400Gbit/s network directly, one per GPU";
+    # Cockcroft's talk (): DGX H100 "drives 8x400Gbit/s network directly, one per GPU";
     # AWS p5.48xlarge "Network Bandwidth (Gbps) 3200".
     dgx = net.system("DGX-H100")
     assert net.bytes_per_s_to_gbps(dgx.node_bytes_per_s) == pytest.approx(3200)
     assert net.bytes_per_s_to_gbps(net.system("AWS-p5").node_bytes_per_s) == pytest.approx(3200)
     assert dgx.inter_bytes_per_s_per_gpu == pytest.approx(50e9)
-    # Seed talk: p4d uses "4x100Gbit/s network".
+    # Cockcroft's talk: p4d uses "4x100Gbit/s network".
     assert net.bytes_per_s_to_gbps(net.system("AWS-p4d").node_bytes_per_s) == pytest.approx(400)
 
 
@@ -54,8 +54,8 @@ def test_every_link_and_generation_has_a_source_and_a_direction():
 
 # --------------------------------------------------------------------------- generations
 
-def test_seed_generations_table_speedups():
-    # Seed chapter, Network table (V100 -> B200): compute speed-up 1, 2.5, 8, 18 and
+def test_bekman_generations_table_speedups():
+    # Bekman's chapter, Network table (V100 -> B200): compute speed-up 1, 2.5, 8, 18 and
     # intra-node speed-up 1, 2, 3, 6 (fp16 TFLOPS 125/312/989/2250; NVLink 150/300/450/900 GBps).
     s = {x.gpu: x for x in net.speedups("V100")}
     assert s["A100"].compute == pytest.approx(2.5, abs=0.01)
@@ -279,7 +279,7 @@ def test_measured_busbw_plugs_in():
 # --------------------------------------------------------------------------- topology
 
 RAIL_ONLY_TABLE = [
-    # Wang et al. 2023, "Rail-only" (arXiv 2307.12169), cost comparison as shown in the seed
+    # Wang et al. 2023, "Rail-only" (arXiv 2307.12169), cost comparison as shown in Bekman
     # talk (Cockcroft): N, radix, SOTA #SW, Rail-only #SW, SOTA #TR, Rail-only #TR, cost reduction %.
     (32768, 32, 7168, 3072, 262144, 131072, 54),
     (32768, 64, 2560, 1536, 196608, 131072, 37),
@@ -313,7 +313,7 @@ def test_compare_topologies_and_bandwidth_units():
     # Rail-only paper row N = 65536, radix 256: 75% cheaper (switch port = 2 transceivers).
     r = net.compare_topologies(65536, 256, hb_domain=256)
     assert (r.fat_tree.tiers, r.rail_only.tiers) == (3, 1) and round(100 * r.cost_reduction) == 75
-    # Seed: 800 Gbps advertised, expect about 640 Gbps.
+    # Bekman: 800 Gbps advertised, expect about 640 Gbps.
     u = net.bandwidth_units(800, "Gb/s", "per direction", nics_per_node=1, efficiency=0.8)
     assert net.bytes_per_s_to_gbps(u.expected_node_bytes_per_s) == pytest.approx(640)
 

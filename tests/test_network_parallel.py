@@ -23,7 +23,7 @@ def test_zero_paper_volumes_2psi_and_3psi():
 
 
 def test_data_parallel_collectives():
-    # Seed 004 "Communication": data parallelism uses AllReduce, sharded data parallelism
+    # Lockwood's notes "Communication": data parallelism uses AllReduce, sharded data parallelism
     # AllGather and ReduceScatter.
     assert [o.collective for o in par.data_parallel_ops(1e9, 8, "ddp")] == ["all_reduce"]
     assert sorted(o.collective for o in par.data_parallel_ops(1e9, 8, "fsdp")) == ["all_gather", "all_gather",
@@ -66,7 +66,7 @@ def test_expert_parallel_all_to_alls():
 def test_six_n_flops_and_backward_share():
     # Kaplan et al. 2020, 2.1: C = 6 N per token (2N forward, 4N backward).
     assert par.FLOPS_PER_PARAM_PER_TOKEN == 6 and par.BACKWARD_SHARE == pytest.approx(2 / 3)
-    # Seed "TFLOPS" section: 624 TFLOP for one iteration at 156 TFLOPS takes 4 s.
+    # Bekman "TFLOPS" section: 624 TFLOP for one iteration at 156 TFLOPS takes 4 s.
     assert par.step_compute_s(624e12 / 6, 1, 1, 312e12, mfu=0.5) == pytest.approx(4.0)
 
 
@@ -127,7 +127,7 @@ def test_layout_budget_on_dgx_a100():
     kinds = {line.parallelism: line for line in b.lines}
     assert set(kinds) == {"tensor", "pipeline", "data"}
     assert kinds["tensor"].link == "intra-node" and kinds["data"].link == "inter-node"
-    # Wang et al. 2023 (Rail-only), quoted in seed 004: with 3D parallelism "over 75% of all
+    # Wang et al. 2023 (Rail-only), quoted in Lockwood's notes: with 3D parallelism "over 75% of all
     # bytes transferred between processors is for tensor parallelism".
     total = sum(line.wire_bytes for line in b.lines)
     assert kinds["tensor"].wire_bytes / total > 0.75

@@ -25,7 +25,7 @@ def test_every_figure_has_a_source_and_a_known_unit():
         assert section["source"].startswith("https://")
 
 
-# Seed 004 (Lockwood): an NFS client reaches ~3 GB/s over TCP, ~10 GB/s with nconnect.
+# Lockwood's notes: an NFS client reaches ~3 GB/s over TCP, ~10 GB/s with nconnect.
 # Bekman's fio-scan on a Samsung 980 PRO: 2762.0 MiB/s read (GiB-based unit, not GB).
 def test_filesystem_units_are_converted():
     assert storage.filesystem("nfs-tcp").bandwidth_bytes_per_s == pytest.approx(3e9)
@@ -64,7 +64,7 @@ def test_ibrahim_table_ii_intensity(key):
     assert bw.flop_per_byte == pytest.approx(storage.data()["workloads"][key]["flop_per_sample_byte"], rel=0.03)
 
 
-# Seed 004 (Lockwood) from Ibrahim et al.: CosmoFlow sustains 35-50 TFLOP/s per V100, so an
+# Lockwood's notes from Ibrahim et al.: CosmoFlow sustains 35-50 TFLOP/s per V100, so an
 # 8-way V100 node needs 18.2-26 GB/s (at the paper's 65 GB/s per PFLOP/s).
 @pytest.mark.parametrize("tflops, node_gb_per_s", [(35, 18.2), (50, 26.0)])
 def test_cosmoflow_v100_node(tflops, node_gb_per_s):
@@ -74,8 +74,8 @@ def test_cosmoflow_v100_node(tflops, node_gb_per_s):
     assert bw.per_node_bytes_per_s == pytest.approx(8 * bw.per_accelerator_bytes_per_s)
 
 
-# Seed 004 (Lockwood's calculator, V100 at 130 TFLOP/s): ResNet-50 needs "at most 573 MB/s per
-# V100". The seed's "3.9 GB/s per 8-way node" does not follow: 8 x 573 MB/s = 4.6 GB/s.
+# Lockwood's notes (his calculator, V100 at 130 TFLOP/s): ResNet-50 needs "at most 573 MB/s per
+# V100". Bekman's "3.9 GB/s per 8-way node" does not follow: 8 x 573 MB/s = 4.6 GB/s.
 def test_resnet50_per_v100():
     sample, flops = _workload("resnet50")
     bw = storage.dataloader_bandwidth(sample, flops, 130e12, accelerators_per_node=8)
@@ -230,9 +230,9 @@ def test_goodput_parts_and_young_optimum():
 # ----------------------------------------------------------------------- capacity
 
 
-# Seed chapter "The AI Battlefield" (and Bekman's Storage chapter): "If you want a reliable
+# Bekman's chapter "The AI Battlefield" (and Bekman's Storage chapter): "If you want a reliable
 # 100TBs you need to rent 125TBs". GCP Filestore: 89% usable, "buy 12% more".
-def test_seed_usable_rule():
+def test_bekman_usable_rule():
     cap = storage.storage_capacity(100e12, 0, 0)
     assert cap.to_buy_bytes / 1e12 == pytest.approx(125.0)
     gcp = storage.data()["capacity"]["gcp_filestore_usable_fraction"]

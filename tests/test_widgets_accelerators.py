@@ -38,7 +38,7 @@ def test_compare_widget_ratio():
 def test_peak_widget_follows_clock_and_accelerator():
     w = PeakWidget("Gaudi3")
     assert w.last_result[1] == pytest.approx(spec("Gaudi3").peak_flops("bf16"), rel=0.001)
-    w.clock.value = 1600  # the seed chapter: shipping Gaudi 3 runs at 1,600 MHz -> 1,677 TFLOPS
+    w.clock.value = 1600  # Bekman's chapter: shipping Gaudi 3 runs at 1,600 MHz -> 1,677 TFLOPS
     assert w.last_result[1] / 1e12 == pytest.approx(1677.7, abs=0.1)
     w.accelerator.value = "A100-80GB"
     assert w.clock.value == 1410
@@ -71,7 +71,7 @@ def test_offers_widget_three_offers():
     assert "price_per_gpu_hour=-1" in w.last_error
 
 
-def test_mfu_widget_seed_example_and_tokens_mode():
+def test_mfu_widget_bekman_example_and_tokens_mode():
     w = MfuWidget()
     assert w.last_result[0] == pytest.approx(0.5)  # 624 TFLOP in 4 s on an A100
     w.mode.value = "tokens"

@@ -7,11 +7,11 @@ pytest.importorskip("ipywidgets")
 from mlcalc.widgets import GpuCountWidget  # noqa: E402
 
 
-def test_widget_starts_on_the_seed_example():
+def test_widget_starts_on_the_bekman_example():
     w = GpuCountWidget()
-    assert w.last_result.n_gpus == 23  # seed: 80B on 80 GB GPUs, training
+    assert w.last_result.n_gpus == 23  # Bekman: 80B on 80 GB GPUs, training
     w.mode.value = "inference"
-    assert w.last_result.n_gpus == 3  # seed: 80B on 80 GB GPUs, inference
+    assert w.last_result.n_gpus == 3  # Bekman: 80B on 80 GB GPUs, inference
 
 
 def test_widget_follows_the_accelerator():

@@ -13,8 +13,8 @@ from mlcalc.widgets import (ActivationWidget, BytesPerParamWidget, CpuWidget, Mo
 def test_bytes_per_param_switches_convention():
     w = BytesPerParamWidget(n_params_billion=7.5)
     assert sum(w.last_result.values()) == pytest.approx(120e9)  # ZeRO: 16 x 7.5B
-    w.convention.value = "seed"
-    assert sum(w.last_result.values()) == pytest.approx(135e9)  # seed: 18 x 7.5B
+    w.convention.value = "bekman"
+    assert sum(w.last_result.values()) == pytest.approx(135e9)  # Bekman: 18 x 7.5B
     w.params.value = -1
     assert "params (billions)" in w.last_error and "params (billions)" in w.message.value
     assert sum(w.last_result.values()) == pytest.approx(135e9)
@@ -71,7 +71,7 @@ def test_training_widget_fits_and_reports_bad_pipeline_depth():
     assert "pp" in w.last_error and "n_layers" in w.last_error
 
 
-def test_cpu_widget_counts_seed_cores_and_rejects_negative_ram():
+def test_cpu_widget_counts_bekman_cores_and_rejects_negative_ram():
     w = CpuWidget(accelerators=8, workers=3)
     assert w.last_result.cores == 32 and w.last_result.dataloader_workers == 24
     w.ram_per_worker.value = -1

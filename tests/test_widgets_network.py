@@ -11,9 +11,9 @@ from mlcalc.widgets import (  # noqa: E402
 )
 
 
-def test_units_widget_seed_example_and_bad_input():
+def test_units_widget_bekman_example_and_bad_input():
     w = BandwidthUnitsWidget(value=800, unit="Gb/s", nics_per_node=1)
-    # Seed: "if you are told you get 800Gbps, expect ~640Gbps" (= 80 GB/s).
+    # Bekman: "if you are told you get 800Gbps, expect ~640Gbps" (= 80 GB/s).
     assert w.last_result.expected_node_bytes_per_s == pytest.approx(80e9)
     w.nics.value = 0
     assert "nics_per_node" in w.last_error and "nics_per_node" in w.message.value
@@ -25,7 +25,7 @@ def test_units_widget_seed_example_and_bad_input():
 
 def test_generations_widget_baseline():
     w = GenerationsWidget()
-    assert [round(s.intra_node) for s in w.last_result] == [1, 2, 3, 6]  # seed table
+    assert [round(s.intra_node) for s in w.last_result] == [1, 2, 3, 6]  # Bekman table
     w.baseline.value = "A100"
     assert [s.intra_node for s in w.last_result] == pytest.approx([0.5, 1, 1.5, 3])
 

@@ -28,7 +28,7 @@ def _assert_inline_error_then_recovery(w, control, bad, good, name):
 def test_dataloader_widget_cosmoflow_and_presets():
     w = DataloaderWidget(workload="cosmoflow", achieved_tflops=35)
     # Ibrahim et al. Table II inputs (16 MiB, 247 GiF) at 35 TFLOP/s: 2.2 GB/s per V100, 17.7 per node
-    # (the seed's 18.2 uses the paper's rounded 65 GB/s per PFLOP/s).
+    # (Bekman's 18.2 uses the paper's rounded 65 GB/s per PFLOP/s).
     assert w.last_result.per_accelerator_bytes_per_s / GB == pytest.approx(2.214, abs=0.001)
     assert w.last_result.per_node_bytes_per_s / GB == pytest.approx(17.71, abs=0.01)
     w.workload.value = "resnet50"
@@ -71,9 +71,9 @@ def test_interval_widget_llama3_scale():
     _assert_inline_error_then_recovery(w, w.restart, -1, 10, "restart (min)")
 
 
-def test_capacity_widget_seed_rule():
+def test_capacity_widget_bekman_rule():
     w = CapacityWidget(dataset_tb=100, checkpoint_tb=0, checkpoints_kept=0, other_tb=0)
-    assert w.last_result.to_buy_bytes / 1e12 == pytest.approx(125)  # seed: 100 TB usable -> 125 TB
+    assert w.last_result.to_buy_bytes / 1e12 == pytest.approx(125)  # Bekman: 100 TB usable -> 125 TB
     _assert_inline_error_then_recovery(w, w.kept, -1, 0, "checkpoints kept")
 
 

@@ -34,6 +34,7 @@ def money(value: float, currency: str = "$") -> str:
 # Author-year for the bibliography keys that data strings carry (book/refs/*.bib; a test checks them),
 # so that a calculator never shows a reader a BibTeX key.
 AUTHOR_YEAR = {
+    "bekman2024battlefield": "Bekman 2024",
     "bekman2024mlengineering": "Bekman 2024",
     "dash2023frontier": "Dash et al. 2023",
     "deepseekai2024v3": "DeepSeek-AI 2024",

@@ -10,11 +10,11 @@ from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators import _charts
 from mlcalc.calculators._common import accelerator_control, cite, cited, finite
 
-# The seed's own split of its 18 bytes (weights 6, gradients 4, AdamW 8), the page's worked example.
-SEED = "seed"
+# Bekman's own split of its 18 bytes (weights 6, gradients 4, AdamW 8), the page's worked example.
+BEKMAN = "bekman"
 
 
-def _convention_control(default: str = SEED, *, seed_split: bool = True) -> Control:
+def _convention_control(default: str = BEKMAN, *, bekman_split: bool = True) -> Control:
     """A dropdown of the training bytes-per-parameter conventions (memory.CONVENTIONS), by title."""
     options = [(c.title, k) for k, c in memory.CONVENTIONS.items()]
     return choice("convention", "Bytes/param", options, default, width="100%",
@@ -28,8 +28,8 @@ def _gpu_count_compute(v: Mapping[str, Any]) -> memory.GpuEstimate:
     acc = spec(v["accelerator"])
     params = _check.positive("params (billions)", v["params"])
     convention = _check.choice("convention", v["convention"], memory.CONVENTIONS)
-    per_param = None  # the seed's 18 (as the page splits them) to train, 2 to serve
-    if v["mode"] == "train" and convention != SEED:
+    per_param = None  # Bekman's 18 (as the page splits them) to train, 2 to serve
+    if v["mode"] == "train" and convention != BEKMAN:
         per_param = memory.training_bytes_per_param(convention)
     r = memory.gpus_needed(finite("the parameter count", params * 1e9), acc.memory_bytes, mode=v["mode"],
                            bytes_per_param=per_param, headroom=v["headroom"])
@@ -82,8 +82,8 @@ GPU_COUNT = register(Calc(
         Control("params", "Params (B)", "number", 80.0, step=1.0, help="parameters, billions"),
         accelerator_control(),
         choice("mode", "Mode", [("Train", "train"), ("Serve", "inference")], "train", kind="toggle"),
-        Control("headroom", "Headroom", "slider", memory.SEED_HEADROOM, min=1.0, max=2.0, step=0.05,
-                help="multiplier for activations and the rest (the seed's 1.25)"),
+        Control("headroom", "Headroom", "slider", memory.BEKMAN_HEADROOM, min=1.0, max=2.0, step=0.05,
+                help="multiplier for activations and the rest (Bekman's 1.25)"),
         _convention_control(),
     ),
     compute=_gpu_count_compute,
