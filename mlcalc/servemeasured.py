@@ -386,8 +386,39 @@ def check_published() -> list[PublishedCheck]:
     return out
 
 
+class FirstTokenCheck(NamedTuple):
+    """A published first-token latency next to the prediction."""
+
+    source: str
+    chip: str
+    model: str
+    gpus: int
+    input: int
+    published_s: float
+    predicted_s: float
+    error: float  # predicted / published - 1
+    cause: str
+
+
+def check_first_token() -> list[FirstTokenCheck]:
+    """Every published batch-1 first-token latency against :func:`mlcalc.serving.predict_prefill` ("cuda-graph",
+    weights in the table's dtype) plus one decode step at the prompt's length (the first token's own step)."""
+    out = []
+    for key, table in published()["first_token"].items():
+        for r in table["rows"]:
+            model = memory.model_preset(r["model"])
+            tp, p, dt = int(r["tp"]), int(r["input"]), table["dtype"]
+            pred = (serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
+                    + serving.predict_decode(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt,
+                                             kv_dtype=dt).step_s)
+            pub = float(r["ttft_ms"]) / 1e3
+            out.append(FirstTokenCheck(key, table["chip"], r["model"], tp, p, pub, pred, pred / pub - 1.0,
+                                       r.get("cause", "")))
+    return out
+
+
 __all__ = ["ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
-           "check_published", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
+           "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "predict_engine", "miss_cause", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model"]

@@ -154,3 +154,14 @@ def test_bad_input_refused():
         sm.run_data("h100-1999")
     with pytest.raises(ValueError, match="layers"):
         sm.floor_spread(layers=7)
+
+
+def test_published_first_token_within_25_percent_or_cause_stated():
+    checks = sm.check_first_token()
+    assert len(checks) == 8
+    assert {c.gpus for c in checks} == {1, 2, 4, 8}
+    for c in checks:
+        assert math.isfinite(c.predicted_s) and c.predicted_s > 0
+        if abs(c.error) > 0.25:
+            assert c.cause, c
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 7  # of 8, pinned
