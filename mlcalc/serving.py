@@ -233,9 +233,10 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
 
     The weights read per step are what the batch touches (:func:`mlcalc.memory.decode_weight_params`:
     a mixture of experts reads only the experts its tokens chose). The cache follows the model's layout
-    (:func:`sequence_kv_bytes`: GQA/MQA/MLA, sliding windows); ``cache_layout="expanded"`` stores MLA
-    decompressed, one key and value per head, as transformers does. Attention takes the longer of reading
-    its cache and its FLOPs (:func:`attention_flops_per_token`). ``ep > 1``: ``ep`` groups of ``tp`` GPUs
+    (:func:`sequence_kv_bytes`: GQA/MQA/MLA, sliding windows); ``cache_layout="transformers"`` adds the
+    traffic transformers' attention makes beyond reading it (:func:`attention_extra_bytes`: MLA's latent
+    decompressed every step, the sliding buffer rolled). Attention takes the longer of its bytes and its
+    FLOPs (:func:`attention_flops_per_token`). ``ep > 1``: ``ep`` groups of ``tp`` GPUs
     (``tp x ep`` in all) each run attention for ``batch / ep`` sequences (data parallel) and hold ``1 / (tp
     ep)`` of the experts (expert parallel, as DeepSeek-V3 is served); the collectives come in through
     ``tp_allreduce_s`` (:func:`comm_s`).
@@ -259,12 +260,13 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     expert_layer = experts / L  # touched experts: split over tp x ep
     active_layer = (model.n_active_params() - model.params_breakdown()["embeddings"]
                     - (0 if model.tied_embeddings else head)) / L
-    seq_kv = sequence_kv_bytes(model, c, kvb, cache_layout)  # one sequence, every layer
+    seq_kv = sequence_kv_bytes(model, c, kvb)  # one sequence's cache, every layer
     group = -(-b // ep)  # sequences in this GPU's attention group
-    split = kv_split(model, tp, cache_layout)
+    split = kv_split(model, tp)
     kv_layer = seq_kv / L * group / split
+    extra_layer = attention_extra_bytes(model, c, kvb, cache_layout) / L * group / split
     n_kv = model.n_heads if (model.attention == "mla") else model.n_kv_heads
-    attn = max(attention_time_s(kv_layer, model.n_heads, n_kv, bw, copy_bytes_per_s),
+    attn = max(attention_time_s(kv_layer, model.n_heads, n_kv, bw, copy_bytes_per_s) + extra_layer / bw,
                attention_flops_per_token(model, c, cache_layout) / L * group / tp / rate)
     w_s = (dense_layer / tp + expert_layer / (tp * ep)) * bpp / bw
     f_s = 2.0 * active_layer * b / (tp * ep) / rate
@@ -282,28 +284,45 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
                       b / step, bound)
 
 
-#: How the KV cache is stored: "engine" as the model defines it (MLA latent, windows: vLLM, SGLang);
-#: "expanded" with MLA decompressed into a key and a value per head (transformers' DeepSeek attention).
-CACHE_LAYOUTS = ("engine", "expanded")
+#: Whose attention reads the cache: "engine" (vLLM, SGLang, TensorRT-LLM: the cache read once, MLA attended in
+#: its latent form, a sliding window as a ring); "transformers" (Hugging Face's modelling code: see
+#: :func:`attention_extra_bytes`).
+CACHE_LAYOUTS = ("engine", "transformers")
 
 
-def sequence_kv_bytes(model: memory.ModelConfig, context: int, bytes_per_value: float = 2.0,
-                      cache_layout: str = "engine") -> float:
-    """KV-cache bytes of one sequence of ``context`` tokens, all layers, at ``bytes_per_value``.
-
-    ``"engine"``: :func:`mlcalc.memory.kv_cache_bytes` (latent for MLA, windows applied);
-    ``"expanded"``: MLA stored as transformers stores it, ``n_heads x (qk_head_dim + v_dim)`` values
-    per token and layer (its DeepSeek attention caches the decompressed keys and values).
-    """
-    _check.choice("cache_layout", cache_layout, CACHE_LAYOUTS)
+def sequence_kv_bytes(model: memory.ModelConfig, context: int, bytes_per_value: float = 2.0) -> float:
+    """KV-cache bytes of one sequence of ``context`` tokens, all layers, at ``bytes_per_value``
+    (:func:`mlcalc.memory.kv_cache_bytes`: the MLA latent, windows applied). transformers 5.17 stores the
+    same: its DeepSeek-V2/V3 attention caches the latent, its sliding layers a buffer of the window."""
     scale = _check.positive("bytes_per_value", bytes_per_value) / 2.0
-    if cache_layout == "expanded" and model.attention == "mla":
-        c = _check.positive_int("context", context)
-        return model.n_layers * model.n_heads * (model.qk_head_dim + model.v_dim) * bytes_per_value * c
     return memory.kv_cache_bytes(model, context, "bf16") * scale
 
 
-def kv_split(model: memory.ModelConfig, tp: int, cache_layout: str = "engine") -> float:
+def attention_extra_bytes(model: memory.ModelConfig, context: int, bytes_per_value: float = 2.0,
+                          cache_layout: str = "engine") -> float:
+    """Bytes one decode step's attention moves for one sequence beyond reading its cache, all layers.
+
+    "engine": none. "transformers" (5.17, read in its source): MLA decompresses the whole latent cache every
+    step into a key and a value per head (``kv_b_proj``: written, then read by attention,
+    ``2 n_heads (d_nope + d_v)`` values per token and layer); a full sliding buffer is rolled by one
+    position and rewritten every step (``roll`` then ``copy_``: about two reads and two writes of the
+    window per local layer).
+    """
+    _check.choice("cache_layout", cache_layout, CACHE_LAYOUTS)
+    c = _check.positive_int("context", context)
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    if cache_layout == "engine":
+        return 0.0
+    extra = 0.0
+    if model.attention == "mla":
+        extra += 2.0 * model.n_layers * model.n_heads * (model.head_dim + model.v_dim) * b * c
+    lay = memory.kv_layout(model)
+    if lay.local_layers and c >= lay.window:
+        extra += 4.0 * lay.local_layers * lay.window * lay.bytes_per_token_per_layer * b / 2.0
+    return extra
+
+
+def kv_split(model: memory.ModelConfig, tp: int) -> float:
     """Over how many of the ``tp`` GPUs one sequence's cache is divided.
 
     Tensor parallelism splits KV heads; with fewer KV heads than GPUs each GPU keeps one (vLLM replicates
@@ -311,10 +330,9 @@ def kv_split(model: memory.ModelConfig, tp: int, cache_layout: str = "engine") -
     parallelism replicates it).
     """
     t = _check.positive_int("tp", tp)
-    if model.attention == "mla" and cache_layout == "engine":
+    if model.attention == "mla":
         return 1.0
-    heads = model.n_heads if model.attention == "mla" else model.n_kv_heads
-    return float(min(t, heads))
+    return float(min(t, model.n_kv_heads))
 
 
 def attention_flops_per_token(model: memory.ModelConfig, context: int, cache_layout: str = "engine") -> float:
@@ -323,14 +341,18 @@ def attention_flops_per_token(model: memory.ModelConfig, context: int, cache_lay
     Standard attention: scores and the weighted sum, ``4 x n_heads x head_dim`` per cached token and
     layer. MLA in an engine (weights absorbed, attention over the latent): scores over rank + rotary part,
     sum over the rank, ``2 n_heads (2 d_c + d_r)`` (DeepSeek-V2 paper, appendix on MLA with absorbed
-    matrices). Sliding-window layers attend to at most the window.
+    matrices); in transformers the latent is first decompressed, ``2 d_c n_heads (d_nope + d_v)`` more.
+    Sliding-window layers attend to at most the window.
     """
     c = _check.positive_int("context", context)
     lay = memory.kv_layout(model)
     tokens = lay.global_layers * c + lay.local_layers * min(c, lay.window or c)
     if model.attention == "mla" and cache_layout == "engine":
         return 2.0 * model.n_heads * (2 * model.kv_lora_rank + model.qk_rope_head_dim) * tokens
-    return 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * tokens
+    flops = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * tokens
+    if model.attention == "mla":  # transformers decompresses every cached latent through kv_b_proj first
+        flops += 2.0 * model.kv_lora_rank * model.n_heads * (model.head_dim + model.v_dim) * tokens
+    return flops
 
 
 def llama_shape(key: str, run: str = DECODE_RUN) -> memory.ModelConfig:
@@ -469,7 +491,8 @@ def predict_decode(model: memory.ModelConfig, chip: str, batch: int, context: in
     The one call to compare a measured decode step with. "cuda-graph": no host floor, attention that reads
     the cache once, the fused layer's few small kernels (:func:`engine_small_kernels_s`). "hf-eager": the
     measured launch floor scaled by the layer's operation count (:func:`engine_floor`), ``repeat_kv``'s copy
-    for grouped KV heads at the copy rate we measured, the ~35 small kernels, MLA cached decompressed.
+    for grouped KV heads at the copy rate we measured, the ~35 small kernels, MLA decompressed every step and
+    sliding buffers rolled (:func:`attention_extra_bytes`).
     ``read_bytes_per_s``, ``floor``, ``matmul_flops``: the card's own measured figures when you have them
     (default: datasheet x measured read fraction; the engine's floor; the achievable matmul table).
     Collectives of ``tp`` and ``ep`` (:func:`comm_s`) are added to the step.
@@ -483,7 +506,7 @@ def predict_decode(model: memory.ModelConfig, chip: str, batch: int, context: in
                        measured_copy_bandwidth() if eager else None, memory.dtype_bytes(weight_dtype),
                        memory.dtype_bytes(kv_dtype), comm_s(model, chip, batch, tp, ep, nodes,
                                                             memory.dtype_bytes("bf16")),
-                       engine_small_kernels_s(engine, model), "expanded" if eager else "engine", ep)
+                       engine_small_kernels_s(engine, model), "transformers" if eager else "engine", ep)
 
 
 def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: int, engine: str = "cuda-graph",

@@ -93,12 +93,20 @@ def test_engines_differ_where_they_should():
         serving.predict_decode(m, "H100-SXM", 1, 545, "vllm")
 
 
-# transformers' DeepSeek attention caches the decompressed keys and values (n_heads x (192 + 128) per token and
-# layer), a serving engine the latent (576): the eager path reads 71x more cache.
-def test_mla_cache_on_each_engine():
+# transformers 5.17 (its DeepSeek-V2 attention, read in the source by the measurement helper): the cache holds the
+# MLA latent (512 + 64 values per token and layer), as an engine's does; but every step decompresses the whole
+# latent cache into a key and a value per head (written, then read): 2 x n_heads x (128 + 128) values per cached
+# token and layer, 114x the latent's bytes for DeepSeek-V3. A full sliding-window buffer is rolled and rewritten.
+def test_mla_and_windows_on_each_engine():
     v3 = memory.model_preset("DeepSeek-V3")
-    assert serving.sequence_kv_bytes(v3, 1000, 2.0, "engine") == 1000 * 70_272
-    assert serving.sequence_kv_bytes(v3, 1000, 2.0, "expanded") == 1000 * 61 * 128 * 320 * 2
+    assert serving.sequence_kv_bytes(v3, 1000) == 1000 * 70_272
+    assert serving.attention_extra_bytes(v3, 1000, 2.0, "engine") == 0.0
+    assert serving.attention_extra_bytes(v3, 1000, 2.0, "transformers") == 1000 * 2 * 61 * 128 * 256 * 2
+    assert serving.attention_extra_bytes(v3, 1000, 2.0, "transformers") / serving.sequence_kv_bytes(v3, 1000) == \
+        pytest.approx(2 * 128 * 256 / 576)
+    g3 = memory.model_preset("Gemma-3 27B")
+    assert serving.attention_extra_bytes(g3, 512, 2.0, "transformers") == 0.0  # the buffer is not full yet
+    assert serving.attention_extra_bytes(g3, 4096, 2.0, "transformers") == 4 * 52 * 1024 * 8192
     # tensor parallelism splits KV heads, not an MLA latent (every GPU keeps it whole)
     assert serving.kv_split(v3, 8) == 1 and serving.kv_split(memory.model_preset("Llama-3 70B"), 8) == 8
     assert serving.kv_split(memory.model_preset("Llama-3 70B"), 16) == 8
