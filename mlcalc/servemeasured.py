@@ -155,7 +155,8 @@ class MeasuredCheck(NamedTuple):
 def predict_hf(arch: str, path: str, batch: int, context: int, run: str = RUN) -> serving.DecodeStep:
     """transformers' decode step as the run made it: the card's read bandwidth and matmul rate, ``repeat_kv``'s
     copy for grouped heads at the copy rate measured on this card type (:func:`mlcalc.serving.measured_copy_bandwidth`),
-    the cache as transformers 5.17 stores it (MLA: the latent; sliding layers: the window). ``eager``: the tiny
+    the cache as transformers 5.17 stores and attends it (``cache_layout="transformers"``: the MLA latent
+    decompressed every step, a full sliding buffer rolled). ``eager``: the tiny
     model's eager floor (max with the GPU per layer) plus the counted small kernels; ``graph``: no host floor, each
     layer's kernels cost at least what the tiny model's replayed layer costs."""
     _check.choice("path", path, PATHS)
@@ -164,9 +165,10 @@ def predict_hf(arch: str, path: str, batch: int, context: int, run: str = RUN) -
     copy = serving.measured_copy_bandwidth()
     if path == "eager":
         return serving.decode_step(model, batch, context, bw, rate, 1, arch_floor(arch, "eager", run), copy,
-                                   small_kernels_s=serving.engine_small_kernels_s("hf-eager", model))
+                                   small_kernels_s=serving.engine_small_kernels_s("hf-eager", model),
+                                   cache_layout="transformers")
     return serving.decode_step(model, batch, context, bw, rate, 1, None, copy,
-                               small_kernels_s=arch_floor(arch, "graph", run).per_layer_s)
+                               small_kernels_s=arch_floor(arch, "graph", run).per_layer_s, cache_layout="transformers")
 
 
 def check_hf_decode(run: str = RUN) -> list[MeasuredCheck]:
@@ -319,8 +321,9 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
                 f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it")
     if c.arch == "dsv2lite_8l" and c.what == "decode" and c.error < 0:
         return ("transformers 5.17 caches the MLA latent but rebuilds every head's keys and values from it for the "
-                "whole context at each step (kv_b_proj over every cached token): work the model, reading the latent "
-                "once as an MLA engine does, does not count")
+                "whole context at each step: the model counts that pass (cache_layout 'transformers') as the longer "
+                "of its bytes and its FLOPs, while transformers runs it as separate kernels (the kv_b_proj matmul, "
+                "the written keys and values, attention reading them back, 64 experts' grouped matmul)")
     if c.what == "prefill" and c.bound == "compute" and c.error < 0:
         return ("prefill below the 8192^3 matmul rate: matmuls of a few thousand rows, attention and element-wise "
                 "passes over every token run slower than the rate the prediction takes")
