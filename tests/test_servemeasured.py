@@ -165,3 +165,18 @@ def test_published_first_token_within_25_percent_or_cause_stated():
         if abs(c.error) > 0.25:
             assert c.cause, c
     assert sum(abs(c.error) <= 0.25 for c in checks) >= 7  # of 8, pinned
+
+
+def test_load_simulation_on_the_recorded_arrivals():
+    # the serving model's continuous-batching simulation, fed the very arrivals of each rate, against the loop
+    checks = sm.check_load_simulation()
+    assert [c.rate for c in checks] == [4.0, 12.0, 24.0, 36.0]
+    for c in checks:
+        assert c.simulated.requests == c.measured.n_requests
+        assert math.isfinite(c.simulated.ttft_p50_s) and math.isfinite(c.simulated.tpot_p50_s)
+    # below capacity the simulation is faster on both percentiles: a stated miss (the step and prefill times)
+    for c in checks[:2]:
+        assert c.tpot_p50_error < -0.25 and c.ttft_p50_error < -0.25
+    assert "prefill" in sm.LOAD_MISS_CAUSE and "decode" in sm.LOAD_MISS_CAUSE
+    # both see the queue past capacity: at 36 requests/s the median request waits seconds for its first token
+    assert checks[3].simulated.ttft_p50_s > 1.0 and checks[3].measured.ttft_p50_s > 1.0
