@@ -14,6 +14,7 @@ _MODELS = tuple(memory.model_presets())
 _OFFERS = tuple(plan.offers())
 _CHIPS = plan.chips()  # every chip the planner knows (the cost of owning needs only its power)
 _OFFERED = plan.offered_chips()  # the chips some offer sells: the training planner offers only these
+_ACADEMIC = plan.offers()["H100 HPC allocation (academic, subsidised)"]  # Caltech's cost-recovery rate
 
 
 def _model(v: Mapping[str, Any]) -> memory.ModelConfig:
@@ -57,14 +58,12 @@ def _train_compute(v: Mapping[str, Any]) -> tuple[plan.Search, memory.ModelConfi
 
 
 def _plan_row(label: str, p: plan.Plan) -> tuple[Any, ...]:
-    lay = p.layout
-    return (label, f"{p.n_gpus:,}", f"{p.days:,.1f}", money(p.dollars), p.offer.name,
-            f"{lay.tp}·{lay.pp}·{lay.dp}", f"{p.mfu:.0%}")
+    return (label, f"{p.n_gpus:,}", f"{p.days:,.1f}", money(p.dollars), f"{p.mfu:.0%}", p.offer.name)
 
 
-# headline columns first (what, how many, how long, how much), then which offer and how it is laid out:
-# narrow enough for a 390 px screen, the offer's name wrapping in its own column
-_PLAN_COLUMNS = ("plan", "GPUs", "days", "dollars", "offer", "tp·pp·dp", "MFU")
+# headline columns first (what, how many, how long, how much), the offer's name last, wrapping in its own
+# column: six short columns fit a 390 px screen; the layout is in each plan's sentence and its export
+_PLAN_COLUMNS = ("plan", "GPUs", "days", "dollars", "MFU", "offer")
 
 
 def _searched(res: plan.Search, v: Mapping[str, Any]) -> str:
@@ -106,7 +105,8 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
         rows.extend(_plan_row("closest", p) for p in res.closest)
         shown = list(res.closest)
     if not v["hpc"]:
-        lines.append("Academic HPC rates (subsidised, $0.14 per GPU-hour) are not searched: tick "
+        lines.append(f"Academic HPC rates (subsidised, ${_ACADEMIC.price_per_gpu_hour:,.2f} per GPU-hour) are not "
+                     "searched: tick "
                      "'Academic HPC' if you have such an allocation.")
     if shown and v["export"] != "summary":
         p = shown[0]
@@ -154,7 +154,8 @@ TRAIN = register(Calc(
         Control("rent", "Rent (cloud)", "check", True,
                 help="on demand, 1- and 3-year commitments (billed every hour of the term), Capacity Blocks"),
         Control("hpc", "Academic HPC (subsidised)", "check", False,
-                help="a cost-recovery rate ($0.14 per GPU-hour, Caltech) that only academic users get"),
+                help=f"a cost-recovery rate (${_ACADEMIC.price_per_gpu_hour:,.2f} per GPU-hour, Caltech) that only "
+                     "academic users get"),
         Control("buy", "Buy", "check", True),
         Control("max_gpus", "At most (GPUs)", "int", 16384, step=1024,
                 help=f"any count up to {plan.MAX_GPUS:,}; the search tries whole nodes, 4 counts per doubling"),
@@ -320,8 +321,9 @@ TCO = register(Calc(
         Control("academic", "Academic HPC (subsidised)", "check", False,
                 help="show a cost-recovery rate only academic users get"),
         Control("hpc", "HPC ($/GPU-h)", "number",
-                plan.offers()["H100 HPC allocation (cost recovery)"].price_per_gpu_hour,
-                step=0.05, help="an academic cost-recovery rate (Caltech: $0.14); 0 for a free allocation"),
+                _ACADEMIC.price_per_gpu_hour, step=0.05,
+                help=f"an academic cost-recovery rate (Caltech: ${_ACADEMIC.price_per_gpu_hour:,.2f}); "
+                     "0 for a free allocation"),
         Control("utilization", "Utilization", "slider", 0.8, min=0.05, max=1.0, step=0.05,
                 help="share of the owned hardware's life spent on useful jobs"),
         Control("goodput", "Goodput", "slider", 0.95, min=0.5, max=1.0, step=0.01,
