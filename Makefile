@@ -3,7 +3,7 @@
 #   make test   run every test (unit, nbval, strict build, browser)
 #   make check  unit and property tests only (under a minute): the edit-test loop
 #   make serve  serve the built site on http://127.0.0.1:8000 (its calculators run live in the browser)
-#   make lab    open JupyterLab on the notebooks
+#   make lab    open JupyterLab on the book's first chapter (notebooks/start/how-many-gpus.ipynb)
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 #   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
 
@@ -57,8 +57,10 @@ serve:
 
 # JupyterLab on the repository: notebooks/ and the workshop's book/workshop/. The book extra holds all
 # the notebooks import (no PyTorch); as root (a container) JupyterLab needs --allow-root.
+# It opens on the first chapter; the file browser holds them all.
+LAB_FIRST := notebooks/start/how-many-gpus.ipynb
 lab: $(VENV)/.installed-book
-	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(BIN)/jupyter lab $(LAB_FIRST) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # Measure the book's speed (about 10 minutes): figures go to benchmarks/results.json and the README.
 bench: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
