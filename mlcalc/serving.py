@@ -1283,9 +1283,15 @@ def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...],
 
 
 __all__ = [
-    "COPY_CALIBRATION", "DECODE_RUN", "DECODE_RUNS", "DecodeCheck", "DecodeStep", "Floor", "MAX_BATCH", "Serving", "attention_time_s",
-    "BenchCheck", "check_benchmarks", "matmul_rate", "prefill_s", "read_fraction", "tp_allreduce_s",
-    "check_decode", "decode_step", "llama_shape", "measured_copy_bandwidth", "measured_decode", "measured_floor",
-    "measured_read_bandwidth", "hf_small_kernels_s", "null_kernel_s",
-    "plan_serving",
+    "BenchCheck", "CACHE_LAYOUTS", "COPY_CALIBRATION", "DECODE_RUN", "DECODE_RUNS", "DEFAULT_BATCHED_TOKENS",
+    "DENSE_LAYOUTS", "DecodeCheck", "DecodeStep", "Disaggregated", "ENGINES", "Floor", "LoadResult", "MAX_BATCH",
+    "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS", "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS",
+    "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_WARMUP", "Serving", "StepModel", "TENSOR_PARALLEL",
+    "Workload", "arch_family", "attention_extra_bytes", "attention_flops_per_token", "attention_time_s",
+    "check_benchmarks", "check_decode", "checked_range", "comm_s", "decode_step", "draw_requests", "engine_floor",
+    "engine_small_kernels_s", "hf_small_kernels_s", "kv_capacity_tokens", "kv_split", "llama_shape", "matmul_rate",
+    "measured_copy_bandwidth", "measured_decode", "measured_floor", "measured_read_bandwidth", "null_kernel_s",
+    "ops_per_layer", "plan_serving", "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s",
+    "read_bandwidth", "read_fraction", "sequence_kv_bytes", "serving_offers", "simulate_disaggregated",
+    "simulate_replica", "step_model", "tp_allreduce_s", "trace_requests",
 ]
