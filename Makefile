@@ -3,7 +3,7 @@
 #   make test   run every test (unit, nbval, strict build, browser)
 #   make check  unit and property tests only (under a minute): the edit-test loop
 #   make serve  serve the built site on http://127.0.0.1:8000 (its calculators run live in the browser)
-#   make lab    open JupyterLab on the notebooks
+#   make lab    open JupyterLab on the book's first chapter (notebooks/start/how-many-gpus.ipynb)
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 #   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
 
@@ -33,7 +33,7 @@ _vendor/vendor/.complete: scripts/fetch_vendor.sh
 
 # The pure wheel of mlcalc the site's calculators run from (in the reader's browser, Pyodide).
 WHEEL := _vendor/vendor/mlcalc/mlcalc.whl
-$(WHEEL): _vendor/vendor/.complete pyproject.toml $(shell find mlcalc -name '*.py' -o -name '*.json' 2>/dev/null) | $(BIN)/python
+$(WHEEL): _vendor/vendor/.complete scripts/build_wheel.sh scripts/make_snapshot.mjs pyproject.toml $(shell find mlcalc -name '*.py' -o -name '*.json' 2>/dev/null) | $(BIN)/python
 	PYTHON=$(BIN)/python bash scripts/build_wheel.sh
 
 book: $(VENV)/.installed-book _vendor/vendor/.complete $(WHEEL)
@@ -50,15 +50,17 @@ check: $(VENV)/.installed-test
 		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py --ignore=tests/test_live_site.py
 
 # Serve the built site on localhost: opened from disk (file://) the calculators stay snapshots.
+# scripts/serve.py sends gzip and cache headers, as a web host should (README, "Serving the site").
 serve:
 	@test -f _build/html/index.html || { echo "build the site first: make book" >&2; exit 1; }
-	@echo "Open http://$(HOST):$(PORT)/ (Ctrl-C stops)"
-	$(PYTHON) -m http.server $(PORT) --bind $(HOST) --directory _build/html
+	$(PYTHON) scripts/serve.py --port $(PORT) --bind $(HOST) --directory _build/html
 
 # JupyterLab on the repository: notebooks/ and the workshop's book/workshop/. The book extra holds all
 # the notebooks import (no PyTorch); as root (a container) JupyterLab needs --allow-root.
+# It opens on the first chapter; the file browser holds them all.
+LAB_FIRST := notebooks/start/how-many-gpus.ipynb
 lab: $(VENV)/.installed-book
-	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(BIN)/jupyter lab $(LAB_FIRST) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # Measure the book's speed (about 10 minutes): figures go to benchmarks/results.json and the README.
 bench: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)

@@ -110,6 +110,7 @@ def run_widgets(key: str, state: Mapping[str, Any], changed: str = "", initial: 
     try:
         values = widget_values(key, state)
         after, inactive = controls_after(key, str(changed or ""), values)
+        carried(key, after)
     except Exception as err:  # noqa: BLE001 - a reader's input must never crash the page
         return {"ok": False, "error": error_message(err)}
     try:
@@ -254,15 +255,58 @@ def query_from_values(key: str, values: Mapping[str, Any], initial: Mapping[str,
     ("" when nothing differs). A value that cannot be written (not an option, not finite) is a ValueError.
     """
     calc = get(key)
-    parts = []
+    written: set[str] = set()
     for c in calc.controls:
         if c.key not in values or c.kind == "text":
             continue
-        v = values[c.key]
-        if initial is not None and c.key in initial and _encode(c, initial[c.key]) == _encode(c, v):
+        if initial is None or c.key not in initial or _encode(c, initial[c.key]) != _encode(c, values[c.key]):
+            written.add(c.key)
+    # A preset the query names fills in the controls it leaves out when the link is opened
+    # (opened_values): a control edited by hand back to the page's own value (V100's clock typed as
+    # 1830 MHz, H100's) must then be written too, or the preset would put its own number there.
+    # Each pass writes at least one more control or stops: at most one pass per control.
+    if initial is not None:
+        for _ in range(len(calc.controls)):
+            given = {k: values[k] for k in written}
+            reopened = _with_presets(calc, given, initial)
+            more = {c.key for c in calc.controls if c.key in values and c.kind != "text" and c.key not in written
+                    and c.key in reopened and _encode(c, reopened[c.key]) != _encode(c, values[c.key])}
+            if not more:
+                break
+            written |= more
+    return "&".join(f"{quote_plus(f'{key}.{c.key}', safe=_SAFE)}={quote_plus(_encode(c, values[c.key]), safe=_SAFE)}"
+                    for c in calc.controls if c.key in written)
+
+
+def _with_presets(calc: Calc, given: Mapping[str, Any], initial: Mapping[str, Any]) -> dict[str, Any]:
+    """The values a calculator opens with for the parameters ``given``: the page's own values, the
+    controls a named preset fills in (those the link leaves out), then the link's own values."""
+    filled = dict(given)
+    for p in calc.presets:
+        for k, v in (p.values.get(given[p.control], {}) if p.control in given else {}).items():
+            filled.setdefault(k, v)
+    return {**initial, **filled}
+
+
+def carried(key: str, values: Mapping[str, Any]) -> None:
+    """Refuse a value the page address cannot carry (ValueError naming the control, the value and what is
+    allowed): each control's value, active or not, is written as a link writes it and read back as a
+    link is read (an integer above 2**53, a number of magnitude above 1e300). The page checks every
+    change with it, so such a value is refused where it is typed, not when the link is reopened."""
+    calc = get(key)
+    for c in calc.controls:
+        if c.key not in values or c.kind == "text":
             continue
-        parts.append(f"{quote_plus(f'{key}.{c.key}', safe=_SAFE)}={quote_plus(_encode(c, v), safe=_SAFE)}")
-    return "&".join(parts)
+        try:
+            text = _encode(c, values[c.key])
+            back = _decode(c.label, c, text)
+        except ValueError as err:
+            raise ValueError(f"{err} (the value must fit in the page's address, which keeps it for a link)") from None
+        if _encode(c, back) != text:
+            allowed = (f"a whole number of magnitude at most 2**53 ({_check.MAX_EXACT_INT:,})"
+                       if c.kind in ("int", "int_slider") else "a value a link reads back the same")
+            raise ValueError(f"{c.label}={text} is not allowed: the page's address (which keeps it for a link) "
+                             f"holds {allowed}")
 
 
 def values_from_query(key: str, query: str) -> dict[str, Any]:
@@ -273,23 +317,42 @@ def values_from_query(key: str, query: str) -> dict[str, Any]:
     not an option, a number out of a slider's range; and a query over the bounds (:data:`MAX_QUERY_CHARS`,
     :data:`MAX_QUERY_PARAMS`).
     """
+    out, errors = _read_query(key, query)
+    if errors:
+        raise ValueError(errors[0])
+    return out
+
+
+def _read_query(key: str, query: str) -> tuple[dict[str, Any], list[str]]:
+    """The values a query holds for calculator ``key``, and a message for each of its parameters that
+    is refused (:func:`values_from_query` refuses the first; a page opened from a link drops only the
+    bad ones). A query over the bounds raises ValueError: none of it is read."""
     calc = get(key)
     prefix = f"{key}."
     out: dict[str, Any] = {}
+    errors: list[str] = []
+    seen: set[str] = set()
+    known = [c.key for c in calc.controls if c.kind != "text"]
     for part in _split(query):
         name = _name(part)
         if not name.startswith(prefix):
             continue
         text = unquote_plus(part.partition("=")[2])
         control = name[len(prefix):]
-        known = [c.key for c in calc.controls if c.kind != "text"]
         if control not in [c.key for c in calc.controls]:
-            raise ValueError(f"{_clip(name)}={_check._fmt(text)} is not allowed: {key} has no control "
-                             f"{_check._fmt(control)}; choose one of {', '.join(known)}")
-        if control in out:
-            raise ValueError(f"{name}={_check._fmt(text)} is not allowed: {name} is given more than once; give it once")
-        out[control] = _decode(name, calc.control(control), text)
-    return out
+            errors.append(f"{_clip(name)}={_check._fmt(text)} is not allowed: {key} has no control "
+                          f"{_check._fmt(control)}; choose one of {', '.join(known)}")
+            continue
+        if control in seen:
+            errors.append(f"{name}={_check._fmt(text)} is not allowed: {name} is given more than once; give it once")
+            out.pop(control, None)  # neither of the two is taken
+            continue
+        seen.add(control)
+        try:
+            out[control] = _decode(name, calc.control(control), text)
+        except ValueError as err:
+            errors.append(str(err))
+    return out, errors
 
 
 def replace_query(key: str, query: str, part: str) -> str:
@@ -320,12 +383,7 @@ def opened_values(key: str, query: str, initial: Mapping[str, Any]) -> dict[str,
     """The values a calculator opens with: the page's own (``initial``), then what the query holds; a
     preset the query names fills in the controls it leaves out (as the Jupyter shell does for a preset
     given by name)."""
-    calc = get(key)
-    given = values_from_query(key, query)
-    for p in calc.presets:
-        for k, v in (p.values.get(given[p.control], {}) if p.control in given else {}).items():
-            given.setdefault(k, v)
-    return {**initial, **given}
+    return _with_presets(get(key), values_from_query(key, query), initial)
 
 
 def open_widgets(key: str, search: str, initial: Mapping[str, Any]) -> dict[str, Any]:
@@ -335,11 +393,18 @@ def open_widgets(key: str, search: str, initial: Mapping[str, Any]) -> dict[str,
     Never raises."""
     try:
         start = widget_values(key, initial)
-        values = opened_values(key, search, start)
+        given, errors = _read_query(key, search)
+        values = _with_presets(get(key), given, start)
         moved = {k: v for k, v in values.items() if k not in start or start[k] != v}
         out = run(key, values)
         out["controls"] = widget_state(key, moved)
         out["inactive"] = get(key).inactive(get(key).values(values))
+        if errors:
+            # Only the bad parameters are dropped: the page says which, and shows the rest of the link.
+            out["notice"] = ("In the page address, " + "; ".join(error_message(ValueError(e)) for e in errors[:5])
+                             + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
+                             + (". That parameter was left out; " if len(errors) == 1 else ". Those parameters were left out; ")
+                             + "the link's other values are shown.")
         return out
     except Exception as err:  # noqa: BLE001 - a link must never crash the page
         return {"ok": False, "error": f"In the page address, {error_message(err)} (the values shown are the page's own)"}
@@ -359,6 +424,6 @@ def open_widgets_json(key: str, search: str, initial_json: str) -> str:
         return json.dumps({"ok": False, "error": error_message(err)})
 
 
-__all__ = ["MAX_NUMBER_CHARS", "MAX_QUERY_CHARS", "MAX_QUERY_PARAMS", "controls_after", "open_widgets",
+__all__ = ["MAX_NUMBER_CHARS", "MAX_QUERY_CHARS", "MAX_QUERY_PARAMS", "carried", "controls_after", "open_widgets",
            "open_widgets_json", "opened_values", "query_from_values", "replace_query", "run_widgets",
            "run_widgets_json", "values_from_query", "widget_state", "widget_values"]

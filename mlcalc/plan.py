@@ -14,8 +14,11 @@ Every number comes from the book's other modules; this one only joins them:
 - ``mlcalc.network.fat_tree_counts`` gives the switches and cables, ``mlcalc.storage`` the read rate,
   the checkpoint size and write time and the capacity.
 
-The search is bounded (:data:`MAX_GPUS`, :data:`GPU_COUNTS`): at most ``len(GPU_COUNTS)`` counts per
-offer and a fixed set of layouts per count, so nothing grows with a number the reader types.
+The search (:func:`search`) is exhaustive over a stated, bounded set: every count of
+:func:`candidate_counts` (whole nodes whose count has at most three significant binary digits,
+plus the reader's own cap; at most :data:`MAX_COUNTS` per chip) and, for each count, every layout
+of :func:`layout_candidates` that fits memory. It returns the cheapest plan that meets the
+deadline and the budget and the fastest one; a test compares it with brute force on small cases.
 Base units: FLOP, bytes, seconds, dollars.
 """
 
@@ -39,9 +42,21 @@ SECONDS_PER_HOUR = 3600.0
 # Hoffmann et al. 2022 ("Chinchilla"): compute-optimal training uses about 20 tokens per parameter.
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
 
-# The largest cluster the planner considers, and the counts it tries: 8 x 2^k GPUs (whole nodes of 8).
+# The largest cluster the planner considers. Any count up to it may be evaluated; the search tries the
+# counts of candidate_counts (at most MAX_COUNTS per chip).
 MAX_GPUS = 65536
+# 8 x 2^k GPUs: the counts the book's tables and exercises use (any other count is allowed too).
 GPU_COUNTS: tuple[int, ...] = tuple(8 * 2**k for k in range(14))  # 8 ... 65,536
+SIGNIFICANT_BITS = 3  # node counts the search tries: 1-8, then 4 per doubling (10, 12, 14, 16, 20, ...)
+# Bounds on a caller's inputs (far above any real run, far below overflow).
+MAX_TOKENS = 1e16  # 640 x Llama 3's 15.6T tokens
+MAX_SEQ_LEN = 2**20
+MAX_BATCH_TOKENS = 1e10
+MAX_PRICE_PER_GPU_HOUR = 1e4  # USD
+MAX_PURCHASE_PER_GPU = 1e8  # USD
+MAX_TERM_YEARS = 10.0
+MAX_GPUS_PER_NODE = 1024
+HOURS_PER_YEAR = 8766.0  # 365.25 days
 TENSOR_PARALLEL = (1, 2, 4, 8)
 MAX_PIPELINE = 128  # most pipeline stages tried
 SWITCH_RADIX = 64  # ports of one InfiniBand NDR switch (NVIDIA QM9700: 64 x 400 Gb/s)
@@ -81,6 +96,8 @@ def default(name: str) -> float:
 
 
 WAYS = ("rent", "hpc", "buy")
+TERMS = (("on demand", "on_demand", 0.0), ("1-year commitment", "one_year", 1.0),
+         ("3-year commitment", "three_year", 3.0))  # (label, prices-table key, years)
 
 
 class Offer(NamedTuple):
@@ -92,25 +109,80 @@ class Offer(NamedTuple):
     price_per_gpu_hour: float  # rent and hpc: dollars per GPU-hour (buy: 0, see TCO)
     purchase_per_gpu: float  # buy: dollars per GPU, its share of the node (else 0)
     source: str  # where the price comes from
+    term_years: float = 0.0  # a commitment's term: every hour of each whole term is billed (0: hours held)
+    date: str = ""  # when the price was listed
+    subsidised: bool = False  # a rate below cost that only some readers get (academic): offered on request
+
+
+def _chip_label(chip: str) -> str:
+    return chip.split("-")[0]
 
 
 @lru_cache(maxsize=None)
 def offers() -> Mapping[str, Offer]:
-    """Every priced offer of plan.json, by name, in file order."""
+    """Every priced offer, by name: plan.json's ``offers``, then the ``prices`` table's on-demand and
+    committed cloud prices per chip (per GPU-hour = the instance's price / its GPUs)."""
     out = {}
     for name, o in data()["offers"].items():
         if name == "fields":
             continue
         out[name] = Offer(name, o["chip"], o["way"], float(o.get("price_per_gpu_hour", 0.0)),
-                          float(o.get("purchase_per_gpu", 0.0)), o["source"])
+                          float(o.get("purchase_per_gpu", 0.0)), o["source"], 0.0, o.get("date", ""),
+                          bool(o.get("subsidised", False)))
+    for chip, row in data()["prices"].items():
+        if chip == "fields":
+            continue
+        family = row["instance"].split(".")[0]
+        for label, key, years in TERMS:
+            price = row["instance_per_hour"][key]
+            if price is None:
+                continue
+            name = f"{_chip_label(chip)} rent {label} (AWS {family})"
+            out[name] = Offer(name, chip, "rent", float(price) / int(row["gpus_per_instance"]), 0.0, row["source"],
+                              years, row["date"])
     return MappingProxyType(out)
+
+
+def check_offer(offer: Any) -> Offer:
+    """A caller's :class:`Offer`, every field checked (ValueError naming the field, its value and what is allowed)."""
+    if not isinstance(offer, Offer):
+        raise ValueError(f"offer={_check._fmt(offer)} is not allowed: give an mlcalc.plan.Offer "
+                         "(or a name of mlcalc.plan.offers())")
+    for field in ("name", "source", "date"):
+        if not isinstance(getattr(offer, field), str):
+            raise ValueError(f"offer.{field}={_check._fmt(getattr(offer, field))} is not allowed: it must be text")
+    _check.choice("offer.chip", offer.chip, chips())
+    _check.choice("offer.way", offer.way, WAYS)
+    _check.non_negative("offer.price_per_gpu_hour", offer.price_per_gpu_hour, MAX_PRICE_PER_GPU_HOUR)
+    _check.non_negative("offer.purchase_per_gpu", offer.purchase_per_gpu, MAX_PURCHASE_PER_GPU)
+    _check.non_negative("offer.term_years", offer.term_years, MAX_TERM_YEARS)
+    if not isinstance(offer.subsidised, bool):
+        raise ValueError(f"offer.subsidised={_check._fmt(offer.subsidised)} is not allowed: it must be True or False")
+    return offer
+
+
+def chips() -> tuple[str, ...]:
+    """The chips the planner knows (plan.json ``chips``): a system, board and node power each."""
+    return tuple(k for k in data()["chips"] if k != "fields")
+
+
+def offered_chips() -> tuple[str, ...]:
+    """The chips at least one offer sells (a chip no offer has would be a choice that always fails)."""
+    have = {o.chip for o in offers().values()}
+    return tuple(c for c in chips() if c in have)
+
+
+def _check_model(model: Any) -> memory.ModelConfig:
+    if not isinstance(model, memory.ModelConfig):
+        raise ValueError(f"model={_check._fmt(model)} is not allowed: give an mlcalc.memory.ModelConfig "
+                         "(e.g. mlcalc.memory.model_preset('Llama-3 8B'))")
+    return model
 
 
 def chip_info(chip: str) -> Mapping[str, Any]:
     """System, board power and node power of a chip the planner knows (plan.json ``chips``)."""
-    chips = {k: v for k, v in data()["chips"].items() if k != "fields"}
-    _check.choice("chip", chip, chips)
-    return chips[chip]
+    _check.choice("chip", chip, chips())
+    return data()["chips"][chip]
 
 
 def chinchilla_tokens(n_params: float) -> float:
@@ -136,7 +208,11 @@ RECOMPUTE_FACTOR = {"selective": 1.0, "full": 8.0 / 6.0}  # extra forward pass: 
 
 def flops_per_token(model: memory.ModelConfig, seq_len: int) -> float:
     """Training FLOP per token: ``6 N_active + 6 L s h`` (Kaplan et al. 2020, attention included)."""
-    s = _check.positive_int("seq_len", seq_len)
+    return _flops_per_token(_check_model(model), _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN))
+
+
+@lru_cache(maxsize=1024)
+def _flops_per_token(model: memory.ModelConfig, s: int) -> float:
     return 6.0 * model.n_active_params() + 6.0 * model.n_layers * s * model.n_heads * model.head_dim
 
 
@@ -159,6 +235,7 @@ class Layout(NamedTuple):
 INTERLEAVE = (1, 2, 4)  # virtual stages per GPU tried with the interleaved 1F1B schedule
 
 
+@lru_cache(maxsize=4096)
 def _bubble(pp: int, n_micro: int, n_layers: int) -> float:
     """Smallest pipeline bubble of 1F1B, or interleaved 1F1B with v in INTERLEAVE virtual stages.
 
@@ -173,68 +250,202 @@ def _bubble(pp: int, n_micro: int, n_layers: int) -> float:
     return best
 
 
+@lru_cache(maxsize=256)
 def _parallel_model(model: memory.ModelConfig, seq_len: int) -> parallel.Workload:
     return parallel.Workload(model, seq_len)
+
+
+@lru_cache(maxsize=1024)
+def _fabric(system_key: str, nodes: int, gpus_per_node: int) -> network.Fabric:
+    return network.fabric(system_key, nodes, gpus_per_node=gpus_per_node)
+
+
+@lru_cache(maxsize=64)
+def _step_rate(chip: str, flops_source: str) -> float:
+    return compute.achievable_flops(chip, "bf16", flops_source) * STEP_EFFICIENCY
+
+
+# --------------------------------------------------------------------------- the step time (one function)
+
+
+class StepTime(NamedTuple):
+    """One training step of a layout: the parts the step time is made of."""
+
+    compute_s: float  # compute, recomputation included
+    bubble_s: float  # pipeline bubble
+    comm_s: float  # exposed communication
+
+    @property
+    def step_s(self) -> float:
+        return self.compute_s + self.bubble_s + self.comm_s
+
+
+def _check_layout(model: Any, chip: Any, n_gpus: Any, tp: Any, pp: Any, dp: Any, n_micro: Any, recompute: Any,
+                  seq_len: Any, flops_source: Any) -> tuple:
+    _check_model(model)
+    _check.choice("chip", chip, chips())
+    n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
+    tp = _check.positive_int("tp", tp, n)
+    pp = _check.positive_int("pp", pp, n)
+    dp = _check.positive_int("dp", dp, n)
+    if tp * pp * dp != n:
+        raise ValueError(f"tp x pp x dp={tp * pp * dp!r} is not allowed: it must equal n_gpus={n}")
+    m = _check.positive_int("n_micro", n_micro, 10**7)
+    _check.choice("recompute", recompute, tuple(RECOMPUTE_FACTOR))
+    s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
+    _check.choice("flops_source", flops_source, ("achievable", "measured"))
+    return model, chip, n, tp, pp, dp, m, recompute, s, flops_source
+
+
+def step_time_floor(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
+                    recompute: str, seq_len: int, flops_source: str = "achievable") -> float:
+    """A lower bound of :func:`step_time` for the same layout, without its communication.
+
+    The layout search visits layouts in increasing order of this floor and stops at the first whose
+    floor is no shorter than the best step found: exact as long as ``floor <= step_time(...).step_s``
+    for every layout (tests check it on random layouts).
+    """
+    return _check.result("step_time_floor", _step_floor(*_check_layout(model, chip, n_gpus, tp, pp, dp, n_micro,
+                                                                       recompute, seq_len, flops_source)))
+
+
+def _step_floor(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
+                recompute: str, seq_len: int, flops_source: str) -> float:
+    rate = _step_rate(chip, flops_source)
+    compute_s = _flops_per_token(model, seq_len) * dp * n_micro * seq_len * RECOMPUTE_FACTOR[recompute] / (n_gpus * rate)
+    return compute_s * (1.0 + (_bubble(pp, n_micro, model.n_layers) if pp > 1 else 0.0))
+
+
+def step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
+              recompute: str, seq_len: int, flops_source: str = "achievable") -> StepTime:
+    """Step time of one layout (micro-batch 1, ZeRO-1): compute, pipeline bubble, exposed communication.
+
+    Compute: the layout's FLOPs at the chip's achievable rate x :data:`STEP_EFFICIENCY`; bubble: the
+    smallest of 1F1B and interleaved 1F1B; communication: ``mlcalc.parallel.layout_budget`` on the
+    node's fabric, data-parallel traffic hidden behind the backward pass as far as it goes.
+    """
+    return _check.fields("step_time", _step_time(*_check_layout(model, chip, n_gpus, tp, pp, dp, n_micro, recompute,
+                                                               seq_len, flops_source)))
+
+
+def _step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
+               recompute: str, seq_len: int, flops_source: str) -> StepTime:
+    rate = _step_rate(chip, flops_source)
+    system = network.system(chip_info(chip)["system"])
+    gpn = system.gpus_per_node
+    compute_s = _flops_per_token(model, seq_len) * dp * n_micro * seq_len * RECOMPUTE_FACTOR[recompute] / (n_gpus * rate)
+    bubble_s = compute_s * _bubble(pp, n_micro, model.n_layers) if pp > 1 else 0.0
+    fab = _fabric(system.key, max(1, math.ceil(n_gpus / gpn)), min(gpn, n_gpus))
+    budget = parallel.layout_budget(_parallel_model(model, seq_len), parallel.Layout(tp, pp, dp, 0.0, 0.0), fab,
+                                    dp * n_micro, 1, rate, 1.0, "zero1")
+    tp_pp = sum(line.time_s for line in budget.lines if line.parallelism != "data")
+    dp_s = sum(line.time_s for line in budget.lines if line.parallelism == "data")
+    return StepTime(compute_s, bubble_s, tp_pp + max(0.0, dp_s - compute_s * parallel.BACKWARD_SHARE))
+
+
+# --------------------------------------------------------------------------- layouts
+
+
+def _pipeline_sizes(model: memory.ModelConfig) -> list[int]:
+    top = min(model.n_layers, MAX_PIPELINE)
+    return sorted({p for p in range(1, top + 1) if model.n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top})
+
+
+def _batch_seqs(global_batch_tokens: float, seq_len: int) -> int:
+    return max(1, int(round(global_batch_tokens / seq_len)))
+
+
+def layout_candidates(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
+                      global_batch_tokens: float) -> tuple[tuple[int, int, int, int], ...]:
+    """Every (tp, pp, dp, micro-batches) the planner considers for ``n_gpus`` chips, before memory.
+
+    tp in (1, 2, 4, 8), at most a node, dividing the heads; pp over the divisors of the layer count
+    and the powers of two up to :data:`MAX_PIPELINE`; ``dp = n / (tp pp)`` whole and at most the
+    sequences of the global batch; micro-batch 1, so the batch is rounded to ``dp x m`` sequences.
+    At most 4 x (MAX_PIPELINE + 8) layouts.
+    """
+    _check_model(model)
+    n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
+    s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
+    gpn = network.system(chip_info(chip)["system"]).gpus_per_node
+    batch_seqs = _batch_seqs(_check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS), s)
+    out = []
+    for tp in TENSOR_PARALLEL:
+        if tp > gpn or model.n_heads % tp or n % tp:
+            continue
+        for pp in _pipeline_sizes(model):
+            if n % (tp * pp):
+                continue
+            dp = n // (tp * pp)
+            if dp > batch_seqs:
+                continue
+            out.append((tp, pp, dp, max(1, round(batch_seqs / dp))))
+    return tuple(out)
+
+
+def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
+                  recompute: str) -> memory.TrainingFit:
+    """Per-GPU memory of a layout (ZeRO-1, micro-batch 1); uneven stages count the fullest one."""
+    _check_model(model)
+    _check.choice("chip", chip, chips())
+    tp = _check.positive_int("tp", tp, MAX_GPUS)
+    pp = _check.positive_int("pp", pp, min(model.n_layers, MAX_PIPELINE))
+    dp = _check.positive_int("dp", dp, MAX_GPUS)
+    _check.choice("recompute", recompute, tuple(RECOMPUTE_FACTOR))
+    return _layout_memory(model, chip, tp, pp, dp, _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN), recompute)
+
+
+def _layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
+                   recompute: str) -> memory.TrainingFit:
+    staged = model if model.n_layers % pp == 0 else replace(model, n_layers=math.ceil(model.n_layers / pp) * pp)
+    return memory.training_memory(staged, spec(chip).memory_bytes, 1, seq_len, dp, tp, pp, 1 if dp > 1 else 0,
+                                  recompute=recompute)
+
+
+def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int) -> tuple[str, float] | None:
+    """Selective recomputation if it fits, else full, else None: (recompute, bytes)."""
+    for rc in ("selective", "full"):
+        mem = _layout_memory(model, chip, tp, pp, dp, seq_len, rc)
+        if mem.fits:
+            return rc, mem.total_bytes
+    return None
 
 
 def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
                 flops_source: str = "achievable") -> Layout | None:
     """The fastest layout of ``n_gpus`` chips that fits memory (None if none fits).
 
-    Tries tp in (1, 2, 4, 8) dividing the heads, pp over the divisors of the layer count and the
-    powers of two up to :data:`MAX_PIPELINE` (uneven stages: memory of the fullest one),
-    micro-batch 1, ZeRO-1, selective recomputation and, if that does not
-    fit, full recomputation. dp = n_gpus / (tp pp) must divide the global batch (in sequences).
+    Over :func:`layout_candidates`, each with selective recomputation if it fits, else full. Exact:
+    candidates are visited by :func:`step_time_floor` and the visit stops when no later one can be
+    faster (a test compares it with trying every candidate). Cached: a deadline, a budget or a price
+    changes nothing here.
     """
-    n = _check.positive_int("n_gpus", n_gpus)
-    s = _check.positive_int("seq_len", seq_len)
-    acc = spec(chip)
-    system = network.system(chip_info(chip)["system"])
-    gpn = system.gpus_per_node
-    batch_seqs = max(1, int(round(_check.positive("global_batch_tokens", global_batch_tokens) / s)))
-    rate = compute.achievable_flops(chip, "bf16", flops_source) * STEP_EFFICIENCY
-    pmodel = _parallel_model(model, s)
-    f_token = flops_per_token(model, s)
+    _check_model(model)
+    _check.choice("chip", chip, chips())
+    _check.choice("flops_source", flops_source, ("achievable", "measured"))
+    return _best_layout(model, chip, _check.positive_int("n_gpus", n_gpus, MAX_GPUS),
+                        _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN),
+                        _check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS), flops_source)
+
+
+@lru_cache(maxsize=4096)
+def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float, flops_source: str) -> Layout | None:
+    cands = sorted((_step_floor(model, chip, n, tp, pp, dp, m, "selective", s, flops_source), tp, pp, dp, m)
+                   for tp, pp, dp, m in layout_candidates(model, chip, n, s, batch))
     best: Layout | None = None
-    top = min(model.n_layers, MAX_PIPELINE)
-    pps = sorted({p for p in range(1, top + 1) if model.n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top})
-    for tp in TENSOR_PARALLEL:
-        if tp > gpn or model.n_heads % tp or n % tp:
+    for floor, tp, pp, dp, m in cands:
+        if best is not None and floor >= best.step_s:
+            break  # this floor and every later one: no faster layout is left
+        fit = _fit(model, chip, tp, pp, dp, s)
+        if fit is None:
             continue
-        for pp in pps:
-            if n % (tp * pp):
-                continue
-            dp = n // (tp * pp)
-            if dp > batch_seqs:
-                continue
-            n_micro = max(1, round(batch_seqs / dp))  # the batch rounded to a whole number of micro-batches
-            fit = None
-            # Stages that do not divide the layers evenly: count the fullest stage (layers rounded up).
-            staged = model if model.n_layers % pp == 0 else replace(model, n_layers=math.ceil(model.n_layers / pp) * pp)
-            for rc in ("selective", "full"):
-                mem = memory.training_memory(staged, acc.memory_bytes, 1, s, dp, tp, pp, 1 if dp > 1 else 0,
-                                             recompute=rc)
-                if mem.fits:
-                    fit = (rc, mem.total_bytes)
-                    break
-            if fit is None:
-                continue
-            rc, mem_bytes = fit
-            compute_s = f_token * dp * n_micro * s * RECOMPUTE_FACTOR[rc] / (n * rate)
-            bubble_s = compute_s * _bubble(pp, n_micro, model.n_layers) if pp > 1 else 0.0
-            if best is not None and compute_s + bubble_s >= best.step_s:
-                continue  # cannot beat the best layout even with no exposed communication
-            nodes = max(1, math.ceil(n / gpn))
-            fab = network.fabric(system.key, nodes, gpus_per_node=min(gpn, n))
-            lay = parallel.Layout(tp, pp, dp, 0.0, 0.0)
-            budget = parallel.layout_budget(pmodel, lay, fab, dp * n_micro, 1, rate, 1.0, "zero1")
-            tp_pp = sum(line.time_s for line in budget.lines if line.parallelism != "data")
-            dp_s = sum(line.time_s for line in budget.lines if line.parallelism == "data")
-            comm_s = tp_pp + max(0.0, dp_s - compute_s * parallel.BACKWARD_SHARE)
-            step = compute_s + bubble_s + comm_s
-            cand = Layout(tp, pp, dp, 1, n_micro, rc, mem_bytes, compute_s, bubble_s, comm_s, step)
-            if best is None or cand.step_s < best.step_s:
-                best = cand
+        rc, mem_bytes = fit
+        if rc != "selective" and best is not None and \
+                _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source) >= best.step_s:
+            continue
+        t = _step_time(model, chip, n, tp, pp, dp, m, rc, s, flops_source)
+        if best is None or t.step_s < best.step_s:
+            best = Layout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s)
     return best
 
 
@@ -278,9 +489,16 @@ class Needs(NamedTuple):
 def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per_s: float, n_tokens: float,
           filesystem_write_bytes_per_s: float, node_storage_bytes_per_s: float, restart_s: float) -> Needs:
     """Network, storage and failure figures of a run of ``n_gpus`` at ``tokens_per_s``."""
-    n = _check.positive_int("n_gpus", n_gpus)
-    nodes = max(1, math.ceil(n / gpus_per_node))
-    if n > gpus_per_node:
+    _check_model(model)
+    n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
+    gpn = _check.positive_int("gpus_per_node", gpus_per_node, MAX_GPUS_PER_NODE)
+    tokens_per_s = _check.positive("tokens_per_s", tokens_per_s, 1e15)
+    n_tokens = _check.positive("n_tokens", n_tokens, MAX_TOKENS)
+    filesystem_write_bytes_per_s = _check.positive("filesystem_write_bytes_per_s", filesystem_write_bytes_per_s, 1e15)
+    node_storage_bytes_per_s = _check.positive("node_storage_bytes_per_s", node_storage_bytes_per_s, 1e15)
+    restart_s = _check.non_negative("restart_s", restart_s, 1e7)
+    nodes = max(1, math.ceil(n / gpn))
+    if n > gpn:
         counts = network.fat_tree_counts(n, SWITCH_RADIX)
         tiers, switches, cables = counts.tiers, counts.switches, counts.transceivers // 2
     else:  # one node: NVLink only, no switch
@@ -323,11 +541,11 @@ def tco(purchase_per_gpu: float, board_power_w: float, node_power_kw: float, gpu
     (GPUs per admin x 8,766 h)``. Divided by ``utilization x goodput`` it is the cost of a
     GPU-hour that trains. Defaults are plan.json's (sources and assumptions there).
     """
-    p = _check.non_negative("purchase_per_gpu", purchase_per_gpu)
-    _check.positive("board_power_w", board_power_w)
-    node_kw = _check.positive("node_power_kw", node_power_kw)
-    g = _check.positive_int("gpus_per_node", gpus_per_node)
-    life = _check.positive("life_years", default("life_years") if life_years is None else life_years)
+    p = _check.non_negative("purchase_per_gpu", purchase_per_gpu, MAX_PURCHASE_PER_GPU)
+    _check.positive("board_power_w", board_power_w, 1e5)
+    node_kw = _check.positive("node_power_kw", node_power_kw, 1e4)
+    g = _check.positive_int("gpus_per_node", gpus_per_node, MAX_GPUS_PER_NODE)
+    life = _check.in_range("life_years", default("life_years") if life_years is None else life_years, 0.1, 50.0)
     u = _check.fraction("utilization", utilization)
     gp = _check.fraction("goodput", goodput)
     pue = _check.at_least("pue", default("pue") if pue is None else pue, 1.0)
@@ -351,7 +569,7 @@ def tco(purchase_per_gpu: float, board_power_w: float, node_power_kw: float, gpu
     }
     total = sum(parts.values())
     share = u * gp
-    return Tco(total / share, MappingProxyType(parts), total, share)
+    return _check.fields("tco", Tco(total / share, MappingProxyType(parts), total, share))
 
 
 def break_even_utilization(purchase_per_gpu: float, rent_per_gpu_hour: float, board_power_w: float,
@@ -363,7 +581,7 @@ def break_even_utilization(purchase_per_gpu: float, rent_per_gpu_hour: float, bo
     """
     rent = _check.positive("rent_per_gpu_hour", rent_per_gpu_hour)
     own = tco(purchase_per_gpu, board_power_w, node_power_kw, utilization=1.0, goodput=1.0, **kwargs)
-    return own.per_gpu_hour / rent
+    return _check.result("break_even_utilization", own.per_gpu_hour / rent)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -398,13 +616,82 @@ class Plan:
         return self.meets_deadline and self.meets_budget
 
 
-def _dollars(offer: Offer, gpu_hours: float, tco_kwargs: Mapping[str, Any]) -> float:
+def _dollars(offer: Offer, n_gpus: int, gpu_hours: float, wall_hours: float,
+             tco_kwargs: Mapping[str, Any]) -> float:
     if offer.way == "buy":
         c = chip_info(offer.chip)
         own = tco(offer.purchase_per_gpu, c["board_power_w"], c["node_power_kw"], goodput=1.0, **tco_kwargs)
         # GPU-hours held already include the failures' losses: price each at the owned rate over utilization.
         return gpu_hours * own.per_useful_gpu_hour
+    if offer.term_years > 0:  # a commitment bills every hour of each whole term, idle hours included
+        term_h = offer.term_years * HOURS_PER_YEAR
+        return n_gpus * math.ceil(wall_hours / term_h * (1 - 1e-12)) * term_h * offer.price_per_gpu_hour
     return gpu_hours * offer.price_per_gpu_hour
+
+
+class _Run(NamedTuple):
+    """What a count of one chip does, whatever the price: the layout, the rate, the failures."""
+
+    layout: Layout
+    tokens_per_s: float
+    mfu: float
+    held_s: float  # GPUs held: training plus what failures cost
+    needs: Needs
+
+
+def _run(model: memory.ModelConfig, chip: str, n: int, n_tokens: float, seq_len: int, global_batch_tokens: float,
+         fs: float, node: float, restart: float) -> _Run | None:
+    lay = _best_layout(model, chip, n, seq_len, global_batch_tokens, "achievable")
+    if lay is None:
+        return None
+    tps = lay.dp * lay.n_micro * lay.micro_batch * seq_len / lay.step_s
+    mfu = tps * flops_per_token(model, seq_len) / (n * spec(chip).peak_flops("bf16"))
+    gpn = network.system(chip_info(chip)["system"]).gpus_per_node
+    nd = needs(model, n, gpn, tps, n_tokens, fs, node, restart)
+    return _Run(lay, tps, mfu, n_tokens / tps / max(nd.goodput, 1e-9), nd)
+
+
+def _price(run: _Run, model: memory.ModelConfig, offer: Offer, n: int, deadline_days: float, budget_dollars: float,
+           avail: float, tco_kwargs: Mapping[str, Any]) -> Plan:
+    held_s = run.held_s
+    wall_s = held_s / avail if offer.way == "hpc" else held_s  # HPC: charged for the hours run, waiting between jobs
+    gpu_hours = n * held_s / SECONDS_PER_HOUR
+    dollars = _check.result("dollars", _dollars(offer, n, gpu_hours, wall_s / SECONDS_PER_HOUR, tco_kwargs))
+    return Plan(offer, n, run.layout, run.tokens_per_s, run.mfu, _check.result("days", wall_s / SECONDS_PER_DAY),
+                gpu_hours, dollars, run.needs, deadline_days if math.isfinite(deadline_days) else None,
+                budget_dollars if math.isfinite(budget_dollars) else None)
+
+
+def _defaults(hpc_availability: float | None, filesystem_write_bytes_per_s: float | None,
+              node_storage_bytes_per_s: float | None, restart_s: float | None) -> tuple[float, float, float, float]:
+    avail = _check.fraction("hpc_availability", default("hpc_availability") if hpc_availability is None
+                            else hpc_availability)
+    fs = _check.positive("filesystem_write_bytes_per_s", default("filesystem_write_gbps") * 1e9
+                         if filesystem_write_bytes_per_s is None else filesystem_write_bytes_per_s, 1e15)
+    node = _check.positive("node_storage_bytes_per_s", default("storage_gbps_per_node") * 1e9
+                           if node_storage_bytes_per_s is None else node_storage_bytes_per_s, 1e15)
+    restart = _check.non_negative("restart_s", default("restart_s") if restart_s is None else restart_s, 1e7)
+    return avail, fs, node, restart
+
+
+def _limit(name: str, value: Any) -> float:
+    """A deadline or budget: positive, or inf for none."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf:
+        return math.inf
+    return _check.positive(name, value)
+
+
+def _tco_kwargs(tco_kwargs: Any) -> Mapping[str, Any]:
+    if tco_kwargs is None:
+        return {}
+    if not isinstance(tco_kwargs, Mapping):
+        raise ValueError(f"tco_kwargs={_check._fmt(tco_kwargs)} is not allowed: give a mapping of mlcalc.plan.tco's "
+                         "keyword arguments")
+    allowed = ("life_years", "utilization", "pue", "electricity_per_kwh", "hosting_per_kw_month", "staff_per_year",
+               "gpus_per_admin", "network_share")
+    for k in tco_kwargs:
+        _check.choice("tco_kwargs key", k, allowed)
+    return tco_kwargs
 
 
 def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: float, seq_len: int = 4096,
@@ -412,31 +699,21 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
              budget_dollars: float = math.inf, hpc_availability: float | None = None,
              filesystem_write_bytes_per_s: float | None = None, node_storage_bytes_per_s: float | None = None,
              restart_s: float | None = None, tco_kwargs: Mapping[str, Any] | None = None) -> Plan | None:
-    """The plan for ``n_gpus`` of an offer (None if the model fits no layout of that many)."""
-    n_tokens = _check.positive("tokens", n_tokens)
-    lay = best_layout(model, offer.chip, n_gpus, seq_len, global_batch_tokens)
-    if lay is None:
+    """The plan for ``n_gpus`` (any count up to :data:`MAX_GPUS`) of an offer (None if the model fits
+    no layout of that many)."""
+    _check_model(model)
+    check_offer(offer)
+    n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
+    n_tokens = _check.positive("tokens", n_tokens, MAX_TOKENS)
+    s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
+    batch = _check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS)
+    deadline, budget = _limit("deadline_days", deadline_days), _limit("budget_dollars", budget_dollars)
+    avail, fs, node, restart = _defaults(hpc_availability, filesystem_write_bytes_per_s, node_storage_bytes_per_s,
+                                         restart_s)
+    run = _run(model, offer.chip, n, n_tokens, s, batch, fs, node, restart)
+    if run is None:
         return None
-    batch_tokens = lay.dp * lay.n_micro * lay.micro_batch * seq_len
-    tps = batch_tokens / lay.step_s
-    peak = spec(offer.chip).peak_flops("bf16")
-    mfu = tps * flops_per_token(model, seq_len) / (n_gpus * peak)
-    fs = (default("filesystem_write_gbps") * 1e9 if filesystem_write_bytes_per_s is None
-          else filesystem_write_bytes_per_s)
-    node = default("storage_gbps_per_node") * 1e9 if node_storage_bytes_per_s is None else node_storage_bytes_per_s
-    restart = default("restart_s") if restart_s is None else restart_s
-    gpn = network.system(chip_info(offer.chip)["system"]).gpus_per_node
-    nd = needs(model, n_gpus, gpn, tps, n_tokens, fs, node, restart)
-    held_s = n_tokens / tps / max(nd.goodput, 1e-9)  # GPUs held: training plus what failures cost
-    run_s = held_s
-    if offer.way == "hpc":  # charged for the hours the jobs run, but waiting in the queue between them
-        avail = default("hpc_availability") if hpc_availability is None else hpc_availability
-        run_s = held_s / _check.fraction("hpc availability", avail)
-    gpu_hours = n_gpus * held_s / SECONDS_PER_HOUR
-    dollars = _dollars(offer, gpu_hours, tco_kwargs or {})
-    return Plan(offer, n_gpus, lay, tps, mfu, run_s / SECONDS_PER_DAY, gpu_hours, dollars, nd,
-                deadline_days if math.isfinite(deadline_days) else None,
-                budget_dollars if math.isfinite(budget_dollars) else None)
+    return _price(run, model, offer, n, deadline, budget, avail, _tco_kwargs(tco_kwargs))
 
 
 def leanest_memory_bytes(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int) -> float:
@@ -445,132 +722,218 @@ def leanest_memory_bytes(model: memory.ModelConfig, chip: str, n_gpus: int, seq_
     Over the same bounded set of tp and pp as :func:`best_layout`; layouts whose tp x pp does not
     divide ``n_gpus`` are skipped. ``inf`` if none divides it.
     """
-    n = _check.positive_int("n_gpus", n_gpus)
-    acc = spec(chip)
+    _check_model(model)
+    n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
+    s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
     gpn = network.system(chip_info(chip)["system"]).gpus_per_node
-    top = min(model.n_layers, MAX_PIPELINE)
-    pps = sorted({p for p in range(1, top + 1) if model.n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top})
     best = math.inf
     for tp in TENSOR_PARALLEL:
         if tp > gpn or model.n_heads % tp:
             continue
-        for pp in pps:
+        for pp in _pipeline_sizes(model):
             if n % (tp * pp):
                 continue
-            dp = n // (tp * pp)
-            staged = model if model.n_layers % pp == 0 else replace(model, n_layers=math.ceil(model.n_layers / pp) * pp)
-            mem = memory.training_memory(staged, acc.memory_bytes, 1, seq_len, dp, tp, pp, 1 if dp > 1 else 0,
-                                         recompute="full")
-            best = min(best, mem.total_bytes)
+            best = min(best, _layout_memory(model, chip, tp, pp, n // (tp * pp), s, "full").total_bytes)
     return best
 
 
-def _days_lower_bound(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: float, seq_len: int,
-                      hpc_availability: float | None) -> float:
-    """Days the run takes at least: its FLOPs at the chip's achievable rate x step efficiency, nothing else."""
-    rate = compute.achievable_flops(offer.chip, "bf16", "achievable") * STEP_EFFICIENCY
-    days = n_tokens * flops_per_token(model, seq_len) / (n_gpus * rate) / SECONDS_PER_DAY
-    if offer.way == "hpc":
-        days /= default("hpc_availability") if hpc_availability is None else hpc_availability
-    return days
+# --------------------------------------------------------------------------- the search
+
+
+def candidate_counts(max_gpus: int, gpus_per_node: int = 8) -> tuple[int, ...]:
+    """The GPU counts the search tries, up to ``max_gpus``: whole nodes whose node count has at most
+    :data:`SIGNIFICANT_BITS` significant binary digits (1, 2, ... 8, then 10, 12, 14, 16, 20, 24, 28,
+    32, 40 ... nodes: 4 per doubling, at most 19% apart), and ``max_gpus`` rounded down to whole
+    nodes. Below one node: 1, 2, 4 ... and ``max_gpus``. At most :data:`MAX_COUNTS` counts.
+    """
+    cap = _check.positive_int("max_gpus", max_gpus, MAX_GPUS)
+    g = _check.positive_int("gpus_per_node", gpus_per_node, MAX_GPUS_PER_NODE)
+    if cap < g:
+        return tuple(sorted({2**k for k in range(cap.bit_length()) if 2**k <= cap} | {cap}))
+    out = set()
+    for nodes in range(1, cap // g + 1):
+        if nodes.bit_length() <= SIGNIFICANT_BITS or nodes % (1 << (nodes.bit_length() - SIGNIFICANT_BITS)) == 0:
+            out.add(nodes * g)
+    out.add(cap // g * g)
+    return tuple(sorted(out))
+
+
+#: The most counts :func:`candidate_counts` gives for any cap up to :data:`MAX_GPUS` (8 nodes of 8,
+#: 4 per doubling above, and the cap itself).
+MAX_COUNTS = len(candidate_counts(MAX_GPUS)) + 1
 
 
 class Search(NamedTuple):
-    """The planner's answer: feasible plans ranked, or why there is none."""
+    """The planner's answer: the cheapest and the fastest plan that meet both limits, or why there is none."""
 
-    plans: tuple[Plan, ...]  # feasible plans, cheapest first (ties: fastest)
-    closest: tuple[Plan, ...]  # one per offer when none is feasible: its fastest count
+    cheapest: Plan | None  # fewest dollars among plans that meet the deadline and the budget (ties: fastest)
+    fastest: Plan | None  # fewest days among plans that meet the deadline and the budget (ties: cheapest)
+    plans: tuple[Plan, ...]  # the cheapest feasible plan of each offer that has one, cheapest first
+    closest: tuple[Plan, ...]  # when none is feasible: per offer its cheapest plan on time, else its fastest
     problems: tuple[str, ...]  # which constraint breaks and by how much (empty when plans exist)
-    counts_tried: int  # GPU counts evaluated in all (bounded by len(GPU_COUNTS) x offers)
+    counts_tried: int  # (chip, count) pairs whose layout was searched
+    counts: tuple[int, ...]  # the candidate counts (candidate_counts(max_gpus))
+    price_range: tuple[Plan, ...]  # the cheapest plan's chip and count under every offer searched, cheapest first
+
+
+def _rank_cost(p: Plan) -> tuple[float, float, int, str]:
+    return (p.dollars, p.days, p.n_gpus, p.offer.name)
+
+
+def _rank_time(p: Plan) -> tuple[float, float, int, str]:
+    return (p.days, p.dollars, p.n_gpus, p.offer.name)
 
 
 def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: float, deadline_days: float,
            budget_dollars: float, seq_len: int = 4096, global_batch_tokens: float = 4 * 2**20,
-           max_gpus: int = 16384, **kwargs: Any) -> Search:
-    """For each offer, the fewest GPUs (8 x 2^k, at most ``max_gpus``) that meet the deadline.
+           max_gpus: int = 16384, counts: Iterable[int] | None = None, **kwargs: Any) -> Search:
+    """The cheapest and the fastest plan that meet the deadline and the budget.
 
-    Feasible plans are ranked by dollars, then days. When none is feasible, ``problems`` names
-    the constraint that breaks (memory, deadline, budget) and by how much.
+    Every offer is tried at every count of :func:`candidate_counts` (or of ``counts``, each at most
+    :data:`MAX_GPUS`), each count with its fastest layout (:func:`best_layout`). A count is skipped
+    only when even its floor (every FLOP at the step's rate, no bubble, communication or failure)
+    misses the deadline; when no plan is feasible, those are tried too. ``problems`` then names the
+    constraint that breaks (memory, deadline, budget) and by how much.
     """
+    _check_model(model)
+    n_tokens = _check.positive("tokens", n_tokens, MAX_TOKENS)
     deadline = _check.positive("deadline (days)", deadline_days)
     budget = _check.positive("budget (dollars)", budget_dollars)
-    cap = _check.positive_int("max GPUs", max_gpus)
-    if cap > MAX_GPUS:
-        raise ValueError(f"max GPUs={max_gpus!r} is not allowed: the planner searches at most {MAX_GPUS:,}")
-    names = list(offer_names)
+    s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
+    batch = _check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS)
+    cap = _check.positive_int("max GPUs", max_gpus, MAX_GPUS)
+    if isinstance(offer_names, str):
+        offer_names = [offer_names]
+    names = list(offer_names)[:1000]
     if not names:
         raise ValueError("offers=[] is not allowed: choose at least one offer")
     for name in names:
         _check.choice("offer", name, offers())
-    plans, closest, problems = [], [], []
+    if counts is None:
+        cands = candidate_counts(cap)
+    else:
+        cands = tuple(sorted({_check.positive_int("count", c, MAX_GPUS) for c in list(counts)[:MAX_COUNTS + 1]}))
+        if len(cands) > MAX_COUNTS or not cands:
+            raise ValueError(f"counts is not allowed: give 1 to {MAX_COUNTS} GPU counts")
+    avail, fs, node, restart = _defaults(kwargs.pop("hpc_availability", None),
+                                         kwargs.pop("filesystem_write_bytes_per_s", None),
+                                         kwargs.pop("node_storage_bytes_per_s", None), kwargs.pop("restart_s", None))
+    tco_kw = _tco_kwargs(kwargs.pop("tco_kwargs", None))
+    if kwargs:
+        raise ValueError(f"{sorted(kwargs)[0]} is not allowed: search takes hpc_availability, "
+                         "filesystem_write_bytes_per_s, node_storage_bytes_per_s, restart_s, tco_kwargs")
+    by_chip: dict[str, list[Offer]] = {}
+    for name in dict.fromkeys(names):
+        by_chip.setdefault(offers()[name].chip, []).append(offers()[name])
+    f_token = _flops_per_token(model, s)
+    plans: list[Plan] = []
     tried = 0
-    seconds_floor = None
-    fastest: Plan | None = None
+    fits: dict[str, bool] = {}
 
-    def consider(offer: Offer, n: int) -> Plan | None:
-        """Evaluate one count; keep the fastest plan of the offer and the shortest step seen."""
-        nonlocal tried, seconds_floor, fastest
+    def visit(chip: str, n: int) -> None:
+        nonlocal tried
         tried += 1
-        p = evaluate(model, offer, n, n_tokens, seq_len, global_batch_tokens, deadline, budget, **kwargs)
-        if p is not None:
-            if seconds_floor is None or p.layout.step_s < seconds_floor:
-                seconds_floor = p.layout.step_s
-            if fastest is None or p.days < fastest.days:
-                fastest = p
-        return p
+        run = _run(model, chip, n, n_tokens, s, batch, fs, node, restart)
+        if run is None:
+            return
+        fits[chip] = True
+        plans.extend(_price(run, model, o, n, deadline, budget, avail, tco_kw) for o in by_chip[chip])
 
-    for name in names:
-        offer = offers()[name]
-        fastest = None
-        chosen: Plan | None = None
-        counts = [n for n in GPU_COUNTS if n <= cap]
-        skipped = []
-        # First pass: skip the counts that cannot meet the deadline even at the compute-only lower bound
-        # (every token's FLOPs at the achievable rate, no bubble, communication or failures).
-        for n in counts:
-            if _days_lower_bound(model, offer, n, n_tokens, seq_len, kwargs.get("hpc_availability")) > deadline:
-                skipped.append(n)
-                continue
-            p = consider(offer, n)
-            if p is not None and p.meets_deadline:
-                chosen = p
-                break
-        if chosen is None:  # nothing meets the deadline: look at every count for the fastest plan
-            for n in skipped:
-                consider(offer, n)
-        if fastest is None:
-            need = leanest_memory_bytes(model, offer.chip, counts[-1] if counts else 8, seq_len)
-            have = spec(offer.chip).memory_bytes
-            problems.append(f"memory: {model.name} fits no layout of up to {cap:,} x {offer.chip}: the leanest "
-                            f"(tp <= 8, ZeRO-1, full recomputation) needs {need / 1e9:,.0f} GB per GPU, "
-                            f"{(need - have) / 1e9:,.0f} GB ({(need - have) / have:.0%}) over its "
-                            f"{have / 1e9:,.0f} GB")
+    skipped: list[tuple[str, int]] = []
+    for chip, chip_offers in by_chip.items():
+        fits.setdefault(chip, False)
+        share = max(avail if o.way == "hpc" else 1.0 for o in chip_offers)  # the offer whose days are fewest
+        for n in cands:
+            # The floor: every FLOP at the step's own rate (step_time_floor), no bubble, communication,
+            # failure or queue; days can only be longer.
+            floor_days = n_tokens * f_token / (n * _step_rate(chip, "achievable")) / share / SECONDS_PER_DAY
+            if floor_days > deadline:
+                skipped.append((chip, n))
+            else:
+                visit(chip, n)
+    feasible = [p for p in plans if p.feasible]
+    if not feasible:
+        for chip, n in skipped:
+            visit(chip, n)
+    cheapest = min(feasible, key=_rank_cost) if feasible else None
+    fastest = min(feasible, key=_rank_time) if feasible else None
+    per_offer: dict[str, Plan] = {}
+    for p in sorted(feasible, key=_rank_cost):
+        per_offer.setdefault(p.offer.name, p)
+    closest_by: dict[str, Plan] = {}
+    if not feasible:  # per offer: its cheapest plan on time if it has one, else its fastest
+        for p in sorted((p for p in plans if p.meets_deadline), key=_rank_cost):
+            closest_by.setdefault(p.offer.name, p)
+        for p in sorted(plans, key=_rank_time):
+            closest_by.setdefault(p.offer.name, p)
+    spread = ()
+    if cheapest is not None:
+        spread = tuple(sorted((p for p in plans if p.offer.chip == cheapest.offer.chip
+                               and p.n_gpus == cheapest.n_gpus), key=_rank_cost))
+    problems = [] if feasible else _problems(model, plans, by_chip, fits, cands, cap, deadline, deadline_days, s)
+    return Search(cheapest, fastest, tuple(per_offer.values()), tuple(closest_by.values()), tuple(problems), tried,
+                  cands, spread)
+
+
+def _problems(model: memory.ModelConfig, plans: list[Plan], by_chip: Mapping[str, list[Offer]],
+              fits: Mapping[str, bool], cands: tuple[int, ...], cap: int, deadline: float, deadline_days: Any,
+              s: int) -> list[str]:
+    """Why no plan meets both limits: memory, the deadline, the budget, each by how much."""
+    out = []
+    for chip, ok in fits.items():
+        if ok:
             continue
-        if chosen is not None and chosen.meets_budget:
-            plans.append(chosen)
-        else:
-            closest.append(chosen or fastest)
-    if not plans and closest:
-        fast = min(closest, key=lambda p: p.days)
-        if not fast.meets_deadline:
-            over = fast.days - fast.deadline_days
-            problems.append(f"deadline: the fastest plan, {fast.n_gpus:,} x {fast.offer.name} (the most GPUs that "
-                            f"still speed it up, up to {cap:,}), takes {fast.days:,.1f} days: {over:,.1f} days "
-                            f"({over / fast.deadline_days:.0%}) over the {fast.deadline_days:,.1f}-day deadline")
-        on_time = [p for p in closest if p.meets_deadline] or closest
-        cheap = min(on_time, key=lambda p: p.dollars)
-        if not cheap.meets_budget:
-            over = cheap.dollars - cheap.budget_dollars
-            which = "that meets the deadline" if cheap.meets_deadline else "of those that miss the deadline"
-            problems.append(f"budget: the cheapest plan {which}, {cheap.n_gpus:,} x {cheap.offer.name}, costs "
-                            f"${cheap.dollars:,.0f}: ${over:,.0f} ({over / cheap.budget_dollars:.0%}) over the "
-                            f"${cheap.budget_dollars:,.0f} budget")
-    if not plans and seconds_floor is not None and deadline * SECONDS_PER_DAY < seconds_floor:
-        problems.insert(0, f"deadline: {deadline_days:g} days is shorter than one training step "
-                           f"({seconds_floor:,.1f} s)")
-    plans.sort(key=lambda p: (p.dollars, p.days))
-    closest.sort(key=lambda p: (p.days, p.dollars))
-    return Search(tuple(plans), tuple(closest), tuple(problems), tried)
+        need = leanest_memory_bytes(model, chip, cands[-1], s)
+        have = spec(chip).memory_bytes
+        out.append(f"memory: {model.name} fits no layout of up to {cands[-1]:,} x {chip}: the leanest "
+                   f"(tp <= 8, ZeRO-1, full recomputation) needs {need / 1e9:,.0f} GB per GPU, "
+                   f"{(need - have) / 1e9:,.0f} GB ({(need - have) / have:.0%}) over its {have / 1e9:,.0f} GB")
+    if not plans:
+        return out
+    fast = min(plans, key=_rank_time)
+    if not fast.meets_deadline:
+        over = fast.days - deadline
+        most = max(p.n_gpus for p in plans if p.offer.chip == fast.offer.chip)
+        why = (f"the most GPUs tried, {cap:,}; more might help: raise the limit" if fast.n_gpus >= cap else
+               f"more GPUs, up to {most:,}, are slower: smaller shards, longer bubbles, more failures")
+        out.append(f"deadline: the fastest plan, {fast.n_gpus:,} x {fast.offer.name}, takes {fast.days:,.1f} days: "
+                   f"{over:,.1f} days ({over / deadline:.0%}) over the {deadline:,.1f}-day deadline ({why})")
+        step = min(p.layout.step_s for p in plans)
+        if deadline * SECONDS_PER_DAY < step:
+            out.insert(0, f"deadline: {deadline_days:g} days is shorter than one training step ({step:,.1f} s)")
+    on_time = [p for p in plans if p.meets_deadline]
+    cheap = min(on_time or plans, key=_rank_cost)
+    if not cheap.meets_budget:
+        over = cheap.dollars - cheap.budget_dollars
+        which = "that meets the deadline" if cheap.meets_deadline else "of those that miss the deadline"
+        out.append(f"budget: the cheapest plan {which}, {cheap.n_gpus:,} x {cheap.offer.name}, costs "
+                   f"${cheap.dollars:,.0f}: ${over:,.0f} ({over / cheap.budget_dollars:.0%}) over the "
+                   f"${cheap.budget_dollars:,.0f} budget")
+    return out
+
+
+def explain(p: Plan, model: memory.ModelConfig, n_tokens: float) -> str:
+    """One sentence a reader can check with a calculator: days from tokens, rate and goodput; dollars from
+    GPUs, hours and the price."""
+    lay = p.layout
+    days = (f"{n_tokens / 1e9:,.0f}B tokens / {p.tokens_per_s:,.0f} tokens/s / {p.needs.goodput:.1%} goodput"
+            f" = {p.days:,.1f} days")
+    if p.offer.way == "hpc":
+        held = p.gpu_hours / p.n_gpus / 24
+        days = (f"{n_tokens / 1e9:,.0f}B tokens / {p.tokens_per_s:,.0f} tokens/s / {p.needs.goodput:.1%} goodput "
+                f"= {held:,.1f} days of jobs, / {held / p.days:.0%} of the time running = {p.days:,.1f} days")
+    if p.offer.way == "buy":
+        cost = (f"{p.gpu_hours:,.0f} GPU-hours at ${p.dollars / p.gpu_hours:,.2f} (owning: depreciation, power, "
+                f"hosting and staff per hour used, mlcalc.plan.tco) = ${p.dollars:,.0f}")
+    elif p.offer.term_years > 0:
+        terms = round(p.dollars / (p.n_gpus * p.offer.term_years * HOURS_PER_YEAR * p.offer.price_per_gpu_hour))
+        cost = (f"{p.n_gpus:,} GPUs x {terms} x {p.offer.term_years:g}-year term x {HOURS_PER_YEAR:,.0f} h x "
+                f"${p.offer.price_per_gpu_hour:,.3f} = ${p.dollars:,.0f} (every hour of the term is billed)")
+    else:
+        cost = (f"{p.n_gpus:,} GPUs x {p.gpu_hours / p.n_gpus:,.0f} h x ${p.offer.price_per_gpu_hour:,.3f} "
+                f"= ${p.dollars:,.0f}")
+    return (f"{p.n_gpus:,} x {p.offer.chip} as tp={lay.tp} x pp={lay.pp} x dp={lay.dp} ({lay.recompute} "
+            f"recomputation, {lay.step_s:,.2f} s a step): {days}; {cost}.")
 
 
 # --------------------------------------------------------------------------- published runs
@@ -648,7 +1011,7 @@ def plan_numbers(p: Plan) -> dict[str, dict[str, Any]]:
     """Every number of a plan: value, unit, how it is computed and the chapter that computes it."""
     lay, nd = p.layout, p.needs
     return {
-        "gpus": _item(p.n_gpus, "GPUs", "layout", "fewest 8 x 2^k that meets the deadline"),
+        "gpus": _item(p.n_gpus, "GPUs", "layout", "the search's count (mlcalc.plan.candidate_counts)"),
         "memory per GPU": _item(lay.memory_bytes / 1e9, "GB", "memory", "mlcalc.memory.training_memory"),
         "step time": _item(lay.step_s, "s", "step", "compute + pipeline bubble + exposed communication"),
         "exposed communication": _item(lay.comm_s, "s", "layout", "mlcalc.parallel.layout_budget"),
@@ -700,17 +1063,30 @@ def plan_json(p: Plan, model: memory.ModelConfig, n_tokens: float, query: str = 
     return json.dumps(rec, indent=1, sort_keys=True, allow_nan=False)
 
 
+def format_value(value: float, unit: str = "") -> str:
+    """A number as a reader reads it: dollars as $1,234,567; others with thousands separators and four
+    significant digits below 1,000; never an exponent above 1e-3, never a signed zero."""
+    x = _check.number("value", value) + 0.0
+    if unit in ("USD", "$"):
+        return f"{'-' if x < 0 else ''}${abs(x):,.0f}"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    if x == 0:
+        return "0"
+    return f"{x:,.4g}" if abs(x) >= 1e-3 else f"{x:.1e}"
+
+
 def plan_markdown(p: Plan, model: memory.ModelConfig, n_tokens: float, query: str = "") -> str:
     """The plan as a Markdown table: number, unit, how, chapter; ``query`` as in :func:`plan_json`."""
     rec = plan_record(p, model, n_tokens)
     lay = rec["layout"]
     reopen = [f"Reopen it on the book's site: {PLAN_PAGE}.html followed by `{query}`.", ""] if query else []
     lines = [f"# Plan: {rec['model']} on {rec['offer']}", "",
-             f"{rec['tokens']:.4g} tokens; layout tp={lay['tp']} x pp={lay['pp']} x dp={lay['dp']}, ZeRO-1, "
+             f"{rec['tokens'] / 1e9:,.0f}B tokens; layout tp={lay['tp']} x pp={lay['pp']} x dp={lay['dp']}, ZeRO-1, "
              f"{lay['recompute']} recomputation. Price: {rec['price_source']}.", "", *reopen,
              "| number | value | unit | how | chapter |", "| --- | --- | --- | --- | --- |"]
     for k, v in rec["numbers"].items():
-        lines.append(f"| {k} | {v['value']:,.4g} | {v['unit']} | {v['how']} | {v['chapter']} |")
+        lines.append(f"| {k} | {format_value(v['value'], v['unit'])} | {v['unit']} | {v['how']} | {v['chapter']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -721,11 +1097,11 @@ def compare(a: Plan, b: Plan) -> list[tuple[str, float, float, str]]:
 
 
 __all__ = [
-    "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_GPUS", "Needs", "Offer", "PLAN_PAGE", "Plan",
-    "RunCheck", "STEP_EFFICIENCY", "Search", "Tco", "WAYS", "best_layout", "break_even_utilization",
-    "check_run", "chinchilla_tokens", "chip_info", "compare", "data", "default", "device_mtbf_s", "evaluate",
-    "flops_per_token", "leanest_memory_bytes", "needs", "offers", "plan_json", "plan_markdown", "plan_numbers",
-    "plan_record",
-    "published_runs",
-    "run_model", "search", "tco",
+    "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_COUNTS", "MAX_GPUS", "Needs", "Offer",
+    "PLAN_PAGE", "Plan", "RunCheck", "STEP_EFFICIENCY", "Search", "StepTime", "Tco", "WAYS", "best_layout",
+    "break_even_utilization", "candidate_counts", "check_offer", "check_run", "chinchilla_tokens", "chip_info",
+    "chips", "compare", "data", "default", "device_mtbf_s", "evaluate", "explain", "flops_per_token",
+    "layout_candidates", "layout_memory", "leanest_memory_bytes", "needs", "offered_chips", "offers", "plan_json",
+    "plan_markdown", "plan_numbers", "plan_record", "published_runs", "run_model", "search", "step_time",
+    "step_time_floor", "tco",
 ]

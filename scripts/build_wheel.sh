@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Build the pure (py3-none-any) wheel of mlcalc from the checkout, served by the site at
 # _static/vendor/mlcalc/mlcalc.whl: the reader's browser (Pyodide) runs the calculators from it.
+# Then, in step with it, a Pyodide memory snapshot of the interpreter with that wheel's mlcalc imported
+# (scripts/make_snapshot.mjs, Node.js): the site's worker restores it instead of starting Python cold,
+# and starts cold when it is missing or made for another wheel (snapshot.json records the wheel's SHA-256).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 dest=_vendor/vendor/mlcalc
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" build' EXIT
+# The same sources give the same wheel, byte for byte (fixed file times), so an unchanged
+# checkout keeps its snapshot.
+export SOURCE_DATE_EPOCH=315532800
 "$python" -m pip wheel --quiet --no-deps --no-build-isolation -w "$tmp" . 2>/dev/null \
   || "$python" -m pip wheel --quiet --no-deps -w "$tmp" .
 whl=$(ls "$tmp"/mlcalc-*-py3-none-any.whl)
@@ -14,3 +20,24 @@ mkdir -p "$dest"
 cp "$whl" "$dest/mlcalc.whl"
 basename "$whl" > "$dest/wheel-name.txt"
 echo "built $(basename "$whl") into $dest ($(du -h "$dest/mlcalc.whl" | cut -f1))"
+
+# The snapshot: remade only when the wheel changed (its record names the wheel's SHA-256).
+sha=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$dest/mlcalc.whl")
+if [ "${MLCALC_SNAPSHOT:-1}" = "0" ]; then
+  rm -f "$dest/snapshot.json" "$dest"/mlcalc.snapshot*
+  echo "no Pyodide snapshot (MLCALC_SNAPSHOT=0): the site's Python starts cold"
+elif [ -f "$dest/snapshot.json" ] && [ -f "$dest/mlcalc.snapshot.gz" ] && grep -q "\"wheel_sha256\": \"$sha\"" "$dest/snapshot.json"; then
+  echo "Pyodide snapshot already made for this wheel"
+elif ! command -v node >/dev/null; then
+  rm -f "$dest/snapshot.json" "$dest"/mlcalc.snapshot*
+  echo "no Node.js: no Pyodide snapshot (the site's Python starts cold, a few times slower)" >&2
+else
+  rm -f "$dest/snapshot.json"
+  node scripts/make_snapshot.mjs _vendor/vendor/pyodide "$dest/mlcalc.whl" "$tmp/mlcalc.snapshot" "$tmp/snapshot.json" \
+    > "$tmp/snapshot.log" 2>&1 || { tail -c 2000 "$tmp/snapshot.log" >&2; echo "the Pyodide snapshot failed: the site's Python starts cold" >&2; exit 0; }
+  tail -n 1 "$tmp/snapshot.log"
+  # Compressed once here: `make serve` (scripts/serve.py) sends this file as it is, with Content-Encoding: gzip.
+  gzip -6 -c "$tmp/mlcalc.snapshot" > "$tmp/mlcalc.snapshot.gz"
+  mv "$tmp/mlcalc.snapshot" "$tmp/mlcalc.snapshot.gz" "$dest/"
+  mv "$tmp/snapshot.json" "$dest/snapshot.json"  # last: the record appears only with its files
+fi

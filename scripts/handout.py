@@ -1,12 +1,16 @@
 """A printable handout: the chapters of the built site, in one PDF, printed by headless Chromium.
 
-Usage: python scripts/handout.py [--out _build/handout.pdf] [--html _build/html]
+Usage: python scripts/handout.py [--out _build/handout.pdf] [--html _build/html] [--questions _build/questions.pdf]
 
 The pages of _toc.yml (the workshop kit aside) are joined into one HTML page inside the site while
-it prints (``_handout.html``: each page's article, their widget states merged, the site's own stylesheets and
-scripts), served on 127.0.0.1, and printed with Debian's Chromium (``--print-to-pdf``): nothing is
-downloaded. The site's print stylesheet (book/_static/mlcalc-layout.css) hides the navigation and
-the controls' chrome, starts each page on a new sheet and prints scrolled blocks in full.
+it prints (``_handout.html``: a title page and contents, then each page's article, their widget states
+merged, the site's own stylesheets and scripts), served on 127.0.0.1, and printed on A4 by Debian's
+Chromium driven by Playwright (nothing is downloaded). The site's print stylesheet
+(book/_static/mlcalc-layout.css) hides the navigation and the controls' chrome, starts each page on a
+new sheet and prints scrolled blocks in full; before printing, :data:`FIT_JS` shrinks what is still
+wider than the paper's printable width (a long equation, a wide table or chart) to fit it, and
+:data:`OVERFLOW_JS` lists anything left past the edge (the tests require none). The workshop's question
+sheet prints the same way to its own one-page PDF.
 """
 
 from __future__ import annotations
@@ -31,6 +35,44 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Pages of the toc left out of the handout (the instructor's kit is not for the participants' print).
 SKIP_PREFIXES = ("book/workshop/",)
+# The workshop's one-page question sheet (printed on its own by --questions).
+QUESTION_SHEET = "book/workshop/question-sheet"
+# The paper: A4 with 12 mm margins, so the printable width is 186 mm = 703 CSS px (96 px per inch).
+PAPER, MARGIN_MM = "A4", 12
+PRINT_WIDTH_PX = int((210 - 2 * MARGIN_MM) / 25.4 * 96)
+H1_RE = re.compile(r"<h1[^>]*>(.*?)</h1>", re.S)
+TAG_RE = re.compile(r"<[^>]+>")
+
+# Shrink (CSS zoom) every block still wider than the article's column to its width: display equations,
+# tables, charts, code and outputs. Run under print media at the printable width, before printing.
+FIT_JS = """() => {
+  const column = document.querySelector('article.bd-article');
+  const width = column.getBoundingClientRect().width;
+  const sel = 'mjx-container[display="true"], table, .vega-embed, pre, .cell_output img, svg, .mlcalc-calculator, .cell_output';
+  let n = 0;
+  for (const el of column.querySelectorAll(sel)) {
+    const w = Math.max(el.scrollWidth, el.getBoundingClientRect().width);
+    const left = el.getBoundingClientRect().left - column.getBoundingClientRect().left;
+    const room = width - Math.max(0, left);
+    if (w > room + 1 && room > 0) { el.style.zoom = String(room / w); n += 1; }
+  }
+  return n;
+}"""
+
+# Visible elements whose right edge passes the printable width: [tag, class, right edge px, page].
+OVERFLOW_JS = """(limit) => {
+  const out = [];
+  for (const el of document.querySelectorAll('article.bd-article *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= limit + 1) continue;
+    const cs = getComputedStyle(el);
+    if (cs.display === 'none' || cs.visibility === 'hidden') continue;
+    if (el.parentElement && el.parentElement.closest('mjx-container, svg')) continue;  // counted at the top
+    const page = el.closest('section.mlcalc-handout-page');
+    out.push([el.tagName, String(el.className).slice(0, 60), Math.round(r.right), page ? page.dataset.page : '']);
+  }
+  return out;
+}"""
 STATE_RE = re.compile(r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>', re.S)
 ARTICLE_RE = re.compile(r'<article class="bd-article"[^>]*>(.*?)</article>', re.S)
 HEAD_RE = re.compile(r"<head>(.*?)</head>", re.S)
@@ -73,9 +115,32 @@ def rebase(fragment: str, docname: str) -> str:
     return URL_RE.sub(fix, fragment)
 
 
-def build_html(site: pathlib.Path, pages: list[str]) -> str:
-    """One HTML page holding every page's article, with the widget states merged."""
-    heads, sections, state = [], [], {}
+def book_meta() -> tuple[str, str]:
+    """The book's title and author, from _config.yml."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return str(config.get("title", "")), str(config.get("author", ""))
+
+
+def page_title(page_html: str) -> str:
+    """A built page's title: the text of its first <h1>, without the heading's link sign."""
+    m = H1_RE.search(page_html)
+    return html.unescape(TAG_RE.sub("", m.group(1))).replace("#", "").strip() if m else ""
+
+
+def title_page(titles: list[tuple[str, str]]) -> str:
+    """The handout's first sheet: the book's title, its author and what the handout holds; then the contents."""
+    title, author = book_meta()
+    items = "".join(f"<li>{html.escape(t)}</li>" for _, t in titles if t)
+    return (f'<section class="mlcalc-handout-title"><h1>{html.escape(title)}</h1>'
+            f'<p class="mlcalc-handout-author">{html.escape(author)}</p>'
+            "<p>The chapters of the book, printed from its site. Its calculators are live on the site "
+            "and in JupyterLab; here each shows the result of its default inputs.</p></section>"
+            f'<section class="mlcalc-handout-contents"><h2>Contents</h2><ol>{items}</ol></section>')
+
+
+def build_html(site: pathlib.Path, pages: list[str], front_matter: bool = True) -> str:
+    """One HTML page holding every page's article, with the widget states merged, after a title page."""
+    heads, sections, state, titles = [], [], {}, []
     for docname in pages:
         text = (site / f"{docname}.html").read_text(encoding="utf-8")
         article = ARTICLE_RE.search(text)
@@ -83,20 +148,22 @@ def build_html(site: pathlib.Path, pages: list[str]) -> str:
             raise SystemExit(f"{docname}.html has no <article class=\"bd-article\">: is the site built with the book theme?")
         sections.append(f'<section class="mlcalc-handout-page" data-page="{html.escape(docname)}">'
                         f"{rebase(article.group(1), docname)}</section>")
+        titles.append((docname, page_title(article.group(1))))
         for block in STATE_RE.findall(text):
             state.update(json.loads(block).get("state", {}))
         if STATE_RE.search(text) or not heads:
             heads.append(rebase(HEAD_RE.search(text).group(1), docname))
     # The head of a page with widgets carries every script and stylesheet any page needs.
     head = heads[-1] if len(heads) > 1 else heads[0]
-    head = re.sub(r"<title>.*?</title>", "<title>Handout</title>", head, flags=re.S)
+    head = re.sub(r"<title>.*?</title>", f"<title>{html.escape(book_meta()[0])}</title>", head, flags=re.S)
     widget_state = json.dumps({"version_major": 2, "version_minor": 0, "state": state})
     return (
         '<!DOCTYPE html>\n<html lang="en" data-content_root="./" data-theme="light" data-mode="light">\n'
         f"<head>{head}</head>\n"
         '<body data-bs-spy="scroll"><div class="bd-container"><div class="bd-container__inner bd-page-width">'
         '<div class="bd-main"><div class="bd-content"><div class="bd-article-container">'
-        f'<article class="bd-article" role="main">{"".join(sections)}</article>'
+        '<article class="bd-article" role="main">'
+        f'{title_page(titles) if front_matter else ""}{"".join(sections)}</article>'
         "</div></div></div></div></div>\n"
         f'<script type="application/vnd.jupyter.widget-state+json">{widget_state}</script>\n'
         "</body></html>\n"
@@ -108,26 +175,43 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path, budget_ms: int = 30_000, timeout_s: int = 300) -> None:
-    """Serve ``site`` on 127.0.0.1 and print ``page`` to ``out`` with headless Chromium."""
+def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path, timeout_s: int = 300) -> list[list]:
+    """Serve ``site`` on 127.0.0.1 and print ``page`` to ``out`` on A4 with headless Chromium.
+
+    Returns what still passes the printable width after :data:`FIT_JS` (empty when all fits).
+    """
     if not pathlib.Path(CHROMIUM).exists():
         raise SystemExit(f"Chromium not found at {CHROMIUM}: run 'apt-get install -y chromium' (or set CHROMIUM)")
+    from playwright.sync_api import sync_playwright  # the test extra has it; only printing needs it
+
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="mlcalc-handout-") as profile:
-        cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--no-first-run", f"--user-data-dir={profile}", "--no-pdf-header-footer",
-               "--run-all-compositor-stages-before-draw", f"--virtual-time-budget={budget_ms}",
-               f"--print-to-pdf={out}", url]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-        finally:
-            server.shutdown()
-    if proc.returncode != 0 or not out.exists() or out.stat().st_size == 0:
-        raise SystemExit(f"Chromium did not print {url}:\n{proc.stderr[-2000:]}")
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"])
+            try:
+                tab = browser.new_page(viewport={"width": PRINT_WIDTH_PX, "height": 1000})
+                tab.emulate_media(media="print")
+                tab.goto(url, wait_until="load", timeout=timeout_s * 1000)
+                # MathJax typesets after load: wait for it (and the charts' first paint) before measuring
+                tab.wait_for_function("!window.MathJax || !MathJax.startup || MathJax.startup.promise", timeout=60_000)
+                tab.evaluate("window.MathJax && MathJax.startup && MathJax.startup.promise")
+                tab.wait_for_timeout(1500)
+                tab.evaluate(FIT_JS)
+                left = tab.evaluate(OVERFLOW_JS, PRINT_WIDTH_PX)
+                tab.pdf(path=str(out), format=PAPER, print_background=True,
+                        margin={side: f"{MARGIN_MM}mm" for side in ("top", "right", "bottom", "left")})
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+    if not out.exists() or out.stat().st_size == 0:
+        raise SystemExit(f"Chromium did not print {url}")
+    return left
 
 
 def page_count(pdf: pathlib.Path) -> int:
@@ -140,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", default=str(ROOT / "_build" / "html"), help="the built site")
     parser.add_argument("--out", default=str(ROOT / "_build" / "handout.pdf"), help="the PDF to write")
     parser.add_argument("--pages", nargs="*", help="docnames to print (default: the toc, workshop kit aside)")
+    parser.add_argument("--questions", default=str(ROOT / "_build" / "questions.pdf"),
+                        help="the workshop's one-page question sheet to write ('' for none)")
     args = parser.parse_args(argv)
     site = pathlib.Path(args.html)
     if not (site / "index.html").exists():
@@ -150,10 +236,20 @@ def main(argv: list[str] | None = None) -> int:
     joined.write_text(build_html(site, pages), encoding="utf-8")
     out = pathlib.Path(args.out)
     try:
-        print_pdf(site, joined.name, out)
+        left = print_pdf(site, joined.name, out)
     finally:
         joined.unlink(missing_ok=True)
     print(f"handout: {out} ({out.stat().st_size / 1e6:.1f} MB, {page_count(out)} pages, {len(pages)} chapters and part pages)")
+    if args.questions and (site / f"{QUESTION_SHEET}.html").exists():
+        sheet = site / "_questions.html"
+        sheet.write_text(build_html(site, [QUESTION_SHEET], front_matter=False), encoding="utf-8")
+        try:
+            left += print_pdf(site, sheet.name, pathlib.Path(args.questions))
+        finally:
+            sheet.unlink(missing_ok=True)
+        print(f"question sheet: {args.questions} ({page_count(pathlib.Path(args.questions))} page)")
+    for tag, cls, right, where in left:
+        print(f"  wider than the paper ({right} px > {PRINT_WIDTH_PX}): {tag}.{cls} on {where}", file=sys.stderr)
     return 0
 
 

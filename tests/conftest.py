@@ -73,7 +73,8 @@ def _build() -> subprocess.CompletedProcess:
     if wheel.returncode != 0:
         return wheel
     if os.environ.get("MLCALC_SITE_BUILT") == "1" and (HTML / "index.html").exists():
-        shutil.copy(ROOT / "_vendor" / "vendor" / "mlcalc" / "mlcalc.whl", HTML / "_static" / "vendor" / "mlcalc" / "mlcalc.whl")
+        # the wheel and the Pyodide snapshot made with it (scripts/build_wheel.sh)
+        shutil.copytree(ROOT / "_vendor" / "vendor" / "mlcalc", HTML / "_static" / "vendor" / "mlcalc", dirs_exist_ok=True)
         return subprocess.CompletedProcess(["(site already built)"], 0, "", "")
     jb = pathlib.Path(sys.executable).with_name("jupyter-book")
     return subprocess.run(

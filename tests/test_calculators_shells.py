@@ -1,5 +1,6 @@
 """The ipywidgets shells of the accelerator and network calculators show what run() computes."""
 
+import html
 
 import pytest
 
@@ -46,3 +47,22 @@ def test_a_change_redraws(cls):
     other = next(v for v in c.values() if v != w.values()[c.key])
     getattr(w, c.key).value = other  # speed is measured by scripts/benchmark.py, not here
     assert w.last_error == "" or w.message.value
+
+
+@pytest.mark.parametrize("cls", SHELLS[:3] + SHELLS[-2:], ids=lambda c: c.__name__)
+def test_unrun_notebook_shows_a_readable_snapshot(cls):
+    # JupyterLab draws text/html where the widget cannot be drawn (a notebook opened before it runs,
+    # or untrusted): the calculator's title, text and table, not a dump of the chart's JSON rows
+    w = cls()
+    snap = w._repr_mimebundle_()["text/html"]
+    assert cls.calc.title.split()[0] in snap and "run the cell to make it live" in snap
+    assert '{"' not in snap  # no JSON rows
+    if w.last_view.text:
+        assert html.escape(w.last_view.text.splitlines()[0]) in snap
+
+
+def test_snapshot_escapes_markup():
+    from mlcalc.widgets._base import html_snapshot
+
+    out = html_snapshot("<b>t</b>", calc.View(text="<script>x</script>"), error="<i>e</i>")
+    assert "<script>" not in out and "&lt;script&gt;" in out and "&lt;b&gt;" in out and "&lt;i&gt;" in out

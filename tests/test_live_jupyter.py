@@ -161,3 +161,44 @@ def test_notebook_runs_live_and_its_calculator_reacts(browser, jupyter_lab, note
             page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
         context.close()
         jupyter_lab.shutdown_kernels()
+
+
+# A chapter whose exercises hide their answers in dropdowns and whose first cells hold calculators.
+FIRST_LOOK = ROOT / "notebooks" / "memory" / "serving.ipynb"
+
+
+@pytest.mark.live
+@pytest.mark.browser
+def test_first_look_in_jupyterlab_before_run_all(browser, jupyter_lab):
+    # Opened and not yet run (as a learner first sees it): the book's MyST markup is rendered
+    # (jupyterlab-myst), answers stay folded until asked for, and each calculator cell shows a
+    # readable snapshot (its text and table), not the JSON rows of its chart.
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(jupyter_lab.lab_url(FIRST_LOOK), wait_until="domcontentloaded", timeout=OPEN_TIMEOUT_S * 1000)
+        page.wait_for_function(LAB_READY, timeout=OPEN_TIMEOUT_S * 1000, polling=250)
+        # JupyterLab renders cells lazily as they scroll in: render them all
+        page.evaluate("""async () => {
+          const nb = window.jupyterapp.shell.currentWidget.content;
+          for (let i = 0; i < nb.widgets.length; i++) { nb.activeCellIndex = i; nb.scrollToCell(nb.widgets[i]);
+            await new Promise(r => setTimeout(r, 20)); }
+        }""")
+        page.wait_for_function("document.querySelectorAll('.jp-Notebook .mlcalc-snapshot').length > 0", timeout=30_000)
+        outputs = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output'))
+            .map(o => o.innerText)""")
+        assert outputs and not any('{"' in text for text in outputs), [t[:200] for t in outputs if '{"' in t][:3]
+        assert page.locator(".jp-Notebook .mlcalc-snapshot").first.is_visible()
+        # The answers of the exercises: a folded dropdown, its text hidden until clicked
+        answers = page.locator(".jp-Notebook details")
+        assert answers.count() >= 1, "the {dropdown} answers are not rendered as dropdowns (is jupyterlab-myst installed?)"
+        first = answers.first
+        hidden_text = first.evaluate("d => d.open ? 'open' : ''")
+        assert hidden_text == "", "an answer is shown unfolded"
+        raw = page.evaluate("() => document.querySelector('.jp-Notebook').innerText")
+        assert "```{dropdown}" not in raw and "{glue:text}" not in raw and "{ref}" not in raw
+    finally:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(Exception):
+            page.screenshot(path=str(SCREENSHOTS / "live__first_look.png"))
+        context.close()

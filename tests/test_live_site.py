@@ -456,3 +456,161 @@ def test_when_python_cannot_start_the_calculators_become_visible_snapshots(brows
     assert "Snapshot" in status and "make serve" in status
     assert disabled and all(disabled)
     assert errors == [], errors
+
+
+# --------------------------------------------------------------------------- starting, faults and recovery
+
+# Installed in the page before anything else: every frame, a calculator whose result is not for the
+# values its controls show must be dimmed (stale); otherwise the page shows a wrong result as current.
+_DISAGREE_WATCH = """(() => {
+  window.__mlcalcDisagree = [];
+  const look = () => {
+    const live = window.mlcalcLive;
+    (live ? live.calculators : []).forEach((c, i) => {
+      const stale = c.el.querySelectorAll('.mlcalc-stale').length > 0;
+      const pending = c.requested !== c.shown;
+      const other = c.last && JSON.stringify(c.last.values) !== JSON.stringify(c.values());
+      // while Python starts, a change waits for it: dimmed; at any time, a result for other values: dimmed
+      if (!stale && live.state !== 'snapshot' && ((pending && live.state !== 'live') || (!pending && other)))
+        window.__mlcalcDisagree.push({i, state: live.state, requested: c.requested, shown: c.shown});
+    });
+    requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+})();"""
+
+START_PAGE = "notebooks/start/how-many-gpus"
+
+
+def _first_number_box(page) -> str:
+    return page.evaluate("""() => { const c = mlcalcLive.calculators[0];
+      return Object.keys(c.controls).find(k => ['FloatTextModel', 'BoundedFloatTextModel', 'IntTextModel',
+        'BoundedIntTextModel'].includes(c.controls[k].get('_model_name'))); }""")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("how", ["snapshot", "cold"])
+def test_the_snapshot_and_the_cold_start_both_reach_live_and_never_show_a_wrong_result(browser, site_url, how):
+    """Python restored from the memory snapshot made at the build, and started cold (the fallback), both
+    make the chapter live; a value changed while Python starts dims the output until its result is in."""
+    meta = HTML / "_static" / "vendor" / "mlcalc" / "snapshot.json"
+    if how == "snapshot" and not meta.exists():
+        pytest.fail("the build made no Pyodide snapshot (scripts/build_wheel.sh needs Node.js)")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((site_url + "/", "data:", "blob:"))
+                  else r.abort())
+    if how == "cold":
+        context.add_init_script("window.mlcalcLiveOptions = {snapshot: false};")
+    context.add_init_script(_DISAGREE_WATCH)
+    page = context.new_page()
+    problems = _watch(page, site_url)
+    try:
+        page.goto(f"{site_url}/{START_PAGE}.html", wait_until="domcontentloaded", timeout=60_000)
+        page.wait_for_function("() => window.mlcalcLive && mlcalcLive.calculators.length >= 1", timeout=60_000, polling=20)
+        early = page.evaluate("() => mlcalcLive.state")
+        control = _first_number_box(page)
+        box = page.locator(f".mlcalc-calculator .mlcalc-ctl-{control} input").first
+        box.fill("123")
+        box.press("Enter")
+        page.wait_for_function("() => mlcalcLive.state === 'live' && mlcalcLive.calculators[0].shown === mlcalcLive.calculators[0].requested"
+                               " && mlcalcLive.calculators[0].requested > 0", timeout=LIVE_TIMEOUT_MS, polling=50)
+        worker = page.evaluate("() => mlcalcLive.timings.worker")
+        disagree = page.evaluate("() => window.__mlcalcDisagree")
+        _check_parity(page, 0, f"{START_PAGE} ({how})")
+    finally:
+        context.close()
+    assert worker["how"] == how, worker
+    # Python starts as the page starts: restored from the snapshot it can be live before the widgets are
+    # drawn (the widget manager waits for the page's load event); started cold it is still loading.
+    assert early in (("loading", "live") if how == "snapshot" else ("loading",)), early
+    assert disagree == [], disagree[:5]
+    assert problems == [], problems
+
+
+@pytest.mark.browser
+def test_a_dead_worker_is_restarted_and_the_reader_is_told(browser, site_url):
+    """The worker killed (as a crash or the browser would): the next change restarts Python, says so on
+    the calculator, and is computed as CPython computes it; the page keeps working."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((site_url + "/", "data:", "blob:"))
+                  else r.abort())
+    page = context.new_page()
+    problems = _watch(page, site_url)
+    try:
+        _goto_live(page, site_url, START_PAGE)
+        page.evaluate("() => mlcalcLive.engine().worker.terminate()")
+        control = _first_number_box(page)
+        box = page.locator(f".mlcalc-calculator .mlcalc-ctl-{control} input").first
+        before = page.evaluate(LIGHT, 0)["requested"]
+        box.fill("77")
+        box.press("Enter")
+        page.wait_for_function(f"() => mlcalcLive.calculators[0].requested > {before} && mlcalcLive.calculators[0].shown"
+                               " === mlcalcLive.calculators[0].requested", timeout=LIVE_TIMEOUT_MS, polling=50)
+        status = page.locator(".mlcalc-calculator .mlcalc-status").first.inner_text()
+        restarts = page.evaluate("() => mlcalcLive.restarts")
+        _check_parity(page, 0, f"{START_PAGE} after a restart")
+        # and the next change goes straight through
+        before = page.evaluate(LIGHT, 0)["requested"]
+        box.fill("88")
+        box.press("Enter")
+        assert _wait_shown(page, 0, before)
+        _check_parity(page, 0, f"{START_PAGE} after a restart, again")
+    finally:
+        context.close()
+    assert restarts == 1, restarts
+    assert "stopped answering" in status and "started again" in status, status
+    assert problems == [], problems
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("blocked, named", [("pyodide.asm.wasm", "Pyodide's WebAssembly runtime"),
+                                            ("mlcalc.whl", "the wheel of mlcalc"),
+                                            ("pyodide.mjs", "Pyodide's loader")])
+def test_a_blocked_pyodide_or_wheel_is_named_and_the_page_recovers(browser, site_url, blocked, named):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    blocking = {"on": True}
+    context.route("**/*", lambda r: r.abort() if (blocking["on"] and r.request.url.split("?")[0].endswith("/" + blocked))
+                  or not r.request.url.startswith((site_url + "/", "data:", "blob:")) else r.continue_())
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        _goto_live(page, site_url, START_PAGE)
+        state = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason})")
+        status = page.locator(".mlcalc-calculator .mlcalc-status").first.inner_text()
+        blocking["on"] = False
+        page.reload(wait_until="domcontentloaded")
+        page.wait_for_function("() => window.mlcalcLive && mlcalcLive.state === 'live'", timeout=LIVE_TIMEOUT_MS, polling=100)
+    finally:
+        context.close()
+    assert state["state"] == "snapshot" and named in state["reason"] and blocked in state["reason"], state
+    assert named in status and "Snapshot" in status, status
+    assert errors == [], errors
+
+
+@pytest.mark.browser
+def test_a_paste_over_64_kib_is_refused_in_the_page_before_it_travels(browser, site_url):
+    docname = "notebooks/hardware/your-own-numbers"
+    if "measured.pasted" not in _calculator_keys(docname):
+        pytest.skip("no paste calculator on the page")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    use_cpython_worker(page)
+    sent: list[int] = []
+    page.add_init_script("""(() => { const W = window.Worker; window.Worker = function (u, o) { const w = new W(u, o);
+      const post = w.postMessage.bind(w); w.postMessage = (m) => { (window.__sent = window.__sent || []).push(JSON.stringify(m).length); post(m); };
+      return w; }; })();""")
+    try:
+        _goto_live(page, site_url, docname)
+        i = page.evaluate("() => mlcalcLive.calculators.findIndex(c => c.key === 'measured.pasted')")
+        before = page.evaluate(LIGHT, i)["requested"]
+        area = page.locator(".mlcalc-calc-measured\\.pasted textarea").first
+        area.fill("# nccl-tests\n" + "x" * 70_000)
+        area.blur()
+        page.wait_for_function(f"() => mlcalcLive.calculators[{i}].shown > {before}", timeout=CHANGE_TIMEOUT_MS)
+        state = page.evaluate(STATE, i)
+        sent = page.evaluate("() => window.__sent || []")
+    finally:
+        page.close()
+    assert "64 KiB" in state["message"] and "KiB" in state["message"], state["message"]
+    assert state["stale"] > 0, "the output for the old text is not dimmed"
+    assert all(n < 65_536 for n in sent), sent

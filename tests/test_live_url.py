@@ -11,6 +11,7 @@ working, and from file:// the calculator says the link needs the live site.
 from __future__ import annotations
 
 import json
+import pathlib
 import time
 from urllib.parse import parse_qsl, quote_plus
 
@@ -18,7 +19,7 @@ import pytest
 
 from mlcalc import calc as calcmod
 from mlcalc.calc import REGISTRY, get, run
-from mlcalc.live import (MAX_QUERY_CHARS, MAX_QUERY_PARAMS, open_widgets, open_widgets_json, query_from_values,
+from mlcalc.live import (MAX_QUERY_CHARS, MAX_QUERY_PARAMS, open_widgets, open_widgets_json, opened_values, query_from_values,
                          replace_query, run_widgets, run_widgets_json, values_from_query, widget_state)
 
 import mlcalc.calculators  # noqa: F401  (registers every calculator)
@@ -139,9 +140,89 @@ def test_hostile_parameters_are_refused_naming_the_parameter_its_value_and_what_
     with pytest.raises(ValueError) as err:
         values_from_query(key, query)
     assert names in str(err.value) and allowed in str(err.value) and "is not allowed" in str(err.value)
-    # The page's answer for the same link: the inline message, never an exception.
-    out = open_widgets(key, "?" + query, widget_state(key, get(key).defaults()))
-    assert out["ok"] is False and out["error"].startswith("In the page address, ") and names in out["error"]
+    # The page's answer for the same link: the bad parameter is dropped and named, the page's own
+    # values computed (never an exception).
+    page = widget_state(key, get(key).defaults())
+    out = open_widgets(key, "?" + query, page)
+    assert out["ok"] and out["notice"].startswith("In the page address, ") and names in out["notice"], out.get("notice")
+    assert out["controls"] == {} and out["html"] == run(key, get(key).defaults())["html"]
+
+
+def test_one_bad_parameter_drops_only_itself_and_says_which():
+    key = "plan.train"
+    page = widget_state(key, get(key).defaults())
+    out = open_widgets(key, "?plan.train.model=Llama-3+8B&plan.train.deadline_days=nan&plan.train.rent=false", page)
+    assert out["ok"] and "plan.train.deadline_days='nan'" in out["notice"] and "left out" in out["notice"]
+    assert "plan.train.model" not in out["notice"] and "plan.train.rent" not in out["notice"]
+    assert out["controls"] == widget_state(key, {"model": "Llama-3 8B", "rent": False})
+    assert out["html"] == run(key, {"model": "Llama-3 8B", "rent": False})["html"]
+    # a duplicated parameter: neither copy is taken
+    out = open_widgets(key, "?plan.train.rent=false&plan.train.rent=true&plan.train.model=Llama-3+8B", page)
+    assert out["ok"] and "more than once" in out["notice"]
+    assert out["controls"] == widget_state(key, {"model": "Llama-3 8B"})
+    # a good link has no notice
+    assert "notice" not in open_widgets(key, "?plan.train.model=Llama-3+8B", page)
+
+
+def test_a_preset_with_a_hand_edited_value_round_trips():
+    """The peak calculator: pick V100 (its clock 1530 MHz is filled in), type 1830 MHz (H100's, the page's
+    own value) back in: the link must hold the clock, or reopening it puts V100's 1530 MHz back."""
+    key = "accelerators.peak"
+    calc = get(key)
+    page = calc.defaults()
+    assert page["clock"] == 1830 and calc.control("accelerator").kind in ("choice", "toggle")
+    v100 = next(v for _, v in calc.control("accelerator").options if "V100" in str(v))
+    values = {**page, "accelerator": v100, "clock": page["clock"]}
+    query = "?" + query_from_values(key, values, page)
+    assert f"{key}.clock=1830" in query, query
+    out = open_widgets(key, query, widget_state(key, page))
+    assert out["ok"] and out["html"] == run(key, values)["html"]
+    reopened = {**page, **widget_values(key, {**widget_state(key, page), **out["controls"]})}
+    assert reopened == values
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_every_reachable_state_round_trips_through_the_address(key):
+    """Each preset option, then each filled control edited back to the page's own value: reopened equal."""
+    calc = get(key)
+    page = calc.defaults()
+    states = [dict(page)]
+    for p in calc.presets:
+        for option, filled in p.values.items():
+            after = {**page, p.control: option, **filled}
+            states.append(after)
+            for k in filled:
+                states.append({**after, k: page[k]})
+    for values in states[:60]:
+        query = "?" + query_from_values(key, values, page)
+        reopened = opened_values(key, query, page)
+        assert {k: reopened[k] for k in values if calc.control(k).kind != "text"} == \
+            {k: values[k] for k in values if calc.control(k).kind != "text"}, query
+
+
+@pytest.mark.parametrize("key, control, value, allowed", [
+    ("plan.serve", "prompt", 2**53 + 1, "2**53"),
+])
+def test_a_value_the_address_cannot_carry_is_refused_where_it_is_typed(key, control, value, allowed):
+    page = widget_state(key, get(key).defaults())
+    out = run_widgets(key, {**page, control: value}, control, page, "")
+    assert out["ok"] is False and get(key).control(control).label in out["error"] and allowed in out["error"], out
+    assert "address" in out["error"]
+
+
+def test_a_huge_number_in_an_inactive_control_is_refused_where_it_is_typed():
+    """A number box that the other values make irrelevant (shown disabled) is still written in the link."""
+    for key in KEYS:
+        calc = get(key)
+        numbers = [c for c in calc.controls if c.kind == "number"]
+        if not numbers:
+            continue
+        c = numbers[0]
+        page = widget_state(key, calc.defaults())
+        out = run_widgets(key, {**page, c.key: 1e301}, c.key, page, "")
+        assert out["ok"] is False and c.label in out["error"], (key, out)
+        return
+    pytest.fail("no calculator has a number box")
 
 
 def test_a_negative_number_box_reaches_compute_and_gets_its_usual_message():
@@ -340,10 +421,11 @@ def test_a_hostile_link_shows_the_inline_message_and_the_calculator_keeps_workin
     link = "?plan.tco.utilization=nan&plan.tco.pue=1e400&plan.tco.%F0%9F%A6%99=" + "9" * 2000
     _open(page, f"{site_url}/notebooks/plan/rent-hpc-buy.html{link}", [key])
     state = _settled(page, key, 0)
-    # The usual inline message, naming the parameter; the page's own values and result stay, not dimmed.
-    assert state["message"].startswith("Check the input:") and "plan.tco.utilization='nan'" in state["message"]
-    assert "is not allowed" in state["message"] and "the page's own" in state["message"]
-    assert state["values"] == state["initial"] and state["stale"] == 0
+    # The inline message names each bad parameter, which is left out; with no good one left, the page's
+    # own values and result stay, not dimmed.
+    assert state["message"].startswith("Check the link:") and "plan.tco.utilization='nan'" in state["message"]
+    assert "plan.tco.pue='1e400'" in state["message"] and "left out" in state["message"]
+    assert state["values"] == state["initial"] and state["stale"] == 0 and state["last"]["ok"]
     # A valid change computes as CPython does, and the link's bad parameters leave the address.
     state = _type(page, key, "pue", "1.3")
     want = run(key, {**widget_values(key, state["initial"]), "pue": 1.3})
@@ -366,3 +448,48 @@ def test_from_a_file_a_link_says_it_needs_the_live_site(page):
     page.wait_for_function(f"() => window.mlcalcLive && ({CALC})('plan.tco')", timeout=30_000, polling=100)
     status = page.evaluate(STATE, "plan.tco")["status"]
     assert "Snapshot" in status and "link" not in status
+
+
+@pytest.mark.browser
+def test_a_shared_plan_link_scrolls_to_its_calculator_and_the_export_buttons_carry_the_absolute_link(context, site_url):
+    """A plan's link lands on the planner (not thousands of pixels above it); its Copy and Download buttons
+    give the same text, the export CPython makes, with a link that reopens the same plan from anywhere."""
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site_url)
+    page = context.new_page()
+    key = "plan.train"
+    link = "?plan.train.model=Llama-3+8B&plan.train.deadline_days=30&plan.train.export=Markdown"
+    _open(page, f"{site_url}/notebooks/plan/training-plan.html{link}", [key])
+    state = _settled(page, key, 0)
+    assert state["last"]["ok"] and "# Plan:" in state["last"]["text"]
+    page.wait_for_timeout(300)
+    top = page.evaluate("() => document.getElementById('calc-plan-train').getBoundingClientRect().top")
+    assert 0 <= top < 200, f"the planner is {top:.0f} px from the top of the window"
+    copy = page.locator("#calc-plan-train .mlcalc-copy")
+    copy.click()
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    with page.expect_download() as dl:
+        page.locator("#calc-plan-train .mlcalc-download").click()
+    downloaded = pathlib.Path(dl.value.path()).read_text()
+    assert dl.value.suggested_filename == "plan.md"
+    assert copied == downloaded
+    values = {**get(key).defaults(), "model": "Llama-3 8B", "deadline_days": 30.0, "export": "Markdown"}
+    query = "?" + query_from_values(key, values)
+    url = f"{site_url}/notebooks/plan/training-plan.html{query}#calc-plan-train"
+    assert f"<{url}>" in downloaded, downloaded[:600]
+    assert downloaded.startswith("# Plan: Llama-3 8B") and "| number | value |" in downloaded
+    # the absolute link reopens the same plan
+    other = context.new_page()
+    _open(other, url, [key])
+    again = _settled(other, key, 0)
+    assert again["last"]["html"] == state["last"]["html"]
+    # the JSON export: valid JSON whose reopen block holds the absolute link
+    state = page.evaluate(STATE, key)
+    page.locator("#calc-plan-train .mlcalc-ctl-export button", has_text="JSON").click()
+    _settled(page, key, state["requested"])
+    with page.expect_download() as dl:
+        page.locator("#calc-plan-train .mlcalc-download").click()
+    record = json.loads(pathlib.Path(dl.value.path()).read_text())
+    assert record["reopen"]["url"].startswith(f"{site_url}/notebooks/plan/training-plan.html?plan.train.")
+    assert record["model"] == "Llama-3 8B"
+    other.close()
+    page.close()

@@ -97,10 +97,24 @@ def test_deadline_shorter_than_a_step():
 def test_search_is_bounded():
     m = memory.model_preset("Llama-2 7B")
     names = list(plan.offers())
+    chips = {plan.offers()[n].chip for n in names}
     res = plan.search(m, names, 1e14, 1, 1e12, max_gpus=plan.MAX_GPUS)
-    assert res.counts_tried <= len(plan.GPU_COUNTS) * len(names)
+    assert res.counts_tried <= plan.MAX_COUNTS * len(chips)
     with pytest.raises(ValueError, match="max GPUs"):
         plan.search(m, names, 1e12, 1, 1e6, max_gpus=plan.MAX_GPUS * 2)
+
+
+def test_candidate_counts_are_whole_nodes_four_per_doubling_and_bounded():
+    c = plan.candidate_counts(16384)
+    assert c[:12] == (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128)
+    assert 160 in c and 384 in c and c[-1] == 16384  # ClimateGPT's 20 nodes, BLOOM's 48
+    assert all(b / a <= 1.25 for a, b in zip(c[7:], c[8:]))  # above 8 nodes: at most 25% apart
+    assert plan.candidate_counts(1000)[-1] == 1000  # the reader's cap itself
+    assert plan.candidate_counts(5) == (1, 2, 4, 5)
+    assert max(len(plan.candidate_counts(cap)) for cap in range(1, plan.MAX_GPUS + 1, 97)) <= plan.MAX_COUNTS
+    for bad in (0, -8, 10**400, plan.MAX_GPUS + 1, 8.5, True):
+        with pytest.raises(ValueError, match="max_gpus"):
+            plan.candidate_counts(bad)
 
 
 def test_failures_shrink_goodput_with_the_count():
@@ -165,3 +179,239 @@ def test_train_calculator_exports():
     for how in ("Markdown", "JSON"):
         out = calc.run("plan.train", {"model": "Llama-2 7B", "export": how})
         assert out["ok"] and ("| number |" in out["text"] or '"numbers"' in out["text"])
+
+
+# --------------------------------------------------------------------------- the search against brute force
+
+
+def _brute_layout(m, chip, n, s, batch):
+    """The fastest layout by trying every candidate: memory fit (selective, else full), then the step time."""
+    best = None
+    for tp, pp, dp, micro in plan.layout_candidates(m, chip, n, s, batch):
+        for rc in ("selective", "full"):
+            if plan.layout_memory(m, chip, tp, pp, dp, s, rc).fits:
+                t = plan.step_time(m, chip, n, tp, pp, dp, micro, rc, s)
+                floor = plan.step_time_floor(m, chip, n, tp, pp, dp, micro, rc, s)
+                assert floor <= t.step_s * (1 + 1e-12)  # the bound the layout search relies on
+                if best is None or t.step_s < best:
+                    best = t.step_s
+                break
+    return best
+
+
+# Small cases, enumerated: models from 124M to 8B parameters, caps of 8 to 128 GPUs, sequences and batches.
+_CASES = [("GPT-2 124M", 1024, 2**19, 64, 3e9), ("Llama-3.2 1B", 2048, 2**20, 128, 2e10),
+          ("Llama-2 7B", 4096, 2**21, 96, 5e10), ("Llama-3 8B", 8192, 2**22, 128, 1e11),
+          ("Qwen2.5 0.5B", 4096, 2**18, 32, 1e9), ("Gemma-3 1B", 2048, 2**20, 8, 5e8)]
+
+
+@pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
+def test_search_equals_brute_force_on_small_cases(case):
+    """Every count and layout the search claims to try, tried by brute force: the search's cheapest and
+    fastest plans are the brute force's, and it says "no plan" exactly when brute force finds none."""
+    name, s, batch, cap, tokens = case
+    m = memory.model_preset(name)
+    names = list(plan.offers())  # every chip and way, academic rates and commitments included
+    counts = plan.candidate_counts(cap)
+    every = []
+    for chip in plan.offered_chips():
+        for n in counts:
+            brute = _brute_layout(m, chip, n, s, batch)
+            lay = plan.best_layout(m, chip, n, s, batch)
+            assert (lay is None) == (brute is None)
+            if lay is not None:
+                assert lay.step_s == pytest.approx(brute, rel=1e-12)
+        for o in (plan.offers()[k] for k in names if plan.offers()[k].chip == chip):
+            every += [p for p in (plan.evaluate(m, o, n, tokens, s, batch) for n in counts) if p is not None]
+    assert every
+    days = sorted({p.days for p in every})
+    dollars = sorted({p.dollars for p in every})
+
+    def limits(values):  # below all, between neighbours (a sample), above all: every boundary side
+        mids = [(a + b) / 2 for a, b in zip(values, values[1:])]
+        return [values[0] / 2] + mids[::max(1, len(mids) // 5)] + [values[-1] * 2]
+
+    for deadline in limits(days):
+        for budget in limits(dollars):
+            res = plan.search(m, names, tokens, deadline, budget, s, batch, cap)
+            ok = [p for p in every if p.days <= deadline and p.dollars <= budget]
+            if not ok:
+                assert res.cheapest is None and res.fastest is None and res.problems
+                continue
+            cheap = min(ok, key=lambda p: (p.dollars, p.days, p.n_gpus, p.offer.name))
+            fast = min(ok, key=lambda p: (p.days, p.dollars, p.n_gpus, p.offer.name))
+            assert (res.cheapest.offer.name, res.cheapest.n_gpus) == (cheap.offer.name, cheap.n_gpus)
+            assert res.cheapest.dollars == pytest.approx(cheap.dollars, rel=1e-12)
+            assert (res.fastest.offer.name, res.fastest.n_gpus) == (fast.offer.name, fast.n_gpus)
+            assert res.plans[0] == res.cheapest and res.cheapest.feasible and res.fastest.feasible
+
+
+def test_the_cheapest_plan_is_not_the_fewest_gpus_when_more_cost_less():
+    """The old search kept the fewest GPUs that met the deadline and called it cheapest; the search now
+    ranks every count. Here a count above the fewest that meet the deadline costs less, and is chosen."""
+    m = memory.model_preset("Llama-3 70B")
+    o = plan.offers()["H100 buy (DGX H100)"]
+    counts = plan.candidate_counts(2048)
+    plans = [p for p in (plan.evaluate(m, o, n, 1.4e12) for n in counts) if p is not None]
+    deadline = max(p.days for p in plans) * 1.01
+    res = plan.search(m, [o.name], 1.4e12, deadline, 1e12, max_gpus=2048)
+    fewest = min(plans, key=lambda p: p.n_gpus)
+    cheapest = min(plans, key=lambda p: p.dollars)
+    assert res.cheapest.dollars == pytest.approx(cheapest.dollars)
+    assert res.cheapest.dollars <= fewest.dollars
+    # A feasible 512 x H100 (buy) plan is never answered with "no plan" (issue 23).
+    p512 = plan.evaluate(m, o, 512, 1.4e12)
+    res = plan.search(m, [o.name], 1.4e12, p512.days * 1.001, p512.dollars * 1.001, max_gpus=512)
+    assert res.cheapest is not None and res.cheapest.dollars <= p512.dollars
+
+
+def test_step_time_floor_is_a_lower_bound_on_random_layouts():
+    import random
+    rng = random.Random(23)
+    for _ in range(40):
+        m = memory.model_preset(rng.choice(["Llama-3 70B", "Llama-2 7B", "GPT-3 175B", "Mixtral 8x7B"]))
+        chip = rng.choice(plan.offered_chips())
+        n = 8 * rng.randint(1, 256)
+        s = rng.choice([2048, 4096, 8192])
+        cands = plan.layout_candidates(m, chip, n, s, rng.choice([2**20, 2**22, 2**24]))
+        for tp, pp, dp, micro in rng.sample(cands, min(3, len(cands))):
+            rc = rng.choice(["selective", "full"])
+            t = plan.step_time(m, chip, n, tp, pp, dp, micro, rc, s)
+            assert 0 < plan.step_time_floor(m, chip, n, tp, pp, dp, micro, rc, s) <= t.step_s * (1 + 1e-12)
+
+
+# --------------------------------------------------------------------------- prices on a date
+
+
+def test_cloud_prices_per_gpu_are_the_instance_price_over_its_gpus():
+    # instances.vantage.sh (snapshot 2025-11-30): p5.48xlarge (8 x H100) $55.04/h on demand, us-east-1;
+    # at launch (2023) it listed $98.32/h: the June 2025 cut left it a little over half.
+    row = plan.data()["prices"]["H100-SXM"]
+    od = plan.offers()["H100 rent on demand (AWS p5)"]
+    assert od.price_per_gpu_hour == pytest.approx(55.04 / 8) and od.date == row["date"] == "2025-11-30"
+    assert 0.5 < 55.04 / 98.32 < 0.6
+    assert plan.offers()["H100 rent 3-year commitment (AWS p5)"].price_per_gpu_hour == pytest.approx(23.77728 / 8)
+    for o in plan.offers().values():  # every price has a source and a date
+        assert o.source and o.date[:4].isdigit()
+
+
+def test_a_commitment_bills_every_hour_of_its_term():
+    # AWS Reserved Instances and Savings Plans: the commitment is billed for every hour of the term,
+    # whether the capacity is used or not (AWS Savings Plans User Guide). A 1-year term for a short run
+    # costs the whole year; a run longer than a term pays for whole terms.
+    m = memory.model_preset("Llama-2 7B")
+    o = plan.offers()["H100 rent 1-year commitment (AWS p5)"]
+    p = plan.evaluate(m, o, 64, 1e11)
+    assert p.days < 365
+    assert p.dollars == pytest.approx(64 * 8766 * o.price_per_gpu_hour)
+    long = plan.evaluate(m, o, 8, 3e12)
+    terms = math.ceil(long.days * 24 / 8766)
+    assert terms >= 2 and long.dollars == pytest.approx(8 * terms * 8766 * o.price_per_gpu_hour)
+    # On demand bills the hours held only.
+    od = plan.evaluate(m, plan.offers()["H100 rent on demand (AWS p5)"], 64, 1e11)
+    assert od.dollars == pytest.approx(od.gpu_hours * 55.04 / 8)
+
+
+def test_subsidised_rates_are_labelled_and_off_by_default():
+    assert {o.name for o in plan.offers().values() if o.subsidised} == {
+        n for n, o in plan.offers().items() if o.way == "hpc"}
+    defaults = REGISTRY["plan.train"].defaults()
+    assert defaults["hpc"] is False and "subsidised" in REGISTRY["plan.train"].control("hpc").label
+    out = calc.run("plan.train", {})
+    assert out["ok"] and "HPC allocation" not in out["text"].split("Academic HPC rates")[0]
+
+
+# --------------------------------------------------------------------------- the calculator
+
+
+def test_every_chip_offered_has_an_offer():
+    # No dead option: each chip of the planner's list is sold by some offer (B200 had none).
+    chips = [v for _, v in REGISTRY["plan.train"].control("chip").options if v != "all"]
+    assert chips == list(plan.offered_chips())
+    for chip in chips:
+        out = calc.run("plan.train", {"chip": chip, "model": "Llama-2 7B", "hpc": True})
+        assert out["ok"], out
+
+
+def test_any_gpu_count_a_reader_types():
+    # ClimateGPT: 20 nodes of 8 H100 (Thulke et al. 2024; the seed talk).
+    out = calc.run("plan.train", {"model": "Llama-2 7B", "tokens_b": 319.5, "gpus": 160, "chip": "H100-SXM"})
+    assert out["ok"] and "Fixed at 160 GPUs" in out["text"] and "160 x H100" in out["text"]
+    out = calc.run("plan.compare", {"gpus_a": 160, "gpus_b": 200})
+    assert out["ok"] and "A: 160 x" in out["text"] and "B: 200 x" in out["text"]
+    out = calc.run("plan.train", {"max_gpus": 1000})
+    assert out["ok"] and "to 1,000 GPUs" in out["text"]
+    out = calc.run("plan.train", {"max_gpus": plan.MAX_GPUS + 1})
+    assert not out["ok"] and "at most (GPUs)" in out["error"]
+
+
+def test_money_has_separators_and_no_exponent():
+    for key, values in (("plan.train", {}), ("plan.train", {"export": "Markdown"}), ("plan.compare", {}),
+                        ("plan.train", {"model": "Llama-3 405B", "budget_m": 1000, "deadline_days": 200})):
+        _, view = REGISTRY[key].evaluate(values)
+        cells = [str(c) for row in view.table.rows for c in row] + view.text.split()
+        assert not any("e+" in c or c.startswith("-0") for c in cells), key
+        assert any(c.startswith("$") and "," in c for c in cells)
+
+
+def test_headline_columns_come_first():
+    _, view = REGISTRY["plan.train"].evaluate({})
+    assert view.table.columns[:4] == ("plan", "GPUs", "days", "dollars")
+    assert [r[0] for r in view.table.rows[:2]] == ["cheapest", "fastest"]
+
+
+def test_impossible_targets_say_why_not_a_giant_count():
+    out = calc.run("plan.train", {"deadline_days": 0.5})
+    assert out["ok"] and "No plan meets" in out["text"] and "over the 0.5-day deadline" in out["text"]
+    assert "Cheapest plan" not in out["text"]
+    out = calc.run("plan.train", {"model": "Llama-3 405B", "chip": "A100-80GB", "max_gpus": 8})
+    assert out["ok"] and "memory:" in out["text"]
+
+
+def test_each_answer_is_explained_in_a_sentence_a_reader_can_check():
+    m = memory.model_preset("Llama-3 70B")
+    res = plan.search(m, list(plan.offers()), 1.4e12, 60, 5e6)
+    for p in (res.cheapest, res.fastest):
+        text = plan.explain(p, m, 1.4e12)
+        # days = tokens / (tokens/s) / goodput; dollars = GPUs x hours x price: the sentence's own numbers
+        assert f"{p.tokens_per_s:,.0f} tokens/s" in text and f"{p.needs.goodput:.1%} goodput" in text
+        assert f"= {p.days:,.1f} days" in text and f"= ${p.dollars:,.0f}" in text
+        held_days = p.gpu_hours / p.n_gpus / 24
+        assert 1.4e12 / p.tokens_per_s / p.needs.goodput / 86400 == pytest.approx(held_days)
+        assert p.days == pytest.approx(held_days / (plan.default("hpc_availability") if p.offer.way == "hpc" else 1))
+
+
+# --------------------------------------------------------------------------- a caller's bad input
+
+
+@pytest.mark.parametrize("field, value", [("price_per_gpu_hour", -1.0), ("price_per_gpu_hour", float("nan")),
+                                          ("price_per_gpu_hour", 10**400), ("purchase_per_gpu", -5.0),
+                                          ("term_years", -1.0), ("chip", "V100"), ("way", "steal"),
+                                          ("subsidised", "yes"), ("name", 3)])
+def test_a_callers_offer_is_checked_field_by_field(field, value):
+    m = memory.model_preset("Llama-2 7B")
+    bad = plan.offers()["H100 rent on demand (AWS p5)"]._replace(**{field: value})
+    with pytest.raises(ValueError, match=f"offer.{field}="):
+        plan.evaluate(m, bad, 64, 1e11)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda m, o: plan.evaluate(m, o, 10**400, 1e11), "n_gpus"),
+    (lambda m, o: plan.evaluate(m, o, 64, 10**400), "tokens"),
+    (lambda m, o: plan.evaluate(m, o, 64, 1e11, seq_len=2**40), "seq_len"),
+    (lambda m, o: plan.evaluate(m, o, 64, 1e11, global_batch_tokens=-1), "global_batch_tokens"),
+    (lambda m, o: plan.evaluate(m, o, 64, 1e11, hpc_availability=0), "hpc_availability"),
+    (lambda m, o: plan.evaluate(m, o, 64, 1e11, tco_kwargs={"bogus": 1}), "tco_kwargs"),
+    (lambda m, o: plan.evaluate(m, "H100", 64, 1e11), "offer"),
+    (lambda m, o: plan.evaluate(1.0, o, 64, 1e11), "model"),
+    (lambda m, o: plan.needs(m, 64, 0, 1e5, 1e12, 1e11, 2.5e10, 600), "gpus_per_node"),
+    (lambda m, o: plan.tco(30000, 700, 10.2, gpus_per_node=0), "gpus_per_node"),
+    (lambda m, o: plan.tco(-1, 700, 10.2), "purchase_per_gpu"),
+    (lambda m, o: plan.best_layout(m, "H100-SXM", 10**30, 4096, 2**22), "n_gpus"),
+    (lambda m, o: plan.search(m, [o.name], 1e11, 30, 1e6, counts=[0]), "count"),
+])
+def test_bad_input_is_refused_naming_the_parameter(call, name):
+    m = memory.model_preset("Llama-2 7B")
+    o = plan.offers()["H100 rent on demand (AWS p5)"]
+    with pytest.raises(ValueError, match=name):
+        call(m, o)

@@ -97,6 +97,16 @@ def test_site_scripts_are_local(strict_build, docname):
         assert "mlcalc-live.js" not in page and "vendor/vega/" not in page and "pyodide" not in page
     # Thebe is off: sphinx-thebe's scripts are kept off the pages (they declared a const twice).
     assert "THEBE_JS_URL" not in page and "sphinx-thebe.js" not in page
+    # A Content-Security-Policy that allows only the site's own host (book/_ext/mlcalc_site.py); the
+    # browser tests see no violation of it (a console error) on any page they load.
+    csp = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    assert len(csp) == 1, f"{docname}: {len(csp)} Content-Security-Policy tags"
+    policy = html.unescape(csp[0])
+    assert "default-src 'self'" in policy and "object-src 'none'" in policy and "http" not in policy, policy
+    assert ("'unsafe-eval'" in policy) == ("mlcalc-live.js" in page), policy
+    if "mlcalc-live.js" in page:
+        # Python starts first: the boot script comes before the widget manager, Vega and MathJax.
+        assert page.index("mlcalc-boot.js") < min(page.index(s) for s in ("embed-amd.js", "vega.min.js", "require.js"))
 
 
 def test_internal_links_and_anchors_resolve(strict_build):

@@ -9,11 +9,30 @@
   JupyterHub would point nowhere); once set, both appear.
 - The theme logs a console error ("Got invalid theme mode") when no colour mode is
   set in the page context: default it to "auto".
+- A page with calculators starts its Python first: ``mlcalc-boot.js`` (it starts the Web Worker that
+  loads Pyodide) goes first among its scripts, before the widget manager, Vega and MathJax.
+- Every page carries a Content-Security-Policy (a meta tag) that allows only what the site loads, from
+  the site itself: its scripts (inline ones included: the theme's and Sphinx's), styles, fonts, images
+  and, on a page with calculators, the evaluation Vega's expressions need and a worker. Nothing from any
+  other host; no plugins, frames or form posts elsewhere. (A meta tag cannot set frame-ancestors or
+  reporting: a host that wants them sends the header itself; README "Serving the site".)
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
+
+#: The Content-Security-Policy of every page ('self': the site's own host). Pages with calculators add
+#: 'unsafe-eval' (Vega compiles a chart's expressions with the Function constructor) and blob: workers.
+CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'{eval}; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self'{blob}; "
+       "object-src 'none'; frame-src 'none'; base-uri 'self'; form-action 'self'")
+
+
+def page_csp(live: bool) -> str:
+    """The policy of a page (``live``: it has calculators)."""
+    return CSP.format(eval=" 'unsafe-eval'" if live else "", blob=" blob:" if live else "")
 
 
 def _is_thebe(js: Any) -> bool:
@@ -23,9 +42,7 @@ def _is_thebe(js: Any) -> bool:
 
 
 def _clean_scripts(app, pagename, templatename, context, doctree) -> None:
-    scripts = context.get("script_files")
-    if not scripts:
-        return
+    scripts = context.get("script_files") or []
     kept, seen = [], set()
     for js in scripts:
         key = (str(getattr(js, "filename", js)), str(sorted(getattr(js, "attributes", {}).items())))
@@ -33,8 +50,15 @@ def _clean_scripts(app, pagename, templatename, context, doctree) -> None:
             continue
         seen.add(key)
         kept.append(js)
+    live = [js for js in kept if str(getattr(js, "filename", js)).endswith("mlcalc-live.js")]
+    if live:
+        first = live[0]
+        boot = type(first)(str(first.filename).replace("mlcalc-live.js", "mlcalc-boot.js"))
+        kept.insert(0, boot)
     context["script_files"] = kept
     context.setdefault("default_mode", "auto")
+    tag = f'<meta http-equiv="Content-Security-Policy" content="{html.escape(page_csp(bool(live)))}">\n'
+    context["metatags"] = tag + context.get("metatags", "")
 
 
 def _launch_buttons(app, config) -> None:

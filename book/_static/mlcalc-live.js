@@ -2,8 +2,11 @@
 //
 // 1. At first paint every calculator's chart is drawn with vega-embed from the Vega-Lite spec
 //    stored in its Output widget's state (also from file://: this is a classic script).
-// 2. When a calculator comes into view or is first touched, Python (Pyodide's core and the pure
-//    wheel of mlcalc, both served by the site) starts in a Web Worker (mlcalc-worker.mjs).
+// 2. Python (Pyodide's core and the pure wheel of mlcalc, both served by the site) starts in a Web
+//    Worker (mlcalc-worker.mjs) as the page starts: mlcalc-boot.js, the page's first script, creates it
+//    and this script adopts it. The worker restores a memory snapshot of Python with mlcalc imported
+//    (made at `make book`), else starts Python cold. Until it answers, a changed calculator's outputs
+//    are dimmed (never shown as if they were for the new values).
 // 3. On a control change the calculator's control values are collected by key from the embedded
 //    widget models, mlcalc.live.run_widgets_json runs in the worker (the same compute and view as
 //    in Jupyter: no formula here), and the text, the inline message and the chart are written back.
@@ -23,9 +26,15 @@
   var here = document.currentScript && document.currentScript.src;
   var staticRoot = here ? here.slice(0, here.lastIndexOf("/") + 1) : "_static/";
   var TIMEOUT_MS = 20000; // a single computation that takes longer restarts the worker
+  // A worker that neither began nor finished a computation in this time while one waits is dead
+  // (a computation begins within milliseconds when the worker is idle): it is restarted, the reader is
+  // told, and the waiting changes are sent to the new one.
+  var DEAD_AFTER_MS = 2500;
+  var PASTE_MAX_BYTES = 65536; // mlcalc reads at most 64 KiB of pasted text: a longer paste never travels
   var STALE_AFTER_MS = 120; // outputs dim if a result takes longer than this
   var options = window.mlcalcLiveOptions || {};
   var LOAD_TIMEOUT_MS = options.loadTimeoutMs || 120000; // Python not ready by then: a snapshot, said so
+  if (options.deadAfterMs) DEAD_AFTER_MS = options.deadAfterMs;
 
   var live = (window.mlcalcLive = {
     state: "idle", // idle | loading | live | snapshot
@@ -33,6 +42,8 @@
     calculators: [],
     history: ["idle"], // the states this page went through (tests read it)
     timings: { start: null, ready: null },
+    restarts: 0, // workers started again after one died (tests read it)
+    notice: "", // what the reader was last told about Python itself (a restart)
   });
   function setState(state) {
     live.state = state;
@@ -66,7 +77,12 @@
       ".mlcalc-view-chart .mlcalc-chart{width:100%}" +
       ".mlcalc-view-chart.mlcalc-drawn .jp-OutputArea{display:none}" +
       ".mlcalc-stale{opacity:.45;transition:opacity .1s}" +
-      ".mlcalc-error{color:#b00020}";
+      ".mlcalc-error{color:#b00020}" +
+      ".mlcalc-anchor{margin-left:.5em;font-size:.85em;text-decoration:none;opacity:.6}" +
+      ".mlcalc-anchor:hover{opacity:1}" +
+      ".mlcalc-export{display:flex;gap:.5em;margin:.3em 0}" +
+      ".mlcalc-export button{font-size:.85em;padding:.15em .6em;border:1px solid #999;border-radius:4px;background:#f6f6f6;cursor:pointer}" +
+      ".mlcalc-export:empty{display:none}";
     var style = document.createElement("style");
     style.textContent = css;
     document.head.appendChild(style);
@@ -78,30 +94,48 @@
 
   function Engine() {
     this.worker = null;
-    this.pending = {}; // id -> {resolve, timer}
+    this.pending = {}; // id -> {resolve, timer, message, began}
     this.nextId = 1;
     this.ready = null;
+    this.heard = 0; // when the worker last sent anything
+    this.watch = null; // the timer that looks for a dead worker
   }
+
+  // The worker mlcalc-boot.js started with the page (once), with what it sent meanwhile.
+  function bootWorker() {
+    var boot = window.mlcalcBoot;
+    if (!boot || !boot.worker || boot.adopted) return null;
+    boot.adopted = true;
+    return boot;
+  }
+
+  var WORKER_SCRIPT = "the site's worker script (_static/mlcalc-worker.mjs)";
 
   Engine.prototype.start = function () {
     var self = this;
     if (this.ready) return this.ready;
     this.ready = new Promise(function (resolve, reject) {
       var worker;
+      var boot = bootWorker();
       try {
-        worker = new Worker(staticRoot + "mlcalc-worker.mjs", { type: "module" });
+        worker = boot ? boot.worker : new Worker(staticRoot + "mlcalc-worker.mjs" + (options.snapshot === false ? "?snapshot=0" : ""), { type: "module" });
       } catch (err) {
         reject(new Error("the worker did not start (" + err + ")"));
         return;
       }
       self.worker = worker;
+      self.heard = performance.now();
+      var isReady = false;
       var slow = setTimeout(function () {
         reject(new Error("Python did not start within " + Math.round(LOAD_TIMEOUT_MS / 1000) + " s"));
       }, LOAD_TIMEOUT_MS);
       worker.onmessage = function (event) {
+        if (self.worker !== worker) return; // an old worker, replaced
+        self.heard = performance.now();
         var msg = event.data || {};
         if (msg.ready) {
           clearTimeout(slow);
+          isReady = true;
           live.timings.worker = msg.timings;
           return resolve();
         }
@@ -111,6 +145,10 @@
         }
         var job = self.pending[msg.id];
         if (!job) return;
+        if (msg.started) {
+          job.began = performance.now();
+          return;
+        }
         delete self.pending[msg.id];
         clearTimeout(job.timer);
         if (msg.fatal) {
@@ -128,12 +166,73 @@
       };
       worker.onerror = function (event) {
         if (event && event.preventDefault) event.preventDefault();
-        reject(new Error("the worker failed (" + ((event && event.message) || "no reason given") + ")"));
-        self.failAll("Python stopped in the browser; it restarts for the next change");
-        self.restart();
+        if (self.worker !== worker) return;
+        if (!isReady) {
+          // An error event with no message before Python ran: the script itself did not load.
+          clearTimeout(slow);
+          reject(new Error(event && event.message ? "the worker failed (" + event.message + ")"
+            : "could not load " + WORKER_SCRIPT + ": it is missing, blocked or not served as JavaScript"));
+          return;
+        }
+        self.died("Python stopped in the browser (" + ((event && event.message) || "no reason given") + ")");
       };
+      if (boot) {
+        // What the worker sent before this script ran (the handlers above replaced mlcalc-boot.js's).
+        live.timings.boot = boot.started;
+        boot.events.splice(0).forEach(function (e) { (e.type === "error" ? worker.onerror : worker.onmessage)(e.event); });
+      }
     });
     return this.ready;
+  };
+
+  // The worker died (an error after it started, or silence while a computation waits): a new one
+  // starts, the reader is told, and the changes that waited are sent to it.
+  Engine.prototype.died = function (why) {
+    var waiting = this.pending;
+    this.pending = {};
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    this.ready = null;
+    live.restarts += 1;
+    var t0 = performance.now();
+    tell("restarting", why + ": it is starting again...");
+    var self = this;
+    this.start().then(function () {
+      tell("restarted", why + "; it was started again (" + ((performance.now() - t0) / 1000).toFixed(1) +
+        " s) and the last change recomputed.");
+      Object.keys(waiting).forEach(function (id) {
+        var job = waiting[id];
+        clearTimeout(job.timer);
+        self.send(job.message, job.resolve);
+      });
+    }, function (err) {
+      Object.keys(waiting).forEach(function (id) {
+        clearTimeout(waiting[id].timer);
+        waiting[id].resolve({ ok: false, error: why + "; it could not be started again: " + err.message });
+      });
+      goSnapshot(why + "; it could not be started again: " + err.message);
+    });
+  };
+
+  // Every so often while a computation waits: a worker that has sent nothing since it was asked
+  // (no "started", no result) is dead. A busy one sent "started" and gets TIMEOUT_MS.
+  Engine.prototype.watchdog = function () {
+    var self = this;
+    if (this.watch) return;
+    this.watch = setInterval(function () {
+      var ids = Object.keys(self.pending);
+      if (!ids.length) {
+        clearInterval(self.watch);
+        self.watch = null;
+        return;
+      }
+      var now = performance.now();
+      var busy = ids.some(function (id) { return self.pending[id].began; });
+      var oldest = Math.min.apply(null, ids.map(function (id) { return self.pending[id].sent; }));
+      if (!busy && now - Math.max(oldest, self.heard) > DEAD_AFTER_MS) {
+        self.died("Python in the browser stopped answering");
+      }
+    }, 250);
   };
 
   Engine.prototype.failAll = function (message) {
@@ -150,7 +249,21 @@
     if (this.worker) this.worker.terminate();
     this.worker = null;
     this.ready = null;
+    live.restarts += 1;
     this.failAll("Python was restarted in the browser; change a value again");
+  };
+
+  Engine.prototype.send = function (message, resolve) {
+    var self = this;
+    var id = this.nextId++;
+    var timer = setTimeout(function () {
+      delete self.pending[id];
+      resolve({ ok: false, error: "this input took longer than " + TIMEOUT_MS / 1000 + " s to compute; Python restarts for the next change" });
+      self.restart();
+    }, TIMEOUT_MS);
+    this.pending[id] = { resolve: resolve, timer: timer, message: message, sent: performance.now(), began: 0 };
+    this.worker.postMessage(Object.assign({}, message, { id: id }));
+    this.watchdog();
   };
 
   // One computation: {key, values, changed} (and, for the address, the page's own values `initial`
@@ -159,14 +272,7 @@
     var self = this;
     return this.start().then(function () {
       return new Promise(function (resolve) {
-        var id = self.nextId++;
-        var timer = setTimeout(function () {
-          delete self.pending[id];
-          resolve({ ok: false, error: "this input took longer than " + TIMEOUT_MS / 1000 + " s to compute; Python restarts for the next change" });
-          self.restart();
-        }, TIMEOUT_MS);
-        self.pending[id] = { resolve: resolve, timer: timer };
-        self.worker.postMessage(Object.assign({ id: id, key: key, values: values, changed: changed || "" }, extra || {}));
+        self.send(Object.assign({ key: key, values: values, changed: changed || "" }, extra || {}), resolve);
       });
     });
   };
@@ -176,7 +282,7 @@
     if (!engine) engine = new Engine();
     if (live.state === "idle") {
       setState("loading");
-      live.timings.start = performance.now();
+      live.timings.start = window.mlcalcBoot && !window.mlcalcBoot.adopted ? window.mlcalcBoot.started : performance.now();
       live.calculators.forEach(function (c) { c.showStatus(); });
     }
     return engine.start().then(
@@ -192,6 +298,13 @@
         throw err;
       }
     );
+  }
+
+  // What the reader is told about Python itself (a restart), on every calculator's status line.
+  function tell(kind, text) {
+    live.notice = text;
+    live.noticeKind = kind;
+    live.calculators.forEach(function (c) { c.showStatus(); });
   }
 
   function goSnapshot(reason) {
@@ -254,6 +367,27 @@
     this.status.className = "mlcalc-status";
     this.status.setAttribute("role", "status");
     this.el.insertBefore(this.status, this.el.firstChild);
+    // An anchor per calculator (#calc-plan-train): a link to it, and where a shared link scrolls to.
+    var id = "calc-" + this.key.replace(/[^A-Za-z0-9_-]/g, "-");
+    for (var n = 2; this.key && document.getElementById(id); n++) id = "calc-" + this.key.replace(/[^A-Za-z0-9_-]/g, "-") + "-" + n;
+    if (this.key) {
+      this.el.id = id;
+      var anchor = document.createElement("a");
+      anchor.className = "mlcalc-anchor";
+      anchor.href = "#" + id;
+      anchor.textContent = "# link to this calculator";
+      anchor.title = "A link to this calculator with the values it shows";
+      anchor.addEventListener("click", function (event) {
+        event.preventDefault();
+        history.replaceState(history.state, "", location.pathname + location.search + "#" + id);
+        self.el.scrollIntoView();
+      });
+      this.el.insertBefore(anchor, this.status.nextSibling);
+    }
+    // Copy and download buttons for an export (a calculator with an "export" control: the plan).
+    this.exportBox = document.createElement("div");
+    this.exportBox.className = "mlcalc-export";
+    if (this.controls.export) this.el.appendChild(this.exportBox);
 
     Object.keys(this.controls).forEach(function (k) {
       var m = self.controls[k];
@@ -275,6 +409,104 @@
       this.showStatus();
       if (this.linked) this.open();
     }
+    this.scrollIfLinked();
+  }
+
+  // A page opened at this calculator's anchor, or from a link with values for it: scrolled to it once
+  // it is drawn (the browser cannot: the widgets are drawn after the page loaded), and again once its
+  // result is in (charts above it may have grown meanwhile), unless the reader has scrolled since.
+  Calculator.prototype.scrollIfLinked = function () {
+    var self = this;
+    var target = location.hash ? location.hash.slice(1) : "";
+    var mine = target ? target === this.el.id : this.linked && !live.scrolledTo;
+    if (!mine || (live.scrolledTo && live.scrolledTo !== this)) return;
+    live.scrolledTo = this;
+    var scroll = function () { if (!live.readerScrolled) self.el.scrollIntoView({ block: "start" }); };
+    requestAnimationFrame(scroll);
+    this.el.addEventListener("mlcalc:shown", function again() { self.el.removeEventListener("mlcalc:shown", again); setTimeout(scroll, 50); });
+    ["wheel", "touchmove", "keydown"].forEach(function (type) {
+      window.addEventListener(type, function () { live.readerScrolled = true; }, { passive: true, once: true });
+    });
+  };
+
+  // The export in a result's text (the plan as Markdown or JSON), or "" when it shows none. The export's
+  // link is made absolute (this page's address): the copied or downloaded text reopens the plan anywhere.
+  function exportOf(text, anchorId) {
+    var lines = String(text || "").split("\n");
+    var abs = function (query) { return new URL(location.pathname + query, location.href).href + (anchorId ? "#" + anchorId : ""); };
+    var start = lines.indexOf("{");
+    if (start >= 0) {
+      var end = lines.indexOf("}", start);
+      try {
+        var obj = JSON.parse(lines.slice(start, end + 1).join("\n"));
+        if (obj.reopen && typeof obj.reopen.query === "string") obj.reopen.url = abs(obj.reopen.query);
+        return { text: JSON.stringify(obj, null, 1) + "\n", name: "plan.json", type: "application/json" };
+      } catch (err) {
+        return null;
+      }
+    }
+    start = lines.findIndex(function (l) { return l.indexOf("# ") === 0; });
+    if (start < 0) return null;
+    var stop = start;
+    for (var i = start; i < lines.length; i++) {
+      if (lines[i].indexOf("| ") === 0) stop = i;
+      else if (stop > start && lines[stop].indexOf("| ") === 0) break;
+    }
+    var md = lines.slice(start, stop + 1).join("\n");
+    var q = /`(\?[^`\s]+)`/.exec(md);
+    if (q) md = md.replace(q[0], "<" + abs(q[1]) + ">");
+    return { text: md + "\n", name: "plan.md", type: "text/markdown" };
+  }
+
+  Calculator.prototype.showExport = function (result) {
+    var box = this.exportBox;
+    var self = this;
+    var exp = result && result.ok && this.controls.export ? exportOf(result.text, this.el.id) : null;
+    this.exported = exp;
+    box.textContent = "";
+    if (!exp) return;
+    var copy = document.createElement("button");
+    copy.type = "button";
+    copy.className = "mlcalc-copy";
+    copy.textContent = "Copy " + (exp.type === "application/json" ? "JSON" : "Markdown");
+    copy.addEventListener("click", function () {
+      var done = function () { copy.textContent = "Copied"; setTimeout(function () { copy.textContent = "Copy again"; }, 1500); };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(self.exported.text).then(done, function () { fallbackCopy(self.exported.text); done(); });
+      } else {
+        fallbackCopy(self.exported.text);
+        done();
+      }
+    });
+    var download = document.createElement("button");
+    download.type = "button";
+    download.className = "mlcalc-download";
+    download.textContent = "Download " + exp.name;
+    download.addEventListener("click", function () {
+      var url = URL.createObjectURL(new Blob([self.exported.text], { type: self.exported.type }));
+      var a = document.createElement("a");
+      a.href = url;
+      a.download = self.exported.name;
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
+    });
+    box.appendChild(copy);
+    box.appendChild(download);
+  };
+
+  // Copying where the clipboard API is missing (a page served over plain http on a room's network).
+  function fallbackCopy(text) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); } catch (err) { /* nothing more to try */ }
+    area.remove();
   }
 
   function isChoice(model) {
@@ -305,9 +537,12 @@
     if (live.state === "loading") {
       s.className = "mlcalc-status mlcalc-status-loading";
       s.textContent = "Loading live calculators...";
+    } else if (live.state === "live" && live.noticeKind === "restarting") {
+      s.className = "mlcalc-status mlcalc-status-loading";
+      s.textContent = live.notice;
     } else if (live.state === "live") {
       s.className = "mlcalc-status mlcalc-status-live";
-      s.textContent = "Live: recomputed in your browser as you change a value.";
+      s.textContent = "Live: recomputed in your browser as you change a value." + (live.notice ? " " + live.notice : "");
     } else if (live.state === "idle") {
       s.className = "mlcalc-status";
       s.textContent = "";
@@ -368,7 +603,18 @@
     var seq = ++this.requested;
     var values = this.values();
     this.lastChange = { changed: key || "", values: values };
-    var staleTimer = setTimeout(function () { if (self.shown < seq) self.setStale(true); }, live.state === "live" ? STALE_AFTER_MS : 0);
+    // A pasted text over what mlcalc reads is refused here, before it travels to Python.
+    var big = this.oversized(values);
+    if (big) {
+      this.apply({ ok: false, error: big }, values, seq);
+      return;
+    }
+    // Until its result is in, the output is dimmed: at once while Python is still starting (the
+    // page never shows a result as if it were for values it was not computed for), after a short
+    // wait once live (a quick result then replaces it without a flash).
+    var staleTimer = null;
+    if (live.state === "live") staleTimer = setTimeout(function () { if (self.shown < seq) self.setStale(true); }, STALE_AFTER_MS);
+    else this.setStale(true);
     startEngine()
       .then(function () { return engine.run(self.key, values, key, { initial: self.initial, search: location.search }); })
       .then(function (result) {
@@ -378,7 +624,7 @@
         // page change within the same computation, the later write drops the earlier one's values
         // until that calculator changes again (rare: a reader changes one control at a time).
         if (result && typeof result.search === "string" && result.search !== location.search) {
-          history.replaceState(history.state, "", location.pathname + result.search + location.hash);
+          history.replaceState(history.state, "", location.pathname + result.search + (self.el.id ? "#" + self.el.id : location.hash));
         }
         return self.apply(result, values, seq);
       })
@@ -406,6 +652,22 @@
         });
       })
       .catch(function () {}); // Python did not start: the calculator became a snapshot and says so
+  };
+
+  // The message for a text control holding more than mlcalc reads (PASTE_MAX_BYTES of UTF-8), or "".
+  Calculator.prototype.oversized = function (values) {
+    var self = this;
+    var out = "";
+    Object.keys(values).forEach(function (k) {
+      var v = values[k];
+      if (out || typeof v !== "string" || v.length * 3 <= PASTE_MAX_BYTES) return;
+      var bytes = new TextEncoder().encode(v).length;
+      if (bytes <= PASTE_MAX_BYTES) return;
+      var label = self.controls[k].get("description") || k;
+      out = label + ": the pasted text is " + (bytes / 1024).toFixed(1) + " KiB; at most " + PASTE_MAX_BYTES / 1024 +
+        " KiB (" + PASTE_MAX_BYTES.toLocaleString("en-US") + " bytes) is read. Paste only the lines of the result table.";
+    });
+    return out;
   };
 
   Calculator.prototype.apply = function (result, values, seq) {
@@ -437,12 +699,15 @@
       this.message.set("value", '<div class="mlcalc-error" role="alert"><b>Check the input:</b> ' + escapeHtml(error) + "</div>");
       this.setStale(true);
       this.last = { ok: false, error: error, values: values };
+      this.showExport(null);
       this.markShown(seq);
       return null;
     }
-    this.message.set("value", "");
+    // A link with some bad parameters: the rest of it is shown, and the message says which were left out.
+    this.message.set("value", result.notice ? '<div class="mlcalc-error" role="alert"><b>Check the link:</b> ' + escapeHtml(result.notice) + "</div>" : "");
     this.text.set("value", result.html);
-    this.last = { ok: true, text: result.text, html: result.html, chart: result.chart, values: values };
+    this.last = { ok: true, text: result.text, html: result.html, chart: result.chart, values: values, notice: result.notice || "" };
+    this.showExport(result);
     return this.draw(result.chart, seq).then(function () {
       if (seq === self.requested && self.spec === result.chart) self.setStale(false);
     });
@@ -632,14 +897,11 @@
 
   // ---------------------------------------------------------------- wiring
 
-  var observer = null;
-
   function onView(view) {
     if (!view || !view.model || classes(view.model).indexOf("mlcalc-calculator") < 0 || view.__mlcalc) return;
     view.__mlcalc = true;
     var calc = new Calculator(view);
     live.calculators.push(calc);
-    if (live.state === "idle" && observer) observer.observe(calc.el);
   }
 
   function hook(htmlmanager) {
@@ -695,6 +957,9 @@
     return problems;
   };
 
+  // For tests: the worker (to kill it as a crash would).
+  live.engine = function () { return engine; };
+
   // For tests and the benchmark: one computation in the worker, as a calculator makes it.
   live.run = function (key, values, changed) {
     return startEngine().then(function () { return engine.run(key, values, changed); });
@@ -705,43 +970,10 @@
   if (reason) {
     setState("snapshot");
     live.reason = reason;
-  } else if (typeof IntersectionObserver === "function") {
-    observer = new IntersectionObserver(function (entries) {
-      if (entries.some(function (e) { return e.isIntersecting; })) {
-        observer.disconnect();
-        startEngine().catch(function () {});
-      }
-    }, { rootMargin: "200px" });
+  } else {
+    // Python starts now (mlcalc-boot.js already created its worker as the page started), not when a
+    // calculator comes into view: by the time a reader reaches one it is live.
+    startEngine().catch(function () {});
   }
-  // Watch where calculators will be drawn before the widget manager draws them (it waits for the
-  // page's load event): Python then starts while the rest of the page loads.
-  function watchPlaceholders() {
-    if (!observer) return;
-    var ids = {};
-    document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]').forEach(function (tag) {
-      try {
-        var state = JSON.parse(tag.textContent).state || {};
-        Object.keys(state).forEach(function (id) {
-          var dom = (state[id].state || {})._dom_classes || [];
-          if (dom.indexOf("mlcalc-calculator") >= 0) ids[id] = true;
-          // A link with values for a calculator of this page: Python starts now, not when one is seen.
-          if (dom.indexOf("mlcalc-calculator") >= 0 && dom.some(function (c) { return c.indexOf("mlcalc-calc-") === 0 && linksTo(c.slice(12)); })) {
-            startEngine().catch(function () {});
-          }
-        });
-      } catch (err) {
-        console.warn("mlcalc: widget state not read:", err);
-      }
-    });
-    document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').forEach(function (tag) {
-      try {
-        if (ids[JSON.parse(tag.textContent).model_id] && tag.parentElement) observer.observe(tag.parentElement);
-      } catch (err) {
-        console.warn("mlcalc: widget view not read:", err);
-      }
-    });
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchPlaceholders);
-  else watchPlaceholders();
   if (window.require) window.require(["@jupyter-widgets/html-manager"], hook);
 })();

@@ -1,34 +1,142 @@
 // The site's Python: Pyodide's core and the pure wheel of mlcalc, both served by the site
 // (fetched from npm / built from the checkout at `make book`), in a Web Worker off the main thread.
+//
+// Started as the page starts (book/_static/mlcalc-boot.js, the first script of a page with calculators).
+// Two ways to a running interpreter:
+//   snapshot  a Pyodide memory snapshot of the interpreter with mlcalc imported, made at `make book`
+//             (scripts/make_snapshot.mjs), restored with loadPyodide({_loadSnapshot}): several times
+//             faster than starting Python and importing. Taken only when its record (snapshot.json)
+//             names this Pyodide and the SHA-256 of the wheel the site serves (kept in step with it).
+//   cold      Pyodide started and mlcalc imported here: the fallback (no snapshot, another wheel, a
+//             restore that fails), and what `?snapshot=0` on this script's address asks for (tests).
+// Either way the wheel is unpacked into Python's file system: a snapshot holds the heap, not the
+// files, and mlcalc reads its data files (mlcalc/data/*.json) when first needed.
+//
 // Messages in: {id, key, values, changed[, initial, search]} (a change; with the page's own values
 // and its query, the answer also holds the new query) or {id, open: true, key, initial, search} (a page
-// opened from a link); out: {ready} | {failed: reason} | {id, result: JSON text} |
-// {id, fatal: reason} (the page then starts a fresh worker). Python never raises here:
-// mlcalc.live.run_widgets_json turns every error into {"ok": false, "error": ...}.
-import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
-
+// opened from a link); out: {ready, timings} | {failed: reason} | {id, started} (a computation began:
+// the page tells a busy worker from a dead one) | {id, result: JSON text} | {id, fatal: reason} (the page
+// then starts a fresh worker). Python never raises here: mlcalc.live turns every error into
+// {"ok": false, "error": ...}.
 const base = new URL("./", import.meta.url);
+const params = new URL(self.location.href).searchParams;
+const FILES = {
+  loader: ["vendor/pyodide/pyodide.mjs", "Pyodide's loader"],
+  runtime: ["vendor/pyodide/pyodide.asm.mjs", "Pyodide's runtime script"],
+  wasm: ["vendor/pyodide/pyodide.asm.wasm", "Pyodide's WebAssembly runtime"],
+  stdlib: ["vendor/pyodide/python_stdlib.zip", "Python's standard library for Pyodide"],
+  lock: ["vendor/pyodide/pyodide-lock.json", "Pyodide's package list"],
+  wheel: ["vendor/mlcalc/mlcalc.whl", "the wheel of mlcalc"],
+};
+const url = (name) => new URL(FILES[name][0], base).href;
+const where = (name) => `${FILES[name][1]} (_static/${FILES[name][0]})`;
+
 let runWidgetsJson = null;
 let openWidgetsJson = null;
+const timings = { how: "cold" };
 
-const timings = {};
-// A failure inside Pyodide's loader that rejects nothing we await still reaches the page.
+// What could not be loaded, named: each file Python needs, asked for again (only after a failure).
+async function missing(names) {
+  const out = [];
+  for (const name of names) {
+    try {
+      const r = await fetch(url(name), { method: "HEAD", cache: "no-store" });
+      if (!r.ok) out.push(`${where(name)}: HTTP ${r.status}`);
+    } catch (err) {
+      out.push(`${where(name)}: blocked or unreachable`);
+    }
+  }
+  return out;
+}
+
+async function failure(err, names) {
+  const gone = await missing(names);
+  const reason = String((err && err.message) || err).split("\n")[0].slice(0, 300);
+  return new Error(gone.length ? `could not load ${gone.join("; ")}` : reason);
+}
+
+// The page is told once why Python did not start.
+let reported = false;
+function fail(err) {
+  if (reported) return;
+  reported = true;
+  self.postMessage({ failed: String((err && err.message) || err) });
+}
+
+// A failure inside Pyodide's loader that rejects nothing we await (a file it fetches itself, blocked)
+// still reaches the page, with the file named.
 self.addEventListener("unhandledrejection", (event) => {
   event.preventDefault(); // reported to the page as a message, not as an uncaught error
-  if (!runWidgetsJson) self.postMessage({ failed: String((event.reason && event.reason.message) || event.reason) });
+  if (!runWidgetsJson) failure(event.reason, Object.keys(FILES)).then(fail);
 });
+
+async function bytes(name) {
+  let r;
+  try {
+    r = await fetch(url(name));
+  } catch (err) {
+    throw new Error(`could not load ${where(name)}: blocked or unreachable`);
+  }
+  if (!r.ok) throw new Error(`could not load ${where(name)}: HTTP ${r.status}`);
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+// The snapshot and its record, or null (then Python starts cold). Never throws.
+async function snapshotFor(wheelPromise, version) {
+  if (params.get("snapshot") === "0") return null;
+  try {
+    const [record, wheel] = await Promise.all([
+      fetch(new URL("vendor/mlcalc/snapshot.json", base)).then((r) => (r.ok ? r.json() : null)),
+      wheelPromise,
+    ]);
+    if (!record || record.pyodide !== version || !record.file) return null;
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", wheel));
+    const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+    if (hex !== record.wheel_sha256) return null; // made for another wheel: not this mlcalc
+    const r = await fetch(new URL(`vendor/mlcalc/${record.file}`, base));
+    if (!r.ok) return null;
+    return new Uint8Array(await r.arrayBuffer());
+  } catch (err) {
+    return null;
+  }
+}
+
 const ready = (async () => {
   timings.start = performance.now();
-  const pyodide = await loadPyodide({
-    indexURL: new URL("vendor/pyodide/", base).href,
-    stdout: () => {},
-    stderr: () => {},
-  });
+  let pyodideModule;
+  try {
+    pyodideModule = await import(url("loader"));
+  } catch (err) {
+    throw await failure(err, ["loader"]);
+  }
+  const { loadPyodide, version } = pyodideModule;
+  const wheelPromise = bytes("wheel");
+  wheelPromise.catch(() => {}); // awaited below; a failure is reported there
+  const config = { indexURL: new URL("vendor/pyodide/", base).href, stdout: () => {}, stderr: () => {} };
+  // Without the wheel there is nothing to run: its failure is reported at once, before Python loads.
+  const [snapshot] = await Promise.all([snapshotFor(wheelPromise, version), wheelPromise]);
+  timings.fetched = performance.now();
+  let pyodide = null;
+  if (snapshot) {
+    try {
+      pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
+      timings.how = "snapshot";
+    } catch (err) {
+      timings.snapshotError = String((err && err.message) || err).slice(0, 200);
+      pyodide = null; // a snapshot that does not restore: start cold
+    }
+  }
+  if (!pyodide) {
+    try {
+      pyodide = await loadPyodide(config);
+    } catch (err) {
+      throw await failure(err, ["runtime", "wasm", "stdlib", "lock"]);
+    }
+  }
   timings.pyodide = performance.now();
-  const wheel = await fetch(new URL("vendor/mlcalc/mlcalc.whl", base));
-  if (!wheel.ok) throw new Error(`mlcalc.whl: HTTP ${wheel.status}`);
-  pyodide.unpackArchive(await wheel.arrayBuffer(), "wheel");
+  pyodide.unpackArchive(await wheelPromise, "wheel");
   timings.wheel = performance.now();
+  // After a restore the modules are already imported (these lines only look them up).
   runWidgetsJson = pyodide.runPython("import mlcalc.calculators, mlcalc.live\nmlcalc.live.run_widgets_json");
   openWidgetsJson = pyodide.runPython("mlcalc.live.open_widgets_json");
   timings.imported = performance.now();
@@ -36,7 +144,7 @@ const ready = (async () => {
 
 ready.then(
   () => self.postMessage({ ready: true, timings }),
-  (err) => self.postMessage({ failed: String((err && err.message) || err) }),
+  fail,
 );
 
 self.onmessage = async (event) => {
@@ -47,6 +155,7 @@ self.onmessage = async (event) => {
     self.postMessage({ id, fatal: String((err && err.message) || err) });
     return;
   }
+  self.postMessage({ id, started: true });
   try {
     const page = JSON.stringify(initial || {});
     const result = open

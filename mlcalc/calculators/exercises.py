@@ -20,6 +20,15 @@ from mlcalc.calc import Calc, Control, Table, View, register
 
 #: How close a matching slip must be for its hint to be shown (relative).
 MISTAKE_TOL = 0.01
+#: The fewest significant figures a rounded answer may have and still be right (19.53 % answered "20").
+SIG_FIGS = 2
+
+
+def round_sig(x: float, figures: int) -> float:
+    """``x`` rounded to ``figures`` significant figures (``round_sig(19.53, 2) == 20.0``)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    return round(x, figures - 1 - math.floor(math.log10(abs(x))))
 
 
 @dataclass(frozen=True)
@@ -42,15 +51,47 @@ class Exercise:
     hint: str  # for a wrong answer that matches no known slip
     rel_tol: float = 0.02  # accepted relative error (0: the answer must be exact, for counts)
     mistakes: tuple[Mistake, ...] = ()  # slips learners commonly make, checked in order
+    sig_figs: int = SIG_FIGS  # an answer rounded to this many significant figures (or more) is right
 
     def expected(self) -> float:
         return float(self.answer())
+
+    def roundings(self) -> tuple[float, ...]:
+        """The expected answer rounded to ``sig_figs`` up to 6 significant figures, each accepted as right.
+
+        A rounding that a known slip also gives (e.g. 130 for 128 KiB, when the kB slip gives 131) is
+        left out: there the reader must give more figures. Counts (``rel_tol`` 0) have none.
+        """
+        if self.rel_tol == 0:
+            return ()
+        expected = self.expected()
+        slips = [float(m.value()) for m in self.mistakes]
+        out = []
+        for k in range(self.sig_figs, 7):
+            r = round_sig(expected, k)
+            if any(math.isclose(r, w, rel_tol=max(self.rel_tol, MISTAKE_TOL)) or round_sig(w, k) == r
+                   for w in slips if not math.isclose(w, expected, rel_tol=max(self.rel_tol, 1e-9))):
+                continue
+            if r not in out:
+                out.append(r)
+        return tuple(out)
+
+    def accepted(self) -> str:
+        """What counts as right, in words ("exact", "within 2% or 2 significant figures")."""
+        if self.rel_tol == 0:
+            return "exact"
+        rounds = self.roundings()
+        least = next((k for k in range(self.sig_figs, 7) if round_sig(self.expected(), k) in rounds), None)
+        tol = f"within {self.rel_tol * 100:g}%"
+        return tol if least is None else f"{tol} or {least} significant figures"
 
     def is_right(self, given: float) -> bool:
         expected = self.expected()
         if self.rel_tol == 0:
             return given == round(expected)
-        return abs(given - expected) <= self.rel_tol * abs(expected)
+        if abs(given - expected) <= self.rel_tol * abs(expected):
+            return True
+        return any(math.isclose(given, r, rel_tol=1e-12) for r in self.roundings())
 
     def slip(self, given: float) -> str:
         """The hint of the first known slip that ``given`` matches, else ""."""
@@ -118,12 +159,20 @@ def _calc(s: ExerciseSet) -> Calc:
                      for i, ex in enumerate(s.exercises, 1))
     return register(Calc(key=f"exercises.{s.area}", title=s.title, controls=controls,
                          compute=_set_compute(s), view=_set_view,
-                         notes="Answers are computed by mlcalc; 0 means not answered yet."))
+                         notes=ROUNDING_NOTE))
+
+
+#: What the reader is told about accepted answers (shown under every set, in Jupyter and on the site).
+ROUNDING_NOTE = (f"Answers are computed by mlcalc; 0 means not answered yet. Counts must be exact; other answers "
+                 f"are right within the tolerance each question states or when "
+                 f"rounded to {SIG_FIGS} significant figures or more (19.53 answered as 20), unless that rounding "
+                 f"is also what a known slip gives: then give more figures.")
 
 
 def questions_table(s: ExerciseSet) -> Table:
     """The questions of a set, numbered, with the unit each answer is given in."""
-    return Table(("Q", "question", "answer in"), tuple((f"Q{i}", ex.question, ex.unit) for i, ex in enumerate(s.exercises, 1)))
+    return Table(("Q", "question", "answer in", "accepted"),
+                 tuple((f"Q{i}", ex.question, ex.unit, ex.accepted()) for i, ex in enumerate(s.exercises, 1)))
 
 
 # --------------------------------------------------------------------------- the sets
@@ -470,11 +519,90 @@ SETS: tuple[ExerciseSet, ...] = (START, ACCELERATORS, MEMORY, NETWORK, STORAGE, 
 CALCS: dict[str, Calc] = {s.area: _calc(s) for s in SETS}
 
 
+# --------------------------------------------------------------------------- the room's quiz
+
+
+@dataclass(frozen=True)
+class QuizQuestion:
+    """A multiple-choice question of the before-and-after quiz (asked at the start and at the end)."""
+
+    question: str  # as printed
+    options: tuple[str, ...]  # A, B, C ... in this order
+    answer: int  # index of the right option
+    why: str  # one line for the instructor's key
+    chapter: str  # the chapter that teaches it (docname)
+
+
+def _h100_sparse_bf16() -> str:
+    return f"{spec(_H100).sparse_tflops['bf16']:,.0f}"
+
+
+def _quiz() -> tuple[QuizQuestion, ...]:
+    h100 = spec(_H100)
+    nic_gb = network.gbps_to_bytes_per_s(400) / 1e9
+    mtbf_h, n_gpus = 50_000, 1_000  # one device's mean time between failures, hours; devices in the job
+    return (
+        QuizQuestion(f"A datasheet prints {_h100_sparse_bf16()} TFLOPS of bf16 for the {h100.name}. How much can "
+                     "a dense matrix product reach at most?",
+                     (f"{_h100_sparse_bf16()} TFLOPS", f"{h100.dense_tflops['bf16']:,.1f} TFLOPS (half of it)",
+                      f"{h100.dense_tflops['bf16'] * 4:,.0f} TFLOPS"),
+                     1, "datasheets print the 2:4-sparse figure; a dense product peaks at half of it.",
+                     "notebooks/accelerators/catalogue"),
+        QuizQuestion("Training a model with AdamW in mixed precision: about how many bytes of GPU memory does each "
+                     "parameter take before activations?",
+                     ("2 (its bf16 weight)", "6", "16 to 18", "about 100"),
+                     2, "weights, gradients and two optimizer moments: 16 bytes (ZeRO's count) or 18 with a bf16 copy.",
+                     "notebooks/memory/bytes-per-parameter"),
+        QuizQuestion("When serving, which part of GPU memory grows with the number of tokens in flight?",
+                     ("the weights", "the KV cache", "the optimizer states"),
+                     1, "every token of every sequence keeps its keys and values for each layer.",
+                     "notebooks/memory/serving"),
+        QuizQuestion("A NIC is sold as 400 Gb/s. How many GB/s does it move in one direction?",
+                     (f"{nic_gb * 8:g}", f"{nic_gb * 2:g}", f"{nic_gb:g}"),
+                     2, "network rates are in bits per second: divide by 8.",
+                     "notebooks/network/units-and-generations"),
+        QuizQuestion("nccl-tests prints algbw and busbw for an all-reduce. Which one compares with a link's "
+                     "bandwidth?", ("algbw", "busbw", "neither"),
+                     1, "busbw corrects for the algorithm's 2(n-1)/n factor, so it compares with the hardware.",
+                     "notebooks/network/collectives"),
+        QuizQuestion(f"A GPU fails on average once in {mtbf_h:,} hours. A job holds {n_gpus:,} of them. About how "
+                     "often does the job meet a failure?",
+                     (f"every {mtbf_h:,} hours", f"every {mtbf_h / n_gpus:g} hours", f"every {mtbf_h / n_gpus / 10:g} hours"),
+                     1, "failures add up: the job's MTBF is the device's divided by the number of devices.",
+                     "notebooks/storage/checkpoints"),
+        QuizQuestion("Decoding one token at a time at batch 1, what limits a large model's speed?",
+                     ("the matrix units' FLOPS", "memory bandwidth: every weight is read for every token",
+                      "the network"),
+                     1, "at batch 1 each weight read does 2 FLOPs: far below the roofline's ridge.",
+                     "notebooks/accelerators/roofline"),
+        QuizQuestion("MFU divides which FLOPs by the hardware's peak?",
+                     ("the FLOPs the model needs (no recomputation)", "every FLOP the GPU ran, recomputation included",
+                      "the FLOPs of the matrix products only"),
+                     0, "MFU counts the model's FLOPs; HFU counts what the hardware ran, recomputation included.",
+                     "notebooks/accelerators/training-cost"),
+    )
+
+
+#: The quiz asked at the start and at the end of a workshop (same questions, same order).
+QUIZ: tuple[QuizQuestion, ...] = _quiz()
+
+
+def quiz_table(with_answers: bool = False) -> Table:
+    """The quiz as a table: number, question, options (A, B, C...); with the key and why for instructors."""
+    def opts(q: QuizQuestion) -> str:
+        return "; ".join(f"{chr(65 + i)}. {o}" for i, o in enumerate(q.options))
+
+    if with_answers:
+        return Table(("#", "right option", "why"),
+                     tuple((str(i), f"{chr(65 + q.answer)}. {q.options[q.answer]}", q.why) for i, q in enumerate(QUIZ, 1)))
+    return Table(("#", "question", "options"), tuple((str(i), q.question, opts(q)) for i, q in enumerate(QUIZ, 1)))
+
+
 def exercise_set(area: str) -> ExerciseSet:
     """The exercise set of ``area`` (one of the areas of ``SETS``)."""
     _check.choice("area", area, [s.area for s in SETS])
     return next(s for s in SETS if s.area == area)
 
 
-__all__ = ["ACCELERATORS", "CALCS", "HARDWARE", "MEMORY", "NETWORK", "SETS", "START", "STORAGE", "Exercise",
+__all__ = ["QUIZ", "QuizQuestion", "quiz_table", "round_sig", "ACCELERATORS", "CALCS", "HARDWARE", "MEMORY", "NETWORK", "SETS", "START", "STORAGE", "Exercise",
            "ExerciseSet", "Grade", "Mistake", "exercise_set", "grade", "questions_table"]

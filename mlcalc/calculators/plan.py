@@ -12,8 +12,8 @@ from mlcalc.calculators._common import money
 
 _MODELS = tuple(memory.model_presets())
 _OFFERS = tuple(plan.offers())
-_CHIPS = tuple(k for k in plan.data()["chips"] if k != "fields")
-_MAX_GPUS = (256, 1024, 4096, 16384, 65536)
+_CHIPS = plan.chips()  # every chip the planner knows (the cost of owning needs only its power)
+_OFFERED = plan.offered_chips()  # the chips some offer sells: the training planner offers only these
 
 
 def _model(v: Mapping[str, Any]) -> memory.ModelConfig:
@@ -21,17 +21,18 @@ def _model(v: Mapping[str, Any]) -> memory.ModelConfig:
 
 
 def _tokens(v: Mapping[str, Any], model: memory.ModelConfig) -> float:
-    t = _check.non_negative("tokens (billions, 0 = Chinchilla)", v["tokens_b"])
+    t = _check.non_negative("tokens (billions, 0 = Chinchilla)", v["tokens_b"], plan.MAX_TOKENS / 1e9)
     return plan.chinchilla_tokens(model.n_params()) if t == 0 else t * 1e9
 
 
 def _offers(v: Mapping[str, Any]) -> list[str]:
     ways = {w for w, key in (("rent", "rent"), ("hpc", "hpc"), ("buy", "buy")) if v[key]}
-    chips = set(_CHIPS) if v["chip"] == "all" else {v["chip"]}
+    chips = set(_OFFERED) if v["chip"] == "all" else {v["chip"]}
     names = [n for n, o in plan.offers().items() if o.way in ways and o.chip in chips]
     if not names:
-        raise ValueError(f"offers: no offer is rent/HPC/buy {sorted(ways) or '(none ticked)'} for {v['chip']!r}: "
-                         "tick another way of paying or choose another chip")
+        have = sorted({o.way for o in plan.offers().values() if o.chip in chips})
+        raise ValueError(f"offers: no offer is {' or '.join(sorted(ways)) or '(none ticked)'} for {v['chip']!r}: "
+                         f"tick {' or '.join(have)} or choose another chip")
     return names
 
 
@@ -42,54 +43,85 @@ def _train_compute(v: Mapping[str, Any]) -> tuple[plan.Search, memory.ModelConfi
     model = _model(v)
     tokens = _tokens(v, model)
     seq = int(v["seq_len"])
-    batch = _check.positive("global batch (M tokens)", v["batch_m"]) * 2**20
+    batch = _check.positive("global batch (M tokens)", v["batch_m"], plan.MAX_BATCH_TOKENS / 2**20) * 2**20
     if batch < seq:
         raise ValueError(f"global batch (M tokens)={v['batch_m']!r} is not allowed: it must hold one sequence "
                          f"of {seq:,} tokens")
-    budget = _check.positive("budget ($M)", v["budget_m"]) * 1e6
-    res = plan.search(model, _offers(v), tokens, v["deadline_days"], budget, seq, batch, int(v["max_gpus"]))
+    budget = _check.positive("budget ($M)", v["budget_m"], 1e9) * 1e6
+    deadline = _check.positive("deadline (days)", v["deadline_days"], 1e5)
+    cap = _check.positive_int("at most (GPUs)", v["max_gpus"], plan.MAX_GPUS)
+    fixed = _check.non_negative_int("GPUs (0 = search)", v["gpus"], plan.MAX_GPUS)
+    res = plan.search(model, _offers(v), tokens, deadline, budget, seq, batch, cap,
+                      counts=[fixed] if fixed else None)
     return res, model, tokens
 
 
-def _plan_row(p: plan.Plan) -> tuple[Any, ...]:
+def _plan_row(label: str, p: plan.Plan) -> tuple[Any, ...]:
     lay = p.layout
-    return (p.offer.name, f"{p.n_gpus:,}", f"{lay.tp}x{lay.pp}x{lay.dp}", lay.recompute,
-            f"{lay.step_s:,.2f}", f"{p.mfu:.0%}", f"{p.days:,.1f}", money(p.dollars),
-            f"{p.needs.switches:,}", f"{p.needs.checkpoint_bytes / 1e12:,.1f}", f"{p.needs.interval_s / 60:,.0f}",
-            f"{p.needs.goodput:.1%}")
+    return (label, f"{p.n_gpus:,}", f"{p.days:,.1f}", money(p.dollars), p.offer.name,
+            f"{lay.tp}·{lay.pp}·{lay.dp}", f"{p.mfu:.0%}")
 
 
-_PLAN_COLUMNS = ("offer", "GPUs", "tp x pp x dp", "recompute", "step (s)", "MFU", "days", "dollars",
-                 "switches", "checkpoint (TB)", "ckpt every (min)", "goodput")
+# headline columns first (what, how many, how long, how much), then which offer and how it is laid out:
+# narrow enough for a 390 px screen, the offer's name wrapping in its own column
+_PLAN_COLUMNS = ("plan", "GPUs", "days", "dollars", "offer", "tp·pp·dp", "MFU")
+
+
+def _searched(res: plan.Search, v: Mapping[str, Any]) -> str:
+    c = res.counts
+    if int(v["gpus"]):
+        return f"Fixed at {c[0]:,} GPUs: {res.counts_tried} chip{'s' if res.counts_tried > 1 else ''}, every layout of each."
+    counts = f"{len(c)} counts from {c[0]:,} to {c[-1]:,} GPUs" if len(c) > 1 else f"1 count, {c[0]:,} GPUs"
+    return (f"Searched {res.counts_tried} (chip, GPU count) pairs, every layout of each: {counts} (whole nodes, "
+            f"4 per doubling, at most {plan.MAX_COUNTS} per chip).")
 
 
 def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str, Any]) -> View:
     res, model, tokens = r
-    shown = res.plans or res.closest
-    head = (f"{model.name}: {model.n_params() / 1e9:,.1f}B parameters, {tokens / 1e9:,.0f}B tokens "
-            f"({tokens / model.n_params():,.1f} per parameter; Chinchilla: 20). Searched {res.counts_tried} "
-            f"GPU counts (8 x 2^k up to {int(v['max_gpus']):,}).")
-    lines = [head]
-    if res.plans:
-        best = res.plans[0]
-        lines.append(f"Cheapest plan that meets the deadline and budget: {best.n_gpus:,} GPUs, {best.offer.name}: "
-                     f"{best.days:,.1f} days, {money(best.dollars)}, MFU {best.mfu:.0%}.")
+    lines = [f"{model.name}: {model.n_params() / 1e9:,.1f}B parameters, {tokens / 1e9:,.0f}B tokens "
+             f"({tokens / model.n_params():,.1f} per parameter; Chinchilla: 20). " + _searched(res, v)]
+    limits = f"the {float(v['deadline_days']):,g}-day deadline and the {money(float(v['budget_m']) * 1e6)} budget"
+    rows: list[tuple[Any, ...]] = []
+    if res.cheapest is not None:
+        ch, fa = res.cheapest, res.fastest
+        lines.append(f"Cheapest plan that meets {limits}: {ch.n_gpus:,} x {ch.offer.name}, {ch.days:,.1f} days, "
+                     f"{money(ch.dollars)}. " + plan.explain(ch, model, tokens))
+        if fa is not ch:
+            lines.append(f"Fastest plan that meets both: {fa.n_gpus:,} x {fa.offer.name}, {fa.days:,.1f} days, "
+                         f"{money(fa.dollars)}. " + plan.explain(fa, model, tokens))
+        else:
+            lines.append("It is also the fastest plan that meets both.")
+        spread = res.price_range
+        if len(spread) > 1:
+            lines.append(f"The same {ch.n_gpus:,} x {ch.offer.chip} under each price searched: "
+                         + "; ".join(f"{money(p.dollars)} {p.offer.name}" for p in spread) + ".")
+        rows.append(_plan_row("cheapest", ch))
+        if fa is not ch:
+            rows.append(_plan_row("fastest", fa))
+        rows.extend(_plan_row("", p) for p in res.plans if p is not ch and p is not fa)
+        shown = [ch, fa] + [p for p in res.plans if p is not ch and p is not fa]
     else:
-        lines.append("No plan meets every constraint:")
+        lines.append(f"No plan meets {limits}:")
         lines.extend(f"- {p}" for p in res.problems)
+        rows.extend(_plan_row("closest", p) for p in res.closest)
+        shown = list(res.closest)
+    if not v["hpc"]:
+        lines.append("Academic HPC rates (subsidised, $0.14 per GPU-hour) are not searched: tick "
+                     "'Academic HPC' if you have such an allocation.")
     if shown and v["export"] != "summary":
         p = shown[0]
         query = "?" + live.query_from_values("plan.train", v)  # every input: the link outlives changed defaults
         lines.append("")
         lines.append(plan.plan_markdown(p, model, tokens, query) if v["export"] == "Markdown"
                      else plan.plan_json(p, model, tokens, query))
-    table = Table(_PLAN_COLUMNS, tuple(_plan_row(p) for p in shown)) if shown else None
+    table = Table(_PLAN_COLUMNS, tuple(rows)) if rows else None  # at most one row per offer
     chart = None
     if shown:
         pts = [{"offer": p.offer.name, "days": p.days, "dollars": p.dollars, "gpus": p.n_gpus,
-                "feasible": "meets both" if p.feasible else "misses one"} for p in shown]
+                "feasible": "meets both" if p.feasible else "misses one"} for p in dict.fromkeys(shown)]
         chart = _charts.chart(
-            title="Each offer at its fewest GPUs for the deadline: days against dollars",
+            title=("Each offer's cheapest plan that meets both limits: days against dollars" if res.cheapest
+                   else "Each offer's fastest plan: days against dollars"),
             layer=[
                 {"data": {"values": vl.rows(pts)}, "mark": {"type": "point", "filled": True, "size": 90},
                  "encoding": {"x": vl.field("days", title="days (wall clock, failures included)"),
@@ -118,17 +150,23 @@ TRAIN = register(Calc(
         Control("batch_m", "Batch (M tokens)", "number", 4.0, step=1.0, help="global batch, 2^20 tokens"),
         Control("deadline_days", "Deadline (days)", "number", 60.0, step=5.0),
         Control("budget_m", "Budget ($M)", "number", 5.0, step=0.5, help="millions of US dollars"),
-        choice("chip", "Chips", ("all",) + _CHIPS, "all"),
-        Control("rent", "Rent", "check", True),
-        Control("hpc", "HPC allocation", "check", True),
+        choice("chip", "Chips", ("all",) + _OFFERED, "all"),
+        Control("rent", "Rent (cloud)", "check", True,
+                help="on demand, 1- and 3-year commitments (billed every hour of the term), Capacity Blocks"),
+        Control("hpc", "Academic HPC (subsidised)", "check", False,
+                help="a cost-recovery rate ($0.14 per GPU-hour, Caltech) that only academic users get"),
         Control("buy", "Buy", "check", True),
-        choice("max_gpus", "At most (GPUs)", _MAX_GPUS, 16384),
+        Control("max_gpus", "At most (GPUs)", "int", 16384, step=1024,
+                help=f"any count up to {plan.MAX_GPUS:,}; the search tries whole nodes, 4 counts per doubling"),
+        Control("gpus", "GPUs (0 = search)", "int", 0, step=8,
+                help="a fixed count instead of the search, e.g. 160 for ClimateGPT's 20 nodes"),
         choice("export", "Show", ("summary", "Markdown", "JSON"), "summary", kind="toggle"),
     ),
     compute=_train_compute,
     view=_train_view,
     notes="Step time: achievable matmul rate x the step efficiency measured on an H100, pipeline bubble, "
-          "exposed tensor/pipeline/data-parallel communication; failures at the Llama 3 rate; prices in plan.json.",
+          "exposed tensor/pipeline/data-parallel communication; failures at the Llama 3 rate; prices with their "
+          "dates in plan.json (cloud list prices of 2025-11-30).",
 ))
 
 
@@ -140,21 +178,31 @@ def _compare_compute(v: Mapping[str, Any]) -> tuple[plan.Plan, plan.Plan, memory
     tokens = _tokens(v, model)
     out = []
     for side in ("a", "b"):
-        n = int(v[f"gpus_{side}"])
-        p = plan.evaluate(model, plan.offers()[v[f"offer_{side}"]], n, tokens, int(v["seq_len"]), 4 * 2**20)
+        n = _check.positive_int(f"GPUs {side.upper()}", v[f"gpus_{side}"], plan.MAX_GPUS)
+        offer = plan.offers()[v[f"offer_{side}"]]
+        p = plan.evaluate(model, offer, n, tokens, int(v["seq_len"]), 4 * 2**20)
         if p is None:
+            need = plan.leanest_memory_bytes(model, offer.chip, n, int(v["seq_len"]))
+            why = (f"the leanest layout needs {need / 1e9:,.0f} GB per GPU, over its "
+                   f"{spec(offer.chip).memory_bytes / 1e9:,.0f} GB" if need < float("inf") else
+                   "no tp x pp of the planner's divides it (try a multiple of 8)")
             raise ValueError(f"GPUs {side.upper()}={n!r} is not allowed: {model.name} fits no layout of "
-                             f"{n:,} x {plan.offers()[v[f'offer_{side}']].chip}")
+                             f"{n:,} x {offer.chip}: {why}")
         out.append(p)
     return out[0], out[1], model, tokens
 
 
+def _compare_cell(x: float, unit: str) -> str:
+    return plan.format_value(x, unit)
+
+
 def _compare_view(r: tuple[plan.Plan, plan.Plan, memory.ModelConfig, float], v: Mapping[str, Any]) -> View:
     a, b, model, tokens = r
-    rows = [(k, f"{x:,.4g}", f"{y:,.4g}", unit) for k, x, y, unit in plan.compare(a, b)]
+    rows = [(k, _compare_cell(x, unit), _compare_cell(y, unit), unit) for k, x, y, unit in plan.compare(a, b)]
+    cost = f"{b.dollars / a.dollars:,.2f}x the dollars" if a.dollars > 0 else f"{money(b.dollars)} (A costs $0)"
     text = (f"{model.name}, {tokens / 1e9:,.0f}B tokens. A: {a.n_gpus:,} x {a.offer.name}; "
-            f"B: {b.n_gpus:,} x {b.offer.name}. B takes {b.days / a.days:,.2f}x the days and "
-            f"{b.dollars / a.dollars if a.dollars else float('nan'):,.2f}x the dollars of A.")
+            f"B: {b.n_gpus:,} x {b.offer.name}. B takes {b.days / a.days:,.2f}x the days and {cost} of A.\n"
+            f"A: {plan.explain(a, model, tokens)}\nB: {plan.explain(b, model, tokens)}")
     return View(text=text, table=Table(("number", "plan A", "plan B", "unit"), tuple(rows)))
 
 
@@ -167,9 +215,9 @@ COMPARE = register(Calc(
                 help="billions; 0 = Chinchilla (20 per parameter)"),
         choice("seq_len", "Sequence", (2048, 4096, 8192), 4096),
         choice("offer_a", "Plan A", _OFFERS, "H100 rent (AWS Capacity Block)", width="22em"),
-        choice("gpus_a", "GPUs A", plan.GPU_COUNTS[:12], 256),
+        Control("gpus_a", "GPUs A", "int", 256, step=8, help=f"any count from 1 to {plan.MAX_GPUS:,}"),
         choice("offer_b", "Plan B", _OFFERS, "A100 rent (AWS Capacity Block)", width="22em"),
-        choice("gpus_b", "GPUs B", plan.GPU_COUNTS[:12], 512),
+        Control("gpus_b", "GPUs B", "int", 512, step=8, help=f"any count from 1 to {plan.MAX_GPUS:,}"),
     ),
     compute=_compare_compute,
     view=_compare_view,
@@ -187,37 +235,59 @@ def _tco_kwargs(v: Mapping[str, Any]) -> dict[str, float]:
             "network_share": v["network_share"]}
 
 
+def _commitments(chip: str) -> list[plan.Offer]:
+    """The chip's committed cloud prices (1- and 3-year terms), from plan.json's prices table."""
+    return [o for o in plan.offers().values() if o.chip == chip and o.term_years > 0]
+
+
 def _tco_compute(v: Mapping[str, Any]) -> dict[str, Any]:
     c = plan.chip_info(v["chip"])
     kw = _tco_kwargs(v)
-    purchase = _check.non_negative("purchase ($ per GPU)", v["purchase"])
-    rent = _check.positive("rent ($ per GPU-hour)", v["rent"])
-    hpc = _check.non_negative("HPC ($ per GPU-hour)", v["hpc"])
+    purchase = _check.non_negative("purchase ($ per GPU)", v["purchase"], plan.MAX_PURCHASE_PER_GPU)
+    rent = _check.positive("rent ($ per GPU-hour)", v["rent"], plan.MAX_PRICE_PER_GPU_HOUR)
+    hpc = _check.non_negative("HPC ($ per GPU-hour)", v["hpc"], plan.MAX_PRICE_PER_GPU_HOUR)
     gp = _check.fraction("goodput", v["goodput"])
-    own = plan.tco(purchase, c["board_power_w"], c["node_power_kw"], utilization=v["utilization"], goodput=gp, **kw)
-    curve = [(u, plan.tco(purchase, c["board_power_w"], c["node_power_kw"], utilization=u, goodput=gp,
-                          **kw).per_useful_gpu_hour) for u in _UTIL_GRID]
+    u = _check.in_range("utilization", v["utilization"], 0.05, 1.0)
+    own = plan.tco(purchase, c["board_power_w"], c["node_power_kw"], utilization=u, goodput=gp, **kw)
+    curve = [(x, plan.tco(purchase, c["board_power_w"], c["node_power_kw"], utilization=x, goodput=gp,
+                          **kw).per_useful_gpu_hour) for x in _UTIL_GRID]
     even = plan.break_even_utilization(purchase, rent, c["board_power_w"], c["node_power_kw"], **kw)
-    return {"own": own, "rent": rent / gp, "hpc": hpc / gp, "curve": curve, "break_even": even}
+    # A commitment bills every hour of its term: like owning, its cost per useful hour falls with use.
+    commits = [(o, [(x, o.price_per_gpu_hour / (x * gp)) for x in _UTIL_GRID]) for o in _commitments(v["chip"])]
+    return {"own": own, "rent": rent / gp, "hpc": hpc / gp if v["academic"] else None, "curve": curve,
+            "break_even": even, "commits": commits, "utilization": u, "goodput": gp}
 
 
 def _tco_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
     own = r["own"]
     even = r["break_even"]
-    lines = [f"Per useful GPU-hour at {v['utilization']:.0%} utilization and {v['goodput']:.0%} goodput: "
-             f"buy ${own.per_useful_gpu_hour:,.2f}, rent ${r['rent']:,.2f}, HPC ${r['hpc']:,.2f}.",
-             (f"Buying beats renting above {even:.0%} utilization." if even <= 1 else
-              f"Buying never beats renting at these prices: it would need {even:.0%} utilization.")]
+    u, gp = r["utilization"], r["goodput"]
+    ways = [f"buy ${own.per_useful_gpu_hour:,.2f}", f"rent on demand ${r['rent']:,.2f}"]
+    ways += [f"{o.name.split(' rent ')[1].split(' (')[0]} ${o.price_per_gpu_hour / (u * gp):,.2f}"
+             for o, _ in r["commits"]]
+    if r["hpc"] is not None:
+        ways.append(f"academic HPC (subsidised) ${r['hpc']:,.2f}")
+    lines = [f"Per useful GPU-hour at {u:.0%} utilization and {gp:.0%} goodput: " + ", ".join(ways) + ".",
+             (f"Buying beats renting on demand above {even:.0%} utilization." if even <= 1 else
+              f"Buying never beats renting on demand at these prices: it would need {even:.0%} utilization.")]
+    if r["commits"]:
+        lines.append("A 1- or 3-year commitment bills every hour of its term, used or not (cloud list prices of "
+                     f"{r['commits'][0][0].date}), so its cost per useful hour falls with utilization, as owning's does.")
     rows = [(k, f"${x:,.3f}") for k, x in own.parts_per_gpu_hour.items()]
     rows.append(("per GPU-hour owned (sum)", f"${own.per_gpu_hour:,.3f}"))
     rows.append((f"per useful GPU-hour (/ {own.useful_share:.2f})", f"${own.per_useful_gpu_hour:,.3f}"))
-    data = [{"utilization": u, "usd": x, "way": "buy"} for u, x in r["curve"]]
-    data += [{"utilization": u, "usd": r["rent"], "way": "rent"} for u, _ in r["curve"]]
-    data += [{"utilization": u, "usd": r["hpc"], "way": "HPC allocation"} for u, _ in r["curve"]]
+    data = [{"utilization": x, "usd": y, "way": "buy"} for x, y in r["curve"]]
+    data += [{"utilization": x, "usd": r["rent"], "way": "rent on demand"} for x, _ in r["curve"]]
+    for o, curve in r["commits"]:
+        label = "rent, " + o.name.split(" rent ")[1].split(" (")[0]
+        data += [{"utilization": x, "usd": y, "way": label} for x, y in curve]
+    if r["hpc"] is not None:
+        data += [{"utilization": x, "usd": r["hpc"], "way": "academic HPC (subsidised)"} for x, _ in r["curve"]]
     layers = [{"data": {"values": vl.rows(data)}, "mark": {"type": "line", "point": False},
-               "encoding": {"x": vl.field("utilization", title="utilization of owned GPUs", axis={"format": "%"}),
+               "encoding": {"x": vl.field("utilization", title="utilization of owned or committed GPUs",
+                                          axis={"format": "%"}),
                             "y": vl.field("usd", title="USD per useful GPU-hour", scale=vl.log_scale()),
-                            "color": vl.field("way", "nominal", title=""),
+                            "color": vl.field("way", "nominal", title="", legend={"columns": 1}),
                             "tooltip": [vl.field("way", "nominal"), vl.field("utilization", format=".0%"),
                                         vl.field("usd", format="$,.2f")]}}]
     if 0 < even <= 1:
@@ -225,8 +295,8 @@ def _tco_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
                        "mark": {"type": "rule", "color": "black", "strokeDash": [4, 3]},
                        "encoding": {"x": vl.field("utilization"), "tooltip": [vl.field("what", "nominal"),
                                                                              vl.field("utilization", format=".0%")]}})
-    chart = _charts.chart(title="Cost of a useful GPU-hour: owning falls with utilization, renting does not",
-                          layer=layers)
+    chart = _charts.chart(title="Cost of a useful GPU-hour: owning and commitments fall with utilization, "
+                                "renting on demand does not", layer=layers)
     return View(text="\n".join(lines), table=Table(("part (per GPU-hour of the hardware's life)", "USD"), tuple(rows)),
                 chart=chart)
 
@@ -235,6 +305,8 @@ def _d(name: str) -> float:
     return plan.default(name)
 
 
+_ON_DEMAND = "H100 rent on demand (AWS p5)"
+
 TCO = register(Calc(
     key="plan.tco",
     title="Rent, HPC allocation or buy: cost of a useful GPU-hour over the hardware's life.",
@@ -242,8 +314,11 @@ TCO = register(Calc(
         choice("chip", "Chip", _CHIPS, "H100-SXM"),
         Control("purchase", "Buy ($/GPU)", "number", plan.offers()["H100 buy (DGX H100)"].purchase_per_gpu, step=1000.0,
                 help="the GPU's share of a node (DGX H100 ~$270,000 / 8, Epoch AI quoting SemiAnalysis)"),
-        Control("rent", "Rent ($/GPU-h)", "number", plan.offers()["H100 rent (AWS Capacity Block)"].price_per_gpu_hour,
-                step=0.1, help="AWS Capacity Block p5: $4.916 per H100-hour"),
+        Control("rent", "Rent on demand ($/GPU-h)", "number", plan.offers()[_ON_DEMAND].price_per_gpu_hour, step=0.1,
+                help=f"AWS p5.48xlarge on demand: $55.04 per instance-hour / 8 "
+                     f"(list price of {plan.offers()[_ON_DEMAND].date})"),
+        Control("academic", "Academic HPC (subsidised)", "check", False,
+                help="show a cost-recovery rate only academic users get"),
         Control("hpc", "HPC ($/GPU-h)", "number",
                 plan.offers()["H100 HPC allocation (cost recovery)"].price_per_gpu_hour,
                 step=0.05, help="an academic cost-recovery rate (Caltech: $0.14); 0 for a free allocation"),

@@ -159,10 +159,29 @@ class CalcWidget(widgets.VBox):
             {"output_type": "display_data", "data": {VEGALITE_MIME: view.chart}, "metadata": {}},)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
-        """The live widget, plus its view as plain text with the chart's data (what nbval compares)."""
+        """The live widget; its view as plain text with the chart's data (what nbval compares); and a
+        readable HTML snapshot, which JupyterLab shows where the widget cannot be drawn (a notebook
+        opened before it is run, or not trusted)."""
         data = super()._repr_mimebundle_(**kwargs)
         data["text/plain"] = plain_summary(self.calc.key, self.last_view, self.last_error)
+        data["text/html"] = html_snapshot(self.calc.title, self.last_view, self.last_error)
         return data
+
+
+def html_snapshot(title: str, view: View | None, error: str = "") -> str:
+    """A calculator's last view as escaped HTML: its title, text and table, and where its chart is."""
+    parts = [f'<div class="mlcalc-snapshot"><p><strong>{html.escape(title)}</strong> '
+             "<em>(a snapshot: run the cell to make it live)</em></p>"]
+    if view is not None:
+        parts.append(view_html(view))
+        if view.chart is not None:
+            title_ = view.chart.get("title", "")
+            text = " ".join(title_) if isinstance(title_, list) else str(title_)
+            parts.append(f"<p><em>Chart{': ' + html.escape(text) if text else ''} (drawn when the cell runs).</em></p>")
+    if error:
+        parts.append(f"<p><strong>{html.escape(error)}</strong></p>")
+    parts.append("</div>")
+    return "".join(parts)
 
 
 def plain_summary(key: str, view: View | None, error: str = "") -> str:

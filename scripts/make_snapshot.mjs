@@ -1,0 +1,43 @@
+// A Pyodide memory snapshot of the interpreter the site's worker starts: Pyodide's core with the wheel
+// of mlcalc unpacked and its calculators imported (book/_static/mlcalc-worker.mjs restores it with
+// loadPyodide({_loadSnapshot}) instead of starting Python and importing again: several times faster).
+// Made at `make book` (scripts/build_wheel.sh) with Node from the same Pyodide files the site serves.
+//   node scripts/make_snapshot.mjs <pyodide folder> <mlcalc.whl> <out snapshot> <out meta.json>
+// The snapshot holds the heap, not the file system: the worker unpacks the wheel again after a restore
+// (files mlcalc reads lazily: its data/*.json). It is bound to this Pyodide build and this wheel: the meta
+// file records both (Pyodide's version and the wheel's SHA-256), and the worker starts cold (as without a
+// snapshot) when either differs. _makeSnapshot/_loadSnapshot are private options: Pyodide's version is pinned.
+import { readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [dir, wheelPath, outPath, metaPath] = process.argv.slice(2);
+if (!metaPath) {
+  console.error("usage: node scripts/make_snapshot.mjs <pyodide folder> <mlcalc.whl> <out snapshot> <out meta.json>");
+  process.exit(2);
+}
+const indexURL = resolve(dir) + "/";
+const { loadPyodide } = await import(pathToFileURL(indexURL + "pyodide.mjs").href);
+const started = Date.now();
+const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true, stdout: () => {}, stderr: (s) => console.error(s) });
+const wheel = new Uint8Array(readFileSync(wheelPath));
+pyodide.unpackArchive(wheel, "wheel");
+// What the worker's Python needs for any page: every calculator registered, the bridge imported.
+pyodide.runPython(IMPORTS());
+const snapshot = pyodide.makeMemorySnapshot();
+writeFileSync(outPath, snapshot);
+const meta = {
+  pyodide: pyodide.version,
+  wheel_sha256: createHash("sha256").update(wheel).digest("hex"),
+  file: "mlcalc.snapshot",
+  bytes: snapshot.length,
+  imports: IMPORTS(),
+};
+writeFileSync(metaPath, JSON.stringify(meta, null, 1) + "\n");
+console.log(`made a Pyodide ${pyodide.version} snapshot of ${(snapshot.length / 1e6).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+process.exit(0);
+
+function IMPORTS() {
+  return "import mlcalc.calculators, mlcalc.live";
+}
