@@ -173,3 +173,18 @@ def test_expert_parallel_all_to_all_stays_on_nvlink_inside_a_rack():
     assert parallel.parallel_busbw_bytes_per_s(two_racks, 2, "expert", ep=64)[1] == "inter-node"  # 128 > 72
     with pytest.raises(ValueError, match="ep"):
         parallel.parallel_busbw_bytes_per_s(rack, 1, "expert", ep=0)
+
+
+
+def test_the_planner_tries_tensor_parallel_degrees_inside_the_scale_up_domain(monkeypatch):
+    # Llama 3 405B has 128 heads: on a DGX (H100) the planner tries tp 1-8; a chip whose system is an
+    # NVL72 rack (GB200) gets tp up to 64, all inside the rack's NVLink domain.
+    from mlcalc import models, plan
+
+    model = models.preset("Llama-3 405B")
+    dgx = {c[0] for c in plan.layout_candidates(model, "H100-SXM", 4608, 8192, 16e6)}
+    assert dgx == {1, 2, 4, 8}
+    real = plan.chip_info
+    monkeypatch.setattr(plan, "chip_info", lambda chip: {**real("B200"), "system": "GB200-NVL72"})
+    rack = {c[0] for c in plan.layout_candidates(model, "GB200", 4608, 8192, 16e6)}
+    assert rack == {1, 2, 4, 8, 16, 32, 64}
