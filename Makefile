@@ -6,6 +6,7 @@
 #   make lab    open JupyterLab on the book's first chapter (notebooks/start/how-many-gpus.ipynb)
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
 #   make handout  print the chapters of the built site to _build/handout.pdf (headless Chromium)
+#   make room   measure what one laptop downloads to read the book live (for a workshop on venue Wi-Fi)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -74,9 +75,16 @@ notebooks: $(VENV)/.installed-test
 clean:
 	rm -rf _build
 
+# What one laptop downloads to read the book live, for a workshop room (benchmarks/room.json; quoted
+# on book/workshop/setup.md): the built site served as make serve does, opened in headless Chromium.
+.PHONY: room
+room: book $(VENV)/.installed-test
+	bash scripts/ensure_chromium.sh
+	$(BIN)/python scripts/room.py
+
 # A printable handout: the chapters of the built site in one PDF, printed by Debian's Chromium
 # (nothing downloaded); the print stylesheet is book/_static/mlcalc-layout.css.
 .PHONY: handout
-handout: book
+handout: book $(VENV)/.installed-test
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python scripts/handout.py

@@ -46,11 +46,15 @@ def _refuse(name: str, value: Any, allowed: str) -> ValueError:
 
 def _is_number(value: Any) -> bool:
     # bool is an int subclass; numpy's bool_ is not a numbers.Real: both are refused.
+    if type(value) is float or type(value) is int:  # the common case, without the ABC machinery
+        return True
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _number(name: str, value: Any, allowed: str = "it must be a number") -> float:
     """``value`` as a finite float of magnitude at most MAX_MAGNITUDE, checked before conversion."""
+    if type(value) is float and math.isfinite(value) and abs(value) <= MAX_MAGNITUDE:  # the common case
+        return value
     if not _is_number(value):
         raise _refuse(name, value, allowed)
     if isinstance(value, numbers.Integral):
@@ -129,6 +133,12 @@ def fraction(name: str, value: Any) -> float:
 def _whole(name: str, value: Any, minimum: int, maximum: int | None) -> int:
     bound = f" and at most {maximum:,}" if maximum is not None else ""
     allowed = f"it must be a whole number of at least {minimum}{bound}"
+    if type(value) is int:  # the common case, without the ABC machinery
+        if value < minimum or (maximum is not None and value > maximum):
+            raise _refuse(name, value, allowed)
+        if abs(value) > MAX_MAGNITUDE:
+            raise _refuse(name, value, f"{allowed}, of magnitude at most {MAX_MAGNITUDE:g}")
+        return value
     if not _is_number(value):
         raise _refuse(name, value, allowed)
     if isinstance(value, numbers.Integral):

@@ -678,13 +678,89 @@ def kv_cache_bytes_per_token(n_layers: int, n_kv_heads: int, head_dim: int, byte
     return 2.0 * layers * kv * hd * b
 
 
+KV_KINDS = ("MHA", "GQA", "MQA", "MLA")
+#: vLLM's default KV-cache block: 16 tokens (``--block-size``; Kwon et al. 2023 use 16 in their evaluation).
+VLLM_BLOCK_TOKENS = 16
+
+
+class KvLayout(NamedTuple):
+    """How a model caches keys and values: per layer, per token, and which layers hold the whole context."""
+
+    kind: str  # "MHA" (a KV head per query head), "GQA", "MQA" (one KV head) or "MLA" (a compressed latent)
+    bytes_per_token_per_layer: float  # one token in one layer: 2 x kv_heads x head_dim x b; MLA (rank + rope) x b
+    global_layers: int  # layers that keep every token of the context
+    local_layers: int  # sliding-window layers: they keep at most ``window`` tokens
+    window: int  # tokens a local layer keeps (0: no local layers)
+    bytes_per_token: float  # one token in every layer (the headline figure; windows not applied)
+
+
+def kv_layout(model: ModelConfig, kv_dtype: str = "bf16") -> KvLayout:
+    """The KV-cache layout of ``model`` with values stored as ``kv_dtype``.
+
+    Standard attention keeps a key and a value vector per KV head: ``2 x n_kv_heads x head_dim``
+    values per token and layer (MHA when ``n_kv_heads = n_heads``, MQA at 1, GQA between). MLA
+    (DeepSeek-V2/V3) keeps one compressed latent of ``kv_lora_rank`` values plus the shared rotary
+    key of ``qk_rope_head_dim`` values: ``(d_c + d_h^R)`` per token and layer (DeepSeek-V2 paper,
+    Table 1). Sliding-window layers (Mistral, Gemma 2/3 local layers) keep at most ``window`` tokens.
+    """
+    b = dtype_bytes(kv_dtype)
+    if model.attention == "mla":
+        kind, per = "MLA", (model.kv_lora_rank + model.qk_rope_head_dim) * b
+    else:
+        kind = ("MHA" if model.n_kv_heads == model.n_heads else "MQA" if model.n_kv_heads == 1 else "GQA")
+        per = 2.0 * model.n_kv_heads * model.head_dim * b
+    return KvLayout(kind, per, model.n_global_layers, model.n_local_layers,
+                    model.sliding_window if model.n_local_layers else 0, per * model.n_layers)
+
+
+def model_kv_bytes_per_token(model: ModelConfig, kv_dtype: str = "bf16") -> float:
+    """KV-cache bytes of one token when every layer keeps it (MLA aware; windows not applied).
+
+    >>> round(model_kv_bytes_per_token(model_preset("DeepSeek-V3")))  # 61 x (512 + 64) x 2 bytes
+    70272
+    """
+    return kv_layout(model, kv_dtype).bytes_per_token
+
+
+def kv_cache_bytes(model: ModelConfig, context: int, kv_dtype: str = "bf16", block_tokens: int = 0) -> float:
+    """KV-cache bytes of ONE sequence holding ``context`` tokens.
+
+    Global layers keep ``context`` tokens, sliding-window layers ``min(context, window)`` (Mistral's
+    rolling buffer). ``block_tokens > 0``: a paged cache (vLLM's PagedAttention) allocates whole
+    blocks, so each layer's tokens round up to a multiple of ``block_tokens``.
+    """
+    c = _check.positive_int("context", context)
+    blk = _check.non_negative("block_tokens", block_tokens)
+    if blk != int(blk):
+        raise ValueError(f"block_tokens={block_tokens!r} is not allowed: it must be a whole number of tokens")
+    lay = kv_layout(model, kv_dtype)
+
+    def held(tokens: int) -> int:
+        return -(-tokens // int(blk)) * int(blk) if blk else tokens
+
+    local = min(c, lay.window) if lay.local_layers else 0
+    return lay.bytes_per_token_per_layer * (lay.global_layers * held(c) + lay.local_layers * held(local))
+
+
+def paged_waste_fraction(context: int, block_tokens: int = VLLM_BLOCK_TOKENS) -> float:
+    """Share of a paged cache's allocation left empty by a sequence of ``context`` tokens (its last block).
+
+    At most ``block_tokens - 1`` slots per sequence (Kwon et al. 2023, section 4.2: waste is confined to a
+    sequence's last block).
+    """
+    c = _check.positive_int("context", context)
+    blk = _check.positive_int("block_tokens", block_tokens)
+    alloc = -(-c // blk) * blk
+    return (alloc - c) / alloc
+
+
 class ServingEstimate(NamedTuple):
     """Memory to serve a model at a batch and context length, and the devices that makes."""
 
     weights_bytes: float  # all parameters at the weight dtype
-    kv_cache_bytes: float  # batch x context tokens of KV cache
+    kv_cache_bytes: float  # batch x one sequence's cache at the context (windows and MLA applied)
     total_bytes: float  # weights + KV cache
-    kv_bytes_per_token: float  # KV cache of one token, all layers
+    kv_bytes_per_token: float  # KV cache of one token in every layer (windows not applied)
     n_devices: int  # fewest devices whose usable memory holds total_bytes
     usable_bytes_per_device: float  # device memory x usable fraction
 
@@ -697,23 +773,25 @@ def serving_memory(
     weight_dtype: str = "bf16",
     kv_dtype: str = "bf16",
     usable_fraction: float = VLLM_MEMORY_UTILIZATION,
+    block_tokens: int = 0,
 ) -> ServingEstimate:
     """Weights plus KV cache for ``batch`` sequences of ``context_len`` tokens.
 
-    ``n_devices = ceil((weights + batch x context x kv_per_token) / (device x usable))``,
-    assuming the model is split evenly (tensor or pipeline parallel) over the devices.
+    ``n_devices = ceil((weights + batch x kv_cache_bytes(context)) / (device x usable))``,
+    assuming the model is split evenly (tensor or pipeline parallel) over the devices. The cache
+    follows the model's layout (:func:`kv_layout`: GQA/MQA/MLA, sliding windows) and, with
+    ``block_tokens``, whole paged blocks.
     """
     b = _check.positive_int("batch", batch)
     ctx = _check.positive_int("context_len", context_len)
     dev = _check.positive("device_bytes", device_bytes)
     frac = _check.fraction("usable_fraction", usable_fraction)
     weights = model.n_params() * dtype_bytes(weight_dtype)
-    per_token = kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim, dtype_bytes(kv_dtype))
-    kv = per_token * b * ctx
+    kv = kv_cache_bytes(model, ctx, kv_dtype, block_tokens) * b
     total = weights + kv
     usable = dev * frac
     n = max(1, math.ceil(round(total / usable, 9)))
-    return ServingEstimate(weights, kv, total, per_token, n, usable)
+    return ServingEstimate(weights, kv, total, model_kv_bytes_per_token(model, kv_dtype), n, usable)
 
 
 def max_kv_tokens(
@@ -724,17 +802,34 @@ def max_kv_tokens(
     kv_dtype: str = "bf16",
     usable_fraction: float = VLLM_MEMORY_UTILIZATION,
 ) -> int:
-    """Tokens of KV cache that fit beside the weights on ``n_devices`` (0 if the weights don't fit).
+    """Tokens of KV cache (in every layer) that fit beside the weights on ``n_devices`` (0 if the weights don't fit).
 
-    Batch x context must stay below this: at context ``c`` the largest batch is
-    ``max_kv_tokens // c``.
+    Batch x context must stay below this for a model without sliding windows: at context ``c``
+    the largest batch is ``max_kv_tokens // c``; with windows use :func:`max_sequences`.
     """
     dev = _check.positive("device_bytes", device_bytes)
     n = _check.positive_int("n_devices", n_devices)
     frac = _check.fraction("usable_fraction", usable_fraction)
     free = n * dev * frac - model.n_params() * dtype_bytes(weight_dtype)
-    per_token = kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim, dtype_bytes(kv_dtype))
-    return max(0, int(free // per_token))
+    return max(0, int(free // model_kv_bytes_per_token(model, kv_dtype)))
+
+
+def max_sequences(
+    model: ModelConfig,
+    device_bytes: float,
+    context: int,
+    n_devices: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    usable_fraction: float = VLLM_MEMORY_UTILIZATION,
+    block_tokens: int = 0,
+) -> int:
+    """Sequences of ``context`` tokens whose caches fit beside the weights on ``n_devices`` (windows applied)."""
+    dev = _check.positive("device_bytes", device_bytes)
+    n = _check.positive_int("n_devices", n_devices)
+    frac = _check.fraction("usable_fraction", usable_fraction)
+    free = n * dev * frac - model.n_params() * dtype_bytes(weight_dtype)
+    return max(0, int(free // kv_cache_bytes(model, context, kv_dtype, block_tokens)))
 
 
 # ---------------------------------------------------------------------------
@@ -761,6 +856,45 @@ def moe_summary(model: ModelConfig, weight_dtype: str = "bf16") -> MoeSummary:
     b = dtype_bytes(weight_dtype)
     total, active = model.n_params(), model.n_active_params()
     return MoeSummary(total, active, total * b, 2.0 * active, active * b)
+
+
+def moe_experts_touched(n_experts: int, experts_per_token: int, batch: int) -> float:
+    """Expected distinct experts that ``batch`` tokens choose when each picks ``experts_per_token`` of ``n_experts``.
+
+    With uniform, independent routing an expert escapes one token with probability ``1 - k/E``
+    (C(E-1, k) / C(E, k)), so ``E (1 - (1 - k/E)^B)`` experts are touched: ``k`` at batch 1, all ``E``
+    as B grows. Real routers are not uniform; a skewed router touches fewer (this is the upper end).
+
+    >>> moe_experts_touched(8, 2, 1)
+    2.0
+    """
+    e = _check.positive_int("n_experts", n_experts)
+    k = _check.positive_int("experts_per_token", experts_per_token)
+    b = _check.positive_int("batch", batch)
+    if k > e:
+        raise ValueError(f"experts_per_token={k!r} is not allowed: it must be at most n_experts={e}")
+    return e * (1.0 - (1.0 - k / e) ** b)
+
+
+def decode_weight_params(model: ModelConfig, batch: int) -> float:
+    """Parameters one decode step of ``batch`` tokens reads (see :func:`moe_decode_weight_bytes`)."""
+    b = _check.positive_int("batch", batch)
+    parts = model.params_breakdown()
+    head = 0 if not model.tied_embeddings else model.vocab * model.hidden
+    non_expert = model.n_params() - parts["embeddings"] - parts["feed-forward (all experts)"] + head
+    if not model.is_moe:
+        return float(non_expert)
+    touched = moe_experts_touched(model.n_experts, model.experts_per_token, b) + model.n_shared_experts
+    return non_expert + model.n_moe_layers * touched * model.mlp_params_per_expert()
+
+
+def moe_decode_weight_bytes(model: ModelConfig, batch: int, weight_dtype: str = "bf16") -> float:
+    """Weight bytes one decode step of ``batch`` tokens reads: every non-expert weight (the output
+    projection included, the embedding table not: a lookup reads rows) and, per MoE layer, the shared
+    experts plus the routed experts the batch touches (:func:`moe_experts_touched`). Memory holds the
+    total (:func:`moe_summary`); the traffic grows from the active towards the total with the batch.
+    """
+    return decode_weight_params(model, batch) * dtype_bytes(weight_dtype)
 
 
 # ---------------------------------------------------------------------------

@@ -65,6 +65,9 @@ class ModelConfig:
     qk_rope_head_dim: int = 0  # MLA: rotary part of each query/key head
     v_head_dim: int = 0  # width of one value head (0: head_dim)
     max_seq_len: int = 0  # context length the model was released with (0: unknown)
+    sliding_window: int = 0  # tokens a local (sliding-window) attention layer attends to and caches (0: none)
+    sliding_window_pattern: int = 0  # with a window: every pattern-th layer is global, the rest local (Hugging
+    #                                  Face's Gemma naming: 2 for Gemma 2, 6 for Gemma 3); 0: every layer local
     published_params: float = 0.0  # total parameters as the source states them (0: unknown)
     published_active_params: float = 0.0  # parameters used per token as published (MoE; 0: unknown)
     source: str = ""  # where the numbers come from
@@ -79,7 +82,8 @@ class ModelConfig:
                 raise ValueError(f"{field}={value!r} is not allowed: it must be at most {top}")
         zero_ok = {"n_shared_experts": MAX_EXPERTS, "moe_ffn_hidden": MAX_WIDTH, "first_dense_layers": MAX_LAYERS,
                    "learned_positions": MAX_SEQ, "q_lora_rank": MAX_WIDTH, "kv_lora_rank": MAX_WIDTH,
-                   "qk_rope_head_dim": MAX_WIDTH, "v_head_dim": MAX_WIDTH, "max_seq_len": MAX_SEQ}
+                   "qk_rope_head_dim": MAX_WIDTH, "v_head_dim": MAX_WIDTH, "max_seq_len": MAX_SEQ,
+                   "sliding_window": MAX_SEQ, "sliding_window_pattern": MAX_LAYERS}
         for field, top in zero_ok.items():
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
@@ -122,6 +126,18 @@ class ModelConfig:
     def n_moe_layers(self) -> int:
         """Layers whose feed-forward block is a mixture of experts."""
         return self.n_layers - self.first_dense_layers if self.is_moe else 0
+
+    @property
+    def n_global_layers(self) -> int:
+        """Layers that attend to (and cache) the whole context: all of them without a sliding window."""
+        if not self.sliding_window:
+            return self.n_layers
+        return self.n_layers // self.sliding_window_pattern if self.sliding_window_pattern else 0
+
+    @property
+    def n_local_layers(self) -> int:
+        """Sliding-window layers: they cache at most ``sliding_window`` tokens per sequence."""
+        return self.n_layers - self.n_global_layers
 
     @property
     def qk_head_dim(self) -> int:

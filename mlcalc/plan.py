@@ -265,6 +265,14 @@ def _step_rate(chip: str, flops_source: str) -> float:
 
 
 # --------------------------------------------------------------------------- the step time (one function)
+#
+# The step-time model's part of the planner is three private functions, each with a checked public twin:
+# _fit (layout_memory: which recomputation fits), _step_time (step_time: the step of a fitting layout)
+# and _step_floor (step_time_floor: a lower bound of _step_time, used only to stop the layout visit early;
+# 0.0 is always a valid floor, only slower). tests/test_plan.py compares _best_layout and search with
+# brute force over layout_candidates, layout_memory and step_time, and checks the floor on random layouts.
+# The search skips a count only when tokens x FLOPs per token / (GPUs x _step_rate) already misses the
+# deadline: _step_rate must be at least the rate any layout's step reaches.
 
 
 class StepTime(NamedTuple):
@@ -1044,6 +1052,7 @@ def plan_record(p: Plan, model: memory.ModelConfig, n_tokens: float) -> dict[str
     return {
         "model": model.name, "parameters": model.n_params(), "tokens": n_tokens,
         "offer": p.offer.name, "chip": p.offer.chip, "way": p.offer.way, "price_source": p.offer.source,
+        "price_date": p.offer.date, "explanation": explain(p, model, n_tokens),
         "deadline_days": p.deadline_days,
         "budget_dollars": p.budget_dollars,
         "layout": {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": 1, "micro_batch": lay.micro_batch,
@@ -1085,7 +1094,8 @@ def plan_markdown(p: Plan, model: memory.ModelConfig, n_tokens: float, query: st
     reopen = [f"Reopen it on the book's site: {PLAN_PAGE}.html followed by `{query}`.", ""] if query else []
     lines = [f"# Plan: {rec['model']} on {rec['offer']}", "",
              f"{rec['tokens'] / 1e9:,.0f}B tokens; layout tp={lay['tp']} x pp={lay['pp']} x dp={lay['dp']}, ZeRO-1, "
-             f"{lay['recompute']} recomputation. Price: {rec['price_source']}.", "", *reopen,
+             f"{lay['recompute']} recomputation. Price: {rec['price_source']} ({rec['price_date'] or 'no date'}).",
+             "", rec["explanation"], "", *reopen,
              "| number | value | unit | how | chapter |", "| --- | --- | --- | --- | --- |"]
     for k, v in rec["numbers"].items():
         lines.append(f"| {k} | {format_value(v['value'], v['unit'])} | {v['unit']} | {v['how']} | {v['chapter']} |")

@@ -100,6 +100,69 @@ def measured_read_bandwidth(run: str = DECODE_RUN) -> float:
     return sum(vals) / len(vals)
 
 
+# --------------------------------------------------------------------------- engines
+
+#: The two ways a reader runs decode, and what each result describes:
+#: "hf-eager": transformers ``generate`` in eager PyTorch with a static cache (SDPA after ``repeat_kv``): a floor
+#: of Python launches per layer (measured on tiny models, scaled by the layer's operation count), ~35 small
+#: element-wise kernels per layer, MLA stored decompressed. "cuda-graph": the production path (vLLM, SGLang,
+#: TensorRT-LLM): each decode step replayed as a CUDA graph of fused kernels, attention that reads a GQA or
+#: MLA cache once, paged blocks; no host floor, a few small kernels per layer.
+ENGINES = ("hf-eager", "cuda-graph")
+
+
+def arch_family(model: memory.ModelConfig) -> str:
+    """Which counted decoder layer a model's resembles (mlcalc/data/kernels.json ``eager_ops_per_layer``):
+    "gemma2" / "gemma3" (4 norms per layer, without / with query-key norms), "qwen3" (query-key norms),
+    "llama" otherwise (Llama, Mistral, Qwen 2.5, GPT-like)."""
+    if model.norms_per_layer >= 4:
+        return "gemma3" if model.qk_norm else "gemma2"
+    return "qwen3" if model.qk_norm else "llama"
+
+
+def ops_per_layer(model: memory.ModelConfig) -> float:
+    """PyTorch operations one transformers eager decode layer dispatches (mlcalc/data/kernels.json): the
+    counted layer's, less ``repeat_kv``'s operations when every query head has its own KV head (MHA).
+
+    >>> ops_per_layer(memory.model_preset("Gemma-2 9B")) / ops_per_layer(memory.model_preset("Llama-3 8B"))
+    1.2834645669291338
+    """
+    k = _kernels()["eager_ops_per_layer"]
+    mha = model.attention != "mla" and model.n_kv_heads == model.n_heads
+    return float(k["value"][arch_family(model)]) - (float(k["repeat_kv_ops"]) if mha else 0.0)
+
+
+def _llama_ops() -> float:
+    return float(_kernels()["eager_ops_per_layer"]["value"]["llama"])
+
+
+def engine_floor(engine: str, model: memory.ModelConfig, run: str = DECODE_RUN) -> Floor | None:
+    """The host floor of ``engine`` for ``model``: None for "cuda-graph" (the graph replays without Python);
+    for "hf-eager" the floor measured on tiny Llama models (:func:`measured_floor`) with its per-layer part
+    scaled by the model's operation count over a Llama layer's (:func:`ops_per_layer`)."""
+    _check.choice("engine", engine, ENGINES)
+    if engine == "cuda-graph":
+        return None
+    f = measured_floor(run)
+    r = ops_per_layer(model) / _llama_ops()
+    return Floor(f.fixed_s, f.per_layer_s * r, f.source + f", x {r:.3f} for a {arch_family(model)}-like layer")
+
+
+def engine_small_kernels_s(engine: str, model: memory.ModelConfig) -> float:
+    """GPU seconds per layer of the small (non-matmul, non-attention) kernels ``engine`` runs for ``model``.
+
+    "hf-eager": :func:`hf_small_kernels_s` scaled by the layer's operation count; "cuda-graph": the
+    fused layer's few kernels (mlcalc/data/kernels.json, counted from vLLM's model code) x a null kernel.
+    """
+    _check.choice("engine", engine, ENGINES)
+    if engine == "hf-eager":
+        # element-wise kernels scale with the layer's family; repeat_kv's copies are not among them
+        return hf_small_kernels_s() * float(_kernels()["eager_ops_per_layer"]["value"][arch_family(model)]) / _llama_ops()
+    k = _kernels()["graph_small_kernels_per_layer"]["value"]
+    n = k["gemma" if arch_family(model).startswith("gemma") else "llama"] + (k["moe_extra"] * model.n_moe_layers / model.n_layers if model.is_moe else 0)
+    return n * null_kernel_s()
+
+
 #: The shape of the attention micro-benchmark that gives the copy bandwidth of ``repeat_kv``:
 #: head_dim 128, batch 8, cache 8,192 (none of the decode points has it).
 COPY_CALIBRATION = (128, 8, 8192)
@@ -127,13 +190,15 @@ def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_
     once: ``kv / read``. transformers' SDPA path on CUDA with a mask (``use_gqa_in_sdpa`` is false
     when a mask is passed) first expands K and V to every query head with ``repeat_kv``: a copy
     that reads the cache and writes it g = heads / kv_heads times larger, then the kernel reads
-    the expanded copy: ``kv (1 + g) / copy + kv g / read``.
+    the expanded copy: ``kv (1 + g) / copy + kv g / read``. With g = 1 (MHA) there is no copy.
     """
     kv = _check.non_negative("kv_bytes", kv_bytes)
     bw = _check.positive("read_bytes_per_s", read_bytes_per_s)
-    if copy_bytes_per_s is None:
-        return kv / bw
     g = _check.positive_int("n_heads", n_heads) / _check.positive_int("n_kv_heads", n_kv_heads)
+    if copy_bytes_per_s is None or g == 1:
+        # one KV head per query head (MHA): transformers' repeat_kv returns its input unchanged when
+        # n_rep == 1 (modeling_llama.repeat_kv: ``if n_rep == 1: return hidden_states``): no copy
+        return kv / bw
     return kv * (1.0 + g) / _check.positive("copy_bytes_per_s", copy_bytes_per_s) + kv * g / bw
 
 
@@ -155,7 +220,7 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
                 matmul_flops: float, tp: int = 1, floor: Floor | None = None,
                 copy_bytes_per_s: float | None = None, weight_bytes_per_param: float = 2.0,
                 kv_bytes_per_value: float = 2.0, tp_allreduce_s: float = 0.0,
-                small_kernels_s: float = 0.0) -> DecodeStep:
+                small_kernels_s: float = 0.0, cache_layout: str = "engine", ep: int = 1) -> DecodeStep:
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
     Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
@@ -165,34 +230,129 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     CUDA graphs, no floor. ``copy_bytes_per_s`` None: GQA-aware attention (see
     :func:`attention_time_s`). ``small_kernels_s``: GPU seconds per layer of the program's small
     element-wise kernels (:func:`hf_small_kernels_s` for transformers eager; 0: fused, not counted).
+
+    The weights read per step are what the batch touches (:func:`mlcalc.memory.decode_weight_params`:
+    a mixture of experts reads only the experts its tokens chose). The cache follows the model's layout
+    (:func:`sequence_kv_bytes`: GQA/MQA/MLA, sliding windows); ``cache_layout="transformers"`` adds the
+    traffic transformers' attention makes beyond reading it (:func:`attention_extra_bytes`: MLA's latent
+    decompressed every step, the sliding buffer rolled). Attention takes the longer of its bytes and its
+    FLOPs (:func:`attention_flops_per_token`). ``ep > 1``: ``ep`` groups of ``tp`` GPUs
+    (``tp x ep`` in all) each run attention for ``batch / ep`` sequences (data parallel) and hold ``1 / (tp
+    ep)`` of the experts (expert parallel, as DeepSeek-V3 is served); the collectives come in through
+    ``tp_allreduce_s`` (:func:`comm_s`).
     """
     b = _check.positive_int("batch", batch)
     c = _check.positive_int("context", context)
     bw = _check.positive("read_bytes_per_s", read_bytes_per_s)
     rate = _check.positive("matmul_flops", matmul_flops)
     tp = _check.positive_int("tp", tp)
+    ep = _check.positive_int("ep", ep)
     bpp = _check.positive("weight_bytes_per_param", weight_bytes_per_param)
+    kvb = _check.positive("kv_bytes_per_value", kv_bytes_per_value)
+    _check.choice("cache_layout", cache_layout, CACHE_LAYOUTS)
+    L = model.n_layers
     head = model.vocab * model.hidden  # output projection (read even when tied to the embedding)
-    embed = model.params_breakdown()["embeddings"]
-    layer_params = (model.n_params() - embed - (0 if model.tied_embeddings else head)) / model.n_layers
-    active_layer = (model.n_active_params() - embed - (0 if model.tied_embeddings else head)) / model.n_layers
-    kv_tok_layer = memory.kv_cache_bytes_per_token(1, model.n_kv_heads, model.head_dim, kv_bytes_per_value)
-    kv_layer = kv_tok_layer * b * c / tp
-    attn = attention_time_s(kv_layer, model.n_heads, model.n_kv_heads, bw, copy_bytes_per_s)
-    w_s = layer_params * bpp / tp / bw
-    f_s = 2.0 * active_layer * b / tp / rate
+    read = memory.decode_weight_params(model, b)  # layers + output projection, the experts b tokens touch
+    experts = (model.n_moe_layers * model.mlp_params_per_expert()  # routed experts touched, shared ones
+               * (memory.moe_experts_touched(model.n_experts, model.experts_per_token, b) + model.n_shared_experts)
+               if model.is_moe else 0.0)
+    dense_layer = (read - experts - head) / L  # attention, norms, dense FFNs, routers: split over tp
+    expert_layer = experts / L  # touched experts: split over tp x ep
+    active_layer = (model.n_active_params() - model.params_breakdown()["embeddings"]
+                    - (0 if model.tied_embeddings else head)) / L
+    seq_kv = sequence_kv_bytes(model, c, kvb)  # one sequence's cache, every layer
+    group = -(-b // ep)  # sequences in this GPU's attention group
+    split = kv_split(model, tp)
+    kv_layer = seq_kv / L * group / split
+    extra_layer = attention_extra_bytes(model, c, kvb, cache_layout) / L * group / split
+    n_kv = model.n_heads if (model.attention == "mla") else model.n_kv_heads
+    attn = max(attention_time_s(kv_layer, model.n_heads, n_kv, bw, copy_bytes_per_s) + extra_layer / bw,
+               attention_flops_per_token(model, c, cache_layout) / L * group / tp / rate)
+    w_s = (dense_layer / tp + expert_layer / (tp * ep)) * bpp / bw
+    f_s = 2.0 * active_layer * b / (tp * ep) / rate
     layer_gpu = max(w_s, f_s) + attn + _check.non_negative("small_kernels_s", small_kernels_s)
     layer = layer_gpu if floor is None else max(floor.per_layer_s, layer_gpu)
-    head_gpu = max(head * bpp / tp / bw, 2.0 * head * b / tp / rate)
+    head_gpu = max(head * bpp / tp / bw, 2.0 * head * group / tp / rate)
     outside = head_gpu if floor is None else max(floor.fixed_s, head_gpu)
-    step = outside + model.n_layers * layer + _check.non_negative("tp_allreduce_s", tp_allreduce_s)
+    step = outside + L * layer + _check.non_negative("tp_allreduce_s", tp_allreduce_s)
     if floor is not None and floor.per_layer_s >= layer_gpu:
         bound = "launch floor"
     else:
         bound = "memory" if w_s + attn >= f_s else "compute"
-    bytes_gpu = ((layer_params * model.n_layers + head) * bpp + kv_tok_layer * model.n_layers * b * c) / tp
-    return DecodeStep(bytes_gpu, 2.0 * model.n_active_params() * b / tp, layer_gpu, layer, outside, step,
+    bytes_gpu = ((dense_layer * L + head) / tp + experts / (tp * ep)) * bpp + seq_kv * group / split
+    return DecodeStep(bytes_gpu, 2.0 * model.n_active_params() * b / (tp * ep), layer_gpu, layer, outside, step,
                       b / step, bound)
+
+
+#: Whose attention reads the cache: "engine" (vLLM, SGLang, TensorRT-LLM: the cache read once, MLA attended in
+#: its latent form, a sliding window as a ring); "transformers" (Hugging Face's modelling code: see
+#: :func:`attention_extra_bytes`).
+CACHE_LAYOUTS = ("engine", "transformers")
+
+
+def sequence_kv_bytes(model: memory.ModelConfig, context: int, bytes_per_value: float = 2.0) -> float:
+    """KV-cache bytes of one sequence of ``context`` tokens, all layers, at ``bytes_per_value``
+    (:func:`mlcalc.memory.kv_cache_bytes`: the MLA latent, windows applied). transformers 5.17 stores the
+    same: its DeepSeek-V2/V3 attention caches the latent, its sliding layers a buffer of the window."""
+    scale = _check.positive("bytes_per_value", bytes_per_value) / 2.0
+    return memory.kv_cache_bytes(model, context, "bf16") * scale
+
+
+def attention_extra_bytes(model: memory.ModelConfig, context: int, bytes_per_value: float = 2.0,
+                          cache_layout: str = "engine") -> float:
+    """Bytes one decode step's attention moves for one sequence beyond reading its cache, all layers.
+
+    "engine": none. "transformers" (5.17, read in its source): MLA decompresses the whole latent cache every
+    step into a key and a value per head (``kv_b_proj``: written, then read by attention,
+    ``2 n_heads (d_nope + d_v)`` values per token and layer); a full sliding buffer is rolled by one
+    position and rewritten every step (``roll`` then ``copy_``: about two reads and two writes of the
+    window per local layer).
+    """
+    _check.choice("cache_layout", cache_layout, CACHE_LAYOUTS)
+    c = _check.positive_int("context", context)
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    if cache_layout == "engine":
+        return 0.0
+    extra = 0.0
+    if model.attention == "mla":
+        extra += 2.0 * model.n_layers * model.n_heads * (model.head_dim + model.v_dim) * b * c
+    lay = memory.kv_layout(model)
+    if lay.local_layers and c >= lay.window:
+        extra += 4.0 * lay.local_layers * lay.window * lay.bytes_per_token_per_layer * b / 2.0
+    return extra
+
+
+def kv_split(model: memory.ModelConfig, tp: int) -> float:
+    """Over how many of the ``tp`` GPUs one sequence's cache is divided.
+
+    Tensor parallelism splits KV heads; with fewer KV heads than GPUs each GPU keeps one (vLLM replicates
+    them), and an MLA latent is one vector per token that every GPU keeps whole (vLLM's MLA with tensor
+    parallelism replicates it).
+    """
+    t = _check.positive_int("tp", tp)
+    if model.attention == "mla":
+        return 1.0
+    return float(min(t, model.n_kv_heads))
+
+
+def attention_flops_per_token(model: memory.ModelConfig, context: int, cache_layout: str = "engine") -> float:
+    """FLOPs of one new token attending to ``context`` cached tokens, all layers.
+
+    Standard attention: scores and the weighted sum, ``4 x n_heads x head_dim`` per cached token and
+    layer. MLA in an engine (weights absorbed, attention over the latent): scores over rank + rotary part,
+    sum over the rank, ``2 n_heads (2 d_c + d_r)`` (DeepSeek-V2 paper, appendix on MLA with absorbed
+    matrices); in transformers the latent is first decompressed, ``2 d_c n_heads (d_nope + d_v)`` more.
+    Sliding-window layers attend to at most the window.
+    """
+    c = _check.positive_int("context", context)
+    lay = memory.kv_layout(model)
+    tokens = lay.global_layers * c + lay.local_layers * min(c, lay.window or c)
+    if model.attention == "mla" and cache_layout == "engine":
+        return 2.0 * model.n_heads * (2 * model.kv_lora_rank + model.qk_rope_head_dim) * tokens
+    flops = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * tokens
+    if model.attention == "mla":  # transformers decompresses every cached latent through kv_b_proj first
+        flops += 2.0 * model.kv_lora_rank * model.n_heads * (model.head_dim + model.v_dim) * tokens
+    return flops
 
 
 def llama_shape(key: str, run: str = DECODE_RUN) -> memory.ModelConfig:
@@ -254,18 +414,52 @@ def read_fraction() -> float:
     return measured_read_bandwidth() / spec("H200-SXM").memory_bandwidth_bytes_per_s
 
 
-def tp_allreduce_s(model: memory.ModelConfig, chip: str, batch: int, tp: int, bytes_per_value: float = 2.0) -> float:
-    """Tensor-parallel all-reduces of one decode step: 2 per layer of batch x hidden values.
+@lru_cache(maxsize=256)
+def _fabric(chip: str, ranks: int, nodes: int):  # type: ignore[no-untyped-def]
+    from mlcalc import network, plan  # plan: the chip's system; imported here to keep serving light
+    system = plan.chip_info(chip)["system"]
+    per_node = network.system(system).gpus_per_node
+    n_nodes = max(_check.positive_int("nodes", nodes), -(-ranks // per_node))
+    if ranks % n_nodes:
+        raise ValueError(f"nodes={nodes!r} is not allowed: {ranks} GPUs do not split evenly over {n_nodes} nodes")
+    return network.fabric(system, n_nodes, gpus_per_node=ranks // n_nodes)
 
-    Alpha-beta time on the node's NVLink (``mlcalc.network.fabric_collective_time``, NCCL's latencies):
-    at decode sizes the latency dominates.
+
+def comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int = 1, ep: int = 1, nodes: int = 1,
+           bytes_per_value: float = 2.0) -> float:
+    """Collectives of one forward pass over ``tokens`` tokens on the critical path (decode: tokens = batch).
+
+    Tensor parallel (``tp`` GPUs): two all-reduces per layer of the group's tokens x hidden values, after
+    attention and after the feed-forward block (Shoeybi et al. 2019, Megatron-LM, section 3). Expert
+    parallel (``ep`` groups, DeepSeek-V3's serving layout): per MoE layer a dispatch and a combine
+    all-to-all, each rank sending its tokens' hidden vectors to their ``k`` experts (DeepSeek-V3 report,
+    section 3.4). Alpha-beta times on the chip's system (``mlcalc.network.fabric_collective_time``, NCCL
+    latencies): at decode sizes the latency dominates. ``nodes``: nodes the replica spans (more than one
+    node puts the collectives on the NICs).
     """
+    from mlcalc import network
+    t = _check.positive_int("tokens", tokens)
+    tp = _check.positive_int("tp", tp)
+    ep = _check.positive_int("ep", ep)
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    total = 0.0
+    group = -(-t // ep)
+    if tp > 1:
+        fab = _fabric(chip, tp, -(-_check.positive_int("nodes", nodes) // ep))  # each TP group's share of nodes
+        msg = group * model.hidden * b
+        total += 2 * model.n_layers * network.fabric_collective_time(msg, fab).time_s
+    if ep > 1 and model.is_moe:
+        fab = _fabric(chip, tp * ep, nodes)
+        msg = group * model.experts_per_token * model.hidden * b / tp
+        total += 2 * model.n_moe_layers * network.fabric_collective_time(msg, fab, "all_to_all").time_s
+    return total
+
+
+def tp_allreduce_s(model: memory.ModelConfig, chip: str, batch: int, tp: int, bytes_per_value: float = 2.0) -> float:
+    """Tensor-parallel all-reduces of one decode step inside a node (:func:`comm_s` with ``tp`` alone)."""
     if _check.positive_int("tp", tp) == 1:
         return 0.0
-    from mlcalc import network, plan  # plan: the chip's system; imported here to keep serving light
-    fab = network.fabric(plan.chip_info(chip)["system"], 1, gpus_per_node=tp)
-    msg = batch * model.hidden * bytes_per_value
-    return 2 * model.n_layers * network.fabric_collective_time(msg, fab).time_s
+    return comm_s(model, chip, batch, tp, 1, 1, bytes_per_value)
 
 
 def prefill_s(model: memory.ModelConfig, batch: int, prompt: int, matmul_flops: float, tp: int = 1) -> float:
@@ -281,6 +475,64 @@ def matmul_rate(chip: str, dtype: str = "bf16") -> float:
     dt = "bf16" if dtype == "fp16" else dtype
     src = "achievable" if compute.has_flops(chip, dt, "achievable") else compute.ADVERTISED
     return compute.achievable_flops(chip, dt, src)
+
+
+def read_bandwidth(chip: str) -> float:
+    """Bytes/s a large read reaches on ``chip``: the datasheet's times the fraction we measured (:func:`read_fraction`)."""
+    return spec(chip).memory_bandwidth_bytes_per_s * read_fraction()
+
+
+def predict_decode(model: memory.ModelConfig, chip: str, batch: int, context: int, engine: str = "cuda-graph",
+                   tp: int = 1, ep: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16", nodes: int = 1,
+                   read_bytes_per_s: float | None = None, floor: Floor | None = None,
+                   matmul_flops: float | None = None) -> DecodeStep:
+    """One decode step of ``batch`` sequences at ``context`` cached tokens on ``chip``, as ``engine`` runs it.
+
+    The one call to compare a measured decode step with. "cuda-graph": no host floor, attention that reads
+    the cache once, the fused layer's few small kernels (:func:`engine_small_kernels_s`). "hf-eager": the
+    measured launch floor scaled by the layer's operation count (:func:`engine_floor`), ``repeat_kv``'s copy
+    for grouped KV heads at the copy rate we measured, the ~35 small kernels, MLA decompressed every step and
+    sliding buffers rolled (:func:`attention_extra_bytes`).
+    ``read_bytes_per_s``, ``floor``, ``matmul_flops``: the card's own measured figures when you have them
+    (default: datasheet x measured read fraction; the engine's floor; the achievable matmul table).
+    Collectives of ``tp`` and ``ep`` (:func:`comm_s`) are added to the step.
+    """
+    _check.choice("engine", engine, ENGINES)
+    bw = read_bandwidth(chip) if read_bytes_per_s is None else _check.positive("read_bytes_per_s", read_bytes_per_s)
+    rate = matmul_rate(chip, weight_dtype) if matmul_flops is None else _check.positive("matmul_flops", matmul_flops)
+    eager = engine == "hf-eager"
+    fl = (engine_floor(engine, model) if floor is None else floor) if eager else None
+    return decode_step(model, batch, context, bw, rate, tp, fl,
+                       measured_copy_bandwidth() if eager else None, memory.dtype_bytes(weight_dtype),
+                       memory.dtype_bytes(kv_dtype), comm_s(model, chip, batch, tp, ep, nodes,
+                                                            memory.dtype_bytes("bf16")),
+                       engine_small_kernels_s(engine, model), "transformers" if eager else "engine", ep)
+
+
+def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: int, engine: str = "cuda-graph",
+                    tp: int = 1, ep: int = 1, weight_dtype: str = "bf16", nodes: int = 1,
+                    matmul_flops: float | None = None) -> float:
+    """Seconds to prefill ``batch`` prompts of ``prompt`` tokens: the longer of its FLOPs (``2 N_active`` per
+    token plus causal attention, sliding windows applied) at the matmul rate and one read of the weights,
+    plus the collectives of ``tp`` / ``ep`` over ``batch x prompt`` tokens, plus the engine's floor once."""
+    _check.choice("engine", engine, ENGINES)
+    b = _check.positive_int("batch", batch)
+    p = _check.positive_int("prompt", prompt)
+    n = _check.positive_int("tp", tp) * _check.positive_int("ep", ep)
+    rate = matmul_rate(chip, weight_dtype) if matmul_flops is None else _check.positive("matmul_flops", matmul_flops)
+    # causal attention: token i attends to i tokens, so on average to (p + 1) / 2 (a window caps it)
+    lay = memory.kv_layout(model)
+    mean_ctx = (p + 1) / 2.0
+    local_ctx = min(mean_ctx, lay.window) if lay.local_layers else 0.0
+    attn_tok = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
+                                                                           + lay.local_layers * local_ctx)
+    flops = b * p * (2.0 * model.n_active_params() + attn_tok)
+    weights = memory.decode_weight_params(model, b * p) * memory.dtype_bytes(weight_dtype)
+    t = max(flops / (n * rate), weights / n / read_bandwidth(chip))
+    fl = engine_floor(engine, model)
+    if fl is not None:
+        t = max(t, fl.fixed_s + model.n_layers * fl.per_layer_s)
+    return t + comm_s(model, chip, b * p, tp, ep, nodes)
 
 
 class BenchCheck(NamedTuple):
@@ -336,42 +588,527 @@ def check_benchmarks() -> list[BenchCheck]:
     return out
 
 
+# --------------------------------------------------------------------------- load: continuous batching
+
+SIM_MAX_REQUESTS = 2000  # most requests one simulation draws (the reader's number is refused above it)
+SIM_MAX_EVENTS = 200_000  # most scheduler events (iterations with a prefill, admissions, finishes) it runs
+SIM_MAX_OUTPUT = 32_768  # longest output a drawn request may ask for (a drawn length is clipped to it)
+SIM_MAX_PROMPT = 1_000_000  # longest prompt a drawn request may carry
+PLAN_REQUESTS_DEFAULT = 300  # requests a simulation draws unless told
+SIM_WARMUP = 0.1  # share of the first arrivals left out of the percentiles (the empty start)
+DEFAULT_BATCHED_TOKENS = 8192  # prompt tokens one prefill iteration takes at most (vLLM's max_num_batched_tokens
+#                                for chunked prefill at its larger settings; a whole prompt is never split without
+#                                chunking)
+
+
+class Workload(NamedTuple):
+    """Traffic to serve: a Poisson arrival rate and the lengths of prompts and outputs."""
+
+    rate_per_s: float  # mean requests per second (Poisson arrivals)
+    input_mean: int  # mean prompt tokens
+    output_mean: int  # mean output tokens
+    input_cv: float = 0.0  # coefficient of variation of prompt lengths (0: all equal; lognormal otherwise)
+    output_cv: float = 0.0  # the same for output lengths
+    seed: int = 0  # the simulation draws from random.Random(seed): same inputs, same result
+
+
+def draw_requests(w: Workload, n_requests: int) -> list[tuple[float, int, int]]:
+    """``n_requests`` (arrival s, prompt tokens, output tokens), seeded: exponential gaps at ``rate_per_s``;
+    lengths lognormal with the asked mean and coefficient of variation (fixed at cv 0), at least 1 token,
+    clipped to :data:`SIM_MAX_PROMPT` / :data:`SIM_MAX_OUTPUT`."""
+    import random
+    n = _check.positive_int("n_requests", n_requests)
+    if n > SIM_MAX_REQUESTS:
+        raise ValueError(f"n_requests={n_requests!r} is not allowed: at most {SIM_MAX_REQUESTS:,} per simulation")
+    rate = _check.positive("rate_per_s", w.rate_per_s)
+    pi = _check.positive_int("input_mean", w.input_mean)
+    po = _check.positive_int("output_mean", w.output_mean)
+    if pi > SIM_MAX_PROMPT or po > SIM_MAX_OUTPUT:
+        raise ValueError(f"input_mean={pi!r}, output_mean={po!r} are not allowed: at most {SIM_MAX_PROMPT:,} "
+                         f"prompt and {SIM_MAX_OUTPUT:,} output tokens")
+    cvi = _check.non_negative("input_cv", w.input_cv)
+    cvo = _check.non_negative("output_cv", w.output_cv)
+    if cvi > 4 or cvo > 4:
+        raise ValueError(f"input_cv={cvi!r}, output_cv={cvo!r} are not allowed: at most 4")
+    rng = random.Random(int(w.seed))
+
+    def length(mean: int, cv: float, top: int) -> int:
+        if cv == 0:
+            return mean
+        sigma = math.sqrt(math.log(1.0 + cv * cv))
+        return max(1, min(top, round(rng.lognormvariate(math.log(mean) - sigma * sigma / 2.0, sigma))))
+
+    out, t = [], 0.0
+    for _ in range(n):
+        t += rng.expovariate(rate)
+        out.append((t, length(pi, cvi, SIM_MAX_PROMPT), length(po, cvo, SIM_MAX_OUTPUT)))
+    return out
+
+
+def kv_capacity_tokens(model: memory.ModelConfig, chip: str, tp: int = 1, ep: int = 1, weight_dtype: str = "bf16",
+                       kv_dtype: str = "bf16", usable_fraction: float = memory.VLLM_MEMORY_UTILIZATION) -> int:
+    """Tokens of KV cache (every layer) a replica of ``tp x ep`` GPUs holds beside its weights (0: they don't fit).
+
+    Each GPU keeps its share of the weights (the model split evenly over the replica) and ``1 / kv_split``
+    of every token of its attention group (:func:`kv_split`: an MLA latent is kept whole by every GPU of a
+    tensor-parallel group); the ``ep`` groups hold different sequences.
+    """
+    n = _check.positive_int("tp", tp) * _check.positive_int("ep", ep)
+    per_gpu = spec(chip).memory_bytes * _check.fraction("usable_fraction", usable_fraction)
+    free = per_gpu - model.n_params() * memory.dtype_bytes(weight_dtype) / n
+    if free <= 0:
+        return 0
+    per_tok = memory.model_kv_bytes_per_token(model, kv_dtype) / kv_split(model, tp)
+    return int(ep * (free // per_tok))
+
+
+class StepModel(NamedTuple):
+    """A replica's iteration times as a few numbers, so that a simulation costs no roofline call per step.
+
+    decode(B, T) = base(B) + per_cached_token_s x T, with base interpolated over powers of two of the batch;
+    prefill(tokens, attended) = max(read weights once, (2 N_active tokens + attention) / rate).
+    """
+
+    batches: tuple[int, ...]  # 1, 2, 4, ... max_batch
+    base_s: tuple[float, ...]  # decode step at each batch with an empty cache (weights, floor, collectives)
+    per_cached_token_s: float  # added per token held in the replica's KV cache (reading it once)
+    prefill_per_token_s: float  # 2 N_active / (GPUs x rate), plus the collectives per token
+    attention_per_pair_s: float  # one query-key pair of prefill attention, all layers
+    prefill_min_s: float  # a prefill iteration cannot beat one read of the weights (or the engine floor)
+    kv_capacity_tokens: int  # KV tokens the replica holds beside its weights (every layer; windows aside)
+    kv_tokens_per_request_token: float  # share of a full-attention token one context token costs (windows: < 1)
+
+
+def step_model(model: memory.ModelConfig, chip: str, engine: str = "cuda-graph", tp: int = 1, ep: int = 1,
+               max_batch: int = 256, weight_dtype: str = "bf16", kv_dtype: str = "bf16", nodes: int = 1,
+               context_hint: int = 2048) -> StepModel:
+    """Fit the replica's iteration times from :func:`predict_decode` / :func:`predict_prefill` (a few calls)."""
+    mb = _check.positive_int("max_batch", max_batch)
+    if mb > MAX_BATCH:
+        raise ValueError(f"max_batch={max_batch!r} is not allowed: at most {MAX_BATCH:,}")
+    batches = tuple(2 ** k for k in range(int(math.log2(mb)) + 1)) + ((mb,) if mb & (mb - 1) else ())
+    base = tuple(predict_decode(model, chip, b, 1, engine, tp, ep, weight_dtype, kv_dtype, nodes).step_s
+                 for b in batches)
+    c = _check.positive_int("context_hint", context_hint)
+    one = predict_decode(model, chip, 1, c, engine, tp, ep, weight_dtype, kv_dtype, nodes).step_s
+    per_tok = max(0.0, (one - base[0]) / max(1, c - 1))
+    n = tp * ep
+    rate = matmul_rate(chip, weight_dtype)
+    lay = memory.kv_layout(model)
+    pair = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * lay.global_layers / (n * rate)
+    per_token = 2.0 * model.n_active_params() / (n * rate) + comm_s(model, chip, 4096, tp, ep, nodes) / 4096
+    fl = engine_floor(engine, model)
+    floor = 0.0 if fl is None else fl.fixed_s + model.n_layers * fl.per_layer_s
+    pmin = max(floor, model.n_params() * memory.dtype_bytes(weight_dtype) / n / read_bandwidth(chip))
+    cap = kv_capacity_tokens(model, chip, tp, ep, weight_dtype, kv_dtype)
+    ratio = memory.kv_cache_bytes(model, c) / (c * memory.model_kv_bytes_per_token(model))
+    return StepModel(batches, base, per_tok, per_token, pair, pmin, cap, ratio)
+
+
+class LoadResult(NamedTuple):
+    """Continuous batching of one replica in steady state, from a seeded simulation."""
+
+    requests: int  # requests simulated (the first SIM_WARMUP share left out of the percentiles)
+    offered_per_s: float  # the workload's arrival rate
+    throughput_per_s: float  # requests completed per second between the warm-up's end and the last arrival
+    output_tokens_per_s: float  # output tokens of those requests per second
+    ttft_p50_s: float  # time to first token: arrival to the end of its prefill (queueing included)
+    ttft_p99_s: float
+    tpot_p50_s: float  # time per output token after the first: (last - first token) / (output - 1)
+    tpot_p99_s: float
+    ttft_mean_s: float  # mean time to first token
+    tpot_mean_s: float  # mean time per output token
+    mean_batch: float  # sequences decoding together, averaged over decode time
+    slo_attainment: float  # share of measured requests within both targets (1.0 when no targets given)
+    goodput_per_s: float  # offered rate x attainment: requests/s served within the targets
+    queue_growing: bool  # overloaded: more than max(5, 5%) of the requests wait when the last one arrives
+    events: int  # scheduler events the simulation ran (at most SIM_MAX_EVENTS)
+    bounds: str  # what bounded it, stated
+
+
+def _percentile(xs: list[float], q: float) -> float:
+    if not xs:
+        return 0.0
+    ys = sorted(xs)
+    k = min(len(ys) - 1, max(0, math.ceil(q * len(ys)) - 1))
+    return ys[k]
+
+
+def _base(sm: StepModel, b: int) -> float:
+    """Decode base time at batch ``b``, linear between the fitted powers of two."""
+    bs, ts = sm.batches, sm.base_s
+    if b <= bs[0]:
+        return ts[0]
+    for i in range(1, len(bs)):
+        if b <= bs[i]:
+            f = (b - bs[i - 1]) / (bs[i] - bs[i - 1])
+            return ts[i - 1] + f * (ts[i] - ts[i - 1])
+    return ts[-1] * b / bs[-1]
+
+
+def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batch: int = 256,
+                     chunk_tokens: int = 0, ttft_slo_s: float = 0.0, tpot_slo_s: float = 0.0,
+                     prefill_only: bool = False) -> LoadResult:
+    """Iteration-level (continuous) batching of one replica over ``reqs``, deterministic.
+
+    The scheduler of vLLM and its kind, reduced to its arithmetic. A request is admitted when a batch slot
+    and KV room for its prompt and whole output are free (no preemption: the cache is reserved, as
+    TensorRT-LLM's guaranteed-no-evict policy does), first come first served. Without chunking
+    (``chunk_tokens`` 0) an iteration that admits requests prefills their prompts alone (up to
+    :data:`DEFAULT_BATCHED_TOKENS`, at least one whole prompt) and pauses decoding; its end is each one's
+    first token. With chunking (Agrawal et al. 2024, Sarathi-Serve) every iteration decodes the running batch
+    and adds up to ``chunk_tokens`` minus the batch prompt tokens, taking the longer of the decode step and
+    the compute of all its tokens. Between events (an arrival, a finish, a prefill) the decode steps are
+    summed in closed form: step(B, T + kB) grows linearly, so k steps cost ``k base + c (k T + B k(k-1)/2)``.
+    ``prefill_only``: a prefill pool (disaggregated serving): requests leave after their first token.
+    """
+    import heapq
+    mb = _check.positive_int("max_batch", max_batch)
+    ck = _check.non_negative("chunk_tokens", chunk_tokens)
+    n = len(reqs)
+    if not 0 < n <= SIM_MAX_REQUESTS:
+        raise ValueError(f"requests={n!r} is not allowed: from 1 to {SIM_MAX_REQUESTS:,}")
+    cap = sm.kv_capacity_tokens
+    big = max(reqs, key=lambda q: q[1] + q[2])
+    if math.ceil((big[1] + big[2]) * sm.kv_tokens_per_request_token) > cap:
+        raise ValueError(f"a request of {big[1]:,} + {big[2]:,} tokens is not allowed: its KV cache needs more than "
+                         f"the replica's {cap:,} tokens of room")
+    c = sm.per_cached_token_s
+    first = [0.0] * n
+    done = [0.0] * n
+    t = 0.0
+    nxt = 0  # next arrival to enqueue
+    waiting: list[int] = []  # FIFO of arrived requests not admitted
+    wpos = 0
+    prefilling: list[list[int]] = []  # [request, prompt tokens left] being chunk-prefilled
+    running: list[tuple[int, int]] = []  # heap of (decode iteration at which it finishes, request)
+    it = 0  # decode iterations so far
+    B = 0  # sequences decoding
+    T = 0  # tokens in their caches
+    reserved = 0  # KV tokens reserved by admitted requests
+    events = 0
+    busy_b = 0.0  # integral of B over decode time
+    late_queue = 0
+    busy_t = 0.0
+    while (nxt < n or wpos < len(waiting) or prefilling or running) and events < SIM_MAX_EVENTS:
+        events += 1
+        while nxt < n and reqs[nxt][0] <= t:
+            waiting.append(nxt)
+            nxt += 1
+            if nxt == n:
+                late_queue = len(waiting) - wpos + len(prefilling)  # waiting when the last request arrives
+        if not running and not prefilling and wpos >= len(waiting):
+            t = max(t, reqs[nxt][0])  # idle until the next arrival
+            continue
+        # admission (FIFO): a slot and KV room for prompt + output; without chunking a prefill iteration takes
+        # whole prompts up to the token budget; with chunking only what this iteration's chunk reaches
+        room = int(ck) - B if ck else DEFAULT_BATCHED_TOKENS
+        room -= sum(e[1] for e in prefilling) if ck else 0
+        admitted: list[int] = []
+        while wpos < len(waiting) and B + len(prefilling) + len(admitted) < mb and (room > 0 or not admitted):
+            r = waiting[wpos]
+            need = math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+            if reserved + need > cap or (admitted and room < (1 if ck else reqs[r][1])):
+                break
+            admitted.append(r)
+            reserved += need
+            room -= reqs[r][1]
+            wpos += 1
+        if not ck and admitted:
+            toks = sum(reqs[r][1] for r in admitted)
+            pairs = sum(reqs[r][1] * (reqs[r][1] + 1) / 2.0 for r in admitted)
+            t += max(sm.prefill_min_s, toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s)
+            for r in admitted:
+                first[r] = t
+                if prefill_only or reqs[r][2] <= 1:
+                    done[r] = t
+                    reserved -= math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+                else:
+                    heapq.heappush(running, (it + reqs[r][2] - 1, r))
+                    B += 1
+                    T += reqs[r][1] + 1
+            continue
+        if ck:
+            prefilling.extend([r, reqs[r][1]] for r in admitted)
+        if prefilling:
+            # one mixed iteration: decode the batch, prefill up to the chunk budget (oldest first)
+            room = max(1, int(ck) - B)
+            toks, pairs, finished = 0, 0.0, []
+            for entry in prefilling:
+                if room <= 0:
+                    break
+                r, left = entry
+                take = min(left, room)
+                done_before = reqs[r][1] - left
+                pairs += take * done_before + take * (take + 1) / 2.0
+                entry[1] -= take
+                toks += take
+                room -= take
+                if entry[1] == 0:
+                    finished.append(r)
+            dec = _base(sm, B) + c * T if B else 0.0
+            comp = (toks + B) * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
+            dt = max(dec, comp, sm.prefill_min_s if not B else 0.0)
+            t += dt
+            if B:
+                busy_b += B * dt
+                busy_t += dt
+                it += 1
+                T += B
+            if finished:
+                prefilling = prefilling[len(finished):]
+            for r in finished:
+                first[r] = t
+                if prefill_only or reqs[r][2] <= 1:
+                    done[r] = t
+                    reserved -= math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+                else:
+                    heapq.heappush(running, (it + reqs[r][2] - 1, r))
+                    B += 1
+                    T += reqs[r][1] + 1
+            while running and running[0][0] <= it:
+                _, r = heapq.heappop(running)
+                done[r] = t
+                B -= 1
+                T -= reqs[r][1] + reqs[r][2]
+                reserved -= math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+            continue
+        # decode only: jump to the next finish or the first iteration boundary after the next arrival
+        k = running[0][0] - it
+        a = _base(sm, B) + c * T
+        if nxt < n:
+            gap = reqs[nxt][0] - t
+            # smallest k with k a + c B k (k - 1) / 2 >= gap
+            if c * B > 0:
+                qa, qb = c * B / 2.0, a - c * B / 2.0
+                ka = math.ceil((-qb + math.sqrt(qb * qb + 4 * qa * max(0.0, gap))) / (2 * qa))
+            else:
+                ka = math.ceil(max(0.0, gap) / a)
+            k = max(1, min(k, ka))
+        dt = k * a + c * B * k * (k - 1) / 2.0
+        t += dt
+        busy_b += B * dt
+        busy_t += dt
+        it += k
+        T += B * k
+        while running and running[0][0] <= it:
+            _, r = heapq.heappop(running)
+            done[r] = t
+            B -= 1
+            T -= reqs[r][1] + reqs[r][2]
+            reserved -= math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+    finished_all = nxt >= n and wpos >= len(waiting) and not prefilling and not running
+    skip = int(n * SIM_WARMUP)
+    meas = [i for i in range(skip, n) if done[i] > 0]
+    ttft = [first[i] - reqs[i][0] for i in meas]
+    tpot = [(done[i] - first[i]) / (reqs[i][2] - 1) for i in meas if reqs[i][2] > 1]
+    ok = [i for i in meas if (not ttft_slo_s or first[i] - reqs[i][0] <= ttft_slo_s)
+          and (not tpot_slo_s or reqs[i][2] <= 1 or (done[i] - first[i]) / (reqs[i][2] - 1) <= tpot_slo_s)]
+    # steady throughput: completions between the end of the warm-up arrivals and the last arrival
+    t0, t1 = reqs[skip][0] if skip < n else 0.0, reqs[-1][0]
+    inside = [i for i in range(n) if t0 < done[i] <= t1]
+    span = t1 - t0
+    completed = len(inside)
+    out_tok = sum(reqs[i][2] for i in inside)
+    attain = len(ok) / max(1, len(meas)) if finished_all else 0.0
+    offered = n / reqs[-1][0]
+    growing = not finished_all or late_queue > max(5, n // 20)
+    bounds = (f"{n:,} requests (at most {SIM_MAX_REQUESTS:,}), {events:,} events (at most {SIM_MAX_EVENTS:,}"
+              f"{', reached: the run was cut short' if not finished_all else ''}); the first {skip:,} arrivals left "
+              "out of the percentiles; KV reserved for prompt + output, no preemption")
+    return LoadResult(n, offered, completed / span if span > 0 else 0.0, out_tok / span if span > 0 else 0.0,
+                      _percentile(ttft, 0.5), _percentile(ttft, 0.99), _percentile(tpot, 0.5),
+                      _percentile(tpot, 0.99), sum(ttft) / max(1, len(ttft)), sum(tpot) / max(1, len(tpot)),
+                      busy_b / busy_t if busy_t else 0.0, attain, offered * attain,
+                      growing, events, bounds)
+
+
+class Disaggregated(NamedTuple):
+    """Prefill and decode on separate pools (DistServe, Zhong et al. 2024; Splitwise, Patel et al. 2024)."""
+
+    prefill: LoadResult  # the prefill pool (one replica's share): its TTFT is the deployment's, less the transfer
+    decode: LoadResult  # the decode pool (one replica's share): its TPOT is the deployment's
+    transfer_s: float  # moving one request's KV cache from a prefill to a decode GPU (one NIC, alpha-beta)
+    ttft_p50_s: float  # prefill pool's TTFT (the first token comes from the prefill GPU)
+    ttft_p99_s: float
+    tpot_p50_s: float  # decode pool's
+    tpot_p99_s: float
+    gpus: int  # (prefill replicas + decode replicas) x tp
+
+
+def simulate_disaggregated(model: memory.ModelConfig, chip: str, workload: Workload, prefill_replicas: int,
+                           decode_replicas: int, engine: str = "cuda-graph", tp: int = 1, max_batch: int = 256,
+                           n_requests: int = PLAN_REQUESTS_DEFAULT) -> Disaggregated:
+    """Disaggregated serving: ``prefill_replicas`` replicas only prefill (and give the first token),
+    ``decode_replicas`` only decode; each request's cache crosses the network between them.
+
+    Each pool is simulated as one replica at its share of the rate (random, even routing). The decode pool
+    receives each request when its cache has arrived: the prefill pool's first-token time plus the transfer
+    (``kv_cache_bytes(prompt)`` at one 400G NIC's achievable bandwidth, ``mlcalc.network``). A request's
+    output time per token counts from its arrival in the decode pool.
+    """
+    import random
+    pr = _check.positive_int("prefill_replicas", prefill_replicas)
+    dr = _check.positive_int("decode_replicas", decode_replicas)
+    sm = step_model(model, chip, engine, tp, 1, max_batch)
+    reqs = draw_requests(workload, n_requests)
+    rng = random.Random(int(workload.seed) + 1)
+    mine_p = [r for r in reqs if rng.random() < 1.0 / pr] or reqs[:1]
+    pre = simulate_replica(sm, mine_p, max_batch, prefill_only=True)
+    from mlcalc import network, plan
+    nic = network.system(plan.chip_info(chip)["system"]).nic.achievable_bytes_per_s
+    kvb = memory.kv_cache_bytes(model, max(1, workload.input_mean)) / kv_split(model, tp)
+    transfer = kvb / nic + network.nccl_base_latency_s()
+    # the decode pool sees the requests shifted by their prefill and transfer (the mean of both)
+    shift = pre.ttft_mean_s + transfer
+    mine_d = [(a + shift, p_, o) for a, p_, o in reqs if rng.random() < 1.0 / dr] or [(reqs[0][0] + shift,) +
+                                                                                        reqs[0][1:]]
+    dec_sm = sm._replace(prefill_per_token_s=0.0, attention_per_pair_s=0.0, prefill_min_s=0.0)
+    dec = simulate_replica(dec_sm, mine_d, max_batch)
+    return Disaggregated(pre, dec, transfer, pre.ttft_p50_s, pre.ttft_p99_s, dec.tpot_p50_s, dec.tpot_p99_s,
+                         (pr + dr) * tp)
+
+
 # --------------------------------------------------------------------------- the serving plan
 
 
+#: Replica layouts the planner tries, (tensor parallel, expert-parallel groups, nodes), fewest GPUs first.
+#: Dense models: tensor parallel inside a node, then 16 GPUs over two nodes. Mixtures of experts also: data-
+#: parallel attention with the experts spread over 2-8 GPUs, and 2-4 nodes of 8 (DeepSeek-V3's layout).
+DENSE_LAYOUTS = ((1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1), (16, 1, 2))
+MOE_LAYOUTS = ((1, 2, 1), (1, 4, 1), (1, 8, 1), (8, 2, 2), (8, 4, 4))
+PLAN_REQUESTS = 300  # requests per verifying simulation (SIM_MAX_REQUESTS at most)
+PLAN_MAX_SIMS = 10  # simulations one layout may run while replicas are added (a quarter more) or its batch cut (by a quarter)
+MAX_REPLICAS = 100_000  # more replicas than this: refused, not planned
+
+
 class Serving(NamedTuple):
-    """How to serve a model at a traffic level within latency targets."""
+    """How to serve a model at a traffic level within latency targets (or why it cannot be done)."""
 
     chip: str  # catalogue key
-    tp: int  # GPUs per replica (tensor parallel)
-    batch: int  # concurrent sequences per replica
+    tp: int  # tensor-parallel GPUs per attention group
+    batch: int  # most sequences one replica decodes together (the scheduler's max batch)
     kv_tokens_fit: int  # KV-cache tokens that fit beside the weights on one replica
-    ttft_s: float  # time to first token: the prompt's prefill
-    tpot_s: float  # time per output token: one decode step at the mean context
-    replica_requests_per_s: float  # requests/s one replica sustains
-    replicas: int  # replicas for the traffic
-    gpus: int  # replicas x tp
+    ttft_s: float  # time to first token at the asked percentile, simulated (queueing included; 0: impossible)
+    tpot_s: float  # time per output token at the asked percentile, simulated (0: impossible)
+    replica_requests_per_s: float  # requests/s one replica is given (the rate / replicas)
+    replicas: int  # replicas for the traffic (0: impossible)
+    gpus: int  # replicas x tp x ep (0: impossible)
     output_tokens_per_s: float  # whole deployment, at the asked traffic
-    dollars_per_million_tokens: float  # per million output tokens
-    bound: str  # what bounds the decode step
-    problems: tuple[str, ...]  # targets that no batch meets (empty when all are met)
+    dollars_per_million_tokens: float  # all GPU-hours per million output tokens (0: impossible)
+    bound: str  # the bottleneck: "compute", "memory bandwidth", "KV capacity", "network", "launch floor",
+    #             "prefill and queueing (TTFT)"
+    problems: tuple[str, ...]  # why a target cannot be met (empty when all are met)
+    ep: int = 1  # expert-parallel groups per replica (1: none)
+    nodes: int = 1  # nodes one replica spans
+    engine: str = "cuda-graph"  # which engine the numbers describe (ENGINES)
+    feasible: bool = True  # every target met
+    dollars_per_million_input: float = 0.0  # GPU-hours spent on prefill per million prompt tokens
+    dollars_per_million_output: float = 0.0  # GPU-hours spent on decode per million output tokens
+    load: LoadResult | None = None  # the verifying simulation of one replica
+    checked: str = ""  # where the model was checked, and whether this plan is inside it
+
+
+def _closed_form(model: memory.ModelConfig, chip: str, lay: tuple[int, int, int], p: int, o: int, tpot_t: float,
+                 engine: str, weight_dtype: str, kv_dtype: str, max_batch: int | None = None
+                 ) -> tuple[StepModel, int, int, float, str] | str | float:
+    """(step model, batch, KV-limited batch, requests/s per replica, bound), or why it does not work: a reason, or
+    batch 1's step time when that alone misses the TPOT target."""
+    tp, ep, nodes = lay
+    cap = kv_capacity_tokens(model, chip, tp, ep, weight_dtype, kv_dtype)
+    ratio = memory.kv_cache_bytes(model, p + o) / ((p + o) * memory.model_kv_bytes_per_token(model))
+    per_req = math.ceil((p + o) * ratio)
+    if cap < per_req:
+        return (f"tp={tp}, ep={ep}: weights and one {p + o:,}-token request do not fit "
+                f"{tp * ep} x {spec(chip).memory_gb:g} GB")
+    b_kv = min(MAX_BATCH, cap // per_req)
+    mean_ctx = p + max(1, o // 2)
+
+    d1 = predict_decode(model, chip, 1, mean_ctx, engine, tp, ep, weight_dtype, kv_dtype, nodes)
+    if d1.step_s > tpot_t:
+        return d1.step_s  # batch 1 already misses the TPOT target
+    top = b_kv if max_batch is None else min(b_kv, max_batch)
+    sm = step_model(model, chip, engine, tp, ep, max(1, top), weight_dtype, kv_dtype, nodes, mean_ctx)
+
+    def step_s(b: int) -> float:  # the simulation's own step (the fitted model), at the mean context
+        return _base(sm, b) + sm.per_cached_token_s * b * mean_ctx
+
+    lo, hi = 1, top
+    while lo < hi:  # largest batch whose step meets the target (the step grows with the batch)
+        mid = (lo + hi + 1) // 2
+        if step_s(mid) <= tpot_t:
+            lo = mid
+        else:
+            hi = mid - 1
+    b = lo
+    d = predict_decode(model, chip, b, mean_ctx, engine, tp, ep, weight_dtype, kv_dtype, nodes)
+    prefill = p * sm.prefill_per_token_s + p * (p + 1) / 2.0 * sm.attention_per_pair_s
+    per_replica = 1.0 / (prefill + o * step_s(b) / b)
+    comm = comm_s(model, chip, b, tp, ep, nodes)
+    if b == b_kv and b < MAX_BATCH and (max_batch is None or b < max_batch):
+        bound = "KV capacity"
+    elif comm > 0.3 * d.step_s:
+        bound = "network"
+    else:
+        bound = {"memory": "memory bandwidth", "compute": "compute", "launch floor": "launch floor"}[d.bound]
+    return sm, b, b_kv, per_replica, bound
+
+
+@lru_cache(maxsize=1)
+def _checked_summary() -> tuple[int, int, float, float]:
+    runs = [c for r in DECODE_RUNS for c in check_decode(r)]
+    bench = check_benchmarks()
+    return (sum(1 for c in runs if abs(c.error) <= 0.25), len(runs),
+            max(abs(c.error) for c in bench if c.tp == 1 and c.output),
+            max(abs(c.error) for c in bench if c.tp > 1 and c.output))
+
+
+def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int, context: int, tp: int) -> str:
+    """Where the decode model was checked, and whether (model size, chip, engine, batch, context, tp) is inside.
+
+    Checked: transformers eager decode of Llama-shaped 1B and 8B models on H100 and H200 (batch 1-128, context
+    545-4129, one GPU; :func:`check_decode`); TensorRT-LLM's published static batches of Llama 2 7B and 70B
+    on H100 and A100 (:func:`check_benchmarks`), tensor parallel 1-4.
+    """
+    within, n_runs, worst1, worstn = _checked_summary()
+    text = (f"Checked: {within} of {n_runs} measured hf-eager decode points within 25% (Llama-shaped 1B/8B, "
+            f"H100/H200, batch 1-128, context 545-4,129, one GPU); TensorRT-LLM's published throughput at tp=1 "
+            f"within {worst1:.0%}, at tp=2-4 off by up to {worstn:.0%} (over-predicted: the tensor-parallel cost "
+            "is under-modelled).")
+    outside = []
+    if not 0.9e9 <= model.n_params() <= 80e9:
+        outside.append(f"{model.n_params() / 1e9:,.0f}B parameters (checked 1-70B)")
+    if chip not in ("H100-SXM", "H200-SXM", "A100-80GB"):
+        outside.append(f"{chip} (checked H100, H200, A100)")
+    if engine == "cuda-graph" and tp == 1:
+        outside.append("cuda-graph at tp=1 checked only on TensorRT-LLM's static batches")
+    if tp > 1:
+        outside.append(f"tp={tp}: published points off by up to {worstn:.0%}")
+    if model.is_moe or model.attention == "mla" or model.sliding_window:
+        outside.append("MoE / MLA / sliding-window decode not yet checked on a measured run")
+    if batch > 1024 or context > 8192:
+        outside.append(f"batch {batch:,}, context {context:,} (checked to 1,024 and 8,192)")
+    return text + (" This plan is outside it: " + "; ".join(outside) + "." if outside else " This plan is inside it.")
 
 
 def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, prompt_tokens: int,
                  output_tokens: int, ttft_target_s: float, tpot_target_s: float, price_per_gpu_hour: float,
-                 floor: Floor | None = None, mbu: float | None = None, weight_bytes_per_param: float = 2.0,
-                 small_kernels_s: float = 0.0) -> Serving:
-    """Fewest GPUs that serve ``requests_per_s`` within the TTFT and TPOT targets.
+                 engine: str = "cuda-graph", weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                 input_cv: float = 0.0, output_cv: float = 0.0, chunk_tokens: int = 0, percentile: float = 0.99,
+                 n_requests: int = PLAN_REQUESTS, seed: int = 0, max_batch: int | None = None) -> Serving:
+    """Fewest GPUs that serve ``requests_per_s`` with TTFT and TPOT within their targets at ``percentile``.
 
-    For tp in (1, 2, 4, 8) (smallest first) the weights and at least one sequence's cache must
-    fit (``mlcalc.memory.max_kv_tokens``); the batch is the largest power of two up to
-    :data:`MAX_BATCH` that fits the KV cache and keeps the decode step under the TPOT target.
-    Each request costs its prefill plus ``output_tokens`` steps shared by the batch:
-    ``requests/s per replica = 1 / (prefill + output x step / batch)``. Memory bandwidth is the
-    datasheet's times ``mbu`` (model bandwidth utilization; default: the read fraction we measured,
-    :func:`read_fraction`). Tensor-parallel all-reduces are added per step. ``floor`` and
-    ``small_kernels_s`` describe an eager program (:func:`measured_floor`, :func:`hf_small_kernels_s`);
-    leave them out for an engine that replays CUDA graphs of fused kernels. Queueing is not modelled.
+    For each replica layout (:data:`DENSE_LAYOUTS`, and :data:`MOE_LAYOUTS` for a mixture of experts) the
+    closed form comes first: the weights and one request must fit; the largest batch whose decode step
+    (at the mean context, :func:`predict_decode`) meets the TPOT target; each request costs its prefill plus
+    ``output`` steps shared by the batch, so a replica sustains ``1 / (prefill + output x step / batch)``
+    requests/s and the rate needs that many replicas. Then a seeded simulation of one replica at its share of
+    the traffic (:func:`simulate_replica`, Poisson arrivals, continuous batching) checks the targets at the
+    percentile; replicas are added (a quarter more each time, at most :data:`PLAN_MAX_SIMS` simulations) until
+    the share of requests within both targets reaches ``percentile``. The fewest GPUs wins (then the cheaper
+    per token). Impossible targets (a batch of 1 too slow, one prompt's prefill over the TTFT target, weights
+    that fit no layout) come back with ``feasible`` False, no GPUs (times and dollars 0), and the reason. Dollars: all GPU-hours at
+    ``price_per_gpu_hour``, split between input and output tokens by the replica time prefill and decode take.
     """
     rps = _check.positive("requests per second", requests_per_s)
     p = _check.positive_int("prompt tokens", prompt_tokens)
@@ -379,62 +1116,134 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     ttft_t = _check.positive("TTFT target (s)", ttft_target_s)
     tpot_t = _check.positive("TPOT target (s)", tpot_target_s)
     price = _check.non_negative("price per GPU-hour", price_per_gpu_hour)
-    acc = spec(chip)
-    bw = acc.memory_bandwidth_bytes_per_s * _check.fraction("MBU", read_fraction() if mbu is None else mbu)
-    rate = compute.achievable_flops(chip, "bf16", "achievable" if compute.has_flops(chip, "bf16", "achievable")
-                                    else compute.ADVERTISED)
-    ctx = p + o
-    mean_ctx = p + max(1, o // 2)
-    best: Serving | None = None
+    _check.choice("engine", engine, ENGINES)
+    q = _check.fraction("percentile", percentile)
+    spec(chip)
+    layouts = DENSE_LAYOUTS + (MOE_LAYOUTS if model.is_moe else ())
     problems: list[str] = []
-    for tp in TENSOR_PARALLEL:
-        if model.n_heads % tp:
+    fastest = (math.inf, 0, 0)  # the fastest batch-1 step of a layout that misses the TPOT target
+    cands = []
+    for lay in layouts:
+        tp, ep, nodes = lay
+        if (model.n_heads % tp) or (model.is_moe and ep > 1 and model.n_experts % (tp * ep)):
             continue
-        fit = memory.max_kv_tokens(model, acc.memory_bytes, tp, weight_dtype="bf16")
-        if fit < ctx:
+        if cands and min(c[0] for c in cands) <= tp * ep:
+            continue  # one replica of this layout already has as many GPUs as a plan found
+        try:
+            cf = _closed_form(model, chip, lay, p, o, tpot_t, engine, weight_dtype, kv_dtype, max_batch)
+        except ValueError as e:  # a layout the chip's system cannot form (e.g. 16 GPUs of an 8-GPU node)
+            problems.append(f"tp={tp}, ep={ep}: {e}")
             continue
-        # one forward over the prompt: its compute (attention included), at least one read of the weights
-        prefill = (max(prefill_s(model, 1, p, rate, tp), model.n_params() * weight_bytes_per_param / tp / bw)
-                   + tp_allreduce_s(model, chip, p, tp))
-        batch, step = 0, None
-        b = 1
-        while b <= MAX_BATCH and b * ctx <= fit:
-            d = decode_step(model, b, mean_ctx, bw, rate, tp, floor, weight_bytes_per_param=weight_bytes_per_param,
-                            tp_allreduce_s=tp_allreduce_s(model, chip, b, tp), small_kernels_s=small_kernels_s)
-            if d.step_s <= tpot_t or batch == 0:
-                batch, step = b, d
-            if d.step_s > tpot_t:
+        if isinstance(cf, str):
+            problems.append(cf)
+            continue
+        if isinstance(cf, float):  # batch 1's step, over the TPOT target
+            fastest = min(fastest, (cf, tp, ep))
+            continue
+        sm, b, b_kv, per_rep, bound = cf
+        alone = max(sm.prefill_min_s, p * sm.prefill_per_token_s + p * (p + 1) / 2.0 * sm.attention_per_pair_s)
+        if alone > ttft_t:
+            problems.append(f"TTFT: the prefill of one {p:,}-token prompt alone takes {alone * 1e3:,.0f} ms on "
+                            f"tp={tp}, ep={ep}, over the {ttft_t * 1e3:,.0f} ms target")
+            continue
+        replicas = math.ceil(rps / per_rep)
+        if replicas > MAX_REPLICAS:
+            problems.append(f"tp={tp}, ep={ep}: {replicas:,} replicas, over the {MAX_REPLICAS:,} the planner allows")
+            continue
+        cands.append((replicas * tp * ep, lay, sm, b, per_rep, bound, replicas))
+    if fastest[1]:
+        problems.insert(0, f"TPOT: even the fastest layout (tp={fastest[1]}, ep={fastest[2]}) takes "
+                           f"{fastest[0] * 1e3:,.1f} ms per token at batch 1, over the {tpot_t * 1e3:,.1f} ms target")
+    if not cands:
+        problems.sort(key=lambda t: 0 if t.startswith(("TPOT", "TTFT")) else 1)
+        why = "; ".join(dict.fromkeys(problems)) or "no layout fits"
+        return Serving(chip, 0, 0, 0, 0.0, 0.0, 0.0, 0, 0, rps * o, 0.0, "impossible",
+                       tuple(dict.fromkeys(problems)) or (why,), engine=engine, feasible=False,
+                       checked=f"impossible on {chip} with {engine}: {why}")
+    cands.sort(key=lambda c: (c[0], c[1]))
+    best: Serving | None = None
+    n_req = min(_check.positive_int("n_requests", n_requests), SIM_MAX_REQUESTS)
+    for gpus, lay, sm, b, per_rep, bound, replicas in cands[:2]:  # verify the two cheapest by simulation
+        if best is not None and gpus >= best.gpus:
+            break
+        tp, ep, nodes = lay
+        res: LoadResult | None = None
+        why_more = ""
+        mean_ctx = p + max(1, o // 2)
+        b0 = b
+        for _ in range(PLAN_MAX_SIMS):
+            w = Workload(rps / replicas, p, o, input_cv, output_cv, seed)
+            res = simulate_replica(sm, draw_requests(w, n_req), b, chunk_tokens, ttft_t, tpot_t)
+            if res.slo_attainment >= q and not res.queue_growing:
                 break
-            b *= 2
-        assert step is not None
-        per_replica = 1.0 / (prefill + o * step.step_s / batch)
-        replicas = max(1, math.ceil(rps / per_replica))
-        gpus = replicas * tp
-        out_tps = rps * o
-        dollars = gpus * price / (out_tps * 3600.0) * 1e6
-        probs = []
-        if prefill > ttft_t:
-            probs.append(f"TTFT: the prefill of {p:,} tokens takes {prefill * 1e3:,.1f} ms on tp={tp}, "
-                         f"over the {ttft_t * 1e3:,.0f} ms target")
-        if step.step_s > tpot_t:
-            probs.append(f"TPOT: even batch 1 takes {step.step_s * 1e3:,.1f} ms per token on tp={tp}, "
-                         f"over the {tpot_t * 1e3:,.0f} ms target")
-        cand = Serving(chip, tp, batch, fit, prefill, step.step_s, per_replica, replicas, gpus, out_tps, dollars,
-                       step.bound, tuple(probs))
-        if not probs:
-            if best is None or best.problems or cand.gpus < best.gpus:
-                best = cand
-        elif best is None or (best.problems and cand.tpot_s + cand.ttft_s < best.tpot_s + best.ttft_s):
-            best = cand  # nothing meets the targets: keep the closest (the fastest tensor-parallel group)
-    if best is None:
-        need = (model.n_params() * memory.dtype_bytes("bf16")
-                + memory.kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.head_dim) * ctx)
-        have = max(TENSOR_PARALLEL) * acc.memory_bytes * memory.VLLM_MEMORY_UTILIZATION
-        raise ValueError(f"model={model.name!r} is not allowed on {chip}: its weights and one {ctx:,}-token "
-                         f"sequence ({need / 1e9:,.0f} GB in bf16) fit no tensor-parallel group of up to "
-                         f"{max(TENSOR_PARALLEL)} x {acc.memory_gb:g} GB ({have / 1e9:,.0f} GB usable at "
-                         f"{memory.VLLM_MEMORY_UTILIZATION:.0%}): {(need - have) / 1e9:,.0f} GB short")
+            ttft_q = res.ttft_p99_s if q >= 0.99 else res.ttft_p50_s
+            tpot_q = res.tpot_p99_s if q >= 0.99 else res.tpot_p50_s
+            if ttft_q > ttft_t or res.queue_growing:
+                why_more = "prefill and queueing (TTFT)" if ttft_q > ttft_t else why_more or bound
+                replicas = replicas + max(1, math.ceil(replicas / 4))
+            elif tpot_q > tpot_t and b > 1:
+                # prefill stalls and longer contexts stretch the tail: a smaller batch per replica, more replicas
+                b = max(1, (3 * b) // 4)
+                pre_req = p * sm.prefill_per_token_s + p * (p + 1) / 2.0 * sm.attention_per_pair_s
+                step_b = _base(sm, b) + sm.per_cached_token_s * b * mean_ctx
+                per_rep = 1.0 / (pre_req + o * step_b / b)
+                replicas = max(replicas, math.ceil(rps / per_rep))
+            else:
+                replicas = replicas + max(1, math.ceil(replicas / 4))
+        assert res is not None
+        met = res.slo_attainment >= q and not res.queue_growing
+        if b < b0 and not why_more:  # the batch was cut for TPOT's tail: the decode step is the bottleneck
+            d = predict_decode(model, chip, b, mean_ctx, engine, tp, ep, weight_dtype, kv_dtype, nodes)
+            comm = comm_s(model, chip, b, tp, ep, nodes)
+            why_more = "network" if comm > 0.3 * d.step_s else {"memory": "memory bandwidth", "compute": "compute",
+                                                                 "launch floor": "launch floor"}[d.bound]
+        gpus = replicas * tp * ep
+        cost_s = gpus * price / 3600.0
+        pre = p * sm.prefill_per_token_s + p * (p + 1) / 2.0 * sm.attention_per_pair_s
+        dec = max(0.0, 1.0 / per_rep - pre)
+        share = pre / (pre + dec) if pre + dec > 0 else 0.0
+        ttft_at = res.ttft_p99_s if q >= 0.99 else res.ttft_p50_s
+        tpot_at = res.tpot_p99_s if q >= 0.99 else res.tpot_p50_s
+        probs = () if met else (f"not reached: after {PLAN_MAX_SIMS} simulations ({replicas:,} replicas, batch up to "
+                                f"{b:,}) {res.slo_attainment:.1%} of requests meet both targets, short of "
+                                f"{q:.0%}: more replicas may still get there",)
+        cand = Serving(chip, tp, b, sm.kv_capacity_tokens, ttft_at, tpot_at, rps / replicas, replicas, gpus, rps * o,
+                       cost_s / (rps * o) * 1e6, why_more or bound, probs, ep, nodes * 1, engine, met,
+                       cost_s * share / (rps * p) * 1e6, cost_s * (1 - share) / (rps * o) * 1e6, res,
+                       checked_range(model, chip, engine, b, p + o, tp * ep))
+        if best is None or (cand.feasible and not best.feasible) or (cand.feasible == best.feasible
+                                                                     and cand.gpus < best.gpus):
+            best = cand
+    assert best is not None
     return best
+
+
+def serving_offers(on_demand_only: bool = True) -> tuple[str, ...]:
+    """Names of the priced rent offers of mlcalc/data/plan.json (each with its date) a serving plan can use:
+    rented by the hour, not subsidised; ``on_demand_only``: without a commitment term."""
+    from mlcalc import plan
+    return tuple(n for n, o in plan.offers().items() if o.way == "rent" and o.price_per_gpu_hour > 0
+                 and not o.subsidised and (o.term_years == 0 or not on_demand_only))
+
+
+def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...], requests_per_s: float,
+                        prompt_tokens: int, output_tokens: int, ttft_target_s: float, tpot_target_s: float,
+                        **kwargs: Any) -> list[tuple[str, Serving]]:
+    """:func:`plan_serving` on each offer's chip at its dated price; feasible plans first, cheapest per output
+    token first (the answer to "which chip"). At most 8 offers."""
+    from mlcalc import plan
+    names = tuple(offer_names)
+    if not 0 < len(names) <= 8:
+        raise ValueError(f"offer_names={names!r} is not allowed: from 1 to 8 offers")
+    offers = plan.offers()
+    out = []
+    for n in names:
+        _check.choice("offer", n, offers)
+        o = offers[n]
+        out.append((n, plan_serving(model, o.chip, requests_per_s, prompt_tokens, output_tokens, ttft_target_s,
+                                    tpot_target_s, o.price_per_gpu_hour, **kwargs)))
+    out.sort(key=lambda t: (not t[1].feasible, t[1].gpus == 0, t[1].dollars_per_million_output, t[1].gpus))
+    return out
 
 
 __all__ = [

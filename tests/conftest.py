@@ -44,7 +44,7 @@ CHROMIUM_ARGS = [
 # One chapter per part: the pages whose live tests run on the real thing in `make test` (JupyterLab
 # in tests/test_live_jupyter.py, Pyodide in tests/test_live_site.py); MLCALC_LIVE_ALL=1 runs every page.
 ONE_PER_PART = ("start/how-many-gpus", "accelerators/training-cost", "memory/serving", "network/collectives",
-                "storage/checkpoints", "hardware/your-own-numbers", "plan/training-plan")
+                "storage/checkpoints", "hardware/your-own-numbers", "facility/power-and-energy", "plan/training-plan")
 LIVE_ALL = bool(os.environ.get("MLCALC_LIVE_ALL"))
 
 

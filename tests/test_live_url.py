@@ -89,11 +89,11 @@ def test_the_query_is_readable_and_numbers_are_shortest():
                                          "seq_len": 8192, "rent": False}, d)
     assert q == ("plan.train.model=Llama-3+8B&plan.train.seq_len=8192&plan.train.deadline_days=30"
                  "&plan.train.budget_m=0.1&plan.train.rent=false")
-    # a long option label is not written: its value's name is (engine "graphs", not "CUDA graphs, ...")
-    assert query_from_values("plan.serve", {"engine": "eager"}) == "plan.serve.engine=eager"
+    # a long option label is not written: its value's name is (engine "hf-eager", not "plain Hugging Face: ...")
+    assert query_from_values("plan.serve", {"engine": "hf-eager"}) == "plan.serve.engine=hf-eager"
     # the label itself, typed by hand, is read too
     label = get("plan.serve").control("engine").options[1][0]
-    assert values_from_query("plan.serve", "plan.serve.engine=" + quote_plus(label)) == {"engine": "eager"}
+    assert values_from_query("plan.serve", "plan.serve.engine=" + quote_plus(label)) == {"engine": "hf-eager"}
     assert values_from_query("plan.train", "plan.train.budget_m=1e-3&plan.train.tokens_b=1.5E%2B3") == {
         "budget_m": 0.001, "tokens_b": 1500.0}
 

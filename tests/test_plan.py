@@ -224,6 +224,9 @@ def test_search_equals_brute_force_on_small_cases(case):
         for o in (plan.offers()[k] for k in names if plan.offers()[k].chip == chip):
             every += [p for p in (plan.evaluate(m, o, n, tokens, s, batch) for n in counts) if p is not None]
     assert every
+    for p in every:  # the floor the search skips counts by: no plan is faster than its FLOPs at _step_rate
+        floor_s = tokens * plan.flops_per_token(m, s) / (p.n_gpus * plan._step_rate(p.offer.chip, "achievable"))
+        assert p.days * 86400 >= floor_s * (1 - 1e-12)
     days = sorted({p.days for p in every})
     dollars = sorted({p.dollars for p in every})
 

@@ -51,3 +51,41 @@ def test_instructor_notes_render_tables(strict_build):
     assert ex.QUIZ[0].why not in quiz  # the key stays in the instructor notes
     sheet = (HTML / "book" / "workshop" / "question-sheet.html").read_text(encoding="utf-8")
     assert sheet.count("<tr") == sum(len(s.exercises) for s in ex.SETS) + 1
+
+
+def room_figures() -> dict[str, str]:
+    """The figures the setup page quotes, formatted from benchmarks/room.json (written by scripts/room.py)."""
+    import json
+
+    from conftest import ROOT
+
+    r = json.loads((ROOT / "benchmarks" / "room.json").read_text())
+    return {"first": f"{r['first_chapter_bytes'] / 1e6:.1f}", "files": str(r["first_chapter_files"]),
+            "next": f"{r['next_chapter_bytes'] / 1e6:.2f}", "laptops": str(r["laptops"]),
+            "room": f"{r['room_bytes'] / 1e6:,.0f}", "m20": f"{r['minutes_at_mbps']['20']:g}",
+            "m50": f"{r['minutes_at_mbps']['50']:g}"}
+
+
+def test_setup_page_quotes_the_measured_room_download():
+    # the per-laptop download stated on the setup page is the one scripts/room.py measured
+    from conftest import ROOT
+
+    text = (ROOT / "book" / "workshop" / "setup.md").read_text()
+    f = room_figures()
+    for quoted in (f"**{f['first']} MB**", f"({f['files']} files", f"**{f['next']} MB**", f"**{f['laptops']} laptops**",
+                   f"**{f['room']} MB**", f"**{f['m20']} minutes**", f"**{f['m50']}** at 50 Mb/s"):
+        assert quoted in text, quoted
+
+
+def test_room_minutes():
+    # 509 MB for 30 laptops at 20 Mb/s: 509e6 x 8 / 20e6 s = 203.7 s (bits over a shared link)
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("room", ROOT / "scripts" / "room.py")
+    room = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(room)
+    assert abs(room.room_minutes(509e6 / 30, 30, 20) - 203.6 / 60) < 0.01
+    with pytest.raises(ValueError, match="laptops"):
+        room.room_minutes(1e6, 0, 20)

@@ -342,17 +342,29 @@ def _serving_compute(v: Mapping[str, Any]) -> memory.ServingEstimate:
     return est
 
 
+def _kv_formula(m: memory.ModelConfig, kv_dtype: str) -> str:
+    lay = memory.kv_layout(m, kv_dtype)
+    b = memory.DTYPE_BYTES[kv_dtype]
+    if lay.kind == "MLA":
+        per = f"{m.n_layers} layers x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rotary) x {b:g} B: MLA"
+    else:
+        per = f"2 x {m.n_layers} layers x {m.n_kv_heads} KV heads x {m.head_dim} x {b:g} B: {lay.kind}"
+    if lay.local_layers:
+        per += (f"; {lay.local_layers} of the layers keep only a {lay.window:,}-token window, "
+                f"{lay.global_layers} the whole context")
+    return per
+
+
 def _serving_view(est: memory.ServingEstimate, v: Mapping[str, Any]) -> View:
     m = memory.model_preset(v["model"])
-    tokens = memory.max_kv_tokens(m, spec(v["accelerator"]).memory_bytes, est.n_devices, v["weight_dtype"],
-                                  v["kv_dtype"])
-    acc, ctx = v["accelerator"], int(v["context"])
-    text = (f"KV cache per token: {est.kv_bytes_per_token / 2**10:,.0f} KiB "
-            f"(2 x {m.n_layers} layers x {m.n_kv_heads} KV heads x {m.head_dim} x "
-            f"{memory.DTYPE_BYTES[v['kv_dtype']]:g} B)\n"
+    ctx = int(v["context"])
+    seqs = memory.max_sequences(m, spec(v["accelerator"]).memory_bytes, ctx, est.n_devices, v["weight_dtype"],
+                                v["kv_dtype"])
+    acc = v["accelerator"]
+    text = (f"KV cache per token: {est.kv_bytes_per_token / 2**10:,.1f} KiB ({_kv_formula(m, v['kv_dtype'])})\n"
+            f"one sequence of {ctx:,} tokens: {est.kv_cache_bytes / int(v['batch']) / 1e9:,.2f} GB of cache\n"
             f"devices needed: {est.n_devices:,} x {acc} (using {memory.VLLM_MEMORY_UTILIZATION:.0%} of each)\n"
-            f"on {est.n_devices:,} device(s): room for {tokens:,} tokens of KV cache = batch "
-            f"{tokens // ctx:,} at context {ctx:,}")
+            f"on {est.n_devices:,} device(s): room for batch {seqs:,} at context {ctx:,}")
     usable = est.n_devices * est.usable_bytes_per_device / 1e9
     parts = [{"part": "weights", "gb": est.weights_bytes / 1e9, "order": 0},
              {"part": "KV cache", "gb": est.kv_cache_bytes / 1e9, "order": 1}]

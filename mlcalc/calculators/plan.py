@@ -14,6 +14,7 @@ _MODELS = tuple(memory.model_presets())
 _OFFERS = tuple(plan.offers())
 _CHIPS = plan.chips()  # every chip the planner knows (the cost of owning needs only its power)
 _OFFERED = plan.offered_chips()  # the chips some offer sells: the training planner offers only these
+_ACADEMIC = plan.offers()["H100 HPC allocation (academic, subsidised)"]  # Caltech's cost-recovery rate
 
 
 def _model(v: Mapping[str, Any]) -> memory.ModelConfig:
@@ -57,14 +58,12 @@ def _train_compute(v: Mapping[str, Any]) -> tuple[plan.Search, memory.ModelConfi
 
 
 def _plan_row(label: str, p: plan.Plan) -> tuple[Any, ...]:
-    lay = p.layout
-    return (label, f"{p.n_gpus:,}", f"{p.days:,.1f}", money(p.dollars), p.offer.name,
-            f"{lay.tp}·{lay.pp}·{lay.dp}", f"{p.mfu:.0%}")
+    return (label, f"{p.n_gpus:,}", f"{p.days:,.1f}", money(p.dollars), f"{p.mfu:.0%}", p.offer.name)
 
 
-# headline columns first (what, how many, how long, how much), then which offer and how it is laid out:
-# narrow enough for a 390 px screen, the offer's name wrapping in its own column
-_PLAN_COLUMNS = ("plan", "GPUs", "days", "dollars", "offer", "tp·pp·dp", "MFU")
+# headline columns first (what, how many, how long, how much), the offer's name last, wrapping in its own
+# column: six short columns fit a 390 px screen; the layout is in each plan's sentence and its export
+_PLAN_COLUMNS = ("plan", "GPUs", "days", "dollars", "MFU", "offer")
 
 
 def _searched(res: plan.Search, v: Mapping[str, Any]) -> str:
@@ -106,7 +105,8 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
         rows.extend(_plan_row("closest", p) for p in res.closest)
         shown = list(res.closest)
     if not v["hpc"]:
-        lines.append("Academic HPC rates (subsidised, $0.14 per GPU-hour) are not searched: tick "
+        lines.append(f"Academic HPC rates (subsidised, ${_ACADEMIC.price_per_gpu_hour:,.2f} per GPU-hour) are not "
+                     "searched: tick "
                      "'Academic HPC' if you have such an allocation.")
     if shown and v["export"] != "summary":
         p = shown[0]
@@ -154,7 +154,8 @@ TRAIN = register(Calc(
         Control("rent", "Rent (cloud)", "check", True,
                 help="on demand, 1- and 3-year commitments (billed every hour of the term), Capacity Blocks"),
         Control("hpc", "Academic HPC (subsidised)", "check", False,
-                help="a cost-recovery rate ($0.14 per GPU-hour, Caltech) that only academic users get"),
+                help=f"a cost-recovery rate (${_ACADEMIC.price_per_gpu_hour:,.2f} per GPU-hour, Caltech) that only "
+                     "academic users get"),
         Control("buy", "Buy", "check", True),
         Control("max_gpus", "At most (GPUs)", "int", 16384, step=1024,
                 help=f"any count up to {plan.MAX_GPUS:,}; the search tries whole nodes, 4 counts per doubling"),
@@ -320,8 +321,9 @@ TCO = register(Calc(
         Control("academic", "Academic HPC (subsidised)", "check", False,
                 help="show a cost-recovery rate only academic users get"),
         Control("hpc", "HPC ($/GPU-h)", "number",
-                plan.offers()["H100 HPC allocation (cost recovery)"].price_per_gpu_hour,
-                step=0.05, help="an academic cost-recovery rate (Caltech: $0.14); 0 for a free allocation"),
+                _ACADEMIC.price_per_gpu_hour, step=0.05,
+                help=f"an academic cost-recovery rate (Caltech: ${_ACADEMIC.price_per_gpu_hour:,.2f}); "
+                     "0 for a free allocation"),
         Control("utilization", "Utilization", "slider", 0.8, min=0.05, max=1.0, step=0.05,
                 help="share of the owned hardware's life spent on useful jobs"),
         Control("goodput", "Goodput", "slider", 0.95, min=0.5, max=1.0, step=0.01,
@@ -341,70 +343,102 @@ TCO = register(Calc(
 
 # --------------------------------------------------------------------------- serving
 
-_ENGINES = (("CUDA graphs, GQA-aware attention (vLLM / TensorRT-LLM)", "graphs"),
-            ("eager transformers generate (floor measured on H200)", "eager"))
+_ENGINES = (("production: CUDA graphs, paged GQA/MLA attention (vLLM, SGLang, TensorRT-LLM)", "cuda-graph"),
+            ("plain Hugging Face: eager transformers generate (floor measured on H200)", "hf-eager"))
+_DTYPES = (("bf16", "bf16"), ("fp8", "fp8"))
 _BATCH_GRID = tuple(2**k for k in range(11))  # 1 ... 1024
+
+
+_SERVE_ALL = "every chip, on demand"
+_SERVE_OFFERS = tuple((f"{n} ${plan.offers()[n].price_per_gpu_hour:,.2f}/GPU-h, {plan.offers()[n].date}", n)
+                      for n in serving.serving_offers(on_demand_only=False)) + (
+    (f"{_SERVE_ALL}: the cheapest per output token", _SERVE_ALL),)
 
 
 def _serve_compute(v: Mapping[str, Any]) -> dict[str, Any]:
     model = _model(v)
-    eager = v["engine"] == "eager"  # launch floor and small kernels of an unfused program
-    floor = serving.measured_floor() if eager else None
-    small = serving.hf_small_kernels_s() if eager else 0.0
-    s = serving.plan_serving(model, v["chip"], v["rps"], int(v["prompt"]), int(v["output"]),
-                             _check.positive("TTFT target (ms)", v["ttft_ms"]) / 1e3,
-                             _check.positive("TPOT target (ms)", v["tpot_ms"]) / 1e3,
-                             v["price"], floor=floor, small_kernels_s=small)
-    acc_bw = spec(v["chip"]).memory_bandwidth_bytes_per_s * serving.read_fraction()
-    rate = serving.matmul_rate(v["chip"])
+    engine = v["engine"]
+    if v["offer"] == _SERVE_ALL:
+        names = tuple(n for n in serving.serving_offers() if "on demand" in n)
+    else:
+        names = (v["offer"],)
+    plans = serving.plan_serving_offers(
+        model, names, v["rps"], int(v["prompt"]), int(v["output"]),
+        _check.positive("TTFT target (ms)", v["ttft_ms"]) / 1e3, _check.positive("TPOT target (ms)", v["tpot_ms"]) / 1e3,
+        engine=engine, weight_dtype=v["dtype"], kv_dtype=v["dtype"],
+        input_cv=_check.non_negative("length spread (cv)", v["cv"]), output_cv=v["cv"], chunk_tokens=int(v["chunk"]))
+    offer, s = plans[0]
     ctx = int(v["prompt"]) + max(1, int(v["output"]) // 2)
     curve = []
-    for b in _BATCH_GRID:
-        if b * (int(v["prompt"]) + int(v["output"])) > s.kv_tokens_fit:
-            break
-        d = serving.decode_step(model, b, ctx, acc_bw, rate, s.tp, floor,
-                                tp_allreduce_s=serving.tp_allreduce_s(model, v["chip"], b, s.tp), small_kernels_s=small)
-        curve.append({"batch": b, "tokens_per_s_per_gpu": d.tokens_per_s / s.tp, "tpot_ms": d.step_s * 1e3,
-                      "bound": d.bound})
-    return {"serving": s, "curve": curve, "model": model}
+    if s.gpus:
+        per_req = int(v["prompt"]) + int(v["output"])
+        for b in _BATCH_GRID:
+            if b * per_req > s.kv_tokens_fit:
+                break
+            d = serving.predict_decode(model, s.chip, b, ctx, engine, s.tp, s.ep, v["dtype"], v["dtype"], s.nodes)
+            curve.append({"batch": b, "tokens_per_s_per_gpu": d.tokens_per_s / (s.tp * s.ep),
+                          "tpot_ms": d.step_s * 1e3, "bound": d.bound})
+    return {"serving": s, "offer": offer, "plans": plans, "curve": curve, "model": model}
 
 
 def _serve_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
     s: serving.Serving = r["serving"]
-    lines = [f"{s.gpus:,} x {s.chip} ({s.replicas:,} replicas of tp={s.tp}), batch {s.batch:,} per replica: "
-             f"TTFT {s.ttft_s * 1e3:,.0f} ms, TPOT {s.tpot_s * 1e3:,.1f} ms ({s.bound}-bound), "
-             f"{s.output_tokens_per_s:,.0f} output tokens/s, "
-             f"${s.dollars_per_million_tokens:,.2f} per million output tokens.",
-             f"KV cache room: {s.kv_tokens_fit:,} tokens per replica; one replica sustains "
+    engine = dict((b, a) for a, b in _ENGINES)[s.engine].split(":")[0]
+    o = plan.offers()[r["offer"]]
+    price = f"{r['offer']} at ${o.price_per_gpu_hour:,.2f} per GPU-hour ({o.date})"
+    rows = tuple((n, f"{p.gpus:,}" if p.gpus else "-",
+                  (f"tp={p.tp}" + (f" x ep={p.ep}" if p.ep > 1 else "")) if p.gpus else "-",
+                  f"{p.dollars_per_million_input:,.3f}" if p.gpus else "-",
+                  f"{p.dollars_per_million_output:,.2f}" if p.gpus else "-",
+                  "met" if p.feasible else ("not reached" if p.gpus else "impossible"), p.bound)
+                 for n, p in r["plans"])
+    table = Table(("offer", "GPUs", "layout", "$/M input", "$/M output", "targets", "bottleneck"), rows)
+    if not s.feasible and s.gpus == 0:
+        lines = [f"Impossible with {price} ({engine} engine):"] + [f"- {p}" for p in s.problems]
+        return View(text="\n".join(lines), table=table if len(rows) > 1 else None)
+    lay = f"tp={s.tp}" + (f" x ep={s.ep}" if s.ep > 1 else "") + (f" over {s.nodes} nodes" if s.nodes > 1 else "")
+    reps = f"{s.replicas:,} replica{'s' if s.replicas != 1 else ''}"
+    lines = [f"{s.gpus:,} x {s.chip} ({reps} of {lay}), {engine} engine, batch up to {s.batch:,}: "
+             f"TTFT p99 {s.ttft_s * 1e3:,.0f} ms, TPOT p99 {s.tpot_s * 1e3:,.1f} ms (simulated), "
+             f"bottleneck: {s.bound}.",
+             f"${s.dollars_per_million_input:,.3f} per million input tokens, ${s.dollars_per_million_output:,.2f} "
+             f"per million output tokens ({s.output_tokens_per_s:,.0f} output tokens/s in all), {price}.",
+             f"KV cache room: {s.kv_tokens_fit:,} tokens per replica; each replica gets "
              f"{s.replica_requests_per_s:,.2f} requests/s."]
+    if s.load is not None:
+        lines.append(f"Simulation: {s.load.bounds}; {s.load.slo_attainment:.1%} of requests met both targets.")
     lines.extend(s.problems)
-    rows = tuple((c["batch"], f"{c['tokens_per_s_per_gpu']:,.0f}", f"{c['tpot_ms']:,.1f}", c["bound"])
-                 for c in r["curve"])
+    lines.append(s.checked)
+    if len(rows) == 1:
+        table = Table(("batch", "tokens/s per GPU", "TPOT (ms)", "bound"),
+                      tuple((c["batch"], f"{c['tokens_per_s_per_gpu']:,.0f}", f"{c['tpot_ms']:,.1f}", c["bound"])
+                            for c in r["curve"]))
     chart = _charts.chart(
         r["curve"], mark={"type": "line", "point": True},
         encoding={"x": vl.field("batch", title="batch (sequences per replica)", scale=vl.log_scale()),
                   "y": vl.field("tokens_per_s_per_gpu", title="decode tokens/s per GPU", scale=vl.log_scale()),
                   "tooltip": [vl.field("batch"), vl.field("tokens_per_s_per_gpu", format=",.0f"),
                               vl.field("tpot_ms", format=",.1f"), vl.field("bound", "nominal")]},
-        title="Batching moves decode along the roofline: more tokens per weight read")
-    return View(text="\n".join(lines), table=Table(("batch", "tokens/s per GPU", "TPOT (ms)", "bound"), rows),
-                chart=chart)
+        title="Batching moves decode along the roofline: more tokens per weight read") if r["curve"] else None
+    return View(text="\n".join(lines), table=table, chart=chart)
 
 
 SERVE = register(Calc(
     key="plan.serve",
-    title="Serve a model: traffic and latency targets to GPUs, batch, KV cache, tokens/s and $ per million tokens.",
+    title="Serve a model: request rate and latency targets to GPUs, parallelism, bottleneck and $ per million tokens.",
     controls=(
         choice("model", "Model", _MODELS, "Llama-3 70B"),
-        choice("chip", "Chip", _CHIPS, "H100-SXM"),
+        choice("offer", "GPUs and price", _SERVE_OFFERS, "H100 rent on demand (AWS p5)", width="30em"),
         Control("rps", "Requests/s", "number", 10.0, step=1.0),
-        Control("prompt", "Prompt tokens", "int", 1000, step=100),
-        Control("output", "Output tokens", "int", 200, step=50),
-        Control("ttft_ms", "TTFT target (ms)", "number", 1000.0, step=100.0),
-        Control("tpot_ms", "TPOT target (ms)", "number", 50.0, step=5.0),
-        Control("price", "$/GPU-hour", "number", plan.offers()["H100 rent (AWS Capacity Block)"].price_per_gpu_hour,
-                step=0.1),
-        choice("engine", "Engine", _ENGINES, "graphs", width="26em"),
+        Control("prompt", "Prompt tokens (mean)", "int", 1000, step=100),
+        Control("output", "Output tokens (mean)", "int", 200, step=50),
+        Control("cv", "Length spread (cv)", "number", 0.0, step=0.25,
+                help="coefficient of variation of prompt and output lengths (0: all equal; lognormal)"),
+        Control("ttft_ms", "TTFT p99 target (ms)", "number", 1000.0, step=100.0),
+        Control("tpot_ms", "TPOT p99 target (ms)", "number", 50.0, step=5.0),
+        choice("engine", "Engine", _ENGINES, "cuda-graph", width="26em"),
+        choice("dtype", "Weights and KV", _DTYPES, "bf16"),
+        Control("chunk", "Chunked prefill (tokens, 0 = off)", "int", 0, step=256),
     ),
     compute=_serve_compute,
     view=_serve_view,

@@ -57,7 +57,7 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
 
 
 # Attributes of the shell itself: a control key must not take one of them.
-_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "chart", "last_result", "last_view",
+_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "view_record", "chart", "last_result", "last_view",
                        "last_error", "values", "children", "layout", "keys"})
 
 
@@ -95,7 +95,11 @@ class CalcWidget(widgets.VBox):
         box = widgets.Box(list(self._controls.values()),
                           layout=widgets.Layout(display="flex", flex_flow="row wrap", width="100%"))
         box.add_class("mlcalc-controls")
-        super().__init__([box, self.message, self.view_text, self.view_chart], layout=widgets.Layout(width="100%"))
+        # The calculator's own record against measured and published cases (mlcalc.accuracy), one line.
+        self.view_record = widgets.HTML(value=f'<div class="mlcalc-record">{html.escape(_record(calc.key))}</div>')
+        self.view_record.add_class("mlcalc-record")
+        super().__init__([box, self.message, self.view_text, self.view_chart, self.view_record],
+                         layout=widgets.Layout(width="100%"))
         self.add_class("mlcalc-calculator")
         self.add_class(f"mlcalc-calc-{calc.key}")
         self._following = False  # True while controls that follow a change are being set
@@ -166,6 +170,16 @@ class CalcWidget(widgets.VBox):
         data["text/plain"] = plain_summary(self.calc.key, self.last_view, self.last_error)
         data["text/html"] = html_snapshot(self.calc.title, self.last_view, self.last_error)
         return data
+
+
+def _record(key: str) -> str:
+    """The calculator's accuracy record (mlcalc.accuracy.record); never breaks the widget."""
+    try:
+        from mlcalc import accuracy
+
+        return accuracy.record(key)
+    except Exception:  # noqa: BLE001 - a missing record must not stop the calculator
+        return ""
 
 
 def html_snapshot(title: str, view: View | None, error: str = "") -> str:

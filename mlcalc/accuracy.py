@@ -1,0 +1,282 @@
+"""How accurate is each calculator? Every checked case, from the same data and functions the tests use.
+
+A *family* is one model of the book (a function in ``mlcalc``) and the cases that check it: runs measured for this
+book (``mlcalc/data/measured``) and figures published by others (``mlcalc/data/plan.json``). Each case is the
+model's prediction next to what was observed, with the error ``predicted / observed - 1``. :func:`record` gives a
+calculator's one-line record (what its widget shows); the accuracy page lists every case.
+
+Nothing here predicts anything new: each family calls the function its tests call, on the same data.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+from mlcalc import _check
+
+
+@dataclass(frozen=True)
+class Case:
+    """One checked case: a prediction next to an observation."""
+
+    family: str  # key of its family
+    label: str  # what was run or published, in a few words
+    source: str  # "measured" (this book's runs) or "published" (a paper or report)
+    where: str  # run folder or source name
+    predicted: float  # the model's value
+    observed: float  # what was measured or published
+    cause: str = ""  # stated cause where the case misses the family's target ("" if within or none stated)
+
+    @property
+    def error(self) -> float:
+        """predicted / observed - 1 (positive: the model says more than was observed)."""
+        return self.predicted / self.observed - 1.0
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model of the book and the cases that check it."""
+
+    key: str
+    title: str  # what is predicted
+    model: str  # the function that predicts it
+    quantity: str  # e.g. "peak memory", "step time"
+    unit: str  # what one case is: "run" or "point"
+    target: float  # the tolerance the tests hold it to (fraction), 0 where none is set
+    page: str  # the book page that shows the cases (path without suffix)
+    cases: Callable[[], tuple[Case, ...]]
+
+
+def _hf_memory() -> tuple[Case, ...]:
+    from mlcalc import hfruns, memory
+
+    return tuple(Case("train-memory-1gpu", f"{c.model.name}, {c.batch} x {c.seq_len}"
+                      + (", recomputed" if c.recompute else ""), "measured", c.run,
+                      memory.training_peak(c.model, c.batch, c.seq_len, c.recompute).total_bytes, c.peak_bytes)
+                 for run in hfruns.runs() for c in hfruns.cases(run))
+
+
+def _hf_machine(run: str):  # noqa: ANN202 - a steptime.Machine
+    """The machine a run is predicted on: its own measured rates, else those of the H200 run that measured them."""
+    from mlcalc import hfruns
+
+    try:
+        return hfruns.machine(run)
+    except ValueError:  # no rates.json in this run: the H200 machine of run 2 (as the tests do)
+        return hfruns.machine("h200x2-2026-11-26-train-hf-run2")
+
+
+def _hf_step() -> tuple[Case, ...]:
+    from mlcalc import hfruns, steptime
+
+    out = []
+    for run in hfruns.runs():
+        mach = _hf_machine(run)
+        for c in hfruns.cases(run):
+            t = steptime.step_time(c.model, c.batch, c.seq_len, c.recompute, mach).total_s
+            out.append(Case("train-step-1gpu", f"{c.model.name}, {c.batch} x {c.seq_len}"
+                            + (", recomputed" if c.recompute else ""), "measured", run, t, c.step_s))
+    return tuple(out)
+
+
+def _dist(quantity: str) -> tuple[Case, ...]:
+    from mlcalc import distruns
+
+    fam = f"train-multigpu-{quantity}"
+    out = []
+    for run in distruns.runs():
+        for chk in distruns.checks(run):
+            c = chk.case
+            label = (f"{c.model.name.replace(' (untied)', '')}, {c.layout_name}, "
+                     f"{c.n_micro * c.micro_batch} x {c.seq_len}" + (", recomputed" if c.recompute else ""))
+            if quantity == "step":
+                out.append(Case(fam, label, "measured", run, chk.step_pred_s, c.step_s, chk.step_cause))
+            else:
+                out.append(Case(fam, label, "measured", run, chk.memory_pred_bytes, c.peak_bytes, chk.memory_cause))
+    return tuple(out)
+
+
+def _decode() -> tuple[Case, ...]:
+    from mlcalc import serving
+
+    return tuple(Case("decode", f"Llama-shaped {c.model.upper()}, batch {c.batch}, {c.context} tokens in cache",
+                      "measured", run, c.predicted_tokens_per_s, c.measured_tokens_per_s)
+                 for run in serving.DECODE_RUNS for c in serving.check_decode(run))
+
+
+#: The collective runs the network model is checked on: (run folder, GPUs in it).
+COLLECTIVE_RUNS = (("h200x4-2026-11-26-net5", 4), ("h200x4-2026-11-26-net5-2of4", 2))
+_GIB = 2**30
+
+
+def _collectives() -> tuple[Case, ...]:
+    from mlcalc import measured
+    from mlcalc import network as net
+
+    out = []
+    for run, n in COLLECTIVE_RUNS:
+        for curve in measured.run(run):
+            if not isinstance(curve, measured.BusbwCurve):
+                continue
+            fab = net.fabric("DGX-H100", 1, gpus_per_node=n)
+            model = net.fabric_collective_time(_GIB, fab, curve.op).busbw_bytes_per_s
+            out.append(Case("collectives", f"{curve.op.replace('_', '-')} over {n} GPUs, 1 GiB", "measured", run,
+                            model, curve.busbw_bytes_per_s_at(_GIB)))
+    return tuple(out)
+
+
+def _published_runs() -> tuple[Case, ...]:
+    from mlcalc import plan
+
+    out = []
+    for name in plan.published_runs():
+        r = plan.check_run(name)
+        if r.published_gpu_hours:
+            pred, obs, what = r.predicted_gpu_hours, r.published_gpu_hours, "GPU-hours"
+        else:
+            pred, obs, what = r.predicted_days, float(r.published_days or 0.0), "days"
+        out.append(Case("published-runs", f"{name}: {what} on {r.gpus:,} x {r.chip}", "published",
+                        str(plan.published_runs()[name].get("source", name)), pred, obs))
+    return tuple(out)
+
+
+def _has_large_runs() -> bool:
+    """Whether this checkout has the published large runs (mlcalc.training_runs, the engine's evidence)."""
+    import importlib.util
+
+    return importlib.util.find_spec("mlcalc.training_runs") is not None
+
+
+def _large_runs() -> tuple[Case, ...]:
+    from mlcalc import training_runs  # type: ignore[attr-defined]
+
+    out = []
+    for c in training_runs.checks():
+        e = training_runs.runs()[c.name]
+        label = f"{c.name}: {c.metric.replace('_', ' ')}"
+        out.append(Case("published-large-runs", label, "published", str(e.get("where") or e.get("source", c.name)),
+                        c.predicted, c.published, c.cause))
+    return tuple(out)
+
+
+_LARGE = (Family("published-large-runs", "Throughput or MFU of published large training runs (the step-time engine)",
+                 "mlcalc.steptime.predict_step (mlcalc.training_runs)", "throughput or MFU", "run", 0.15,
+                 "notebooks/hardware/accuracy", _large_runs),) if _has_large_runs() else ()
+
+FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
+    Family("train-memory-1gpu", "Peak memory of a training step on one GPU (Hugging Face transformers)",
+           "mlcalc.memory.training_peak", "peak memory", "run", 0.10, "notebooks/memory/training-fit", _hf_memory),
+    Family("train-step-1gpu", "Step time of training on one GPU (Hugging Face transformers)",
+           "mlcalc.steptime.step_time", "step time", "run", 0.20, "notebooks/hardware/predictions", _hf_step),
+    Family("train-multigpu-step", "Step time of FSDP2, tensor- and pipeline-parallel training",
+           "mlcalc.steptime.predict_step", "step time", "run", 0.15, "notebooks/hardware/accuracy",
+           lambda: _dist("step")),
+    Family("train-multigpu-memory", "Peak memory per GPU of FSDP2, tensor- and pipeline-parallel training",
+           "mlcalc.steptime.predict_step (mlcalc.memory.training_memory)", "peak memory", "run", 0.10,
+           "notebooks/hardware/accuracy", lambda: _dist("memory")),
+    Family("decode", "Decode tokens per second of Llama-shaped models (eager transformers)",
+           "mlcalc.serving.decode_step", "tokens per second", "point", 0.25, "notebooks/memory/serving", _decode),
+    Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
+           "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", 0.15, "notebooks/network/collectives",
+           _collectives),
+    Family("published-runs", "GPU-hours (or days) of published large training runs",
+           "mlcalc.plan.check_run", "GPU-hours or days", "run", 0.35, "notebooks/plan/training-plan", _published_runs),
+) + _LARGE})
+
+#: Which families check each calculator's numbers (the model its compute calls).
+_PLAN = ("published-runs",) + tuple(f.key for f in _LARGE)
+CALCULATORS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "plan.train": _PLAN,
+    "plan.compare": _PLAN,
+    "plan.serve": ("decode",),
+    "network.collective": ("collectives",),
+    "measured.collective": ("collectives",),
+})
+
+
+@lru_cache(maxsize=None)
+def cases(family: str) -> tuple[Case, ...]:
+    """Every checked case of a family."""
+    _check.choice("family", family, FAMILIES)
+    return FAMILIES[family].cases()
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A family's record: how many cases, of which kind, median and worst error, how many within target."""
+
+    family: str
+    n_measured: int
+    n_published: int
+    median_abs_error: float
+    worst_error: float  # the largest in size, sign kept
+    within: int  # cases within the family's target
+
+
+@lru_cache(maxsize=None)
+def summary(family: str) -> Summary:
+    cs = cases(family)
+    if not cs:
+        raise ValueError(f"family={family!r} is not allowed: it has no cases")
+    errs = [c.error for c in cs]
+    t = FAMILIES[family].target
+    return Summary(family, sum(c.source == "measured" for c in cs), sum(c.source == "published" for c in cs),
+                   statistics.median(abs(e) for e in errs), max(errs, key=abs), sum(abs(e) <= t for e in errs))
+
+
+def _count(s: Summary, unit: str) -> str:
+    parts = [f"{s.n_measured} measured {unit}{'s' * (s.n_measured != 1)}" if s.n_measured else "",
+             f"{s.n_published} published {unit}{'s' * (s.n_published != 1)}" if s.n_published else ""]
+    return " and ".join(p for p in parts if p)
+
+
+def _pct(x: float, signed: bool = False) -> str:
+    """A relative error as a percentage: one decimal under 10%, none above."""
+    return f"{x:{'+' if signed else ''}.{1 if abs(x) < 0.1 else 0}%}"
+
+
+def family_line(family: str) -> str:
+    """One line: "step time checked on 24 measured runs: median error 14%, worst -76%; 13 within ±15%"."""
+    f, s = FAMILIES[family], summary(family)
+    n = s.n_measured + s.n_published
+    return (f"{f.quantity} checked on {_count(s, f.unit)}: median error {_pct(s.median_abs_error)}, worst "
+            f"{_pct(s.worst_error, True)}; {s.within} of {n} within ±{f.target:.0%}")
+
+
+NOT_CHECKED = "Accuracy: no measured or published case checks this calculator's numbers yet."
+
+
+def record(calc_key: str) -> str:
+    """A calculator's record in one line (what its widget shows under the results)."""
+    fams = CALCULATORS.get(str(calc_key), ())
+    if not fams:
+        return NOT_CHECKED
+    return "Accuracy: " + "; ".join(family_line(f) for f in fams) + " (see the accuracy page)."
+
+
+@lru_cache(maxsize=1)
+def peers() -> tuple[Mapping[str, str], ...]:
+    """What peer tools state about their own accuracy (``mlcalc/data/peer_accuracy.json``), with sources."""
+    text = resources.files("mlcalc.data").joinpath("peer_accuracy.json").read_text()
+    return tuple(MappingProxyType(p) for p in json.loads(text)["peers"])
+
+
+def main() -> int:
+    """``python -m mlcalc.accuracy``: every model's record, one line each."""
+    for key, fam in FAMILIES.items():
+        print(f"{fam.title} ({fam.model}): {family_line(key)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["CALCULATORS", "COLLECTIVE_RUNS", "Case", "FAMILIES", "Family", "NOT_CHECKED", "Summary", "cases",
+           "family_line", "main", "peers", "record", "summary"]

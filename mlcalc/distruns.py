@@ -1,0 +1,207 @@
+"""The book's multi-GPU training runs (``scripts/gpu/train_dist.py``) and the engine's prediction of each.
+
+Each run folder ``mlcalc/data/measured/<run>/`` holds ``train_dist_w<N>.json`` (one per GPU count: the cases of
+one ``torchrun`` launch and its baseline: bf16 matmul rates, collectives, send/recv, host time per op) and
+``misses.json`` (the cause of each known miss of the engine, by layout and quantity: data, not code).
+
+A case is FSDP2 (``fully_shard``), tensor parallel (``parallelize_module``, sequence parallel) or pipeline
+(``torch.distributed.pipelining``) training of a Llama-shaped model; :func:`layout` turns it into the engine's
+:class:`mlcalc.steptime.Layout` and :func:`predict` into its :class:`mlcalc.steptime.StepPrediction` on the card's
+own measured machine (:func:`mlcalc.hfruns.machine` of a single-GPU run on the same kind of card): nothing of a
+case is fitted.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from mlcalc import _check, models
+from mlcalc.models import ModelConfig
+
+#: The issue's targets: peak memory per GPU within 10%, step time within 15% of the prediction.
+MEMORY_TARGET = 0.10
+STEP_TARGET = 0.15
+
+#: The measured single-GPU machine (matmul, attention, element-wise rates, host constants) of each card kind.
+MACHINE_RUN = MappingProxyType({"NVIDIA H200": "h200x2-2026-11-26-train-hf-run2",
+                                "NVIDIA H100 80GB HBM3": "h100-2026-11-26-train-hf"})
+
+
+@dataclass(frozen=True)
+class DistCase:
+    """One measured multi-GPU (or one-GPU) training run."""
+
+    run: str  # run folder
+    id: str  # e.g. "w2-fsdp2-1B-s2048-mb4"
+    model: ModelConfig
+    world: int  # GPUs
+    dp: int  # FSDP shards (data-parallel ranks)
+    tp: int  # tensor-parallel ranks
+    pp: int  # pipeline stages
+    schedule: str  # "gpipe", "1f1b" or "" (no pipeline)
+    n_micro: int  # micro-batches per data-parallel rank per step
+    micro_batch: int  # sequences per micro-batch
+    seq_len: int
+    recompute: bool  # every block checkpointed
+    step_s: float  # median step (each step: the slowest rank)
+    tokens_per_s: float
+    peak_bytes: float  # max over ranks of torch.cuda.max_memory_allocated
+    peak_bytes_per_rank: tuple[float, ...]
+    after_step_bytes_per_rank: tuple[float, ...]  # allocated after a step: parameters + optimizer states
+    params_local_per_rank: tuple[int, ...]  # parameter elements each rank holds
+    total_memory_bytes: float  # torch's total memory of the card
+    issue_over_step: float  # host time to issue a step over the step time (near 1: host-bound)
+    device: str
+    software: str
+
+    @property
+    def layout_name(self) -> str:
+        parts = [f"FSDP {self.dp}" if self.dp > 1 else "", f"TP {self.tp}" if self.tp > 1 else "",
+                 f"PP {self.pp} ({self.schedule})" if self.pp > 1 else ""]
+        return " x ".join(p for p in parts if p) or "one GPU"
+
+    @property
+    def family(self) -> str:
+        """"fsdp", "tp", "pp" or "single": the parallelism of the run (mixed layouts join with "x")."""
+        parts = [k for k, n in (("fsdp", self.dp), ("tp", self.tp), ("pp", self.pp)) if n > 1]
+        return "x".join(parts) or "single"
+
+
+def _root() -> Any:
+    return resources.files("mlcalc.data").joinpath("measured")
+
+
+def runs() -> tuple[str, ...]:
+    """Run folders that hold train_dist results."""
+    return tuple(sorted(p.name for p in _root().iterdir()
+                        if p.is_dir() and any(f.name.startswith("train_dist_w") for f in p.iterdir())))
+
+
+@lru_cache(maxsize=None)
+def _files(run: str) -> tuple[Mapping[str, Any], ...]:
+    _check.choice("run", run, runs())
+    folder = _root().joinpath(run)
+    return tuple(json.loads(f.read_text()) for f in sorted(folder.iterdir(), key=lambda p: p.name)
+                 if f.name.startswith("train_dist_w") and f.name.endswith(".json"))
+
+
+@lru_cache(maxsize=None)
+def cases(run: str) -> tuple[DistCase, ...]:
+    """The measured cases of a run (cases that failed or were skipped are left out: see :func:`failed`)."""
+    out = []
+    for data in _files(run):
+        env = data["environment"]
+        soft = f"torch {env.get('torch')}, NCCL {env.get('nccl')}, CUDA {env.get('cuda')}"
+        for c in data["cases"]:
+            if "error" in c:
+                continue
+            ranks = c["ranks"]
+            out.append(DistCase(
+                run, c["id"], models.from_dict(c["model"]), int(c["world"]), int(c["dp"]), int(c["tp"]), int(c["pp"]),
+                str(c["schedule"]), int(c["n_micro"]), int(c["micro_batch"]), int(c["seq_len"]), bool(c["recompute"]),
+                float(c["step_s"]), float(c["tokens_per_s"]), float(c["peak_allocated_max_bytes"]),
+                tuple(float(x) for x in c["peak_allocated_bytes"]),
+                tuple(float(x) for x in c["after_step_allocated_bytes"]),
+                tuple(int(r["n_params_local"]) for r in ranks), float(c["total_memory_max_bytes"]),
+                float(c["issue_over_step"]), str(env.get("device_name", "")), soft))
+    return tuple(out)
+
+
+def failed(run: str) -> Mapping[str, str]:
+    """Cases of a run that did not produce a result: id -> why (e.g. skipped on a smaller card)."""
+    return MappingProxyType({c["id"]: c["error"] for d in _files(run) for c in d["cases"] if "error" in c})
+
+
+def baseline(run: str, world: int) -> Mapping[str, Any]:
+    """The baseline measured at the start of the ``world``-GPU launch (matmul, collectives, host per op)."""
+    for d in _files(run):
+        if d["environment"].get("world_size") == world and "baseline" in d:
+            return MappingProxyType(d["baseline"])
+    raise ValueError(f"world={world!r} is not allowed: run {run!r} has no baseline on {world} GPUs")
+
+
+@lru_cache(maxsize=None)
+def misses(run: str) -> Mapping[str, str]:
+    """Stated causes of the engine's known misses: "<family>:<step|memory>" -> cause (``misses.json``)."""
+    _check.choice("run", run, runs())
+    f = _root().joinpath(run).joinpath("misses.json")
+    if not f.is_file():
+        return MappingProxyType({})
+    return MappingProxyType({k: v for k, v in json.loads(f.read_text()).items() if not k.startswith("_")})
+
+
+def layout(case: DistCase) -> Any:
+    """The engine's layout of a case: FSDP is ZeRO-3, tensor parallel with sequence parallel, checkpointing full."""
+    from mlcalc import steptime
+
+    return steptime.Layout(tp=case.tp, pp=case.pp, dp=case.dp, zero=3 if case.dp > 1 else 0,
+                           sequence_parallel=case.tp > 1, schedule=case.schedule or "1f1b",
+                           recompute="full" if case.recompute else "none", micro_batch=case.micro_batch,
+                           grad_accum=case.n_micro)
+
+
+def machine(case: DistCase) -> Any:
+    """The card's measured machine (a single-GPU run of the book on the same kind of card)."""
+    from mlcalc import hfruns
+
+    if case.device not in MACHINE_RUN:
+        raise ValueError(f"device={case.device!r} is not allowed: no measured machine for it ({sorted(MACHINE_RUN)})")
+    return hfruns.machine(MACHINE_RUN[case.device])
+
+
+@lru_cache(maxsize=None)
+def predict(case: DistCase) -> Any:
+    """The engine's prediction of a case (:func:`mlcalc.steptime.predict_step`, eager, the chip's own system)."""
+    from mlcalc import steptime
+
+    return steptime.predict_step(case.model, layout(case), seq_len=case.seq_len, machine=machine(case),
+                                 gpus_per_node=8, engine="eager")
+
+
+@dataclass(frozen=True)
+class Check:
+    """A case against the engine: relative errors (predicted / measured - 1) and the stated cause of a miss."""
+
+    case: DistCase
+    step_pred_s: float
+    step_error: float
+    memory_pred_bytes: float
+    memory_error: float
+    step_cause: str  # "" when within STEP_TARGET
+    memory_cause: str  # "" when within MEMORY_TARGET
+
+
+def check(case: DistCase) -> Check:
+    """One case against :func:`predict`, with the cause of each miss from :func:`misses`."""
+    p = predict(case)
+    se = p.step_s / case.step_s - 1.0
+    me = p.peak_bytes_per_gpu / case.peak_bytes - 1.0
+    why = misses(case.run)
+    sc = why.get(f"{case.family}:step", "(no cause stated)") if abs(se) > STEP_TARGET else ""
+    mc = why.get(f"{case.family}:memory", "(no cause stated)") if abs(me) > MEMORY_TARGET else ""
+    return Check(case, p.step_s, se, p.peak_bytes_per_gpu, me, sc, mc)
+
+
+def checks(run: str) -> tuple[Check, ...]:
+    """Every case of a run against the engine."""
+    return tuple(check(c) for c in cases(run))
+
+
+def summary(run: str) -> Mapping[str, float]:
+    """Median and worst (largest in size, sign kept) errors of a run, and how many cases hit each target."""
+    cs = checks(run)
+    if not cs:
+        raise ValueError(f"run={run!r} is not allowed: it has no measured cases")
+    out: dict[str, float] = {"cases": float(len(cs))}
+    for q, target in (("step", STEP_TARGET), ("memory", MEMORY_TARGET)):
+        errs = [getattr(c, f"{q}_error") for c in cs]
+        out[f"{q}_median_abs"] = statistics.median(abs(e) for e in errs)
+        out[f"{q}_worst"] = max(errs, key=abs)
+        out[f"{q}_within"] = float(sum(abs(e) <= target for e in errs))
+    return MappingProxyType(out)

@@ -1,0 +1,18 @@
+"""Widgets for the facility calculators: ipywidgets shells over :mod:`mlcalc.calculators.facility`."""
+
+from __future__ import annotations
+
+from mlcalc.calculators import facility as calculators_facility
+from mlcalc.widgets._base import CalcWidget
+
+
+class ClusterPowerWidget(CalcWidget):
+    """From a GPU count to IT and facility power, racks and their density (air or liquid cooling)."""
+
+    calc = calculators_facility.CLUSTER
+
+
+class RunEnergyWidget(CalcWidget):
+    """Energy of a training run and of a year: MWh, the electricity bill at a dated price, emissions."""
+
+    calc = calculators_facility.ENERGY

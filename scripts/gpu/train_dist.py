@@ -1,0 +1,795 @@
+"""Multi-GPU training of Llama-shaped models in plain PyTorch: FSDP2, tensor, pipeline parallel and their mixes.
+
+Ground truth for the book's step-time and memory engine on several GPUs. One ``torchrun`` launch runs
+every case of its world size, one after another, in one process group:
+
+* the model is a Llama-like decoder written here (no ``transformers``, but the same operations as its
+  ``LlamaForCausalLM``): token embedding, blocks of RMSNorm -> attention (separate Q, K, V projections, rotary embeddings, causal
+  ``F.scaled_dot_product_attention`` with grouped-query heads) -> RMSNorm -> SwiGLU MLP, a final
+  RMSNorm and an untied output projection; built on the meta device from an :class:`mlcalc.models.ModelConfig`
+  and initialised with random weights on the GPU (nothing downloaded);
+* **FSDP2** (``torch.distributed.fsdp.fully_shard`` on every block, then on the root) with
+  ``MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)``: fp32 sharded parameters, gradients and
+  AdamW states, bf16 compute, no autocast;
+* **tensor parallel** (``parallelize_module``, sequence parallel on, loss parallel on: the layout of
+  torchtitan's Llama): Q/K/V/gate/up column-wise, out/down row-wise with their outputs reduce-scattered
+  over the sequence, norms sequence-parallel, embedding row-wise, output column-wise with sharded logits;
+* **pipeline** (``torch.distributed.pipelining``, ``ScheduleGPipe`` or ``Schedule1F1B``): the layers split
+  evenly, the embedding on the first stage, the final norm and output on the last;
+* without FSDP the parameters are fp32 and the forward runs under ``torch.autocast(bf16)``; with FSDP the
+  mixed-precision policy above (and, under pipelining, ``reshard_after_forward=False`` as torchtitan does);
+* AdamW (``fused=True``, fp32 states), ``zero_grad(set_to_none=True)``;
+* activation checkpointing: every block wrapped by ``checkpoint_wrapper`` (non-reentrant), applied after
+  tensor parallel and before FSDP.
+
+Per case: the median step time after warm-up (each step between two barriers, every rank's time; the step
+is the slowest rank's), tokens per second, every rank's ``max_memory_allocated`` / ``max_memory_reserved``
+over the timed steps, memory after a step (parameters + optimizer states), total memory, and the host time
+to issue a step (Python returns before the GPU finishes: near the step time means the host sets the pace).
+
+    torchrun --nproc_per_node 4 scripts/gpu/train_dist.py --out results_w4.json [--cpu-tiny] [--baseline]
+
+Results are rewritten after every case; a relaunch skips cases already recorded (a case that was started but
+never finished, e.g. a hang that the NCCL watchdog ended, is recorded as failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the checkout (for mlcalc.models)
+
+from mlcalc import models  # noqa: E402
+from mlcalc.models import ModelConfig  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# The cases (pure: no torch)
+# ---------------------------------------------------------------------------------------------
+
+
+def _untied(name: str) -> ModelConfig:
+    p = models.preset(name)
+    if not p.tied_embeddings:
+        return p
+    return p.replace(name=f"{name} (untied)", tied_embeddings=False, published_params=0.0)
+
+
+def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompute: bool, dp: int = 1, tp: int = 1,
+         pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0) -> dict[str, Any]:
+    """One run: ``dp`` FSDP shards x ``tp`` tensor x ``pp`` pipeline = ``world`` GPUs; every data-parallel
+    rank trains ``n_micro`` micro-batches of ``micro_batch`` sequences per step (``n_micro`` > 1 only with
+    pipelining), so a step holds ``dp x n_micro x micro_batch`` sequences. ``min_gib``: skipped on cards with
+    less memory (a layout that cannot fit an 80 GB card with fp32 AdamW states)."""
+    if dp * tp * pp != world:
+        raise ValueError(f"dp={dp} x tp={tp} x pp={pp} is not world={world}")
+    if pp == 1 and n_micro != 1:
+        raise ValueError("n_micro > 1 needs pp > 1")
+    if pp > 1 and schedule not in ("gpipe", "1f1b"):
+        raise ValueError(f"schedule={schedule!r}: pipelining needs 'gpipe' or '1f1b'")
+    parts = [f"fsdp{dp}" if dp > 1 else "", f"tp{tp}" if tp > 1 else "", f"pp{pp}-{schedule}" if pp > 1 else ""]
+    layout = "x".join(p for p in parts if p) or "single"
+    short = model.name.replace(" (untied)", "").replace("Llama-3.2 ", "").replace("Llama-3 ", "").replace(" ", "")
+    cid = f"w{world}-{layout}-{short}-s{seq_len}-mb{micro_batch}" + (f"-m{n_micro}" if pp > 1 else "") + (
+        "-ac" if recompute else "")
+    return {"id": cid, "model": models.as_dict(model), "world": world, "dp": dp, "tp": tp, "pp": pp,
+            "schedule": schedule if pp > 1 else "", "n_micro": n_micro, "micro_batch": micro_batch,
+            "seq_len": seq_len, "recompute": recompute, "layout": layout,
+            "global_batch": dp * n_micro * micro_batch, "tokens_per_step": dp * n_micro * micro_batch * seq_len,
+            "min_gib": min_gib}
+
+
+def gpu_cases() -> list[dict[str, Any]]:
+    """The sweep: 3 Llama shapes (1B, 3B, 8B), sequences of 2048 and 8192, checkpointing off and on, on 4 GPUs
+    (FSDP, TP, PP, FSDPxTP, PPxFSDP, PPxTP), on 2 (FSDP, TP, PP) and on 1. Sized to fit 80 GB H100s with
+    fp32 AdamW states (two 8B cases on 2 GPUs only on larger cards)."""
+    b1, b3, b8 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    return [
+        # 4 GPUs: FSDP
+        case(b1, 4, 2048, 4, False, dp=4),
+        case(b3, 4, 2048, 4, False, dp=4),
+        case(b8, 4, 2048, 2, True, dp=4),
+        case(b1, 4, 8192, 1, False, dp=4),
+        case(b8, 4, 8192, 1, True, dp=4),
+        case(b3, 4, 2048, 4, True, dp=4),
+        case(b8, 4, 2048, 1, False, dp=4),
+        case(b1, 4, 2048, 4, True, dp=4),
+        # tensor parallel (sequence parallel)
+        case(b3, 4, 2048, 4, False, tp=4),
+        case(b8, 4, 2048, 2, True, tp=4),
+        case(b8, 4, 8192, 1, False, tp=4),
+        case(b1, 4, 8192, 2, False, tp=4),
+        # FSDP x TP
+        case(b8, 4, 2048, 2, True, dp=2, tp=2),
+        case(b3, 4, 8192, 1, False, dp=2, tp=2),
+        # pipeline
+        case(b1, 4, 2048, 1, False, pp=4, n_micro=8, schedule="1f1b"),
+        case(b8, 4, 2048, 1, True, pp=4, n_micro=8, schedule="1f1b"),
+        case(b3, 4, 2048, 2, True, pp=4, n_micro=4, schedule="gpipe"),
+        # pipeline x FSDP, pipeline x TP
+        case(b8, 4, 2048, 1, True, dp=2, pp=2, n_micro=4, schedule="1f1b"),
+        case(b1, 4, 2048, 2, False, dp=2, pp=2, n_micro=4, schedule="gpipe"),
+        case(b3, 4, 2048, 1, False, tp=2, pp=2, n_micro=4, schedule="1f1b"),
+        # 1 GPU (the same program with no parallelism: the engine's single-GPU path)
+        case(b1, 1, 2048, 4, False),
+        case(b1, 1, 8192, 1, True),
+        case(b3, 1, 2048, 1, True),
+        # 2 GPUs: FSDP
+        case(b1, 2, 2048, 4, False, dp=2),
+        case(b1, 2, 2048, 4, True, dp=2),
+        case(b1, 2, 8192, 1, False, dp=2),
+        case(b1, 2, 8192, 1, True, dp=2),
+        case(b3, 2, 2048, 2, True, dp=2),
+        case(b3, 2, 2048, 2, False, dp=2),
+        case(b3, 2, 8192, 1, True, dp=2),
+        # tensor parallel
+        case(b1, 2, 2048, 4, False, tp=2),
+        case(b1, 2, 2048, 1, False, tp=2),
+        case(b1, 2, 8192, 1, True, tp=2),
+        case(b3, 2, 2048, 2, True, tp=2),
+        case(b3, 2, 2048, 2, False, tp=2),
+        case(b8, 2, 2048, 1, True, tp=2, min_gib=100),
+        # pipeline
+        case(b1, 2, 2048, 2, False, pp=2, n_micro=4, schedule="gpipe"),
+        case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b"),
+        case(b3, 2, 2048, 1, True, pp=2, n_micro=4, schedule="1f1b"),
+        case(b3, 2, 8192, 1, True, pp=2, n_micro=4, schedule="gpipe"),
+        case(b8, 2, 2048, 1, True, pp=2, n_micro=4, schedule="1f1b", min_gib=100),
+        # the fullest last (on an 80 GB card an 8B model with fp32 AdamW states fits 2 GPUs only just)
+        case(b3, 2, 8192, 1, False, tp=2),
+        case(b8, 2, 2048, 1, True, dp=2),
+        case(b8, 2, 8192, 1, True, dp=2, min_gib=100),
+    ]
+
+
+def cpu_cases() -> list[dict[str, Any]]:
+    """Every layout of the sweep on a tiny Llama-shaped model (a test on the CPU with gloo)."""
+    tiny = models.preset("Llama-3.2 1B").replace(name="tiny llama", n_layers=4, hidden=64, n_heads=8, n_kv_heads=4,
+                                                 head_dim=8, ffn_hidden=128, vocab=256, tied_embeddings=False,
+                                                 published_params=0.0)
+    out, seen = [], set()
+    for c in gpu_cases():
+        key = (c["world"], c["dp"], c["tp"], c["pp"], c["schedule"], c["recompute"])
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(case(tiny, c["world"], 32, 2, c["recompute"], dp=c["dp"], tp=c["tp"], pp=c["pp"],
+                        n_micro=c["n_micro"], schedule=c["schedule"]))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The model (torch imported lazily, so the case list above is importable without it)
+# ---------------------------------------------------------------------------------------------
+
+
+def build_model_classes(torch: Any) -> Any:
+    nn, F = torch.nn, torch.nn.functional
+    rope_cache: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+    def rope(seq_len: int, head_dim: int, device: Any, dtype: Any, theta: float = 500000.0) -> tuple[Any, Any]:
+        key = (seq_len, head_dim, str(device), dtype)
+        if key not in rope_cache:
+            inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float32) / head_dim))
+            f = torch.outer(torch.arange(seq_len, device=device, dtype=torch.float32), inv)
+            emb = torch.cat((f, f), dim=-1)
+            rope_cache[key] = (emb.cos().to(dtype)[None, :, None, :], emb.sin().to(dtype)[None, :, None, :])
+        return rope_cache[key]
+
+    def rotate_half(x: Any) -> Any:
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat((-x2, x1), dim=-1)
+
+    class RMSNorm(nn.Module):
+        def __init__(self, dim: int, eps: float = 1e-5) -> None:
+            super().__init__()
+            self.eps = eps
+            self.weight = nn.Parameter(torch.ones(dim))
+
+        def forward(self, x: Any) -> Any:  # as transformers' LlamaRMSNorm: fp32 statistics, weight * x.to(dtype)
+            dt = x.dtype
+            x = x.float()
+            x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+            return self.weight * x.to(dt)
+
+    class Attention(nn.Module):
+        def __init__(self, m: ModelConfig) -> None:
+            super().__init__()
+            self.head_dim = m.head_dim
+            self.wq = nn.Linear(m.hidden, m.n_heads * m.head_dim, bias=False)
+            self.wk = nn.Linear(m.hidden, m.n_kv_heads * m.head_dim, bias=False)
+            self.wv = nn.Linear(m.hidden, m.n_kv_heads * m.head_dim, bias=False)
+            self.wo = nn.Linear(m.n_heads * m.head_dim, m.hidden, bias=False)
+
+        def forward(self, x: Any) -> Any:
+            b, s = x.shape[0], x.shape[1]
+            d = self.head_dim
+            q = self.wq(x).view(b, s, -1, d)
+            k = self.wk(x).view(b, s, -1, d)
+            v = self.wv(x).view(b, s, -1, d)
+            cos, sin = rope(s, d, q.device, q.dtype)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                               is_causal=True, enable_gqa=True)
+            return self.wo(o.transpose(1, 2).reshape(b, s, -1))
+
+    class FeedForward(nn.Module):
+        def __init__(self, m: ModelConfig) -> None:
+            super().__init__()
+            self.w1 = nn.Linear(m.hidden, m.ffn_hidden, bias=False)
+            self.w3 = nn.Linear(m.hidden, m.ffn_hidden, bias=False)
+            self.w2 = nn.Linear(m.ffn_hidden, m.hidden, bias=False)
+
+        def forward(self, x: Any) -> Any:
+            return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+    class Block(nn.Module):
+        def __init__(self, m: ModelConfig) -> None:
+            super().__init__()
+            self.attention_norm = RMSNorm(m.hidden)
+            self.attention = Attention(m)
+            self.ffn_norm = RMSNorm(m.hidden)
+            self.feed_forward = FeedForward(m)
+
+        def forward(self, x: Any) -> Any:
+            h = x + self.attention(self.attention_norm(x))
+            return h + self.feed_forward(self.ffn_norm(h))
+
+    class Llama(nn.Module):
+        def __init__(self, m: ModelConfig) -> None:
+            super().__init__()
+            self.tok_embeddings = nn.Embedding(m.vocab, m.hidden)
+            self.layers = nn.ModuleDict({str(i): Block(m) for i in range(m.n_layers)})
+            self.norm = RMSNorm(m.hidden)
+            self.output = nn.Linear(m.hidden, m.vocab, bias=False)
+
+        def forward(self, tokens: Any) -> Any:
+            h = self.tok_embeddings(tokens) if self.tok_embeddings is not None else tokens
+            for layer in self.layers.values():
+                h = layer(h)
+            h = self.norm(h) if self.norm is not None else h
+            return self.output(h) if self.output is not None else h
+
+    return Llama
+
+
+# ---------------------------------------------------------------------------------------------
+# Running one case
+# ---------------------------------------------------------------------------------------------
+
+
+class Runner:
+    def __init__(self, torch: Any, dev: Any, cpu: bool) -> None:
+        self.torch, self.dev, self.cpu = torch, dev, cpu
+        self.dist = torch.distributed
+        self.rank, self.world = self.dist.get_rank(), self.dist.get_world_size()
+        self.Llama = build_model_classes(torch)
+        self.meshes: dict[tuple[Any, ...], Any] = {}
+        self.fused = True  # fused AdamW; turned off for good if it fails on these parameters
+
+    def mesh(self, dims: tuple[tuple[str, int], ...]) -> Any:
+        from torch.distributed.device_mesh import init_device_mesh
+        key = tuple(dims)
+        if key not in self.meshes:
+            self.meshes[key] = init_device_mesh(self.dev.type, tuple(n for _, n in dims),
+                                                mesh_dim_names=tuple(k for k, _ in dims))
+        return self.meshes[key]
+
+    def sync(self) -> None:
+        if not self.cpu:
+            self.torch.cuda.synchronize(self.dev)
+
+    def build(self, c: dict[str, Any]) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """The model part of this rank, its optimizer, a step function and notes."""
+        torch = self.torch
+        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import CheckpointImpl, checkpoint_wrapper
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        m = models.from_dict(c["model"])
+        dp, tp, pp = c["dp"], c["tp"], c["pp"]
+        dims = tuple((k, n) for k, n in (("pp", pp), ("dp", dp), ("tp", tp)) if n > 1)
+        mesh = self.mesh(dims) if dims else None
+        with torch.device("meta"):
+            model = self.Llama(m)
+        stage_idx = 0
+        if pp > 1:
+            stage_idx = mesh["pp"].get_local_rank()
+            per = m.n_layers // pp
+            extra = m.n_layers % pp  # the first stages take one more layer
+            start = stage_idx * per + min(stage_idx, extra)
+            stop = start + per + (1 if stage_idx < extra else 0)
+            for i in list(model.layers.keys()):
+                if not start <= int(i) < stop:
+                    del model.layers[i]
+            if stage_idx > 0:
+                model.tok_embeddings = None
+            if stage_idx < pp - 1:
+                model.norm = None
+                model.output = None
+        if tp > 1:
+            from torch.distributed.tensor import Replicate, Shard
+            from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
+                                                           SequenceParallel, parallelize_module)
+            tpm = mesh["tp"]
+            top: dict[str, Any] = {}
+            if model.tok_embeddings is not None:
+                top["tok_embeddings"] = RowwiseParallel(input_layouts=Replicate(), output_layouts=Shard(1))
+            if model.norm is not None:
+                top["norm"] = SequenceParallel()
+                top["output"] = ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1),
+                                                use_local_output=False)  # loss parallel: logits stay sharded
+            if top:
+                parallelize_module(model, tpm, top)
+            for block in model.layers.values():
+                parallelize_module(block, tpm, {
+                    "attention_norm": SequenceParallel(),
+                    "attention": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+                    "attention.wq": ColwiseParallel(), "attention.wk": ColwiseParallel(),
+                    "attention.wv": ColwiseParallel(), "attention.wo": RowwiseParallel(output_layouts=Shard(1)),
+                    "ffn_norm": SequenceParallel(),
+                    "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+                    "feed_forward.w1": ColwiseParallel(), "feed_forward.w3": ColwiseParallel(),
+                    "feed_forward.w2": RowwiseParallel(output_layouts=Shard(1)),
+                })
+        if c["recompute"]:
+            for i in list(model.layers.keys()):
+                model.layers[i] = checkpoint_wrapper(model.layers[i], checkpoint_impl=CheckpointImpl.NO_REENTRANT,
+                                                     preserve_rng_state=False)
+        fsdp = dp > 1
+        if fsdp:
+            mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+            raf = pp == 1  # torchtitan: no resharding after forward under pipelining (one gather per step)
+            for block in model.layers.values():
+                fully_shard(block, mesh=mesh["dp"], mp_policy=mp, reshard_after_forward=raf)
+            fully_shard(model, mesh=mesh["dp"], mp_policy=mp, reshard_after_forward=raf)
+        model.to_empty(device=self.dev)
+        torch.manual_seed(0)
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if p.ndim >= 2:
+                    p.normal_(0.0, 0.02)
+                else:
+                    p.fill_(1.0)
+        model.train()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.1, fused=self.fused,
+                                foreach=None if self.fused else True)
+        if self.fused and os.environ.get("TRAIN_DIST_TEST_FUSED_FAIL"):
+            raise RuntimeError("a test: fused AdamW refused")
+        notes = {"optimizer": "AdamW fused" if self.fused else "AdamW foreach (fused failed here)","n_params_here": sum(p.numel() for p in model.parameters()),  # DTensor: global numel of the shards
+                 "n_params_local": sum((p.to_local() if hasattr(p, "to_local") else p).numel()
+                                       for p in model.parameters()),
+                 "stage": stage_idx, "layers_here": len(model.layers)}
+        step = self.step_fn(c, model, opt, mesh, stage_idx)
+        return model, opt, step, mesh, notes
+
+    def step_fn(self, c: dict[str, Any], model: Any, opt: Any, mesh: Any, stage_idx: int) -> Any:
+        torch, F = self.torch, self.torch.nn.functional
+        import contextlib
+
+        m = models.from_dict(c["model"])
+        dp, tp, pp = c["dp"], c["tp"], c["pp"]
+        mb, s, nm = c["micro_batch"], c["seq_len"], c["n_micro"]
+        g = torch.Generator(device=self.dev).manual_seed(1 + (mesh["dp"].get_local_rank() if dp > 1 else 0))
+        tokens = torch.randint(0, m.vocab, (mb * nm, s), device=self.dev, generator=g)
+        amp = (contextlib.nullcontext if dp > 1 else
+               lambda: torch.autocast(device_type=self.dev.type, dtype=torch.bfloat16))
+        if tp > 1:
+            from torch.distributed.tensor.parallel import loss_parallel
+            lossctx = loss_parallel
+        else:
+            lossctx = contextlib.nullcontext
+
+        def loss_fn(logits: Any, target: Any) -> Any:
+            return F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(0, 1))
+
+        if pp == 1:
+            def step() -> Any:
+                with lossctx():
+                    with amp():
+                        logits = model(tokens)
+                    loss = loss_fn(logits, tokens)
+                    del logits
+                    loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                return loss.detach()
+            return step
+
+        from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+        stage = PipelineStage(model, stage_idx, pp, self.dev, group=mesh["pp"].get_group())
+        sched_cls = Schedule1F1B if c["schedule"] == "1f1b" else ScheduleGPipe
+        sched = sched_cls(stage, n_microbatches=nm, loss_fn=loss_fn)
+        first, last = stage_idx == 0, stage_idx == pp - 1
+
+        def pstep() -> Any:
+            losses: list[Any] = []
+            with lossctx():
+                with amp():
+                    if first:
+                        sched.step(tokens)
+                    elif last:
+                        sched.step(target=tokens, losses=losses)
+                    else:
+                        sched.step()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return sum(x.detach() for x in losses) / len(losses) if losses else None
+        return pstep
+
+    def run(self, c: dict[str, Any], warmup: int, steps: int, case_budget_s: float) -> dict[str, Any]:
+        torch, dist = self.torch, self.dist
+        t_case = time.time()
+        cuda = not self.cpu
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(self.dev)
+        model, opt, step, mesh, notes = self.build(c)
+        t_build = time.time() - t_case
+        warm_s = []
+        for _ in range(warmup):
+            t0 = time.perf_counter()
+            step()
+            self.sync()
+            warm_s.append(time.perf_counter() - t0)
+        self.sync()
+        dist.barrier()
+        after_step = torch.cuda.memory_allocated(self.dev) if cuda else 0
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(self.dev)
+        # as many timed steps as fit the case's budget (every rank takes rank 0's count)
+        left = max(0.0, case_budget_s - (time.time() - t_case))
+        n = [max(2, min(steps, int(left / max(warm_s[-1], 1e-3))))]
+        dist.broadcast_object_list(n, src=0)
+        times, issue = [], []
+        loss = None
+        for _ in range(n[0]):
+            dist.barrier()
+            self.sync()
+            t0 = time.perf_counter()
+            loss = step()
+            t1 = time.perf_counter()
+            self.sync()
+            t2 = time.perf_counter()
+            times.append(t2 - t0)
+            issue.append(t1 - t0)
+        row: dict[str, Any] = {"step_s_rank": times, "issue_s_rank": issue, "warmup_s_rank": warm_s,
+                               "build_s": t_build, **notes}
+        if loss is not None:  # a DTensor under loss parallel: its full value
+            row["loss"] = float(loss.full_tensor() if hasattr(loss, "full_tensor") else loss)
+        if cuda:
+            row.update(peak_allocated_bytes=torch.cuda.max_memory_allocated(self.dev),
+                       peak_reserved_bytes=torch.cuda.max_memory_reserved(self.dev),
+                       after_step_allocated_bytes=after_step,
+                       total_memory_bytes=torch.cuda.get_device_properties(self.dev).total_memory)
+        rows: list[Any] = [None] * self.world
+        dist.all_gather_object(rows, row)
+        del model, opt, step
+        return {"ranks": rows}
+
+
+def summarise(c: dict[str, Any], ranks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The step: each timed step's slowest rank, median over steps; memory: every rank and the largest."""
+    n = min(len(r["step_s_rank"]) for r in ranks)
+    per_step = [max(r["step_s_rank"][i] for r in ranks) for i in range(n)]
+    step_s = statistics.median(per_step)
+    out: dict[str, Any] = {"step_s": step_s, "step_s_all": per_step, "tokens_per_s": c["tokens_per_step"] / step_s,
+                           "issue_over_step": statistics.median(
+                               statistics.median(r["issue_s_rank"]) for r in ranks) / step_s}
+    losses = [r["loss"] for r in ranks if "loss" in r]
+    if losses:
+        out["loss"] = losses[-1]
+    for k in ("peak_allocated_bytes", "peak_reserved_bytes", "after_step_allocated_bytes", "total_memory_bytes"):
+        if k in ranks[0]:
+            out[k] = [r[k] for r in ranks]
+            out[k.replace("_bytes", "_max_bytes")] = max(r[k] for r in ranks)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Baselines in the same launch: matmul rate, collectives, host time per op
+# ---------------------------------------------------------------------------------------------
+
+
+def _cuda_time(torch: Any, fn: Any, reps: int) -> float:
+    fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) / 1e3)
+    return statistics.median(ts)
+
+
+def baseline(torch: Any, dev: Any, cpu: bool) -> dict[str, Any]:
+    dist = torch.distributed
+    rank, world = dist.get_rank(), dist.get_world_size()
+    out: dict[str, Any] = {}
+    # 1. bf16 matmul rate on every GPU at once: 8192^3 and the sweep's own shapes (m tokens, n out, k in)
+    shapes = [(64, 64, 64)] if cpu else [(8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336),
+                                         (8192, 3584, 4096), (8192, 4096, 3584), (8192, 8192, 2048),
+                                         (8192, 2048, 8192), (8192, 32064, 4096), (8192, 128256, 2048)]
+    mm = []
+    for (mm_m, n, k) in shapes:
+        x = torch.randn(mm_m, k, device=dev, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
+        if cpu:
+            t0 = time.perf_counter()
+            torch.nn.functional.linear(x, w)
+            t = time.perf_counter() - t0
+        else:
+            t = _cuda_time(torch, lambda: torch.nn.functional.linear(x, w), 20)
+        mm.append({"m": mm_m, "n": n, "k": k, "s": t, "tflops": 2.0 * mm_m * n * k / t / 1e12})
+        del x, w
+    rows: list[Any] = [None] * world
+    dist.all_gather_object(rows, mm)
+    out["matmul_bf16_per_rank"] = rows
+    # 2. collectives over all ranks: bus bandwidth (nccl-tests' definitions)
+    sizes = [2**16] if cpu else [2**24, 2**27, 2**30]
+    coll = []
+    for size in sizes:
+        n_el = size // 2
+        x = torch.randn(n_el, device=dev, dtype=torch.bfloat16)
+        big = torch.empty(n_el, device=dev, dtype=torch.bfloat16)
+        small = torch.empty(n_el // world, device=dev, dtype=torch.bfloat16)
+        ops = {"all_reduce": (lambda: dist.all_reduce(x), 2.0 * (world - 1) / world),
+               "all_gather": (lambda: dist.all_gather_into_tensor(big, x[: n_el // world]), (world - 1) / world),
+               "reduce_scatter": (lambda: dist.reduce_scatter_tensor(small, x), (world - 1) / world)}
+        for name, (fn, factor) in ops.items():
+            for _ in range(3):
+                fn()
+            if not cpu:
+                torch.cuda.synchronize()
+            dist.barrier()
+            reps = 5 if cpu else (20 if size <= 2**27 else 8)
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            if not cpu:
+                torch.cuda.synchronize()
+            t = (time.perf_counter() - t0) / reps
+            tt = [t]
+            dist.all_reduce(torch.tensor(tt, device=dev), op=dist.ReduceOp.MAX)
+            coll.append({"op": name, "bytes": size, "s": t, "busbw_bytes_per_s": factor * size / t,
+                         "world": world})
+        del x, big, small
+    out["collectives"] = coll
+    # send/recv between ranks 0 and 1 (pipeline stage boundaries)
+    p2p = []
+    for size in ([2**16] if cpu else [2**24, 2**27]):
+        x = torch.randn(size // 2, device=dev, dtype=torch.bfloat16)
+        dist.barrier()
+        reps = 10
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            if rank == 0:
+                dist.send(x, 1)
+            elif rank == 1:
+                dist.recv(x, 0)
+        if not cpu:
+            torch.cuda.synchronize()
+        t = (time.perf_counter() - t0) / reps
+        dist.barrier()
+        if rank == 1:
+            p2p.append({"bytes": size, "s": t, "bytes_per_s": size / t})
+    rows = [None] * world
+    dist.all_gather_object(rows, p2p)
+    out["send_recv_0_to_1"] = rows[1]
+    # 3. host time per eager op: plain tensors and DTensors (autograd + autocast on), forward and backward
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+    mesh = init_device_mesh(dev.type, (world,))
+    host = {}
+    for kind in ("tensor", "dtensor"):
+        x0 = torch.randn(8 * world, 8, device=dev, requires_grad=True)
+        if kind == "dtensor":
+            x0 = distribute_tensor(x0.detach(), mesh, [Shard(0)]).requires_grad_(True)
+        n_ops = 500
+        res = []
+        for _ in range(3):
+            if not cpu:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            with torch.autocast(dev.type, dtype=torch.bfloat16):
+                y = x0
+                for _ in range(n_ops):
+                    y = y * 1.0001
+            t1 = time.perf_counter()
+            y.sum().backward()
+            if not cpu:
+                torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            res.append(((t1 - t0) / n_ops, (t2 - t1) / n_ops))
+        host[kind] = {"fwd_s_per_op": min(r[0] for r in res), "bwd_s_per_node": min(r[1] for r in res)}
+    rows = [None] * world
+    dist.all_gather_object(rows, host)
+    out["host_per_rank"] = rows
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def environment(torch: Any, dev: Any) -> dict[str, Any]:
+    env: dict[str, Any] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                           "python": platform.python_version(), "torch": torch.__version__,
+                           "cuda": torch.version.cuda, "device_type": dev.type,
+                           "world_size": torch.distributed.get_world_size(),
+                           "env": {k: v for k, v in os.environ.items()
+                                   if k.startswith(("NCCL_", "TORCH_SYMM", "TORCH_NCCL", "NVSHMEM_", "CUDA_VISIBLE", "PYTORCH_"))}}
+    if dev.type == "cuda":
+        p = torch.cuda.get_device_properties(dev)
+        env.update(device_name=p.name, total_memory_bytes=p.total_memory, multiprocessors=p.multi_processor_count,
+                   nccl=".".join(str(v) for v in torch.cuda.nccl.version()))
+    return env
+
+
+PARAMETERS = {
+    "model": "Llama-like decoder in plain PyTorch (this script): RMSNorm as transformers' LlamaRMSNorm (fp32 statistics), separate Q/K/V, rotary "
+             "embeddings, F.scaled_dot_product_attention(is_causal=True, enable_gqa=True), SwiGLU, untied output",
+    "precision": "without FSDP: fp32 parameters, gradients, AdamW states, torch.autocast(bf16) forward; with FSDP: "
+                 "fp32 sharded parameters/gradients/states, MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)",
+    "fsdp": "fully_shard on every block, then on the root; reshard_after_forward=True, False under pipelining",
+    "tensor_parallel": "parallelize_module: Q/K/V, w1/w3 ColwiseParallel; wo, w2 RowwiseParallel(output Shard(1)); "
+                       "norms SequenceParallel; embedding RowwiseParallel; output ColwiseParallel(Shard(-1)) with "
+                       "loss_parallel",
+    "pipeline": "torch.distributed.pipelining PipelineStage per rank; layers split evenly (earlier stages take the "
+                "remainder); embedding on the first stage, final norm and output on the last",
+    "optimizer": "torch.optim.AdamW(fused=True), lr 1e-5, weight decay 0.1; zero_grad(set_to_none=True)",
+    "recompute": "checkpoint_wrapper(NO_REENTRANT) on every block, after TP, before FSDP",
+    "loss": "F.cross_entropy(logits.float()) against the input tokens (random)",
+    "step_s": "each timed step between barriers, the slowest rank; median over timed steps after warm-up",
+    "peak": "torch.cuda.max_memory_allocated / max_memory_reserved per rank over the timed steps (reset after warm-up)",
+    "issue_over_step": "host time until the step's Python returns (before synchronize) over the step time, median "
+                       "over ranks; near 1: the host sets the pace",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="JSON file (rewritten after each case)")
+    ap.add_argument("--cpu-tiny", action="store_true", help="tiny model, gloo on the CPU (a test)")
+    ap.add_argument("--baseline", action="store_true", help="measure matmul, collectives and host time first")
+    ap.add_argument("--only", default="", help="comma-separated case ids (default: every case of this world size)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--case-budget-s", type=float, default=25.0, help="timed steps are cut to fit this per case")
+    ap.add_argument("--deadline", type=float, default=0.0, help="epoch seconds: start no case after this")
+    ap.add_argument("--nccl-timeout-s", type=float, default=90.0)
+    ap.add_argument("--state-dir", default="", help="folder for the progress file (default: beside --out)")
+    args = ap.parse_args(argv)
+    import torch
+    import torch.distributed as dist
+
+    cpu = args.cpu_tiny
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    if cpu:
+        dev = torch.device("cpu")
+        dist.init_process_group("gloo", timeout=timedelta(seconds=args.nccl_timeout_s))
+    else:
+        torch.cuda.set_device(local)
+        dev = torch.device("cuda", local)
+        dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    cases = [c for c in (cpu_cases() if cpu else gpu_cases()) if c["world"] == world]
+    if args.only:
+        keep = set(args.only.split(","))
+        cases = [c for c in cases if c["id"] in keep]
+    result: dict[str, Any] = {"benchmark": "train_dist", "environment": environment(torch, dev),
+                              "parameters": PARAMETERS, "cases": []}
+    if os.path.exists(args.out):  # a relaunch: keep what is recorded
+        with open(args.out) as f:
+            result = json.load(f)
+    state = args.state_dir or os.path.dirname(os.path.abspath(args.out))
+    os.makedirs(state, exist_ok=True)
+    progress = os.path.join(state, os.path.basename(args.out) + ".started")
+    started = open(progress).read().split() if os.path.exists(progress) else []
+    done = {c["id"] for c in result["cases"]}
+
+    def save() -> None:
+        if rank == 0:
+            tmp = os.path.join(state, os.path.basename(args.out) + ".tmp")
+            with open(tmp, "w") as f:
+                json.dump(result, f, indent=1)
+            shutil.copyfile(tmp, args.out + ".part")  # beside the result, then renamed: never half a file
+            os.replace(args.out + ".part", args.out)
+
+    for cid in started:  # started, never finished: the launch died on it
+        if cid not in done:
+            c = next((c for c in cases if c["id"] == cid), {"id": cid})
+            result["cases"].append({**c, "error": "the launch ended during this case (crash or NCCL timeout)"})
+            done.add(cid)
+    save()
+    if args.baseline and "baseline" not in result:
+        t0 = time.time()
+        try:
+            result["baseline"] = baseline(torch, dev, cpu)
+        except Exception as err:  # noqa: BLE001 - record and go on
+            result["baseline"] = {"error": f"{type(err).__name__}: {err}"[:800]}
+        result["baseline"]["wall_s"] = time.time() - t0
+        save()
+        if rank == 0:
+            print(f"baseline {time.time() - t0:.1f} s", flush=True)
+    runner = Runner(torch, dev, cpu)
+    for c in cases:
+        if c["id"] in done:
+            continue
+        go = [args.deadline <= 0 or time.time() < args.deadline]
+        dist.broadcast_object_list(go, src=0)
+        total_gib = torch.cuda.get_device_properties(dev).total_memory / 2**30 if not cpu else 1e9
+        if c.get("min_gib", 0) > total_gib:
+            result["cases"].append({**c, "error": f"skipped: needs {c['min_gib']} GiB, the card has {total_gib:.1f}"})
+            save()
+            continue
+        if not go[0]:
+            result["cases"].append({**c, "error": "skipped: the call's time budget was spent"})
+            save()
+            continue
+        if rank == 0:
+            with open(progress, "a") as f:
+                f.write(c["id"] + "\n")
+        t0 = time.time()
+        err = ""
+        if os.environ.get("TRAIN_DIST_TEST_CRASH") == c["id"] and rank == 1:
+            os._exit(3)  # a test of the relaunch: this rank dies, the others hang until the watchdog ends them
+        got = None
+        for attempt in range(2):
+            try:
+                got = runner.run(c, args.warmup, args.steps, args.case_budget_s)
+                err = ""
+            except Exception as e:  # noqa: BLE001 - OOM or a bug: record, go on
+                oom = isinstance(e, torch.OutOfMemoryError)
+                err = ("OOM: " if oom else "") + f"{type(e).__name__}: {e}"[:800]
+                got = None
+            gc.collect()
+            if not cpu:
+                torch.cuda.empty_cache()
+            errs0: list[Any] = [None] * world
+            dist.all_gather_object(errs0, err)
+            fused_failed = any(e and "fused" in e.lower() and not e.startswith("OOM") for e in errs0)
+            if attempt == 0 and fused_failed and runner.fused:
+                runner.fused = False  # every rank saw the same errors: all retry with foreach AdamW
+                if rank == 0:
+                    print(f"{c['id']}: fused AdamW failed, again with foreach: {err[:200]}", flush=True)
+                continue
+            break
+        gc.collect()
+        if not cpu:
+            torch.cuda.empty_cache()
+        errs: list[Any] = [None] * world
+        dist.all_gather_object(errs, err)
+        row = {**c, "wall_s": time.time() - t0}
+        if any(errs):
+            row["error"] = "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)[:2000]
+        else:
+            row.update(got)
+            row.update(summarise(c, got["ranks"]))
+        result["cases"].append(row)
+        save()
+        if rank == 0:
+            if "error" in row:
+                print(f"{c['id']:44s} ERROR {row['error'][:300]}", flush=True)
+            else:
+                print(f"{c['id']:44s} {row['step_s'] * 1e3:9.1f} ms {row['tokens_per_s']:10.0f} tok/s "
+                      f"peak {row.get('peak_allocated_max_bytes', 0) / 2**30:6.2f} GiB "
+                      f"issue/step {row['issue_over_step']:.2f} ({row['wall_s']:.0f} s)", flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
