@@ -662,6 +662,27 @@ def kv_capacity_tokens(model: memory.ModelConfig, chip: str, tp: int = 1, ep: in
     return int(ep * (free // per_tok))
 
 
+def trace_requests(rows: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
+    """A recorded trace as :func:`simulate_replica` takes it: (arrival s, prompt tokens, output tokens) rows,
+    checked (finite non-negative arrivals, whole positive lengths within the simulation's bounds, at most
+    :data:`SIM_MAX_REQUESTS` rows) and sorted by arrival."""
+    if not 0 < len(rows) <= SIM_MAX_REQUESTS:
+        raise ValueError(f"rows={len(rows)!r} is not allowed: a trace of 1 to {SIM_MAX_REQUESTS:,} requests")
+    out = []
+    for a, p, o in rows:
+        arrival = _check.non_negative("arrival_s", a)
+        prompt = _check.positive_int("prompt", p)
+        output = _check.positive_int("output", o)
+        if prompt > SIM_MAX_PROMPT or output > SIM_MAX_OUTPUT:
+            raise ValueError(f"prompt={prompt!r}, output={output!r} are not allowed: at most {SIM_MAX_PROMPT:,} "
+                             f"and {SIM_MAX_OUTPUT:,} tokens")
+        out.append((float(arrival), int(prompt), int(output)))
+    out.sort(key=lambda r: r[0])
+    if out[-1][0] <= 0:
+        raise ValueError("arrival_s=0 for every row is not allowed: a trace needs arrivals spread in time")
+    return out
+
+
 class StepModel(NamedTuple):
     """A replica's iteration times as a few numbers, so that a simulation costs no roofline call per step.
 
@@ -748,7 +769,8 @@ def _base(sm: StepModel, b: int) -> float:
 
 def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batch: int = 256,
                      chunk_tokens: int = 0, ttft_slo_s: float = 0.0, tpot_slo_s: float = 0.0,
-                     prefill_only: bool = False) -> LoadResult:
+                     prefill_only: bool = False, max_prefills: int = 0,
+                     prefill_tokens: int = DEFAULT_BATCHED_TOKENS) -> LoadResult:
     """Iteration-level (continuous) batching of one replica over ``reqs``, deterministic.
 
     The scheduler of vLLM and its kind, reduced to its arithmetic. A request is admitted when a batch slot
@@ -761,10 +783,15 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     the compute of all its tokens. Between events (an arrival, a finish, a prefill) the decode steps are
     summed in closed form: step(B, T + kB) grows linearly, so k steps cost ``k base + c (k T + B k(k-1)/2)``.
     ``prefill_only``: a prefill pool (disaggregated serving): requests leave after their first token.
+    ``max_prefills`` > 0: at most that many prompts per prefill iteration; ``prefill_tokens``: the token budget of
+    one (unchunked) prefill iteration. ``reqs``: (arrival s, prompt tokens, output tokens), from
+    :func:`draw_requests` or a recorded trace (:func:`trace_requests` checks one).
     """
     import heapq
     mb = _check.positive_int("max_batch", max_batch)
     ck = _check.non_negative("chunk_tokens", chunk_tokens)
+    mp = _check.non_negative("max_prefills", max_prefills)
+    budget = _check.positive_int("prefill_tokens", prefill_tokens)
     n = len(reqs)
     if not 0 < n <= SIM_MAX_REQUESTS:
         raise ValueError(f"requests={n!r} is not allowed: from 1 to {SIM_MAX_REQUESTS:,}")
@@ -774,6 +801,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         raise ValueError(f"a request of {big[1]:,} + {big[2]:,} tokens is not allowed: its KV cache needs more than "
                          f"the replica's {cap:,} tokens of room")
     c = sm.per_cached_token_s
+    A = [q[0] for q in reqs]  # arrivals, prompts, outputs, KV reservations: read once
+    P = [q[1] for q in reqs]
+    O = [q[2] for q in reqs]
+    need_of = [math.ceil((q[1] + q[2]) * sm.kv_tokens_per_request_token) for q in reqs]
+    push, pop = heapq.heappush, heapq.heappop
     first = [0.0] * n
     done = [0.0] * n
     t = 0.0
@@ -792,44 +824,45 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     busy_t = 0.0
     while (nxt < n or wpos < len(waiting) or prefilling or running) and events < SIM_MAX_EVENTS:
         events += 1
-        while nxt < n and reqs[nxt][0] <= t:
+        while nxt < n and A[nxt] <= t:
             waiting.append(nxt)
             nxt += 1
             if nxt == n:
                 late_queue = len(waiting) - wpos + len(prefilling)  # waiting when the last request arrives
         if not running and not prefilling and wpos >= len(waiting):
-            t = max(t, reqs[nxt][0])  # idle until the next arrival
+            t = max(t, A[nxt])  # idle until the next arrival
             continue
         # admission (FIFO): a slot and KV room for prompt + output; without chunking a prefill iteration takes
         # whole prompts up to the token budget; with chunking only what this iteration's chunk reaches
-        room = int(ck) - B if ck else DEFAULT_BATCHED_TOKENS
+        room = int(ck) - B if ck else budget
         room -= sum(e[1] for e in prefilling) if ck else 0
         admitted: list[int] = []
-        while wpos < len(waiting) and B + len(prefilling) + len(admitted) < mb and (room > 0 or not admitted):
+        while (wpos < len(waiting) and B + len(prefilling) + len(admitted) < mb and (room > 0 or not admitted)
+               and (not mp or len(admitted) < mp)):
             r = waiting[wpos]
-            need = math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
-            if reserved + need > cap or (admitted and room < (1 if ck else reqs[r][1])):
+            need = need_of[r]
+            if reserved + need > cap or (admitted and room < (1 if ck else P[r])):
                 break
             admitted.append(r)
             reserved += need
-            room -= reqs[r][1]
+            room -= P[r]
             wpos += 1
         if not ck and admitted:
-            toks = sum(reqs[r][1] for r in admitted)
-            pairs = sum(reqs[r][1] * (reqs[r][1] + 1) / 2.0 for r in admitted)
+            toks = sum(P[r] for r in admitted)
+            pairs = sum(P[r] * (P[r] + 1) / 2.0 for r in admitted)
             t += max(sm.prefill_min_s, toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s)
             for r in admitted:
                 first[r] = t
-                if prefill_only or reqs[r][2] <= 1:
+                if prefill_only or O[r] <= 1:
                     done[r] = t
-                    reserved -= math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+                    reserved -= need_of[r]
                 else:
-                    heapq.heappush(running, (it + reqs[r][2] - 1, r))
+                    push(running, (it + O[r] - 1, r))
                     B += 1
-                    T += reqs[r][1] + 1
+                    T += P[r] + 1
             continue
         if ck:
-            prefilling.extend([r, reqs[r][1]] for r in admitted)
+            prefilling.extend([r, P[r]] for r in admitted)
         if prefilling:
             # one mixed iteration: decode the batch, prefill up to the chunk budget (oldest first)
             room = max(1, int(ck) - B)
@@ -839,7 +872,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                     break
                 r, left = entry
                 take = min(left, room)
-                done_before = reqs[r][1] - left
+                done_before = P[r] - left
                 pairs += take * done_before + take * (take + 1) / 2.0
                 entry[1] -= take
                 toks += take
@@ -859,25 +892,25 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                 prefilling = prefilling[len(finished):]
             for r in finished:
                 first[r] = t
-                if prefill_only or reqs[r][2] <= 1:
+                if prefill_only or O[r] <= 1:
                     done[r] = t
-                    reserved -= math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+                    reserved -= need_of[r]
                 else:
-                    heapq.heappush(running, (it + reqs[r][2] - 1, r))
+                    push(running, (it + O[r] - 1, r))
                     B += 1
-                    T += reqs[r][1] + 1
+                    T += P[r] + 1
             while running and running[0][0] <= it:
-                _, r = heapq.heappop(running)
+                _, r = pop(running)
                 done[r] = t
                 B -= 1
-                T -= reqs[r][1] + reqs[r][2]
-                reserved -= math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+                T -= P[r] + O[r]
+                reserved -= need_of[r]
             continue
         # decode only: jump to the next finish or the first iteration boundary after the next arrival
         k = running[0][0] - it
         a = _base(sm, B) + c * T
         if nxt < n:
-            gap = reqs[nxt][0] - t
+            gap = A[nxt] - t
             # smallest k with k a + c B k (k - 1) / 2 >= gap
             if c * B > 0:
                 qa, qb = c * B / 2.0, a - c * B / 2.0
@@ -892,11 +925,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         it += k
         T += B * k
         while running and running[0][0] <= it:
-            _, r = heapq.heappop(running)
+            _, r = pop(running)
             done[r] = t
             B -= 1
-            T -= reqs[r][1] + reqs[r][2]
-            reserved -= math.ceil((reqs[r][1] + reqs[r][2]) * sm.kv_tokens_per_request_token)
+            T -= P[r] + O[r]
+            reserved -= need_of[r]
     finished_all = nxt >= n and wpos >= len(waiting) and not prefilling and not running
     skip = int(n * SIM_WARMUP)
     meas = [i for i in range(skip, n) if done[i] > 0]
@@ -978,7 +1011,8 @@ def simulate_disaggregated(model: memory.ModelConfig, chip: str, workload: Workl
 DENSE_LAYOUTS = ((1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1), (16, 1, 2))
 MOE_LAYOUTS = ((1, 2, 1), (1, 4, 1), (1, 8, 1), (8, 2, 2), (8, 4, 4))
 PLAN_REQUESTS = 300  # requests per verifying simulation (SIM_MAX_REQUESTS at most)
-PLAN_MAX_SIMS = 10  # simulations one layout may run while replicas are added (a quarter more) or its batch cut (by a quarter)
+PLAN_MAX_SIMS = 10  # simulations one layout may run while replicas are added (a quarter more, half when far
+#                      from the target) or its batch cut (by a quarter, or half)
 MAX_REPLICAS = 100_000  # more replicas than this: refused, not planned
 
 
@@ -1104,8 +1138,9 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     ``output`` steps shared by the batch, so a replica sustains ``1 / (prefill + output x step / batch)``
     requests/s and the rate needs that many replicas. Then a seeded simulation of one replica at its share of
     the traffic (:func:`simulate_replica`, Poisson arrivals, continuous batching) checks the targets at the
-    percentile; replicas are added (a quarter more each time, at most :data:`PLAN_MAX_SIMS` simulations) until
-    the share of requests within both targets reaches ``percentile``. The fewest GPUs wins (then the cheaper
+    percentile; replicas are added where TTFT or the queue fails, the batch is cut where TPOT's tail fails (a
+    quarter each time, half when under 90% of requests meet the targets; at most :data:`PLAN_MAX_SIMS`
+    simulations) until the share of requests within both targets reaches ``percentile``. The fewest GPUs wins (then the cheaper
     per token). Impossible targets (a batch of 1 too slow, one prompt's prefill over the TTFT target, weights
     that fit no layout) come back with ``feasible`` False, no GPUs (times and dollars 0), and the reason. Dollars: all GPU-hours at
     ``price_per_gpu_hour``, split between input and output tokens by the replica time prefill and decode take.
@@ -1163,7 +1198,7 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     cands.sort(key=lambda c: (c[0], c[1]))
     best: Serving | None = None
     n_req = min(_check.positive_int("n_requests", n_requests), SIM_MAX_REQUESTS)
-    for gpus, lay, sm, b, per_rep, bound, replicas in cands[:2]:  # verify the two cheapest by simulation
+    for gpus, lay, sm, b, per_rep, bound, replicas in cands[:3]:  # verify the three cheapest by simulation
         if best is not None and gpus >= best.gpus:
             break
         tp, ep, nodes = lay
@@ -1178,18 +1213,19 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
                 break
             ttft_q = res.ttft_p99_s if q >= 0.99 else res.ttft_p50_s
             tpot_q = res.tpot_p99_s if q >= 0.99 else res.tpot_p50_s
+            far = res.slo_attainment < 0.9 or res.queue_growing  # far from the target: bigger moves
             if ttft_q > ttft_t or res.queue_growing:
                 why_more = "prefill and queueing (TTFT)" if ttft_q > ttft_t else why_more or bound
-                replicas = replicas + max(1, math.ceil(replicas / 4))
+                replicas = replicas + max(1, math.ceil(replicas / (2 if far else 4)))
             elif tpot_q > tpot_t and b > 1:
                 # prefill stalls and longer contexts stretch the tail: a smaller batch per replica, more replicas
-                b = max(1, (3 * b) // 4)
+                b = max(1, b // 2 if far else (3 * b) // 4)
                 pre_req = p * sm.prefill_per_token_s + p * (p + 1) / 2.0 * sm.attention_per_pair_s
                 step_b = _base(sm, b) + sm.per_cached_token_s * b * mean_ctx
                 per_rep = 1.0 / (pre_req + o * step_b / b)
                 replicas = max(replicas, math.ceil(rps / per_rep))
             else:
-                replicas = replicas + max(1, math.ceil(replicas / 4))
+                replicas = replicas + max(1, math.ceil(replicas / (2 if far else 4)))
         assert res is not None
         met = res.slo_attainment >= q and not res.queue_growing
         if b < b0 and not why_more:  # the batch was cut for TPOT's tail: the decode step is the bottleneck

@@ -244,3 +244,16 @@ def test_which_chip_at_dated_prices():
         p.dollars_per_million_output for p in feasible)
     with pytest.raises(ValueError, match="offer"):
         serving.plan_serving_offers(memory.model_preset("Llama-3 8B"), ("no such offer",), 5, 500, 200, 1.0, 0.05)
+
+
+def test_a_recorded_trace_runs_as_it_came():
+    rows = [(0.3, 500, 50), (0.1, 400, 60), (0.2, 300, 40)] * 20
+    rows = [(a + i, p, o) for i, (a, p, o) in enumerate(rows)]
+    trace = serving.trace_requests(rows)
+    assert [r[0] for r in trace] == sorted(r[0] for r in rows)
+    res = serving.simulate_replica(_sm(max_batch=64), trace, 64, max_prefills=4, prefill_tokens=2048)
+    assert res.requests == 60 and res.ttft_p99_s > 0
+    with pytest.raises(ValueError, match="prompt"):
+        serving.trace_requests([(0.0, 0, 10)])
+    with pytest.raises(ValueError, match="arrival_s"):
+        serving.trace_requests([(-1.0, 10, 10)])
