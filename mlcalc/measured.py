@@ -593,8 +593,12 @@ def parse_nccl_tests(text: str, op: str | None = None, label: str = "nccl-tests"
         except ValueError:
             continue  # e.g. "N/A" where a test did not run
         if not all(math.isfinite(x) and x >= 0 for x in (t_us, a, b)) or t_us == 0:
-            raise ValueError(f"{label}: line {lineno}: time {tok[off]} us, algbw {tok[off + 1]}, busbw {tok[off + 2]} "
-                             "GB/s is not allowed: they must be finite, non-negative, and the time above 0")
+            raise ValueError(f"{label}: line {lineno}: time {_clip(tok[off])} us, algbw {_clip(tok[off + 1])}, busbw "
+                             f"{_clip(tok[off + 2])} GB/s is not allowed: they must be finite, non-negative, and the "
+                             "time above 0")
+        if len(tok[0]) > 18:  # checked before int(): Python refuses to convert over 4,300 digits
+            raise ValueError(f"{label}: line {lineno}: size {_clip(tok[0])} bytes is not allowed: a size has at most "
+                             "18 digits")
         size = int(tok[0])
         if sizes and size <= sizes[-1]:
             raise ValueError(f"{label}: line {lineno}: size {size:,} bytes follows {sizes[-1]:,}: "
@@ -665,33 +669,45 @@ def parse_mamf_log(text: str, statistic: str = "median", label: str = "mamf-find
         elif s.startswith(("MAMF", "MSMF")):
             m = _MAMF_HEADLINE.match(s)
             if m:
-                head[m.group(1)] = m.groups()
+                head[m.group(1)] = (*m.groups(), lineno)
         elif s.startswith(("mean:", "median:", "max:")):
             m = _MAMF_BEST.match(s)
             if m:
-                best[m.group(1)] = m.groups()
+                best[m.group(1)] = (*m.groups(), lineno)
     info = RunInfo("mamf-finder", label, device, accelerator_key(device))
     if "MAMF" in head:
-        _, tf, m_, n_, k_ = head["MAMF"]
+        _, tf, m_, n_, k_, at = head["MAMF"]
         sus = head.get("MSMF")
-        return MatmulResult(info, dtype, _mamf_tflops(tf, label), _mamf_dims(m_, n_, k_, label),
-                            _mamf_tflops(sus[1], label) if sus else None,
-                            _mamf_dims(*sus[2:], label) if sus else None, sweep=tuple(sweep))
+        where = f"{label}: line {at}"
+        sus_where = f"{label}: line {sus[-1]}" if sus else label
+        return MatmulResult(info, dtype, _mamf_tflops(tf, where), _mamf_dims(m_, n_, k_, where),
+                            _mamf_tflops(sus[1], sus_where) if sus else None,
+                            _mamf_dims(*sus[2:5], sus_where) if sus else None, sweep=tuple(sweep))
     if statistic not in best:
         raise ValueError(f"{label}: text is not allowed: no 'mean/median/max: X TFLOPS @ MxNxK' summary found "
                          "(is this a mamf-finder log?)")
-    _, tf, m_, n_, k_ = best[statistic]
-    return MatmulResult(info, dtype, _mamf_tflops(tf, label), _mamf_dims(m_, n_, k_, label), sweep=tuple(sweep))
+    _, tf, m_, n_, k_, at = best[statistic]
+    where = f"{label}: line {at}"
+    return MatmulResult(info, dtype, _mamf_tflops(tf, where), _mamf_dims(m_, n_, k_, where), sweep=tuple(sweep))
+
+
+def _clip(text: str) -> str:
+    """A field of a pasted line, shortened for a message (a hostile one can be thousands of digits)."""
+    return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text):,} characters)"
 
 
 def _mamf_tflops(text: str, label: str) -> float:
-    value = float(text)
+    value = float(text) if len(text) <= 24 else math.inf
     if not 0 < value < 1e9:
-        raise ValueError(f"{label}: {text} TFLOPS is not allowed: a measured rate must be above 0")
+        raise ValueError(f"{label}: TFLOPS {_clip(text)} is not allowed: a measured rate must be above 0 and "
+                         "below 1e9")
     return value
 
 
 def _mamf_dims(m: str, n: str, k: str, label: str) -> tuple[int, int, int]:
+    if max(len(m), len(n), len(k)) > 10:
+        raise ValueError(f"{label}: shape {_clip(m)}x{_clip(n)}x{_clip(k)} is not allowed: dimensions must be "
+                         "1 to 2**31")
     dims = (int(m), int(n), int(k))
     if not all(0 < x <= 2**31 for x in dims):
         raise ValueError(f"{label}: shape {m}x{n}x{k} is not allowed: dimensions must be 1 to 2**31")

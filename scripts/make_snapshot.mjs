@@ -3,8 +3,8 @@
 // loadPyodide({_loadSnapshot}) instead of starting Python and importing again: several times faster).
 // Made at `make book` (scripts/build_wheel.sh) with Node from the same Pyodide files the site serves.
 //   node scripts/make_snapshot.mjs <pyodide folder> <mlcalc.whl> <out snapshot> <out meta.json>
-// The snapshot holds the heap, not the file system: the worker unpacks the wheel again after a restore
-// (files mlcalc reads lazily: its data/*.json). It is bound to this Pyodide build and this wheel: the meta
+// The snapshot holds the heap, not the file system: the worker writes the wheel's other files again after
+// a restore (the record's "rewrite": the data files mlcalc reads when first needed, modules not yet imported). It is bound to this Pyodide build and this wheel: the meta
 // file records both (Pyodide's version and the wheel's SHA-256), and the worker starts cold (as without a
 // snapshot) when either differs. _makeSnapshot/_loadSnapshot are private options: Pyodide's version is pinned.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -22,16 +22,33 @@ const { loadPyodide } = await import(pathToFileURL(indexURL + "pyodide.mjs").hre
 const started = Date.now();
 const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true, stdout: () => {}, stderr: (s) => console.error(s) });
 const wheel = new Uint8Array(readFileSync(wheelPath));
-pyodide.unpackArchive(wheel, "wheel");
+// Into site-packages (a path in the heap's sys.path; the default, the working directory, is file-system state).
+const sitePackages = "/" + pyodide.runPython("import sysconfig\nsysconfig.get_paths()['purelib']").replace(/^\/+/, "");
+pyodide.unpackArchive(wheel, "wheel", { extractDir: sitePackages });
+pyodide.FS.writeFile("/tmp/mlcalc.whl", wheel); // (read after the snapshot: the file system is not in it)
 // What the worker's Python needs for any page: every calculator registered, the bridge imported.
 pyodide.runPython(IMPORTS());
 const snapshot = pyodide.makeMemorySnapshot();
 writeFileSync(outPath, snapshot);
+// The wheel's files the worker writes again after a restore: all but the modules already imported (their
+// code is in the heap): the data files mlcalc reads when first needed, modules imported later, metadata.
+const files = JSON.parse(pyodide.runPython(`
+import json, sys, sysconfig, zipfile
+import mlcalc, os
+site = os.path.dirname(os.path.dirname(mlcalc.__file__))
+loaded = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+names = [n for n in zipfile.ZipFile("/tmp/mlcalc.whl").namelist() if not n.endswith("/")]
+json.dumps({"site_packages": site, "rewrite": [n for n in names if f"{site}/{n}" not in loaded],
+            "imported": sum(f"{site}/{n}" in loaded for n in names)})
+`));
 const meta = {
   pyodide: pyodide.version,
   wheel_sha256: createHash("sha256").update(wheel).digest("hex"),
   file: "mlcalc.snapshot",
   bytes: snapshot.length,
+  site_packages: files.site_packages,
+  modules_in_snapshot: files.imported,
+  rewrite: files.rewrite,
   imports: IMPORTS(),
 };
 writeFileSync(metaPath, JSON.stringify(meta, null, 1) + "\n");

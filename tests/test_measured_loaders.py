@@ -197,3 +197,20 @@ def test_results_built_by_hand_validate_themselves():
         measured.MatmulShape(8, 8, 8, -1.0)
     with pytest.raises(ValueError, match="kind"):
         measured.CopyResult(info, "sideways", (1,), (1.0,))
+
+
+@pytest.mark.parametrize("parse, text, field", [
+    (lambda t: measured.parse_nccl_tests(t, op="all_reduce", label="pasted"),
+     "  " + "9" * 5000 + " 256 float sum -1 1.0 1 1 0 1 1 1 0\n", "size"),
+    (lambda t: measured.parse_nccl_tests(t, op="all_reduce", label="pasted"),
+     "  1024 256 float sum -1 " + "9" * 5000 + " 1 1 0 1 1 1 0\n", "time"),
+    (lambda t: measured.parse_mamf_log(t, label="pasted"), "log\nmedian: 100 TFLOPS @ 1" + "0" * 5000 + "x1x1\n", "shape"),
+    (lambda t: measured.parse_mamf_log(t, label="pasted"), "log\nmedian: 1" + "0" * 400 + " TFLOPS @ 8x8x8\n", "TFLOPS"),
+])
+def test_a_paste_error_names_the_line_and_the_field(parse, text, field):
+    """A 5,000-digit number in a paste: the line and the field, shortened (not Python's own digit-limit message)."""
+    with pytest.raises(ValueError) as err:
+        parse(text)
+    message = str(err.value)
+    assert "pasted: line " in message and field in message and len(message) < 300, message
+    assert "int_max_str_digits" not in message

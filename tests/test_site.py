@@ -6,6 +6,7 @@ covered as soon as it is listed in the table of contents.
 
 from __future__ import annotations
 
+import gzip
 import html.parser
 import json
 import pathlib
@@ -267,3 +268,58 @@ def test_readme_speed_section_shows_the_committed_benchmark():
     assert results["date"] in section and f"{results['machine']['cores']} cores" in section
     for part in ("widgets_python", "widgets_lab", "build", "pages"):
         assert part in results, f"benchmarks/results.json lacks {part}: run scripts/benchmark.py in full"
+
+
+def test_the_page_refuses_a_paste_over_what_mlcalc_reads():
+    """The page's size check (mlcalc-live.js) is the paste calculator's own limit, not another number."""
+    from mlcalc.calculators.measured import MAX_PASTE_BYTES
+
+    script = (ROOT / "book" / "_static" / "mlcalc-live.js").read_text()
+    assert re.search(r"PASTE_MAX_BYTES = (\d+);", script).group(1) == str(MAX_PASTE_BYTES)
+
+
+def test_make_serve_sends_gzip_cache_headers_and_304(tmp_path):
+    """scripts/serve.py (make serve): what the README says a static host must set."""
+    import sys
+    import threading
+    import urllib.request
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import serve
+
+    (tmp_path / "_static" / "vendor" / "pyodide").mkdir(parents=True)
+    (tmp_path / "page.html").write_text("<p>hello</p>" * 500)
+    (tmp_path / "_static" / "vendor" / "pyodide" / "pyodide.asm.wasm").write_bytes(b"\0asm" + b"\1" * 5000)
+    (tmp_path / "_static" / "w.mjs").write_text("export const x = 1;" * 100)
+    (tmp_path / "_static" / "snap.snapshot").write_bytes(b"raw" * 500)
+    (tmp_path / "_static" / "snap.snapshot.gz").write_bytes(gzip.compress(b"S" * 4000))
+    server = serve.make_server(str(tmp_path), port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+
+    def get(path, **headers):
+        req = urllib.request.Request(base + path, headers={"Accept-Encoding": "gzip", **headers})
+        try:
+            with urllib.request.urlopen(req) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as err:
+            return err.code, dict(err.headers), b""
+
+    try:
+        status, h, body = get("/page.html")
+        assert status == 200 and h["Content-Encoding"] == "gzip" and gzip.decompress(body) == b"<p>hello</p>" * 500
+        assert h["Cache-Control"] == "no-cache" and h["Vary"] == "Accept-Encoding" and h["ETag"]
+        assert get("/page.html", **{"If-None-Match": h["ETag"]})[0] == 304
+        status, h, body = get("/_static/vendor/pyodide/pyodide.asm.wasm")
+        assert h["Content-Type"] == "application/wasm" and "max-age=3600" in h["Cache-Control"]
+        assert gzip.decompress(body).startswith(b"\0asm")
+        assert get("/_static/w.mjs")[1]["Content-Type"].startswith("text/javascript")
+        # a .gz made at build time is sent as it is
+        status, h, body = get("/_static/snap.snapshot")
+        assert h.get("Content-Encoding") == "gzip" and gzip.decompress(body) == b"S" * 4000
+        # without Accept-Encoding: the file as it is
+        req = urllib.request.Request(base + "/page.html", headers={"Accept-Encoding": "identity"})
+        with urllib.request.urlopen(req) as r:
+            assert "Content-Encoding" not in r.headers and r.read() == b"<p>hello</p>" * 500
+    finally:
+        server.shutdown()

@@ -81,6 +81,38 @@ async function bytes(name) {
   return new Uint8Array(await r.arrayBuffer());
 }
 
+// The files of a zip archive (the wheel), inflated by the browser (DecompressionStream): {name: bytes}.
+// After a restore they are written into Python's file system from here: Pyodide's unpackArchive would
+// run Python's zipfile, whose code the restored interpreter has not run yet (about a second more).
+async function unzip(buf) {
+  const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let end = buf.length - 22;
+  while (end >= 0 && v.getUint32(end, true) !== 0x06054b50) end--;
+  if (end < 0) throw new Error("the wheel is not a zip archive");
+  const count = v.getUint16(end + 10, true);
+  let p = v.getUint32(end + 16, true);
+  const names = new TextDecoder();
+  const jobs = [];
+  for (let i = 0; i < count; i++) {
+    if (v.getUint32(p, true) !== 0x02014b50) throw new Error("the wheel's zip directory is damaged");
+    const method = v.getUint16(p + 10, true);
+    const size = v.getUint32(p + 20, true);
+    const nameLength = v.getUint16(p + 28, true);
+    const local = v.getUint32(p + 42, true);
+    const name = names.decode(buf.subarray(p + 46, p + 46 + nameLength));
+    p += 46 + nameLength + v.getUint16(p + 30, true) + v.getUint16(p + 32, true);
+    if (name.endsWith("/")) continue;
+    const start = local + 30 + v.getUint16(local + 26, true) + v.getUint16(local + 28, true);
+    const data = buf.subarray(start, start + size);
+    if (method === 0) jobs.push(Promise.resolve([name, data]));
+    else if (method === 8) {
+      const stream = new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+      jobs.push(new Response(stream).arrayBuffer().then((b) => [name, new Uint8Array(b)]));
+    } else throw new Error(`${name}: zip method ${method}`);
+  }
+  return Object.fromEntries(await Promise.all(jobs));
+}
+
 // The snapshot and its record, or null (then Python starts cold). Never throws.
 async function snapshotFor(wheelPromise, version) {
   if (params.get("snapshot") === "0") return null;
@@ -93,9 +125,10 @@ async function snapshotFor(wheelPromise, version) {
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", wheel));
     const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
     if (hex !== record.wheel_sha256) return null; // made for another wheel: not this mlcalc
-    const r = await fetch(new URL(`vendor/mlcalc/${record.file}`, base));
+    const [r, files] = await Promise.all([fetch(new URL(`vendor/mlcalc/${record.file}`, base)),
+      typeof DecompressionStream === "function" && Array.isArray(record.rewrite) ? unzip(wheel).catch(() => null) : null]);
     if (!r.ok) return null;
-    return new Uint8Array(await r.arrayBuffer());
+    return { bytes: new Uint8Array(await r.arrayBuffer()), record, files };
   } catch (err) {
     return null;
   }
@@ -119,7 +152,7 @@ const ready = (async () => {
   let pyodide = null;
   if (snapshot) {
     try {
-      pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
+      pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot.bytes });
       timings.how = "snapshot";
     } catch (err) {
       timings.snapshotError = String((err && err.message) || err).slice(0, 200);
@@ -134,7 +167,19 @@ const ready = (async () => {
     }
   }
   timings.pyodide = performance.now();
-  pyodide.unpackArchive(await wheelPromise, "wheel");
+  if (timings.how === "snapshot" && snapshot.files) {
+    // The wheel's files the snapshot's heap does not hold (its record lists them), written from here.
+    const site = snapshot.record.site_packages;
+    for (const name of snapshot.record.rewrite) {
+      const data = snapshot.files[name];
+      if (!data) continue;
+      const path = `${site}/${name}`;
+      pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+      pyodide.FS.writeFile(path, data);
+    }
+  } else {
+    pyodide.unpackArchive(await wheelPromise, "wheel");
+  }
   timings.wheel = performance.now();
   // After a restore the modules are already imported (these lines only look them up).
   runWidgetsJson = pyodide.runPython("import mlcalc.calculators, mlcalc.live\nmlcalc.live.run_widgets_json");
