@@ -5,12 +5,29 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from mlcalc import _check, compute, finetune, memory, plan, vl
-from mlcalc.accelerators import spec
+from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators import _charts
-from mlcalc.calculators._common import accelerator_control, finite
+from mlcalc.calculators._common import finite
 
 GB = 1e9
+
+
+def _rate(chip: str) -> float:
+    """The achieved training rate the planner uses: achievable bf16 matmul FLOP/s x the measured step share."""
+    return compute.achievable_flops(chip, "bf16", "achievable") * plan.STEP_EFFICIENCY
+
+
+def _chips() -> list[tuple[str, str]]:
+    """Accelerators with an achievable bf16 figure (the step time needs one)."""
+    out = []
+    for a in catalogue().values():
+        try:
+            _rate(a.key)
+        except (ValueError, KeyError):
+            continue
+        out.append((f"{a.key} ({a.memory_gb:g} GB)", a.key))
+    return out
 
 
 def _dense_models() -> list[str]:
@@ -24,7 +41,7 @@ def _compute(v: Mapping[str, Any]) -> dict[str, Any]:
     mem = finetune.finetune_memory(m, v["method"], _check.positive_int("rank", v["rank"], 65536),
                                    finetune.TARGET_PRESETS[v["targets"]], batch, seq, bool(v["recompute"]),
                                    adapter_dtype=v["adapter_dtype"])
-    rate = compute.achievable_flops(v["accelerator"], "bf16", "achievable") * plan.STEP_EFFICIENCY
+    rate = _rate(v["accelerator"])
     step = finetune.finetune_step_s(m, batch * seq, rate, v["method"], bool(v["recompute"]))
     return {"mem": mem, "step_s": step, "tokens_per_s": finite("tokens per second", batch * seq / step),
             "device_bytes": spec(v["accelerator"]).memory_bytes, "rate": rate}
@@ -71,7 +88,7 @@ MEMORY = register(Calc(
         Control("batch", "Batch", "int", 1),
         Control("seq_len", "Sequence length", "int", 2048),
         Control("recompute", "Gradient checkpointing", "check", False),
-        accelerator_control("H100-SXM"),
+        choice("accelerator", "Accelerator", _chips(), "H100-SXM"),
     ),
     compute=_compute,
     view=_view,
