@@ -964,3 +964,7 @@ __all__ = [
     "published_collectives", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
     "with_busbw",
 ]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

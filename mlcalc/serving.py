@@ -1289,3 +1289,7 @@ __all__ = [
     "measured_read_bandwidth", "hf_small_kernels_s", "null_kernel_s",
     "plan_serving",
 ]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

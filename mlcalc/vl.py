@@ -152,3 +152,7 @@ def chart_values(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 __all__ = ["CONFIG", "HEIGHT", "PAD_RIGHT", "PALETTE", "SCHEMA", "WIDTH", "bar_end_labels", "chart", "chart_values",
            "clean", "field", "grouped_bars", "log_scale", "marker", "rows", "series_lines"]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())
