@@ -97,6 +97,12 @@ def spec(key: str) -> Accelerator:
     return catalogue()[key]
 
 
+def training_dtype(key: str) -> str:
+    """The dtype mixed-precision training runs in on accelerator ``key``: bf16 where the chip has it,
+    else fp16 with loss scaling (the V100's, Micikevicius et al. 2018, "Mixed Precision Training")."""
+    return "bf16" if "bf16" in spec(key).dense_tflops else "fp16"
+
+
 def peak_flops(key: str, dtype: str = "bf16") -> float:
     """Dense datasheet peak of accelerator ``key`` for ``dtype``, in FLOP/s."""
     return spec(key).peak_flops(dtype)

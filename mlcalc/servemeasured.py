@@ -100,6 +100,40 @@ def floor_spread(run: str = RUN, layers: int = 32) -> FloorSpread:
     return FloorSpread(len(eager), min(eager), max(eager), max(eager) / min(eager) - 1.0, min(graph), max(graph))
 
 
+def generate_floor(run: str = RUN) -> serving.Floor:
+    """The floor of transformers ``generate`` (scripts/gpu/bench_decode.py's probe, run once in the same call):
+    the least-squares line through its 2-, 8- and 32-layer tiny models, comparable with earlier hosts' floors
+    (mlcalc.serving.measured_floor)."""
+    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for o in run_data(run)["generate_probe"]["overhead"]]
+    mx = statistics.fmean(x for x, _ in pts)
+    my = statistics.fmean(y for _, y in pts)
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    return serving.Floor(max(0.0, my - slope * mx), max(0.0, slope), f"generate, tiny Llama models, {card(run)}")
+
+
+class FirstPoint(NamedTuple):
+    """The first decode point of a process (measured once and kept apart) next to the same point measured again."""
+
+    arch: str
+    path: str
+    first_s: float
+    again_s: float
+    ratio: float  # first / again
+
+
+def first_points(run: str = RUN) -> list[FirstPoint]:
+    """Each architecture's process-warm-up point against its repeat, both paths."""
+    out = []
+    for arch in ARCHS:
+        rec = run_data(run)["archs"][arch]
+        w, f = rec["warmup_discarded"], rec["decode"][0]
+        for path in PATHS:
+            k = f"{path}_s"
+            if k in w and k in f:
+                out.append(FirstPoint(arch, path, float(w[k]), float(f[k]), float(w[k]) / float(f[k])))
+    return out
+
+
 def arch_model(arch: str, run: str = RUN) -> memory.ModelConfig:
     """The measured architecture as a ModelConfig, from the Hugging Face config the run recorded."""
     _check.choice("arch", arch, ARCHS)
@@ -471,7 +505,7 @@ def check_first_token() -> list[FirstTokenCheck]:
     return out
 
 
-__all__ = ["ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+__all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",

@@ -180,3 +180,18 @@ def test_load_simulation_on_the_recorded_arrivals():
     assert "prefill" in sm.LOAD_MISS_CAUSE and "decode" in sm.LOAD_MISS_CAUSE
     # both see the queue past capacity: at 36 requests/s the median request waits seconds for its first token
     assert checks[3].simulated.ttft_p50_s > 1.0 and checks[3].measured.ttft_p50_s > 1.0
+
+
+def test_first_points_and_the_generate_floor():
+    fp = sm.first_points()
+    assert len(fp) == 10
+    # replayed from a graph, the first point of a process is its repeat within 10 %: no warm-up left after the
+    # point's own warm-up calls; eager, the same point moved by up to 1.7x within one process: the host, not warm-up
+    assert all(abs(p.ratio - 1) < 0.10 for p in fp if p.path == "graph")
+    eager = [p.ratio for p in fp if p.path == "eager"]
+    assert max(abs(r - 1) for r in eager) > sm.TARGET["eager"]
+    assert min(eager) < 1 < max(eager)  # both ways: slower and faster than the repeat
+    g = sm.generate_floor()
+    # this host's generate floor (about 0.9 ms + 0.8 ms per layer) lies in the band earlier hosts gave
+    # (1.11-2.65 ms fixed, 0.55-0.92 ms per layer: mlcalc/data/measured/README.md, the book's toolchain notes)
+    assert 0.5e-3 < g.fixed_s < 3e-3 and 0.5e-3 < g.per_layer_s < 1.0e-3
