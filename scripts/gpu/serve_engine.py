@@ -91,7 +91,7 @@ class Engine:
         self.inv_freq = 1.0 / (cfg.rope_theta ** (torch.arange(0, hd, 2, device=device, dtype=torch.float32) / hd))
         self.k = self.v = None
         self.n_weight_bytes = sum(t.numel() * t.element_size() for L in self.layers for t in L.values()) + \
-            (self.emb.numel() + self.head.numel()) * 2
+            (self.emb.numel() + self.head.numel() + self.norm.numel()) * 2  # (the 2026-11-26 run left out the norm)
 
     # ------------------------------------------------------------------ cache
     def alloc_cache(self, max_batch: int, max_len: int, fill_random: bool = True) -> int:
