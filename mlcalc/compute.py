@@ -360,6 +360,9 @@ CLIMATEGPT_RUNS: tuple[PublishedRun, ...] = (
 # 8 x H100, at "~$100/hr". A list price from the talk, for worked examples only.
 COCKCROFT_P5_PRICE_PER_HOUR = 100.0
 COCKCROFT_P5_GPUS = 8
+# When that price was listed (the talk, 2024). AWS cut on-demand P5 prices by up to 45% in June 2025
+# ("Announcing up to 45% price reduction for Amazon EC2 NVIDIA GPU-accelerated instances", AWS What's New).
+COCKCROFT_P5_PRICE_DATE = "2024"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -745,6 +748,7 @@ __all__ = [
     "CatalogueRow",
     "PublishedRun",
     "COCKCROFT_P5_GPUS",
+    "COCKCROFT_P5_PRICE_DATE",
     "COCKCROFT_P5_PRICE_PER_HOUR",
     "SORT_KEYS",
     "catalogue_rows",

@@ -16,7 +16,7 @@ def test_catalogue_widget_filters_sorts_and_switches_source():
     w = CatalogueWidget()
     assert w.last_result[0].key == "GB200"  # largest dense bf16 figure
     w.dtype.value = "fp4"
-    assert {r.key for r in w.last_result} == {"B200", "GB200", "B300", "MI355X"}
+    assert {r.key for r in w.last_result} == {"B200", "GB200", "B300", "GB300", "MI355X", "Trainium3"}
     w.dtype.value = "bf16"
     w.sort_by.value = "memory_gb"
     assert w.last_result[0].key in {"MI355X", "B300"} and w.last_result[0].memory_gb == 288  # 288 GB both
