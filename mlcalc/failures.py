@@ -244,3 +244,7 @@ def scale_goodput(n_gpus: int, checkpoint_s: float, restart: Restart, gpus_per_n
 __all__ = ["CauseRate", "Interruptions", "Restart", "ScaleGoodput", "UNITS", "cause_rates", "checks", "data",
            "interruptions", "record", "restart_defaults", "restart_time", "scale_goodput", "spares_needed",
            "straggler_loss"]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

@@ -1305,3 +1305,7 @@ __all__ = [
     "read_bandwidth", "read_fraction", "sequence_kv_bytes", "serving_offers", "simulate_disaggregated",
     "simulate_replica", "step_model", "tp_allreduce_s", "trace_requests",
 ]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())
