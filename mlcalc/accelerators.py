@@ -49,6 +49,11 @@ class Accelerator:
         return None if value is None else float(value) * 1e9  # type: ignore[arg-type]
 
     @property
+    def status(self) -> str:
+        """"shipping", or "announced" for a part known only from a vendor's announcement (kept out of defaults)."""
+        return str(self.extra.get("status", "shipping"))
+
+    @property
     def sm_count(self) -> int | None:
         """Streaming multiprocessors (NVIDIA GPUs only; None for others)."""
         value = self.extra.get("sm_count")
@@ -70,12 +75,32 @@ class Accelerator:
 _CORE = {"vendor", "name", "memory_gb", "memory_bandwidth_tbps", "dense_tflops", "sources", "notes", "sparse_tflops"}
 
 
+STATUSES = ("shipping", "announced")
+
+
+def catalogue(include_announced: bool = False) -> Mapping[str, Accelerator]:
+    """The accelerators of the data file, by key, in file order: the shipping ones.
+
+    Parts a vendor has only announced (``status: "announced"``: figures from a keynote, not a
+    datasheet) are kept out of every table and default; ``include_announced=True`` adds them.
+    """
+    if include_announced:
+        return _all()
+    return _shipping()
+
+
 @lru_cache(maxsize=None)
-def catalogue() -> Mapping[str, Accelerator]:
-    """All accelerators in the data file, by key, in file order."""
+def _shipping() -> Mapping[str, Accelerator]:
+    return MappingProxyType({k: a for k, a in _all().items() if a.status == "shipping"})
+
+
+@lru_cache(maxsize=None)
+def _all() -> Mapping[str, Accelerator]:
+    """Every entry of the data file, announced ones included."""
     raw = json.loads(resources.files("mlcalc.data").joinpath("accelerators.json").read_text())
     out: dict[str, Accelerator] = {}
     for key, entry in raw["accelerators"].items():
+        _check.choice(f"status of {key}", entry.get("status", "shipping"), STATUSES)
         out[key] = Accelerator(
             key=key,
             vendor=entry["vendor"],
@@ -92,9 +117,15 @@ def catalogue() -> Mapping[str, Accelerator]:
 
 
 def spec(key: str) -> Accelerator:
-    """The catalogue entry named ``key`` (ValueError listing the known keys otherwise)."""
-    _check.choice("accelerator", key, catalogue())
-    return catalogue()[key]
+    """The catalogue entry named ``key``, announced parts included (ValueError listing the known keys otherwise)."""
+    _check.choice("accelerator", key, _all())
+    return _all()[key]
+
+
+def training_dtype(key: str) -> str:
+    """The dtype mixed-precision training runs in on accelerator ``key``: bf16 where the chip has it,
+    else fp16 with loss scaling (the V100's, Micikevicius et al. 2018, "Mixed Precision Training")."""
+    return "bf16" if "bf16" in spec(key).dense_tflops else "fp16"
 
 
 def peak_flops(key: str, dtype: str = "bf16") -> float:

@@ -110,6 +110,32 @@ def _decode() -> tuple[Case, ...]:
                  for run in serving.DECODE_RUNS for c in serving.check_decode(run))
 
 
+def _serve(kind: str) -> tuple[Case, ...]:
+    """The serving run measured for this book (mlcalc.servemeasured), one family per path: "graph" (a decode step
+    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-2 GPUs), "eager", "prefill"."""
+    from mlcalc import servemeasured as sm
+
+    out = []
+    for c in sm.all_checks():
+        if (c.what == "prefill") != (kind == "prefill") or (kind != "prefill" and c.path != kind):
+            continue
+        label = (f"{c.arch} ({'transformers' if c.engine == 'transformers' else 'plain PyTorch'}), batch {c.batch}, "
+                 f"{c.context} tokens" + (f", TP {c.tp}" if c.tp > 1 else ""))
+        out.append(Case(f"serve-{kind}", label, "measured", sm.RUN, c.predicted_s, c.measured_s, sm.miss_cause(c)))
+    return tuple(out)
+
+
+def _serve_published() -> tuple[Case, ...]:
+    """TensorRT-LLM's published tables (v0.9.0, H100 and H200, FP8): static-batch throughput and first-token latency."""
+    from mlcalc import servemeasured as sm
+
+    out = [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, batch {c.batch}, {c.input} in / {c.output} out",
+                "published", c.source, c.predicted, c.published, c.cause) for c in sm.check_published()]
+    out += [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, first token of {c.input}", "published",
+                 c.source, c.predicted_s, c.published_s, c.cause) for c in sm.check_first_token()]
+    return tuple(out)
+
+
 #: The collective runs the network model is checked on: (run folder, GPUs in it).
 COLLECTIVE_RUNS = (("h200x4-2026-11-26-net5", 4), ("h200x4-2026-11-26-net5-2of4", 2))
 _GIB = 2**30
@@ -182,6 +208,18 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "notebooks/hardware/accuracy", lambda: _dist("memory")),
     Family("decode", "Decode tokens per second of Llama-shaped models (eager transformers)",
            "mlcalc.serving.decode_step", "tokens per second", "point", 0.25, "notebooks/memory/serving", _decode),
+    Family("serve-graph", "Decode step time replayed from a CUDA graph (transformers, a plain-PyTorch engine; 1-2 GPUs)",
+           "mlcalc.serving.decode_step (mlcalc.servemeasured)", "step time", "point", 0.20, "notebooks/memory/serving",
+           lambda: _serve("graph")),
+    Family("serve-eager", "Decode step time of five architectures in eager transformers",
+           "mlcalc.serving.decode_step (mlcalc.servemeasured)", "step time", "point", 0.25, "notebooks/memory/serving",
+           lambda: _serve("eager")),
+    Family("serve-prefill", "Prefill time of five architectures in eager transformers",
+           "mlcalc.serving.predict_prefill (mlcalc.servemeasured)", "prefill time", "point", 0.25,
+           "notebooks/memory/serving", lambda: _serve("prefill")),
+    Family("serve-published", "TensorRT-LLM's published throughput and first-token latency (v0.9.0, FP8)",
+           "mlcalc.serving.predict_decode / predict_prefill (mlcalc.servemeasured)", "throughput or latency", "point",
+           0.25, "notebooks/memory/serving", _serve_published),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", 0.15, "notebooks/network/collectives",
            _collectives),

@@ -19,12 +19,14 @@ from types import MappingProxyType
 from typing import Iterable, Mapping, NamedTuple
 
 from mlcalc import _check
-from mlcalc.accelerators import spec
+from mlcalc.accelerators import catalogue, spec
 from mlcalc.models import ModelConfig
 
 # Bytes per element of each dtype (tf32 is stored as 32-bit; fp4 packs two values per byte).
+# fp6 and fp4 are 6 and 4 bits an element (OCP Microscaling Formats (MX) Specification v1.0, 2023: FP6
+# E2M3/E3M2, FP4 E2M1; the shared 8-bit scale per 32 elements is left out).
 DTYPE_BYTES: Mapping[str, float] = MappingProxyType(
-    {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
+    {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp6": 0.75, "fp4": 0.5}
 )
 
 SECONDS_PER_HOUR = 3600.0
@@ -358,6 +360,9 @@ CLIMATEGPT_RUNS: tuple[PublishedRun, ...] = (
 # 8 x H100, at "~$100/hr". A list price from the talk, for worked examples only.
 COCKCROFT_P5_PRICE_PER_HOUR = 100.0
 COCKCROFT_P5_GPUS = 8
+# When that price was listed (the talk, 2024). AWS cut on-demand P5 prices by up to 45% in June 2025
+# ("Announcing up to 45% price reduction for Amazon EC2 NVIDIA GPU-accelerated instances", AWS What's New).
+COCKCROFT_P5_PRICE_DATE = "2024"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,6 +471,15 @@ def unregister_flops_table(name: str) -> None:
     """Remove a table added with :func:`register_flops_table` (the file's tables stay)."""
     _check.choice("name", name, _EXTRA_TABLES)
     del _EXTRA_TABLES[name]
+
+
+def flops_keys(source: str) -> frozenset[tuple[str, str]]:
+    """The (accelerator, dtype) pairs table ``source`` has a figure for (every chip's dtypes for "advertised")."""
+    _check.choice("source", source, flops_sources())
+    if source == ADVERTISED:
+        return frozenset((k, d) for k, a in catalogue().items() for d in a.dense_tflops)
+    entries = _tables()[source]["entries"]
+    return frozenset((k, d) for k, dd in entries.items() for d in dd)  # type: ignore[union-attr]
 
 
 def flops_entry(key: str, dtype: str = "bf16", source: str = "achievable") -> Mapping[str, object]:
@@ -734,6 +748,7 @@ __all__ = [
     "CatalogueRow",
     "PublishedRun",
     "COCKCROFT_P5_GPUS",
+    "COCKCROFT_P5_PRICE_DATE",
     "COCKCROFT_P5_PRICE_PER_HOUR",
     "SORT_KEYS",
     "catalogue_rows",

@@ -126,23 +126,48 @@ class Link:
 
 @dataclass(frozen=True)
 class System:
-    """A node design: GPUs, the link between them, and the NICs that leave the node."""
+    """A node design: GPUs, the link between them, and the NICs that leave the node.
+
+    A node is one scale-up domain: the GPUs one NVLink (or ICI) network joins. For an 8-GPU
+    server that is the server; for a rack-scale system (GB200/GB300 NVL72) it is the rack,
+    whose ``hosts`` compute trays each carry their own NICs.
+    """
 
     key: str  # short name, e.g. "DGX-H100"
     name: str  # product name
-    gpus_per_node: int  # accelerators in one node
+    gpus_per_node: int  # accelerators in one node: one scale-up (NVLink) domain
     intra: Link  # GPU-to-GPU link inside the node
     nic: Link  # one NIC (or, where ``nics_per_node`` is 1, the node's whole network)
-    nics_per_node: int  # compute-fabric NICs per node
+    nics_per_node: int  # compute-fabric NICs per node (all its hosts together)
     source: str  # URL of the node's datasheet
     notes: str = ""  # how it was read
     pcie: Link | None = None  # the PCIe link of each GPU and NIC (GPUDirect RDMA reads GPU memory through it)
+    hosts: int = 1  # operating-system hosts (compute trays) in one node: 18 in an NVL72 rack, else 1
+    power_kw: float | None = None  # maximum power of one node (rack), kW, as its source states it; None: not stored
+    power_source: str = ""  # where ``power_kw`` comes from
+    date: str = ""  # year and month of the source (YYYY-MM); "" where not recorded
 
     def __post_init__(self) -> None:
-        _check.positive_int("gpus_per_node", self.gpus_per_node)
+        g = _check.positive_int("gpus_per_node", self.gpus_per_node)
         nics = _check.positive_int("nics_per_node", self.nics_per_node)
-        if nics > MAX_NICS_PER_NODE:
-            raise ValueError(f"nics_per_node={self.nics_per_node!r} is not allowed: at most {MAX_NICS_PER_NODE}")
+        hosts = _check.positive_int("hosts", self.hosts)
+        if g % hosts:
+            raise ValueError(f"hosts={self.hosts!r} is not allowed: it must divide gpus_per_node={g}")
+        if nics > MAX_NICS_PER_NODE * hosts:
+            raise ValueError(f"nics_per_node={self.nics_per_node!r} is not allowed: at most {MAX_NICS_PER_NODE} "
+                             f"per host ({hosts} host(s))")
+        if self.power_kw is not None:
+            _check.positive("power_kw", self.power_kw)
+
+    @property
+    def scale_up_domain(self) -> int:
+        """GPUs one scale-up network joins: tensor and expert parallelism fit inside it."""
+        return self.gpus_per_node
+
+    @property
+    def gpus_per_host(self) -> int:
+        """GPUs one host (compute tray) carries."""
+        return self.gpus_per_node // self.hosts
 
     @property
     def node_bytes_per_s(self) -> float:
@@ -195,7 +220,9 @@ def systems() -> Mapping[str, System]:
     for key, e in _raw()["systems"].items():
         out[key] = System(key, e["name"], int(e["gpus_per_node"]), link(e["intra"]), link(e["nic"]),
                           int(e["nics_per_node"]), e["source"], e.get("notes", ""),
-                          link(e["pcie"]) if e.get("pcie") else None)
+                          link(e["pcie"]) if e.get("pcie") else None, int(e.get("hosts_per_node", 1)),
+                          float(e["power_kw"]) if e.get("power_kw") is not None else None,
+                          e.get("power_source", ""), e.get("date", ""))
     return MappingProxyType(out)
 
 
@@ -203,6 +230,39 @@ def system(key: str) -> System:
     """The node design named ``key`` (ValueError listing the known keys otherwise)."""
     _check.choice("system", key, systems())
     return systems()[key]
+
+
+def scale_up_domain(system_key: str) -> int:
+    """GPUs one scale-up network of ``system_key`` joins (8 for a DGX, 72 for an NVL72 rack).
+
+    Tensor and expert parallelism stay inside it; pipeline and data parallelism cross the
+    scale-out network.
+    """
+    return system(system_key).scale_up_domain
+
+
+def parallel_degrees_inside(system_key: str, limit: int | None = None) -> tuple[int, ...]:
+    """Powers of two up to the scale-up domain of ``system_key``: the tensor (or expert) parallel
+    degrees that stay on its NVLink. ``limit`` caps them further (e.g. a model's head count).
+
+    >>> parallel_degrees_inside("DGX-H100")
+    (1, 2, 4, 8)
+    >>> parallel_degrees_inside("GB200-NVL72")
+    (1, 2, 4, 8, 16, 32, 64)
+    """
+    top = scale_up_domain(system_key)
+    if limit is not None:
+        top = min(top, _check.positive_int("limit", limit))
+    out, d = [], 1
+    while d <= top:
+        out.append(d)
+        d *= 2
+    return tuple(out)
+
+
+def rack_scale_systems() -> tuple[str, ...]:
+    """Systems whose scale-up domain spans several hosts (the NVL72 racks), in file order."""
+    return tuple(k for k, s in systems().items() if s.hosts > 1)
 
 
 def nccl_base_latency_s() -> float:
@@ -418,7 +478,8 @@ MAX_NICS_PER_NODE = 16
 
 
 def node_network_bytes_per_s(nics_per_node: int, nic_bytes_per_s: float, gpus_per_node: int,
-                             pcie_bytes_per_s: float | None = None, nics_per_pcie_link: int = 1) -> float:
+                             pcie_bytes_per_s: float | None = None, nics_per_pcie_link: int = 1,
+                             hosts: int = 1) -> float:
     """What one node's NICs carry out of the node, one direction, bytes/s.
 
     ``nic_bytes_per_s`` is one NIC's achievable rate (line x efficiency). With
@@ -428,14 +489,16 @@ def node_network_bytes_per_s(nics_per_node: int, nic_bytes_per_s: float, gpus_pe
     ``gpus_per_node`` PCIe links (NCCL routes a GPU's traffic to another GPU's NIC over
     NVLink, PXN, so only the sum binds). A NIC hanging off the CPU instead of a GPU's
     PCIe switch is slower still (NCCL maintainer, nccl#412: 16 GB/s of a 24 GB/s HDR
-    NIC); the model does not cover that case.
+    NIC); the model does not cover that case. A rack-scale node (an NVL72 rack) has
+    ``hosts`` compute trays, each with its own NICs: the NIC limit applies per host.
     """
     nics = _check.positive_int("nics_per_node", nics_per_node)
     nic = _check.positive("nic_bytes_per_s", nic_bytes_per_s)
     g = _check.positive_int("gpus_per_node", gpus_per_node)
-    if nics > MAX_NICS_PER_NODE:
-        raise ValueError(f"nics_per_node={nics_per_node!r} is not allowed: at most {MAX_NICS_PER_NODE} "
-                         "(each NIC needs a PCIe x16 link; a two-socket host has at most 256 lanes)")
+    h = _check.positive_int("hosts", hosts)
+    if nics > MAX_NICS_PER_NODE * h:
+        raise ValueError(f"nics_per_node={nics_per_node!r} is not allowed: at most {MAX_NICS_PER_NODE} per host, "
+                         f"{h} host(s) (each NIC needs a PCIe x16 link; a two-socket host has at most 256 lanes)")
     share = _check.positive_int("nics_per_pcie_link", nics_per_pcie_link)
     if share > nics:
         raise ValueError(f"nics_per_pcie_link={nics_per_pcie_link!r} is not allowed: at most nics_per_node={nics}")
@@ -540,8 +603,9 @@ def fabric(system_key: str, n_nodes: int = 1, efficiency: float = 1.0, gpus_per_
     else:
         nics = _check.positive_int("nics_per_node", nics_per_node)
     pcie = rate(s.pcie) if s.pcie is not None and s.nics_per_node > 1 else None
-    node = node_network_bytes_per_s(nics, rate(s.nic), g, pcie) if s.nics_per_node > 1 else \
-        rate(s.nic) * g / s.gpus_per_node
+    hosts = max(1, -(-g // s.gpus_per_host))  # trays the g GPUs occupy (1 for an 8-GPU server)
+    node = node_network_bytes_per_s(nics, rate(s.nic), g, pcie, hosts=hosts) \
+        if s.nics_per_node > 1 else rate(s.nic) * g / s.gpus_per_node
     nvls = _nvls(s.intra.key)
     return Fabric(g, n_nodes, rate(s.intra), node / g, s.intra.step_latency_s, s.nic.step_latency_s,
                   nccl_base_latency_s(), in_network, nvls[0] * efficiency, nvls[1])
@@ -962,5 +1026,6 @@ __all__ = [
     "InternalPoint", "PEAK_SIZE_BYTES", "PublishedCase", "internal_measurements", "case_fabric",
     "oversubscribed_fat_tree_counts", "predict_case",
     "published_collectives", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
+    "scale_up_domain", "parallel_degrees_inside", "rack_scale_systems",
     "with_busbw",
 ]

@@ -464,11 +464,12 @@ class Budget(NamedTuple):
     step_s: float  # compute + exposed communication
 
 
-def parallel_busbw_bytes_per_s(fab: net.Fabric, tp: int, parallelism: str) -> tuple[float, str]:
+def parallel_busbw_bytes_per_s(fab: net.Fabric, tp: int, parallelism: str, ep: int = 1) -> tuple[float, str]:
     """Bus bandwidth one GPU sees for a parallelism's collectives on ``fab``, and which link it crosses.
 
     Megatron-style placement: tensor parallelism inside a node; data-parallel ranks next
-    (g / tp of them per node); pipeline stages across nodes.
+    (g / tp of them per node); pipeline stages across nodes. A node is one scale-up
+    domain: 8 GPUs of a DGX, 72 of an NVL72 rack (``mlcalc.network.scale_up_domain``).
 
     - tensor: NVLink, ring.
     - data: if the data-parallel group stays in a node, NVLink; else each node holds
@@ -477,13 +478,21 @@ def parallel_busbw_bytes_per_s(fab: net.Fabric, tp: int, parallelism: str) -> tu
       node (one ring per NIC, the NCCL behaviour); with tp = g, each GPU's NIC share.
     - pipeline: across nodes every GPU of a stage sends to its peer at once, each
       through its share of the NICs (node / g); inside a node, NVLink.
+    - expert: the all-to-all among ``ep`` expert-parallel ranks, placed next to the
+      tensor-parallel ones: on NVLink while tp x ep GPUs fit in the scale-up domain,
+      else every GPU sends through its own NIC share at once (node / g).
     """
-    _check.choice("parallelism", parallelism, ("tensor", "data", "pipeline"))
+    _check.choice("parallelism", parallelism, ("tensor", "data", "pipeline", "expert"))
     tp = _check.positive_int("tp", tp)
+    ep = _check.positive_int("ep", ep)
     g = fab.gpus_per_node
     if tp > g:
         raise ValueError(f"tp={tp} is not allowed: it must fit in a node of {g} GPUs")
     intra, node = fab.intra_bytes_per_s, fab.node_inter_bytes_per_s
+    if parallelism == "expert":
+        if tp * ep <= g or fab.n_nodes == 1:
+            return intra, "intra-node"
+        return min(intra, node / g), "inter-node"
     if parallelism == "tensor" or fab.n_nodes == 1:
         return intra, "intra-node"
     if parallelism == "pipeline":

@@ -57,7 +57,6 @@ MAX_PURCHASE_PER_GPU = 1e8  # USD
 MAX_TERM_YEARS = 10.0
 MAX_GPUS_PER_NODE = 1024
 HOURS_PER_YEAR = 8766.0  # 365.25 days
-TENSOR_PARALLEL = (1, 2, 4, 8)
 MAX_PIPELINE = 128  # most pipeline stages tried
 SWITCH_RADIX = 64  # ports of one InfiniBand NDR switch (NVIDIA QM9700: 64 x 400 Gb/s)
 CHECKPOINTS_KEPT = 5  # full checkpoints kept on disk for the capacity estimate (an assumption)
@@ -367,18 +366,20 @@ def layout_candidates(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len
                       global_batch_tokens: float) -> tuple[tuple[int, int, int, int], ...]:
     """Every (tp, pp, dp, micro-batches) the planner considers for ``n_gpus`` chips, before memory.
 
-    tp in (1, 2, 4, 8), at most a node, dividing the heads; pp over the divisors of the layer count
+    tp a power of two inside the system's scale-up domain (1, 2, 4, 8 on a DGX; up to 64 in an
+    NVL72 rack: ``network.parallel_degrees_inside``), dividing the heads; pp over the divisors of the layer count
     and the powers of two up to :data:`MAX_PIPELINE`; ``dp = n / (tp pp)`` whole and at most the
     sequences of the global batch; micro-batch 1, so the batch is rounded to ``dp x m`` sequences.
-    At most 4 x (MAX_PIPELINE + 8) layouts.
+    At most 11 x (MAX_PIPELINE + 8) layouts (a scale-up domain of at most 1,024 GPUs).
     """
     _check_model(model)
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
     s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
-    gpn = network.system(chip_info(chip)["system"]).gpus_per_node
+    sys_key = chip_info(chip)["system"]
+    gpn = network.system(sys_key).gpus_per_node
     batch_seqs = _batch_seqs(_check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS), s)
     out = []
-    for tp in TENSOR_PARALLEL:
+    for tp in network.parallel_degrees_inside(sys_key):  # (1, 2, 4, 8) on a DGX; up to 64 in an NVL72 rack
         if tp > gpn or model.n_heads % tp or n % tp:
             continue
         for pp in _pipeline_sizes(model):
@@ -733,9 +734,10 @@ def leanest_memory_bytes(model: memory.ModelConfig, chip: str, n_gpus: int, seq_
     _check_model(model)
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
     s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
-    gpn = network.system(chip_info(chip)["system"]).gpus_per_node
+    sys_key = chip_info(chip)["system"]
+    gpn = network.system(sys_key).gpus_per_node
     best = math.inf
-    for tp in TENSOR_PARALLEL:
+    for tp in network.parallel_degrees_inside(sys_key):
         if tp > gpn or model.n_heads % tp:
             continue
         for pp in _pipeline_sizes(model):

@@ -1097,32 +1097,42 @@ def _checked_summary() -> tuple[int, int, float, float]:
             max(abs(c.error) for c in bench if c.tp > 1 and c.output))
 
 
-def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int, context: int, tp: int) -> str:
-    """Where the decode model was checked, and whether (model size, chip, engine, batch, context, tp) is inside.
+#: The accuracy families (mlcalc.accuracy) that check each engine's numbers.
+ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published"),
+                                    "hf-eager": ("decode", "serve-eager")})
 
-    Checked: transformers eager decode of Llama-shaped 1B and 8B models on H100 and H200 (batch 1-128, context
-    545-4129, one GPU; :func:`check_decode`); TensorRT-LLM's published static batches of Llama 2 7B and 70B
-    on H100 and A100 (:func:`check_benchmarks`), tensor parallel 1-4.
+
+@lru_cache(maxsize=None)
+def _engine_record(engine: str) -> str:
+    from mlcalc import accuracy  # the book's record of every checked case; imported here (it imports this module)
+    return "; ".join(f"{accuracy.FAMILIES[f].title}: {accuracy.family_line(f)}" for f in ENGINE_FAMILIES[engine])
+
+
+def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int, context: int, tp: int) -> str:
+    """Where the decode model was checked for ``engine`` (the accuracy page's families, :data:`ENGINE_FAMILIES`),
+    and whether (model size, chip, batch, context, tp) is inside what was measured: Llama-shaped and five other
+    architectures of 1-8B (cut-down MoE and MLA models among them) on H100 and H200, batch 1-128, context
+    512-8192, tensor parallel 1-2 measured; TensorRT-LLM's published tables of 7B-70B models on H100 and H200,
+    tensor parallel 1-4.
     """
-    within, n_runs, worst1, worstn = _checked_summary()
-    text = (f"Checked: {within} of {n_runs} measured hf-eager decode points within 25% (Llama-shaped 1B/8B, "
-            f"H100/H200, batch 1-128, context 545-4,129, one GPU); TensorRT-LLM's published throughput at tp=1 "
-            f"within {worst1:.0%}, at tp=2-4 off by up to {worstn:.0%} (over-predicted: the tensor-parallel cost "
-            "is under-modelled).")
+    _check.choice("engine", engine, ENGINES)
+    try:
+        text = f"Checked ({engine}): " + _engine_record(engine) + "."
+    except (ImportError, ValueError, KeyError):  # a checkout without the measured files
+        within, n_runs, worst1, worstn = _checked_summary()
+        text = (f"Checked: {within} of {n_runs} measured hf-eager decode points within 25%; TensorRT-LLM's "
+                f"published v0.6.1 throughput at tp=1 within {worst1:.0%}, at tp=2-4 off by up to {worstn:.0%}.")
     outside = []
     if not 0.9e9 <= model.n_params() <= 80e9:
         outside.append(f"{model.n_params() / 1e9:,.0f}B parameters (checked 1-70B)")
-    if chip not in ("H100-SXM", "H200-SXM", "A100-80GB"):
-        outside.append(f"{chip} (checked H100, H200, A100)")
-    if engine == "cuda-graph" and tp == 1:
-        outside.append("cuda-graph at tp=1 checked only on TensorRT-LLM's static batches")
-    if tp > 1:
-        outside.append(f"tp={tp}: published points off by up to {worstn:.0%}")
-    if model.is_moe or model.attention == "mla" or model.sliding_window:
-        outside.append("MoE / MLA / sliding-window decode not yet checked on a measured run")
-    if batch > 1024 or context > 8192:
-        outside.append(f"batch {batch:,}, context {context:,} (checked to 1,024 and 8,192)")
-    return text + (" This plan is outside it: " + "; ".join(outside) + "." if outside else " This plan is inside it.")
+    if chip not in ("H100-SXM", "H200-SXM"):
+        outside.append(f"{chip} (checked H100 and H200)")
+    if tp > 4:
+        outside.append(f"{tp} GPUs per replica (checked 1-4)")
+    if batch > 128 or context > 8192:
+        outside.append(f"batch {batch:,}, context {context:,} (measured to 128 and 8,192)")
+    return text + (" This plan is outside it: " + "; ".join(outside) + "." if outside else
+                   " This plan is inside it.")
 
 
 def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, prompt_tokens: int,
@@ -1283,9 +1293,15 @@ def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...],
 
 
 __all__ = [
-    "COPY_CALIBRATION", "DECODE_RUN", "DECODE_RUNS", "DecodeCheck", "DecodeStep", "Floor", "MAX_BATCH", "Serving", "attention_time_s",
-    "BenchCheck", "check_benchmarks", "matmul_rate", "prefill_s", "read_fraction", "tp_allreduce_s",
-    "check_decode", "decode_step", "llama_shape", "measured_copy_bandwidth", "measured_decode", "measured_floor",
-    "measured_read_bandwidth", "hf_small_kernels_s", "null_kernel_s",
-    "plan_serving",
+    "BenchCheck", "CACHE_LAYOUTS", "COPY_CALIBRATION", "DECODE_RUN", "DECODE_RUNS", "DEFAULT_BATCHED_TOKENS",
+    "DENSE_LAYOUTS", "DecodeCheck", "DecodeStep", "Disaggregated", "ENGINES", "ENGINE_FAMILIES", "Floor", "LoadResult", "MAX_BATCH",
+    "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS", "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS",
+    "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_WARMUP", "Serving", "StepModel", "TENSOR_PARALLEL",
+    "Workload", "arch_family", "attention_extra_bytes", "attention_flops_per_token", "attention_time_s",
+    "check_benchmarks", "check_decode", "checked_range", "comm_s", "decode_step", "draw_requests", "engine_floor",
+    "engine_small_kernels_s", "hf_small_kernels_s", "kv_capacity_tokens", "kv_split", "llama_shape", "matmul_rate",
+    "measured_copy_bandwidth", "measured_decode", "measured_floor", "measured_read_bandwidth", "null_kernel_s",
+    "ops_per_layer", "plan_serving", "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s",
+    "read_bandwidth", "read_fraction", "sequence_kv_bytes", "serving_offers", "simulate_disaggregated",
+    "simulate_replica", "step_model", "tp_allreduce_s", "trace_requests",
 ]

@@ -334,23 +334,32 @@ def _daly_fraction(d: float) -> float:
 
 
 class Goodput(NamedTuple):
-    """Share of wall-clock time that advances training, and where the rest goes (first order)."""
+    """Share of wall-clock time that advances training, and where the rest goes (parts sum to 1)."""
 
-    fraction: float  # useful share: 1 - the three losses below, floored at 0
-    checkpoint_fraction: float  # time spent blocked in checkpoints: delta / (tau + delta)
-    lost_work_fraction: float  # work redone after failures: (tau + delta) / 2 per failure, 1/M failures per second
-    restart_fraction: float  # time to restart after failures: R / M
-    lost_work_per_failure_s: float  # average work lost per failure: half a checkpoint period
+    fraction: float  # useful share: tau / E, E the expected wall time of one checkpoint period
+    checkpoint_fraction: float  # time blocked in the checkpoint that completes the period: delta / E
+    lost_work_fraction: float  # work (and checkpoints) redone after failures: the rest of E
+    restart_fraction: float  # time restarting after failures: R / M (failures arrive at 1/M all along)
+    lost_work_per_failure_s: float  # average work lost per failure: about half a checkpoint period
+
+
+#: Above this many mean times between failures per period (plus restart) goodput is below e**-EXP_LIMIT
+#: (about 1e-22): it is reported as 0, and the exponentials are not evaluated (they would overflow).
+EXP_LIMIT = 50.0
 
 
 def goodput(interval_s: float, checkpoint_s: float, mtbf_s: float, restart_s: float = 0.0) -> Goodput:
     """Goodput of a run that checkpoints every ``interval_s`` seconds of compute.
 
-    ``waste = delta / (tau + delta) + ((tau + delta) / 2 + R) / M``, ``goodput = 1 - waste``
+    Failures arrive at random at rate 1/M (also while restarting); each costs the restart time R and
+    the work since the last checkpoint. One period of ``T = tau + delta`` seconds then takes, on
+    average, ``E = M e^(R/M) (e^(T/M) - 1)`` seconds of wall time (Daly 2006, the complete model), and
+    ``goodput = tau / E``. While T and R are well below M this is the first-order
+    ``1 - delta/T - T/(2M) - R/M``, whose optimum over T is Young's ``sqrt(2 delta M)``; beyond, it stays
+    between 0 and 1 (the first-order form passes 100% of lost work once T nears M).
 
-    A first-order model: failures arrive at random (rate 1/M), each one loses on average half a
-    checkpoint period plus the restart time. It is accurate while the period is well below M;
-    minimizing it over the period gives Young's ``sqrt(2 delta M)``.
+    Where the time goes, as shares of E that sum to 1: the completing checkpoint ``delta / E``,
+    restarts ``R / M`` (E / M failures per period, R each; capped by what is left), and the work lost.
 
     Parameters
     ----------
@@ -359,16 +368,28 @@ def goodput(interval_s: float, checkpoint_s: float, mtbf_s: float, restart_s: fl
         synchronous, the copy to host memory if it is asynchronous.
     mtbf_s : mean time between failures of the whole job (see ``system_mtbf_s``).
     restart_s : time from a failure to training again (requeue, load the checkpoint, warm up).
+
+    References
+    ----------
+    J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
+    Future Generation Computer Systems 22 (2006), the wall-time model of its section 3.
     """
     tau = _check.positive("interval_s", interval_s)
     delta = _check.non_negative("checkpoint_s", checkpoint_s)
     mtbf = _check.positive("mtbf_s", mtbf_s)
     restart = _check.non_negative("restart_s", restart_s)
     period = _check.result("checkpoint period (interval_s + checkpoint_s)", tau + delta)
-    ckpt = delta / period
-    lost = period / (2.0 * mtbf)
-    rst = restart / mtbf
-    return _check.fields("goodput", Goodput(max(0.0, 1.0 - ckpt - lost - rst), ckpt, lost, rst, period / 2.0))
+    x, r = period / mtbf, restart / mtbf
+    rst = min(r, 1.0)
+    if x + r > EXP_LIMIT:  # goodput below e**-50: nothing advances
+        return _check.fields("goodput", Goodput(0.0, 0.0, 1.0 - rst, rst, mtbf))
+    wall = mtbf * math.exp(r) * math.expm1(x)  # E, seconds (expm1: exact for small x)
+    useful, ckpt = tau / wall, delta / wall
+    rst = min(rst, max(0.0, 1.0 - useful - ckpt))
+    lost = max(0.0, 1.0 - useful - ckpt - rst)
+    failures = wall / mtbf  # expected failures per period
+    lost_per_failure = lost * wall / failures if failures > 0 else 0.0
+    return _check.fields("goodput", Goodput(useful, ckpt, lost, rst, lost_per_failure))
 
 
 # ---------------------------------------------------------------------- capacity

@@ -70,3 +70,16 @@ def test_peer_claims_have_sources():
 def test_bad_family_names_the_parameter():
     with pytest.raises(ValueError, match="family="):
         accuracy.cases("no-such-family")
+
+
+def test_the_serving_run_and_tables_are_families():
+    from mlcalc import servemeasured as sm
+
+    checks = sm.all_checks()
+    assert len(accuracy.cases("serve-graph")) == sum(c.path == "graph" for c in checks)
+    assert len(accuracy.cases("serve-eager")) == sum(c.path == "eager" and c.what == "decode" for c in checks)
+    assert len(accuracy.cases("serve-prefill")) == sum(c.what == "prefill" for c in checks)
+    assert len(accuracy.cases("serve-published")) == len(sm.check_published()) + len(sm.check_first_token()) == 32
+    for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published"):
+        t = accuracy.FAMILIES[key].target
+        assert all(c.cause for c in accuracy.cases(key) if abs(c.error) > t), key

@@ -117,3 +117,23 @@ def test_training_cost_from_a_model_preset():
     assert w.params.value == calcs.model_params_b("Llama-3 70B")
     w.params.value = 8
     assert w.model.value == "custom"
+
+
+def test_offers_on_a_measured_table_leave_out_chips_it_lacks():
+    # the measured table holds H100 and H200 only: an A100 offer is named and left out, not a failure
+    out = calc.run(calcs.OFFERS.key, {**calcs.OFFERS.values({}), "source": "measured", "accelerator_1": "H100-SXM",
+                                      "accelerator_2": "A100-80GB"})
+    assert out["ok"] and "left out" in out["text"] and "offer 2: A100-80GB" in out["text"]
+    bad = calc.run(calcs.OFFERS.key, {**calcs.OFFERS.values({}), "source": "measured", "accelerator_1": "A100-80GB",
+                                      "accelerator_2": "A100-80GB", "accelerator_3": "V100-SXM2-32GB"})
+    assert not bad["ok"] and "source='measured'" in bad["error"] and "H100-SXM" in bad["error"]
+
+
+def test_v100_offers_train_in_fp16():
+    # the V100 has no bf16: mixed precision runs in fp16 there (Micikevicius et al. 2018), at its fp16 peak
+    from mlcalc.accelerators import spec, training_dtype
+
+    assert training_dtype("V100-SXM2-32GB") == "fp16" and training_dtype("H100-SXM") == "bf16"
+    out = calc.run(calcs.OFFERS.key, {**calcs.OFFERS.values({}), "accelerator_1": "V100-SXM2-32GB"})
+    assert out["ok"], out
+    assert f"{spec('V100-SXM2-32GB').dense_tflops['fp16']:,.1f}" in out["text"] + str(out.get("table"))

@@ -44,3 +44,21 @@ def test_energy_presets_fill_dated_numbers_and_turn_custom():
 def test_bad_input_gives_a_message(key, given, word):
     out = calc.run(key, given)
     assert not out["ok"] and word in out["error"]
+
+
+def test_failure_calculators_defaults_match_the_functions():
+    from mlcalc import failures, storage
+    from mlcalc.calculators import failures as cfl
+
+    r, view = cfl.INTERRUPTIONS.evaluate()
+    assert r["i"].unexpected == pytest.approx(419)
+    assert r["spares"] == failures.spares_needed(r["away"] / 72, 72, 0.99)
+    g, view = cfl.GOODPUT.evaluate()
+    ckpt = storage.checkpoint_size(405e9).total_bytes
+    assert g == failures.scale_goodput(16384, ckpt / 2e12, failures.restart_time(ckpt, 2e12))
+    assert f"goodput {g.fraction:.1%}" in view.text
+    # asynchronous: no blocking, a checkpoint as soon as the last write is done
+    a, view = cfl.GOODPUT.evaluate({"mode": "asynchronous"})
+    assert a.checkpoint_fraction == 0 and a.interval_s == pytest.approx(ckpt / 2e12) and a.fraction > g.fraction
+    out = calc.run("failures.goodput", {"n_gpus": -5})
+    assert not out["ok"] and "GPUs" in out["error"]

@@ -186,3 +186,30 @@ def test_every_preset_has_a_finite_cache():
     for m in memory.model_presets().values():
         b = memory.kv_cache_bytes(m, 8192)
         assert 0 < b <= kv(m) * 8192 and math.isfinite(b)
+
+
+# Properties of the layouts: over every preset, any context and block size.
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PRESETS = sorted(memory.model_presets())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_PRESETS), st.integers(1, 200_000), st.integers(1, 10_000), st.sampled_from((0, 1, 16, 256)))
+def test_cache_grows_with_context_and_never_exceeds_full_attention(name, ctx, more, block):
+    m = memory.model_presets()[name]
+    a = memory.kv_cache_bytes(m, ctx, block_tokens=block)
+    b = memory.kv_cache_bytes(m, ctx + more, block_tokens=block)
+    assert 0 < a <= b
+    held = -(-ctx // block) * block if block else ctx
+    assert a <= memory.model_kv_bytes_per_token(m) * held
+    assert 0 <= memory.paged_waste_fraction(ctx, block or 16) < 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 512), st.data(), st.integers(1, 4096))
+def test_experts_touched_between_k_and_e_and_growing(e, data, b):
+    k = data.draw(st.integers(1, e))
+    t1, t2 = memory.moe_experts_touched(e, k, b), memory.moe_experts_touched(e, k, b + 1)
+    assert k - 1e-9 <= t1 <= t2 <= e + 1e-9

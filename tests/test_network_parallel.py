@@ -190,7 +190,7 @@ def test_wire_bytes_rule_of_thumb_option():
     (lambda: par.Workload(models.preset("Mistral 7B").replace(n_layers=10**9)), "n_layers"),
     (lambda: par.Layout(1, 1, 1, -5.0), "state_bytes_per_gpu"),
     (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 16, "data"), "tp"),
-    (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 8, "expert"), "parallelism"),
+    (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 8, "context"), "parallelism"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name) as err:

@@ -1,5 +1,6 @@
 """Serving engines, parallel serving, continuous batching under load and the planner (mlcalc.serving)."""
 
+import math
 
 import pytest
 
@@ -257,3 +258,24 @@ def test_a_recorded_trace_runs_as_it_came():
         serving.trace_requests([(0.0, 0, 10)])
     with pytest.raises(ValueError, match="arrival_s"):
         serving.trace_requests([(-1.0, 10, 10)])
+
+
+# Any workload the page accepts: the simulation ends within its bounds and every figure is finite and non-negative.
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.01, 1e4), st.integers(1, 20_000), st.integers(1, 4000), st.floats(0, 3), st.integers(0, 4096),
+       st.integers(1, 1024))
+def test_simulation_is_finite_and_bounded(rate, prompt, output, cv, chunk, mb):
+    sm = _sm(max_batch=256)
+    reqs = serving.draw_requests(serving.Workload(rate, prompt, output, cv, cv, seed=1), 200)
+    try:
+        r = serving.simulate_replica(sm, reqs, mb, chunk_tokens=chunk)
+    except ValueError as e:  # a request whose cache cannot fit is refused by name
+        assert "KV cache" in str(e)
+        return
+    assert r.events <= serving.SIM_MAX_EVENTS
+    for v in r[1:-3]:
+        assert math.isfinite(v) and v >= 0, r

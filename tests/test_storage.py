@@ -210,7 +210,9 @@ def test_async_checkpoint_overhead():
     sync = storage.goodput(HOUR, a["blocking_s"], mtbf_s=24 * HOUR)
     asyn = storage.goodput(HOUR, a["async_s"], mtbf_s=24 * HOUR)
     ratio = sync.checkpoint_fraction / asyn.checkpoint_fraction
-    assert ratio == pytest.approx(a["blocking_s"] / a["async_s"] * (HOUR + a["async_s"]) / (HOUR + a["blocking_s"]))
+    # delta / E of each, E = M (e^(T/M) - 1) the wall time of a period of T = tau + delta (Daly 2006)
+    wall = {k: math.expm1((HOUR + a[k]) / (24 * HOUR)) for k in ("blocking_s", "async_s")}
+    assert ratio == pytest.approx(a["blocking_s"] / a["async_s"] * wall["async_s"] / wall["blocking_s"])
     assert ratio > 0.95 * a["speedup"]
     assert asyn.fraction > sync.fraction
 
@@ -224,7 +226,36 @@ def test_goodput_parts_and_young_optimum():
     best = storage.young_interval_s(delta, mtbf) - delta
     near = [storage.goodput(best * f, delta, mtbf).fraction for f in (0.8, 1.0, 1.25)]
     assert near[1] > near[0] and near[1] > near[2]
-    assert storage.goodput(100 * HOUR, 60, 1 * HOUR).fraction == 0.0  # floored, never negative
+    assert 0.0 <= storage.goodput(100 * HOUR, 60, 1 * HOUR).fraction < 1e-30  # never negative
+
+
+# Work that restarts from its last checkpoint under Poisson failures: a period of T seconds takes
+# M (e^(T/M) - 1) on average (Daly 2006, section 3, with R = 0; the textbook result for a task that
+# restarts from scratch). With no checkpoint cost and T = M, goodput is 1 / (e - 1) = 0.582.
+def test_goodput_complete_model_at_one_mtbf():
+    g = storage.goodput(HOUR, 0.0, mtbf_s=HOUR)
+    assert g.fraction == pytest.approx(1 / (math.e - 1), rel=1e-12)
+    assert g.checkpoint_fraction == 0 and g.restart_fraction == 0
+    assert g.lost_work_fraction == pytest.approx(1 - 1 / (math.e - 1), rel=1e-12)
+
+
+# The first-order form 1 - delta/T - T/(2M) - R/M is the complete model's limit for T, R << M.
+def test_goodput_first_order_limit():
+    tau, delta, mtbf, r = 600.0, 10.0, 1e6, 60.0
+    first = 1 - delta / (tau + delta) - (tau + delta) / (2 * mtbf) - r / mtbf
+    # the two differ by second-order terms (delta/T x (T/2M + R/M) = 6e-6 here)
+    assert storage.goodput(tau, delta, mtbf, r).fraction == pytest.approx(first, abs=1e-5)
+
+
+@pytest.mark.parametrize("tau,delta,mtbf,r", [(1e6, 10, 1.0, 0.0), (3600, 3000, 100, 5000), (1, 0, 1e-300, 1e300),
+                                              (1e300, 1e300, 1.0, 0.0), (5, 5, 5, 5)])
+def test_goodput_shares_stay_in_range(tau, delta, mtbf, r):
+    # every share between 0 and 1, summing to 1, at any inputs (the first-order form printed
+    # "lost work 1613%" once the period passed the job's MTBF)
+    g = storage.goodput(tau, delta, mtbf, r)
+    parts = (g.fraction, g.checkpoint_fraction, g.lost_work_fraction, g.restart_fraction)
+    assert all(0.0 <= p <= 1.0 for p in parts) and sum(parts) == pytest.approx(1.0)
+    assert math.isfinite(g.lost_work_per_failure_s) and g.lost_work_per_failure_s >= 0
 
 
 # ----------------------------------------------------------------------- capacity

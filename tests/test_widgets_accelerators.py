@@ -16,7 +16,7 @@ def test_catalogue_widget_filters_sorts_and_switches_source():
     w = CatalogueWidget()
     assert w.last_result[0].key == "GB200"  # largest dense bf16 figure
     w.dtype.value = "fp4"
-    assert {r.key for r in w.last_result} == {"B200", "GB200", "B300", "MI355X"}
+    assert {r.key for r in w.last_result} == {"B200", "GB200", "B300", "GB300", "MI355X", "Trainium3"}
     w.dtype.value = "bf16"
     w.sort_by.value = "memory_gb"
     assert w.last_result[0].key in {"MI355X", "B300"} and w.last_result[0].memory_gb == 288  # 288 GB both
@@ -64,8 +64,8 @@ def test_training_cost_widget_climategpt_default_and_bad_input():
 
 def test_offers_widget_three_offers():
     w = OffersWidget()
-    assert len(w.last_result) == 3
-    h100, a100, _ = w.last_result
+    assert len(w.last_result.results) == 3 and w.last_result.missing == ()
+    h100, a100, _ = w.last_result.results
     assert a100.time_s / h100.time_s == pytest.approx(989.5 * 64 / (312 * 192))
     w.rows[0][2].value = -1
     assert "price_per_gpu_hour=-1" in w.last_error

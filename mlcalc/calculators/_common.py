@@ -9,14 +9,14 @@ from mlcalc.accelerators import catalogue
 from mlcalc.calc import Control, choice
 
 _DECIMAL = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"),
-            (1e-9, "n"))
+            (1e-9, "n"), (1e-12, "p"))
 _BINARY = ((2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki"), (1.0, ""))
 
 
 def si(value: float, unit: str = "", binary: bool = False, digits: int = 3) -> str:
     """``value`` with a decimal (k, M, G: 1e3...) or binary (Ki, Mi, Gi: 2**10...) prefix: "1 GB", "4 MiB".
 
-    Prefixes below one (m, µ, n) only for seconds ("10 µs").
+    Prefixes below one (m, µ, n, p) only for seconds ("10 µs", "52 ps").
     """
     for scale, prefix in _BINARY if binary else _DECIMAL:
         if scale < 1 and unit != "s":

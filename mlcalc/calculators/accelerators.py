@@ -29,7 +29,9 @@ def _price(p: float) -> str:
 
 
 def dtype_control(default: str = "bf16") -> Control:
-    return choice("dtype", "dtype", list(accelerators.DTYPES), default)
+    """The dtypes that at least one accelerator of the catalogue has a dense figure for (no dead option)."""
+    present = {d for a in catalogue().values() for d in a.dense_tflops}
+    return choice("dtype", "dtype", [d for d in accelerators.DTYPES if d in present], default)
 
 
 def source_control(default: str = "advertised") -> Control:
@@ -441,15 +443,36 @@ def offer_controls(i: int, accelerator: str, n_gpus: int, price: float, mfu: flo
     )
 
 
-def _offers_compute(v: Mapping[str, Any]) -> list[compute.OfferResult]:
+class OffersResult(NamedTuple):
+    """The offers compared, and those left out because the chosen peak has no figure for their chip."""
+
+    results: list[compute.OfferResult]  # the offers with a figure, in the reader's order
+    missing: tuple[str, ...]  # "offer 2: A100-80GB" for each offer the source has no figure for
+
+
+def _offers_compute(v: Mapping[str, Any]) -> OffersResult:
     n_params, n_tokens = run_tokens(v)
     total = compute.training_flops(n_params, n_tokens)
     offers = [compute.Offer(f"{v[f'n_gpus_{i}']} x {v[f'accelerator_{i}']}", v[f"accelerator_{i}"], v[f"n_gpus_{i}"],
-                            v[f"price_{i}"], v[f"mfu_{i}"], flops_source=v["source"]) for i in range(1, N_OFFERS + 1)]
-    return compute.compare_offers(total, offers)
+                            v[f"price_{i}"], v[f"mfu_{i}"], dtype=accelerators.training_dtype(v[f"accelerator_{i}"]),
+                            flops_source=v["source"]) for i in range(1, N_OFFERS + 1)]
+    results, missing = [], []
+    for i, offer in enumerate(offers, 1):
+        # A measured table holds a few chips: an offer on another chip is left out and named, the others
+        # are still compared (the datasheet source has every chip).
+        if v["source"] != compute.ADVERTISED and (offer.accelerator, offer.dtype) not in compute.flops_keys(v["source"]):
+            missing.append(f"offer {i}: {offer.accelerator}")
+            continue
+        results.extend(compute.compare_offers(total, [offer]))
+    if not results:
+        raise ValueError(f"source={v['source']!r} is not allowed for these offers: its table has no figure for "
+                         f"{', '.join(o.accelerator for o in offers)}; choose an offer on "
+                         f"{', '.join(sorted({k for k, _ in compute.flops_keys(v['source'])}))}")
+    return OffersResult(results, tuple(missing))
 
 
-def _offers_view(results: list[compute.OfferResult], v: Mapping[str, Any]) -> View:
+def _offers_view(r: OffersResult, v: Mapping[str, Any]) -> View:
+    results = r.results
     n_params, n_tokens = run_tokens(v)
     table = Table(
         ("offer", "GPUs", "TFLOPS each", "MFU", "price/GPU-hour", "days", "GPU-hours", "cost"),
@@ -474,7 +497,10 @@ def _offers_view(results: list[compute.OfferResult], v: Mapping[str, Any]) -> Vi
              "encoding": {"y": y, "text": vl.field("label", "nominal")}},
         ],
     )
-    return View(text=tokens_line(n_params, n_tokens, v), table=table, chart=spec_)
+    text = tokens_line(n_params, n_tokens, v)
+    if r.missing:
+        text += f"\nleft out, no {v['source']} figure for their chip: {'; '.join(r.missing)}"
+    return View(text=text, table=table, chart=spec_)
 
 
 OFFERS = register(Calc(
@@ -506,13 +532,16 @@ def _mfu_compute(v: Mapping[str, Any]) -> tuple[float, float]:
 
 def _mfu_view(result: tuple[float, float], v: Mapping[str, Any]) -> View:
     u, peak = result
+    if u > 1:  # a share of the peak cannot pass 100%: say so instead of printing it
+        return View(text=f"achieved {u * peak / 1e12:,.1f} TFLOPS per GPU, more than the peak of {peak / 1e12:,.1f} "
+                         f"({v['source']}): impossible, MFU cannot pass 100%. The FLOP count or the time is wrong, "
+                         "or the peak is for another dtype.")
     lines = [f"achieved {u * peak / 1e12:,.1f} TFLOPS per GPU of {peak / 1e12:,.1f} ({v['source']}): MFU = {u:.1%}"]
     if v["recompute"]:  # the hardware also runs the forward pass again: 8N instead of 6N per token
-        lines.append(f"with full recomputation the hardware does 8/6 as much: HFU = {u * 8 / 6:.1%}")
-    if u > 1:
-        lines.append("MFU above 100%: the FLOP count or the time is wrong "
-                     "(or the peak is a measured, not a datasheet one).")
-    elif u > 0:
+        hfu = u * 8 / 6
+        lines.append(f"with full recomputation the hardware does 8/6 as much: HFU = {hfu:.1%}" if hfu <= 1 else
+                     "with full recomputation the hardware would do 8/6 as much: more than its peak, impossible")
+    if u > 0:
         lines.append(f"a run planned at 100% of this peak takes {1 / u:.2f}x as long at this MFU")
     return View(text="\n".join(lines))
 

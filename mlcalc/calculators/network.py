@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from mlcalc import _check, models, vl
 from mlcalc import network as net
 from mlcalc import parallel as par
-from mlcalc.accelerators import spec
+from mlcalc.accelerators import spec, training_dtype
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators._charts import chart
 from mlcalc.calculators._common import accelerator_control, si
@@ -215,7 +215,8 @@ def _budget(v: Mapping[str, Any], layout: par.Layout) -> par.Budget:
         raise ValueError(f"n_gpus={n_gpus} is not allowed: it must fill whole {s.key} nodes of {s.gpus_per_node}")
     fab = net.fabric(v["system"], n_gpus // s.gpus_per_node)
     return par.layout_budget(workload(v), layout, fab, v["batch"], 1,
-                             spec(v["accelerator"]).peak_flops("bf16"), v["mfu"], v["dp_strategy"])
+                             spec(v["accelerator"]).peak_flops(training_dtype(v["accelerator"])), v["mfu"],
+                             v["dp_strategy"])
 
 
 def _budget_view(b: par.Budget, v: Mapping[str, Any], first: str = "") -> View:
@@ -333,8 +334,9 @@ def _pipeline_compute(v: Mapping[str, Any]) -> par.Timeline:
 def _pipeline_view(t: par.Timeline, v: Mapping[str, Any]) -> View:
     p, m = int(v["p"]), int(v["m"])
     chunks = int(v["v"]) if v["kind"] == "interleaved" else 1
-    text = (f"step {t.makespan:g} time units for {t.busy:g} of work per GPU: bubble {t.bubble_fraction:.1%} "
-            f"(formula {par.bubble_fraction(p, m, chunks):.1%}); up to {t.peak_in_flight} micro-batches in flight "
+    text = (f"step {t.makespan:g} time units for {t.busy:g} of work per GPU: bubble {t.bubble_fraction:.1%} of the "
+            f"work time (formula {par.bubble_fraction(p, m, chunks):.1%}), each GPU idle "
+            f"{1 - t.busy / t.makespan:.1%} of the step; up to {t.peak_in_flight} micro-batches in flight "
             f"per GPU" + ("; later model chunks lighter" if chunks > 1 else ""))
     data = [{"gpu": f"GPU {s.device}", "start": s.start, "end": s.end,
              "phase": "forward" if s.phase == "F" else "backward", "chunk": s.chunk + 1, "micro": s.micro + 1}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mlcalc.calculators import facility as calculators_facility
+from mlcalc.calculators import failures as calculators_failures
 from mlcalc.widgets._base import CalcWidget
 
 
@@ -16,3 +17,15 @@ class RunEnergyWidget(CalcWidget):
     """Energy of a training run and of a year: MWh, the electricity bill at a dated price, emissions."""
 
     calc = calculators_facility.ENERGY
+
+
+class InterruptionsWidget(CalcWidget):
+    """Interruptions a job should expect at its size (Llama 3's rates, by cause), and the hot spares it needs."""
+
+    calc = calculators_failures.INTERRUPTIONS
+
+
+class ScaleGoodputWidget(CalcWidget):
+    """Goodput at scale: failure rate by GPU count, restart time by part, checkpoints, SDC and stragglers."""
+
+    calc = calculators_failures.GOODPUT

@@ -1,0 +1,513 @@
+"""Serving measured on our GPUs (``scripts/gpu/run_serve.sh``) and published serving results, each point next
+to :mod:`mlcalc.serving`'s prediction.
+
+Measured run ``h200x2-2026-11-26-serve`` (2 x NVIDIA H200, one call): five architectures through transformers
+5.17 (random weights, bf16, static cache) on two paths -- ``eager`` (one eager forward per step, as ``generate``
+calls the model) and ``graph`` (the same step captured once in a CUDA graph and replayed: the HF kernels without
+the host) --, decode and prefill; a plain-PyTorch tensor-parallel engine (``scripts/gpu/serve_engine.py``) on 1
+and 2 GPUs; a continuous-batching load test; floor probes at the start and the end of every process.
+
+The prediction takes from the same call only the machine: the read bandwidth and the matmul rate (probes), and
+for each architecture its floor measured on a tiny model of the same class (2 and 8 layers, width 64): eager
+step time per layer and outside the layers, and the CUDA-graph replay time per layer (the GPU time of a layer's
+kernels when they do almost nothing). None of the checked points enters it.
+
+Base units: seconds, bytes, FLOP/s.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple
+
+from mlcalc import _check, memory, serving
+
+RUN = "h200x2-2026-11-26-serve"
+RUNS = (RUN,)
+ARCHS = ("llama8b", "mha7b", "gemma3_4b", "mixtral_8l", "dsv2lite_8l")
+PATHS = ("eager", "graph")
+#: The issue's targets: every CUDA-graph point within 20 %, every eager point within 25 %.
+TARGET = MappingProxyType({"graph": 0.20, "eager": 0.25})
+
+
+def _read(name: str, run: str) -> Any:
+    return json.loads(resources.files("mlcalc.data").joinpath("measured").joinpath(run).joinpath(name).read_text())
+
+
+@lru_cache(maxsize=None)
+def run_data(run: str = RUN) -> Mapping[str, Any]:
+    """Every file of a run: ``probes`` (start and end of each process), ``archs`` (one record per
+    architecture), ``tp`` (tensor-parallel engine), ``load`` (load test), ``generate_probe``."""
+    _check.choice("run", run, RUNS)
+    folder = resources.files("mlcalc.data").joinpath("measured").joinpath(run)
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".json"))
+    probes = [_read(n, run) for n in names if n.startswith("probe_")]
+    archs: dict[str, Any] = {}
+    for n in names:
+        if n.startswith("arch_"):
+            archs.update(_read(n, run)["archs"])
+    load = next((_read(n, run)["load"] for n in names if n.startswith("load_")), None)
+    gen = next((_read(n, run) for n in names if n.startswith("genprobe_")), None)
+    return MappingProxyType({"probes": tuple(probes), "archs": MappingProxyType(archs), "tp": _read("tp.json", run),
+                             "load": load, "generate_probe": gen, "names": tuple(names)})
+
+
+def card(run: str = RUN) -> str:
+    """The GPU the run measured (every file names it)."""
+    return str(run_data(run)["probes"][0]["env"]["device_name"])
+
+
+def chip(run: str = RUN) -> str:
+    """The catalogue key of :func:`card`."""
+    return "H200-SXM" if "H200" in card(run) else "H100-SXM"
+
+
+def read_bandwidth(run: str = RUN) -> float:
+    """Bytes/s of a 4 GiB bf16 reduction, mean over every probe of the run."""
+    return statistics.fmean(float(p["probe"]["read_bandwidth"]["bytes_per_s"]) for p in run_data(run)["probes"])
+
+
+def matmul_rate(run: str = RUN) -> float:
+    """FLOP/s of an 8192^3 bf16 matmul, mean over every probe of the run."""
+    return statistics.fmean(float(p["probe"]["matmul"]["flops_per_s"]) for p in run_data(run)["probes"])
+
+
+class FloorSpread(NamedTuple):
+    """The eager launch floor of the same tiny model (Llama class, 32 layers) probed several times in one call."""
+
+    n_probes: int
+    min_s: float
+    max_s: float
+    spread: float  # max / min - 1
+    graph_min_s: float  # the same step replayed from a CUDA graph
+    graph_max_s: float
+
+
+def floor_spread(run: str = RUN, layers: int = 32) -> FloorSpread:
+    """How much the host's floor moved within the call (start and end of every process)."""
+    eager, graph = [], []
+    for p in run_data(run)["probes"]:
+        for t in p["probe"]["tiny_llama"]:
+            if t["n_layers"] == layers:
+                eager.append(float(t["eager_s"]))
+                graph.append(float(t["graph_s"]))
+    if not eager:
+        raise ValueError(f"layers={layers!r} is not allowed: the probes ran 2, 8 and 32 layers")
+    return FloorSpread(len(eager), min(eager), max(eager), max(eager) / min(eager) - 1.0, min(graph), max(graph))
+
+
+def generate_floor(run: str = RUN) -> serving.Floor:
+    """The floor of transformers ``generate`` (scripts/gpu/bench_decode.py's probe, run once in the same call):
+    the least-squares line through its 2-, 8- and 32-layer tiny models, comparable with earlier hosts' floors
+    (mlcalc.serving.measured_floor)."""
+    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for o in run_data(run)["generate_probe"]["overhead"]]
+    mx = statistics.fmean(x for x, _ in pts)
+    my = statistics.fmean(y for _, y in pts)
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    return serving.Floor(max(0.0, my - slope * mx), max(0.0, slope), f"generate, tiny Llama models, {card(run)}")
+
+
+class FirstPoint(NamedTuple):
+    """The first decode point of a process (measured once and kept apart) next to the same point measured again."""
+
+    arch: str
+    path: str
+    first_s: float
+    again_s: float
+    ratio: float  # first / again
+
+
+def first_points(run: str = RUN) -> list[FirstPoint]:
+    """Each architecture's process-warm-up point against its repeat, both paths."""
+    out = []
+    for arch in ARCHS:
+        rec = run_data(run)["archs"][arch]
+        w, f = rec["warmup_discarded"], rec["decode"][0]
+        for path in PATHS:
+            k = f"{path}_s"
+            if k in w and k in f:
+                out.append(FirstPoint(arch, path, float(w[k]), float(f[k]), float(w[k]) / float(f[k])))
+    return out
+
+
+def arch_model(arch: str, run: str = RUN) -> memory.ModelConfig:
+    """The measured architecture as a ModelConfig, from the Hugging Face config the run recorded."""
+    _check.choice("arch", arch, ARCHS)
+    c = run_data(run)["archs"][arch]["config"]
+    common = dict(name=f"{arch} (measured shape)", n_layers=c["num_hidden_layers"], hidden=c["hidden_size"],
+                  n_heads=c["num_attention_heads"], n_kv_heads=c["num_key_value_heads"], ffn_hidden=c["intermediate_size"],
+                  vocab=c["vocab_size"], tied_embeddings=bool(c.get("tie_word_embeddings", False)))
+    if arch == "gemma3_4b":
+        return memory.ModelConfig(head_dim=c["head_dim"], norms_per_layer=4, qk_norm=True, activation="gelu",
+                                  sliding_window=c["sliding_window"], sliding_window_pattern=6, **common)
+    if arch == "mixtral_8l":
+        return memory.ModelConfig(head_dim=c["head_dim"], n_experts=c["num_local_experts"],
+                                  experts_per_token=c["num_experts_per_tok"], moe_ffn_hidden=c["intermediate_size"],
+                                  **common)
+    if arch == "dsv2lite_8l":
+        return memory.ModelConfig(head_dim=c["qk_nope_head_dim"], attention="mla", kv_lora_rank=c["kv_lora_rank"],
+                                  qk_rope_head_dim=c["qk_rope_head_dim"], v_head_dim=c["v_head_dim"],
+                                  n_experts=c["n_routed_experts"], experts_per_token=c["num_experts_per_tok"],
+                                  n_shared_experts=c["n_shared_experts"], moe_ffn_hidden=c["moe_intermediate_size"],
+                                  first_dense_layers=c["first_k_dense_replace"], **common)
+    return memory.ModelConfig(head_dim=c["head_dim"], **common)
+
+
+def arch_floor(arch: str, path: str, run: str = RUN) -> serving.Floor:
+    """The floor of ``arch`` on ``path`` from its tiny model (2 and 8 layers, batch 1, cache 64), same process:
+    per layer the 8-layer step less the 2-layer step over 6; outside the layers the rest."""
+    _check.choice("arch", arch, ARCHS)
+    _check.choice("path", path, PATHS)
+    key = "eager_s" if path == "eager" else "graph_s"
+    t = {int(x["n_layers"]): float(x[key]) for x in run_data(run)["archs"][arch]["tiny"]}
+    per = max(0.0, (t[8] - t[2]) / 6.0)
+    return serving.Floor(max(0.0, t[2] - 2.0 * per), per, f"tiny {arch} (2 and 8 layers), {path}, {card(run)}")
+
+
+class MeasuredCheck(NamedTuple):
+    """A measured step next to the prediction."""
+
+    what: str  # "decode" or "prefill"
+    arch: str
+    path: str  # "eager", "graph"
+    batch: int
+    context: int  # cache length attended (decode) or prompt (prefill)
+    tp: int
+    measured_s: float
+    predicted_s: float
+    error: float  # predicted / measured - 1
+    target: float  # the tolerance the issue sets for this path
+    bound: str
+    card: str
+    engine: str = "transformers"  # "transformers" (5.17 forward) or "serve_engine" (scripts/gpu/serve_engine.py)
+
+
+def predict_hf(arch: str, path: str, batch: int, context: int, run: str = RUN) -> serving.DecodeStep:
+    """transformers' decode step as the run made it: the card's read bandwidth and matmul rate, ``repeat_kv``'s
+    copy for grouped heads at the copy rate measured on this card type (:func:`mlcalc.serving.measured_copy_bandwidth`),
+    the cache as transformers 5.17 stores and attends it (``cache_layout="transformers"``: the MLA latent
+    decompressed every step, a full sliding buffer rolled). ``eager``: the tiny
+    model's eager floor (max with the GPU per layer) plus the counted small kernels; ``graph``: no host floor, each
+    layer's kernels cost at least what the tiny model's replayed layer costs."""
+    _check.choice("path", path, PATHS)
+    model = arch_model(arch, run)
+    bw, rate = read_bandwidth(run), matmul_rate(run)
+    copy = serving.measured_copy_bandwidth()
+    if path == "eager":
+        return serving.decode_step(model, batch, context, bw, rate, 1, arch_floor(arch, "eager", run), copy,
+                                   small_kernels_s=serving.engine_small_kernels_s("hf-eager", model),
+                                   cache_layout="transformers")
+    return serving.decode_step(model, batch, context, bw, rate, 1, None, copy,
+                               small_kernels_s=arch_floor(arch, "graph", run).per_layer_s, cache_layout="transformers")
+
+
+def check_hf_decode(run: str = RUN) -> list[MeasuredCheck]:
+    """Every transformers decode point of the run (both paths) against :func:`predict_hf`."""
+    out = []
+    for arch in ARCHS:
+        rec = run_data(run)["archs"].get(arch)
+        if rec is None:
+            continue
+        for pt in rec["decode"]:
+            for path in PATHS:
+                key = f"{path}_s"
+                if key not in pt:
+                    continue
+                d = predict_hf(arch, path, int(pt["batch"]), int(pt["context"]), run)
+                m = float(pt[key])
+                out.append(MeasuredCheck("decode", arch, path, int(pt["batch"]), int(pt["context"]), 1, m, d.step_s,
+                                         d.step_s / m - 1.0, TARGET[path], d.bound, card(run)))
+    return out
+
+
+def check_hf_prefill(run: str = RUN) -> list[MeasuredCheck]:
+    """Every transformers prefill point (eager) against :func:`mlcalc.serving.predict_prefill` at the card's
+    matmul rate, or the eager floor of the whole model when that is longer (a prefill is one forward)."""
+    out = []
+    for arch in ARCHS:
+        rec = run_data(run)["archs"].get(arch)
+        if rec is None:
+            continue
+        model = arch_model(arch, run)
+        fl = arch_floor(arch, "eager", run)
+        for pt in rec["prefill"]:
+            if "prefill_s" not in pt:
+                continue
+            b, p = int(pt["batch"]), int(pt["prompt"])
+            gpu = serving.predict_prefill(model, chip(run), b, p, "cuda-graph", matmul_flops=matmul_rate(run))
+            host = fl.fixed_s + model.n_layers * fl.per_layer_s
+            pred = max(gpu, host)
+            m = float(pt["prefill_s"])
+            out.append(MeasuredCheck("prefill", arch, "eager", b, p, 1, m, pred, pred / m - 1.0, TARGET["eager"],
+                                     "launch floor" if host > gpu else "compute", card(run)))
+    return out
+
+
+def tp_model(name: str) -> memory.ModelConfig:
+    """The tensor-parallel engine's two shapes (scripts/gpu/serve_engine.py CFGS)."""
+    _check.choice("model", name, ("llama8b", "llama70b_20l"))
+    if name == "llama8b":
+        return memory.model_preset("Llama-3 8B").replace(name="Llama 3 8B shape")
+    return memory.model_preset("Llama-3 70B").replace(name="Llama 3 70B shape, 20 of 80 layers", n_layers=20)
+
+
+#: Operations per decoder layer that launch a kernel (ATen operations less views), one decode step, counted on the
+#: CPU with a TorchDispatchMode (difference of an 8- and a 2-layer model, transformers 5.17, PyTorch 2.13):
+#: the plain-PyTorch engine (scripts/gpu/serve_engine.py) 41, transformers' Llama layer 43. The GPU profiler in the
+#: run counted 48 kernels per Llama layer ((417 - 129) / 6).
+ENGINE_OPS_PER_LAYER = 41
+HF_LLAMA_OPS_PER_LAYER = 43
+
+
+def engine_layer_floor_s(run: str = RUN) -> float:
+    """GPU seconds per layer of the engine's kernels when they do almost nothing: the replayed tiny Llama layer of
+    the same call (:func:`arch_floor`, "graph") scaled by the engine's operation count over transformers'."""
+    return arch_floor("llama8b", "graph", run).per_layer_s * ENGINE_OPS_PER_LAYER / HF_LLAMA_OPS_PER_LAYER
+
+
+def predict_engine(model: memory.ModelConfig, batch: int, context: int, tp: int = 1, run: str = RUN) -> serving.DecodeStep:
+    """The engine's CUDA-graph decode step: :func:`mlcalc.serving.decode_step` with GQA-aware attention over the
+    allocated cache, the card's bandwidth and matmul rate, the engine's kernel floor per layer
+    (:func:`engine_layer_floor_s`, unfused: it is no production engine) and the tensor-parallel all-reduces
+    (:func:`mlcalc.serving.comm_s`)."""
+    c = chip(run)
+    return serving.decode_step(model, batch, context, read_bandwidth(run), matmul_rate(run), tp, None, None,
+                               tp_allreduce_s=serving.comm_s(model, c, batch, tp),
+                               small_kernels_s=engine_layer_floor_s(run))
+
+
+def check_tp_decode(run: str = RUN) -> list[MeasuredCheck]:
+    """The engine's CUDA-graph decode on 1 and 2 GPUs against :func:`predict_engine`."""
+    out = []
+    for pt in run_data(run)["tp"]["decode"]:
+        if "graph_s" not in pt:
+            continue
+        d = predict_engine(tp_model(pt["model"]), int(pt["batch"]), int(pt["context"]), int(pt["tp"]), run)
+        m = float(pt["graph_s"])
+        out.append(MeasuredCheck("decode", pt["model"], "graph", int(pt["batch"]), int(pt["context"]), int(pt["tp"]),
+                                 m, d.step_s, d.step_s / m - 1.0, TARGET["graph"], d.bound, card(run), "serve_engine"))
+    return out
+
+
+class LoadRun(NamedTuple):
+    """One request rate of the continuous-batching load test, as measured."""
+
+    rate: float  # requests/s offered (Poisson)
+    n_requests: int
+    n_finished: int
+    output_tokens_per_s: float  # finished requests' output tokens / elapsed
+    ttft_p50_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p99_s: float
+
+
+def load_runs(run: str = RUN) -> list[LoadRun]:
+    """The load test's rates with their percentiles (see the run's ``load_gpu*.json`` for every request)."""
+    out = []
+    for r in run_data(run)["load"]["runs"]:
+        if "error" in r:
+            continue
+        out.append(LoadRun(float(r["rate"]), int(r["n_requests"]), int(r["n_finished"]),
+                           float(r["output_tokens"]) / float(r["elapsed_s"]), float(r["ttft_p50_s"]),
+                           float(r["ttft_p99_s"]), float(r["tpot_p50_s"]), float(r["tpot_p99_s"])))
+    return out
+
+
+def check_load_steps(run: str = RUN) -> list[MeasuredCheck]:
+    """The load test's decode iterations: per batch bucket, the median measured step against the engine's step
+    (:func:`predict_engine` at the engine's allocated cache length, which every step reads whole)."""
+    load = run_data(run)["load"]
+    steps: dict[int, list[float]] = {}
+    for r in load["runs"]:
+        for it in r.get("iterations", ()):
+            if "decode_s" in it:
+                steps.setdefault(int(it["decode_bucket"]), []).append(float(it["decode_s"]))
+    model = tp_model("llama8b")
+    out = []
+    for b in sorted(steps):
+        if len(steps[b]) < 5:
+            continue
+        m = statistics.median(steps[b])
+        d = predict_engine(model, b, int(load["max_len"]), 1, run)
+        out.append(MeasuredCheck("decode", "llama8b", "graph", b, int(load["max_len"]), 1, m, d.step_s,
+                                 d.step_s / m - 1.0, TARGET["graph"], d.bound, card(run), "serve_engine"))
+    return out
+
+
+class LoadCheck(NamedTuple):
+    """One load-test rate: measured percentiles next to :func:`mlcalc.serving.simulate_replica` on the same arrivals."""
+
+    rate: float
+    measured: LoadRun
+    simulated: Any  # mlcalc.serving.LoadResult
+    ttft_p50_error: float  # simulated / measured - 1
+    tpot_p50_error: float
+
+
+def load_step_model(run: str = RUN) -> serving.StepModel:
+    """The load test's engine as :class:`mlcalc.serving.StepModel`: a decode step per batch from
+    :func:`predict_engine` at the allocated cache (every step reads it whole, so nothing per cached token), a
+    prefill of ``2 N`` FLOPs per token at the card's matmul rate but no shorter than the eager floor of the whole
+    model (each prompt is prefilled eagerly; the tiny model's floor, :func:`arch_floor`)."""
+    load = run_data(run)["load"]
+    model = tp_model("llama8b")
+    slots, max_len = int(load["slots"]), int(load["max_len"])
+    batches = tuple(2 ** k for k in range(slots.bit_length()) if 2 ** k <= slots)
+    base = tuple(predict_engine(model, b, max_len, 1, run).step_s for b in batches)
+    fl = arch_floor("llama8b", "eager", run)
+    rate = matmul_rate(run)
+    return serving.StepModel(batches, base, 0.0, 2.0 * model.n_active_params() / rate,
+                             2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * model.n_layers / rate,
+                             fl.fixed_s + model.n_layers * fl.per_layer_s, slots * max_len, 1.0)
+
+
+def check_load_simulation(run: str = RUN) -> list[LoadCheck]:
+    """Each rate's recorded arrivals (time, prompt, output) replayed through :func:`mlcalc.serving.simulate_replica`
+    with :func:`load_step_model` and the engine's 64 slots."""
+    st = load_step_model(run)
+    slots = int(run_data(run)["load"]["slots"])
+    measured = {r.rate: r for r in load_runs(run)}
+    out = []
+    for r in run_data(run)["load"]["runs"]:
+        if "error" in r:
+            continue
+        reqs = [(float(q["arrival"]), int(q["in"]), int(q["out"])) for q in r["requests"]]
+        sim = serving.simulate_replica(st, reqs, max_batch=slots)
+        m = measured[float(r["rate"])]
+        out.append(LoadCheck(m.rate, m, sim, sim.ttft_p50_s / m.ttft_p50_s - 1.0, sim.tpot_p50_s / m.tpot_p50_s - 1.0))
+    return out
+
+
+#: Why the simulation of the load test misses (measured in the run: ``load_gpu1.json``'s iterations).
+LOAD_MISS_CAUSE = ("the engine's decode steps took 8.5-11.1 ms (median per rate) against the 5.7-7.7 ms predicted "
+                   "(check_load_steps), and each prompt's eager prefill took 22-72 ms (median per rate, longest at the "
+                   "lightest load) against the 31 ms eager floor the step model takes; TPOT also carries the prefills "
+                   "that pause decoding")
+
+
+def all_checks(run: str = RUN) -> list[MeasuredCheck]:
+    """Every measured point of the run that has a prediction."""
+    return check_hf_decode(run) + check_hf_prefill(run) + check_tp_decode(run) + check_load_steps(run)
+
+
+def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
+    """Why a point outside its tolerance misses, from what the run itself shows ("" for a point within it, and
+    for a miss no stated cause covers). Each cause is a condition on the point, never a constant fitted to it."""
+    if abs(c.error) <= c.target:
+        return ""
+    sp = floor_spread(run)
+    if c.path == "eager" and c.bound == "launch floor" and abs(c.error) <= 2 * sp.spread:
+        return (f"host floor: the same 32-layer eager probe took {sp.min_s * 1e3:.1f} to {sp.max_s * 1e3:.1f} ms in "
+                f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it")
+    if c.arch == "dsv2lite_8l" and c.what == "decode" and c.error < 0:
+        return ("transformers 5.17 caches the MLA latent but rebuilds every head's keys and values from it for the "
+                "whole context at each step: the model counts that pass (cache_layout 'transformers') as the longer "
+                "of its bytes and its FLOPs, while transformers runs it as separate kernels (the kv_b_proj matmul, "
+                "the written keys and values, attention reading them back, 64 experts' grouped matmul)")
+    if c.what == "prefill" and c.bound == "compute" and c.error < 0:
+        return ("prefill below the 8192^3 matmul rate: matmuls of a few thousand rows, attention and element-wise "
+                "passes over every token run slower than the rate the prediction takes")
+    if c.what == "decode" and c.path == "graph" and c.bound == "memory" and c.error < 0:
+        if c.engine == "serve_engine":
+            return ("the plain-PyTorch engine: its decode matmuls read weights below the reduction's rate and its "
+                    "masked SDPA (4 query rows per KV head) reads long caches below it; the kernel floor per layer is "
+                    "taken from the tiny model")
+        return ("memory-bound decode slower than weights and cache over the reduction's bandwidth plus the tiny "
+                "model's kernel floor: small-batch matmuls (GEMV) read weights below the 4 GiB reduction's rate")
+    return ""
+
+
+# --------------------------------------------------------------------------------------- published results
+
+@lru_cache(maxsize=None)
+def published() -> Mapping[str, Any]:
+    """Published serving results (mlcalc/data/serving_published.json): each table with its source and conditions."""
+    return MappingProxyType(json.loads(resources.files("mlcalc.data").joinpath("serving_published.json").read_text()))
+
+
+class PublishedCheck(NamedTuple):
+    """A published serving figure next to the prediction."""
+
+    source: str  # key of the table in serving_published.json
+    chip: str
+    model: str
+    gpus: int
+    batch: int
+    input: int
+    output: int
+    published: float  # output tokens/s per GPU
+    predicted: float
+    error: float  # predicted / published - 1
+    cause: str  # why a point outside the tolerance misses, as its source explains ("" when none is stated)
+
+
+def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int,
+                              output: int, dtype: str) -> float:
+    """Output tokens/s per GPU of a static batch (TensorRT-LLM's gptSessionBenchmark): the prefill of
+    ``batch x prompt`` tokens, then ``output`` decode steps at the mean context prompt + output / 2 (decode time is
+    linear in the context), each step :func:`mlcalc.serving.predict_decode` ("cuda-graph") with weights and KV in
+    ``dtype``."""
+    b = _check.positive_int("batch", batch)
+    o = _check.positive_int("output", output)
+    step = serving.predict_decode(model, chip_key, b, prompt + max(1, o // 2), "cuda-graph", tp,
+                                  weight_dtype=dtype, kv_dtype=dtype).step_s
+    pre = serving.predict_prefill(model, chip_key, b, prompt, "cuda-graph", tp, weight_dtype=dtype)
+    return b * o / (pre + o * step) / tp
+
+
+def check_published() -> list[PublishedCheck]:
+    """Every throughput row of every published table against :func:`static_batch_tokens_per_s`."""
+    out = []
+    for key, table in published()["tables"].items():
+        for r in table["rows"]:
+            model = memory.model_preset(r["model"])
+            pred = static_batch_tokens_per_s(model, table["chip"], int(r["batch"]), int(r["tp"]), int(r["input"]),
+                                             int(r["output"]), table["dtype"])
+            pub = float(r["out_tokens_per_s_per_gpu"])
+            out.append(PublishedCheck(key, table["chip"], r["model"], int(r["tp"]), int(r["batch"]), int(r["input"]),
+                                      int(r["output"]), pub, pred, pred / pub - 1.0, r.get("cause", "")))
+    return out
+
+
+class FirstTokenCheck(NamedTuple):
+    """A published first-token latency next to the prediction."""
+
+    source: str
+    chip: str
+    model: str
+    gpus: int
+    input: int
+    published_s: float
+    predicted_s: float
+    error: float  # predicted / published - 1
+    cause: str
+
+
+def check_first_token() -> list[FirstTokenCheck]:
+    """Every published batch-1 first-token latency against :func:`mlcalc.serving.predict_prefill` ("cuda-graph",
+    weights in the table's dtype) plus one decode step at the prompt's length (the first token's own step)."""
+    out = []
+    for key, table in published()["first_token"].items():
+        for r in table["rows"]:
+            model = memory.model_preset(r["model"])
+            tp, p, dt = int(r["tp"]), int(r["input"]), table["dtype"]
+            pred = (serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
+                    + serving.predict_decode(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt,
+                                             kv_dtype=dt).step_s)
+            pub = float(r["ttft_ms"]) / 1e3
+            out.append(FirstTokenCheck(key, table["chip"], r["model"], tp, p, pub, pred, pred / pub - 1.0,
+                                       r.get("cause", "")))
+    return out
+
+
+__all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+           "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
+           "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
+           "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
+           "check_load_simulation", "LOAD_MISS_CAUSE", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
+           "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model"]

@@ -1,0 +1,197 @@
+"""Serving measured on 2 x H200 (scripts/gpu/run_serve.sh) and published serving results, against mlcalc.serving.
+
+Every point is checked: within the issue's tolerance (CUDA graph 20 %, eager 25 %, published 25 %) or a miss
+whose cause is stated (mlcalc.servemeasured.miss_cause, the published row's "cause"). The counts within
+tolerance are pinned so that a change that loses points fails here; README.md reports them.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import pytest
+
+from mlcalc import memory, serving, servemeasured as sm
+
+
+def test_run_is_the_h200_call_with_every_part():
+    d = sm.run_data()
+    assert sm.card() == "NVIDIA H200" and sm.chip() == "H200-SXM"
+    assert set(d["archs"]) == set(sm.ARCHS)
+    for arch, rec in d["archs"].items():
+        assert len(rec["decode"]) == 8 and len(rec["prefill"]) == 5, arch
+        assert all("eager_s" in p for p in rec["decode"]), arch
+        assert "warmup_discarded" in rec  # the first point of each process, measured apart
+    # the CUDA graph captured everywhere except Gemma 3 past its 1,024-token window: transformers' rolling
+    # sliding-window update builds a tensor from a Python list each step (a host copy a graph cannot hold)
+    no_graph = [(a, p["context"]) for a, r in d["archs"].items() for p in r["decode"] if "graph_s" not in p]
+    assert no_graph == [("gemma3_4b", 2048), ("gemma3_4b", 2048), ("gemma3_4b", 8192), ("gemma3_4b", 8192)]
+    assert len(d["probes"]) == 4  # start and end of both lanes
+    assert {p["tp"] for p in d["tp"]["decode"]} == {1, 2}
+
+
+def test_measured_shapes_are_the_models():
+    # the ModelConfig built from each recorded Hugging Face config counts the parameters transformers built
+    for arch in sm.ARCHS:
+        hf = sm.run_data()["archs"][arch]["n_params"]
+        assert sm.arch_model(arch).n_params() == pytest.approx(hf, rel=0.01), arch
+
+
+def test_kv_cache_bytes_are_what_transformers_allocated():
+    # the cache of every decode point as transformers 5.17 allocated it (bytes of its key and value tensors)
+    # equals the model's KV bytes: GQA and MHA heads, Gemma 3's 1,024-token windows on 5 of 6 layers, and
+    # DeepSeek-V2's MLA latent (512 + 64 values per token and layer, not a key and value per head)
+    for arch in sm.ARCHS:
+        model = sm.arch_model(arch)
+        for p in sm.run_data()["archs"][arch]["decode"]:
+            expect = memory.kv_cache_bytes(model, int(p["context"]), "bf16") * int(p["batch"])
+            assert p["cache_bytes"] == pytest.approx(expect, rel=1e-9), (arch, p["batch"], p["context"])
+
+
+def test_host_floor_spread_is_recorded():
+    sp = sm.floor_spread()
+    assert sp.n_probes == 4
+    # the eager floor of one tiny model moved by more than the eager tolerance within one call; its CUDA-graph
+    # replay did not (below 1 %)
+    assert sp.spread > sm.TARGET["eager"]
+    assert sp.graph_max_s / sp.graph_min_s - 1.0 < 0.01
+    assert 4.0e12 < sm.read_bandwidth() < 4.8e12  # H200 datasheet: 4.8 TB/s
+    assert 6.0e14 < sm.matmul_rate() < 9.89e14  # below the 989 TFLOP/s dense bf16 datasheet figure
+
+
+def test_engine_floor_from_counts():
+    # the engine's kernel floor per layer: the tiny Llama layer replayed from a graph, scaled by 41 / 43 operations
+    llama = sm.arch_floor("llama8b", "graph").per_layer_s
+    assert sm.engine_layer_floor_s() == pytest.approx(llama * 41 / 43)
+    assert 30e-6 < llama < 150e-6
+
+
+def _counts():
+    c = collections.Counter()
+    for x in sm.all_checks():
+        c[(x.what, x.path, x.engine, abs(x.error) <= x.target)] += 1
+    return c
+
+
+def test_every_measured_point_within_tolerance_or_its_cause_stated():
+    checks = sm.all_checks()
+    assert len(checks) == 127
+    for c in checks:
+        assert math.isfinite(c.predicted_s) and c.predicted_s > 0
+        if abs(c.error) > c.target:
+            assert sm.miss_cause(c), c  # no unexplained miss
+        else:
+            assert sm.miss_cause(c) == ""
+
+
+def test_measured_counts_within_tolerance():
+    # pinned: README.md reports these; a model change that loses points fails here
+    c = _counts()
+    assert c[("decode", "eager", "transformers", True)] >= 30  # of 40
+    assert c[("decode", "graph", "transformers", True)] >= 13  # of 36
+    assert c[("decode", "graph", "serve_engine", True)] >= 7  # of 26
+    assert c[("prefill", "eager", "transformers", True)] >= 10  # of 25
+
+
+def test_eager_floor_misses_stay_within_the_host_spread():
+    # an eager step on the launch floor is excused only as far as the host's floor moved in the same call
+    sp = sm.floor_spread()
+    for c in sm.check_hf_decode():
+        if c.path == "eager" and c.bound == "launch floor":
+            assert abs(c.error) <= 2 * sp.spread, c
+
+
+def test_load_test_rates_and_percentiles():
+    runs = sm.load_runs()
+    assert [r.rate for r in runs] == [4.0, 12.0, 24.0, 36.0]
+    for r in runs:
+        assert r.ttft_p50_s <= r.ttft_p99_s and r.tpot_p50_s <= r.tpot_p99_s
+    # below capacity every request finished in the window and TTFT stays under half a second at the median;
+    # past it (24 and 36 requests/s) the queue grows: median TTFT of seconds, unfinished requests
+    assert runs[0].n_finished == runs[0].n_requests and runs[1].n_finished == runs[1].n_requests
+    assert runs[0].ttft_p50_s < 0.5 and runs[1].ttft_p50_s < 0.5
+    assert runs[2].ttft_p50_s > 2.0 and runs[2].n_finished < runs[2].n_requests
+    # the engine's throughput saturates: 36 requests/s delivers no more than twice what 12 do
+    assert runs[3].output_tokens_per_s < 2 * runs[1].output_tokens_per_s
+
+
+def test_published_rows_within_25_percent_or_cause_stated():
+    checks = sm.check_published()
+    assert len(checks) == 24
+    models = {c.model for c in checks}
+    assert {"Llama-2 70B", "Mixtral 8x7B"} <= models and models & {"Llama-2 7B", "Mistral 7B"}
+    assert {c.gpus for c in checks} == {1, 2, 4}
+    for c in checks:
+        assert math.isfinite(c.predicted) and c.predicted > 0
+        if abs(c.error) > 0.25:
+            assert c.cause, c
+    within = sum(abs(c.error) <= 0.25 for c in checks)
+    assert within >= 6  # of 24, pinned
+
+
+def test_tensorrt_llm_70b_gap_is_the_release():
+    # the book's earlier comparison (v0.6.1 of the same page) over-predicted Llama 2 70B by 60-168 %; the same
+    # benchmark in v0.9.0 ran 1.2-1.8x faster on 70B while the MHA 7B rows moved by 3 % or less
+    v = sm.published()["tables"]["trtllm-0.9.0-h100-fp8"]["v061_comparison"]
+    up70 = [b / a for a, b in zip(v["llama2_70b_v061"], v["llama2_70b_v090"])]
+    up7 = [b / a for a, b in zip(v["llama2_7b_v061"], v["llama2_7b_v090"])]
+    assert min(up70) > 1.13 and max(up70) > 1.8
+    assert all(abs(x - 1) < 0.04 for x in up7)
+    errs70 = [c.error for c in sm.check_published() if c.model == "Llama-2 70B" and c.chip == "H100-SXM"]
+    assert max(errs70) < 0.45  # was +168 % against v0.6.1
+    old = [c.error for c in serving.check_benchmarks() if c.model == "Llama-2 70B" and c.chip == "H100-SXM"
+           and c.what.startswith("throughput")]
+    assert max(old) > max(errs70)
+
+
+def test_bad_input_refused():
+    with pytest.raises(ValueError, match="arch"):
+        sm.arch_model("gpt5")
+    with pytest.raises(ValueError, match="path"):
+        sm.arch_floor("llama8b", "compiled")
+    with pytest.raises(ValueError, match="run"):
+        sm.run_data("h100-1999")
+    with pytest.raises(ValueError, match="layers"):
+        sm.floor_spread(layers=7)
+
+
+def test_published_first_token_within_25_percent_or_cause_stated():
+    checks = sm.check_first_token()
+    assert len(checks) == 8
+    assert {c.gpus for c in checks} == {1, 2, 4, 8}
+    for c in checks:
+        assert math.isfinite(c.predicted_s) and c.predicted_s > 0
+        if abs(c.error) > 0.25:
+            assert c.cause, c
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 7  # of 8, pinned
+
+
+def test_load_simulation_on_the_recorded_arrivals():
+    # the serving model's continuous-batching simulation, fed the very arrivals of each rate, against the loop
+    checks = sm.check_load_simulation()
+    assert [c.rate for c in checks] == [4.0, 12.0, 24.0, 36.0]
+    for c in checks:
+        assert c.simulated.requests == c.measured.n_requests
+        assert math.isfinite(c.simulated.ttft_p50_s) and math.isfinite(c.simulated.tpot_p50_s)
+    # below capacity the simulation is faster on both percentiles: a stated miss (the step and prefill times)
+    for c in checks[:2]:
+        assert c.tpot_p50_error < -0.25 and c.ttft_p50_error < -0.25
+    assert "prefill" in sm.LOAD_MISS_CAUSE and "decode" in sm.LOAD_MISS_CAUSE
+    # both see the queue past capacity: at 36 requests/s the median request waits seconds for its first token
+    assert checks[3].simulated.ttft_p50_s > 1.0 and checks[3].measured.ttft_p50_s > 1.0
+
+
+def test_first_points_and_the_generate_floor():
+    fp = sm.first_points()
+    assert len(fp) == 10
+    # replayed from a graph, the first point of a process is its repeat within 10 %: no warm-up left after the
+    # point's own warm-up calls; eager, the same point moved by up to 1.7x within one process: the host, not warm-up
+    assert all(abs(p.ratio - 1) < 0.10 for p in fp if p.path == "graph")
+    eager = [p.ratio for p in fp if p.path == "eager"]
+    assert max(abs(r - 1) for r in eager) > sm.TARGET["eager"]
+    assert min(eager) < 1 < max(eager)  # both ways: slower and faster than the repeat
+    g = sm.generate_floor()
+    # this host's generate floor (about 0.9 ms + 0.8 ms per layer) lies in the band earlier hosts gave
+    # (1.11-2.65 ms fixed, 0.55-0.92 ms per layer: mlcalc/data/measured/README.md, the book's toolchain notes)
+    assert 0.5e-3 < g.fixed_s < 3e-3 and 0.5e-3 < g.per_layer_s < 1.0e-3
