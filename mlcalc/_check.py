@@ -254,3 +254,120 @@ def fields(name: str, value: Any) -> Any:
         elif hasattr(item, "items"):
             fields(f"{name}.{key}", item)
     return value
+
+
+# --------------------------------------------------------------------------- object parameters
+
+_SCALARS = (int, float, str, bool, bytes, complex, type(None))
+
+
+def _kinds(annotation: Any) -> tuple[type, ...] | None:
+    """The classes an annotation allows, for an isinstance check; None where it allows anything or
+    only scalars (those are checked inside each function, by the functions above)."""
+    import collections.abc as abc
+    import types
+    import typing
+
+    if annotation is Any or annotation is inspect_empty() or isinstance(annotation, str):
+        return None
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(annotation)
+        parts = [_kinds(a) for a in args]
+        if all(p is None for p in parts):
+            return None
+        kinds: tuple[type, ...] = ()
+        for a, p in zip(args, parts):
+            if p is not None:
+                kinds += p
+            elif a is float:
+                kinds += (numbers.Real,)
+            elif a is int:
+                kinds += (numbers.Integral,)
+            elif isinstance(a, type):
+                kinds += (a,)
+            else:
+                return None  # a part that cannot be checked: check nothing
+        return kinds
+    if origin is not None:  # Iterable[...], Sequence[...], Mapping[...]: the abstract kind; list/tuple not
+        return (origin,) if origin in (abc.Iterable, abc.Sequence, abc.Mapping, abc.Collection) else None
+    if isinstance(annotation, type) and annotation not in _SCALARS and annotation is not object:
+        if annotation in (abc.Iterable, abc.Sequence, abc.Mapping) or not getattr(annotation, "_is_protocol", False):
+            return (annotation,)
+    return None
+
+
+def inspect_empty() -> Any:
+    import inspect
+
+    return inspect.Parameter.empty
+
+
+class ParameterTypeError(TypeError, ValueError):
+    """A parameter of the wrong type: a TypeError, and a ValueError like every other refusal (the
+    calculators' shells show a ValueError's message inline)."""
+
+
+def _object_parameters(fn: Any) -> tuple[tuple[int, str, tuple[type, ...]], ...]:
+    import inspect
+    import typing
+
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve: nothing checked
+        return ()
+    out = []
+    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            break
+        kinds = _kinds(hints.get(p.name, p.annotation))
+        if not kinds:
+            continue
+        try:
+            isinstance(None, kinds)
+        except TypeError:  # a protocol or generic isinstance cannot check
+            continue
+        if p.default is not p.empty and not isinstance(p.default, kinds):
+            kinds = kinds + (type(p.default),)  # the default (often None) is allowed as given
+        if any(issubclass(k, tuple) and hasattr(k, "_fields") for k in kinds):
+            kinds = kinds + (tuple,)  # a NamedTuple parameter also takes a plain tuple of its fields
+        index = i if p.kind != p.KEYWORD_ONLY else -1
+        out.append((index, p.name, kinds))
+    return tuple(out)
+
+
+def guard(namespace: dict[str, Any]) -> None:
+    """Check the object parameters of every public function of a module by type, before it runs.
+
+    Called once at the end of a module (``_check.guard(globals())``): a function whose parameter is
+    annotated with a class (``model: ModelConfig``, ``fab: Fabric``, ``offers: Iterable[Offer]``) then
+    refuses anything else with a TypeError naming the parameter, its value and the type allowed,
+    instead of an AttributeError from deep inside. Numbers and text are checked by the functions above.
+    """
+    import functools
+
+    module = namespace.get("__name__")
+    for name, fn in list(namespace.items()):
+        if (name.startswith("_") or not callable(fn) or getattr(fn, "__module__", None) != module
+                or not hasattr(fn, "__code__") or getattr(fn, "__mlcalc_guarded__", False)):
+            continue
+        checks = _object_parameters(fn)
+        if not checks:
+            continue
+
+        def wrapper(*args: Any, __fn: Any = fn, __checks: Any = checks, **kwargs: Any) -> Any:
+            for index, pname, kinds in __checks:
+                if 0 <= index < len(args):
+                    value = args[index]
+                elif pname in kwargs:
+                    value = kwargs[pname]
+                else:
+                    continue
+                if not isinstance(value, kinds):
+                    allowed = " or ".join(k.__name__ for k in kinds if k is not type(None))
+                    raise ParameterTypeError(f"{pname}={_fmt(value)} is not allowed: it must be a {allowed}")
+            return __fn(*args, **kwargs)
+
+        wrapped = functools.wraps(fn)(wrapper)
+        wrapped.__mlcalc_guarded__ = True  # type: ignore[attr-defined]
+        namespace[name] = wrapped

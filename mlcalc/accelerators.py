@@ -494,3 +494,7 @@ def nvlink_bytes_per_s(generation: str, links: int | None = None, direction: str
     n = gens[generation].links_per_gpu if links is None else _check.positive_int("links", links, 64)
     factor = 2.0 if direction == "bidirectional" else 1.0
     return n * nvlink_link_bytes_per_s(generation) * factor
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

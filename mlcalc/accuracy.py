@@ -185,9 +185,13 @@ def _large_runs() -> tuple[Case, ...]:
     out = []
     for c in training_runs.checks():
         e = training_runs.runs()[c.name]
-        label = f"{c.name}: {c.metric.replace('_', ' ')}"
-        out.append(Case("published-large-runs", label, "published", str(e.get("where") or e.get("source", c.name)),
-                        c.predicted, c.published, c.cause))
+        where = str(e.get("where") or e.get("source", c.name))
+        if c.metric == "step_s":  # as throughput (steps per second), the way the engine's tests count a miss
+            out.append(Case("published-large-runs", f"{c.name}: steps per second", "published", where,
+                            1.0 / c.predicted, 1.0 / c.published, c.cause))
+        else:
+            out.append(Case("published-large-runs", f"{c.name}: {c.metric.replace('_', ' ')}", "published", where,
+                            c.predicted, c.published, c.cause))
     return tuple(out)
 
 

@@ -797,3 +797,7 @@ __all__ = [
     "unregister_flops_table",
     "wall_time_s_from_gpu_hours",
 ]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

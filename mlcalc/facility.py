@@ -312,3 +312,7 @@ __all__ = ["COOLING", "HOURS_PER_YEAR", "MAX_GPUS", "Checked", "ClusterPower", "
            "checked_runs", "cluster_power", "clusters", "cooling_limit_kw", "data", "energy", "facility_power_kw", "gpus_for_power",
            "implied_intensity", "intensity_presets", "it_power_kw", "price_presets", "pue_presets", "run_energy",
            "runs", "system", "systems", "training_facility", "yearly_energy"]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

@@ -1111,3 +1111,7 @@ def cpu_needs(
              "dataloader workers": workers_ram}
     return _check.fields("cpu_needs", CpuNeeds(g * w, g * (w + 1), g * (w + 1), MappingProxyType(parts),
                                              max(load, off) + workers_ram))
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

@@ -281,3 +281,7 @@ def from_dict(values: Mapping[str, Any]) -> ModelConfig:
 def as_dict(model: ModelConfig) -> dict[str, Any]:
     """The fields of ``model`` as a plain dict (JSON-ready)."""
     return dataclasses.asdict(model)
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

@@ -1029,3 +1029,7 @@ __all__ = [
     "scale_up_domain", "parallel_degrees_inside", "rack_scale_systems",
     "with_busbw",
 ]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

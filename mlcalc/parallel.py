@@ -570,3 +570,7 @@ __all__ = [
     "pipeline_parallel_ops",
     "pipeline_schedule", "reference_model", "step_compute_s", "suggest_layout", "tensor_parallel_ops", "wire_bytes",
 ]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

@@ -1117,3 +1117,7 @@ __all__ = [
     "plan_markdown", "plan_numbers", "plan_record", "published_runs", "run_model", "search", "step_time",
     "step_time_floor", "tco",
 ]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

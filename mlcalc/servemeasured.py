@@ -367,8 +367,9 @@ def load_step_model(run: str = RUN) -> serving.StepModel:
 
 
 def check_load_simulation(run: str = RUN) -> list[LoadCheck]:
-    """Each rate's recorded arrivals (time, prompt, output) replayed through :func:`mlcalc.serving.simulate_replica`
-    with :func:`load_step_model` and the engine's 64 slots."""
+    """Each rate's recorded arrivals (time, prompt, output; :func:`mlcalc.serving.trace_requests`) replayed through
+    :func:`mlcalc.serving.simulate_replica` with :func:`load_step_model`, the engine's 64 slots and its at most 4
+    prompts prefilled per iteration."""
     st = load_step_model(run)
     slots = int(run_data(run)["load"]["slots"])
     measured = {r.rate: r for r in load_runs(run)}
@@ -376,8 +377,47 @@ def check_load_simulation(run: str = RUN) -> list[LoadCheck]:
     for r in run_data(run)["load"]["runs"]:
         if "error" in r:
             continue
-        reqs = [(float(q["arrival"]), int(q["in"]), int(q["out"])) for q in r["requests"]]
-        sim = serving.simulate_replica(st, reqs, max_batch=slots)
+        reqs = serving.trace_requests([(float(q["arrival"]), int(q["in"]), int(q["out"])) for q in r["requests"]])
+        sim = serving.simulate_replica(st, reqs, max_batch=slots,
+                                       max_prefills=int(run_data(run)["load"]["max_prefill_per_iteration"]))
+        m = measured[float(r["rate"])]
+        out.append(LoadCheck(m.rate, m, sim, sim.ttft_p50_s / m.ttft_p50_s - 1.0, sim.tpot_p50_s / m.tpot_p50_s - 1.0))
+    return out
+
+
+def measured_step_model(rate: float, run: str = RUN) -> serving.StepModel:
+    """The load test's engine as :class:`mlcalc.serving.StepModel` from the run's own iteration trace at ``rate``:
+    the median decode step of each batch bucket, the median prefill time per prompt token (each prompt is
+    prefilled alone, so ``k`` prompts cost ``k`` times one). Its use is to check the scheduler's arithmetic apart
+    from the step model: it takes measured parts, never the percentiles it is checked on."""
+    load = run_data(run)["load"]
+    r = next((x for x in load["runs"] if float(x["rate"]) == float(rate) and "error" not in x), None)
+    if r is None:
+        raise ValueError(f"rate={rate!r} is not allowed: the run measured {[x['rate'] for x in load['runs']]}")
+    slots = int(load["slots"])
+    batches = tuple(2 ** k for k in range(slots.bit_length()) if 2 ** k <= slots)
+    dec: dict[int, list[float]] = {}
+    for it in r["iterations"]:
+        if "decode_s" in it:
+            dec.setdefault(int(it["decode_bucket"]), []).append(float(it["decode_s"]))
+    base = tuple(statistics.median(dec[min(dec, key=lambda x: (abs(x - b), x))]) for b in batches)
+    per_tok = statistics.median(float(it["prefill_s"]) / int(it["prefill_tokens"]) for it in r["iterations"]
+                                if it["n_prefill"])
+    return serving.StepModel(batches, base, 0.0, per_tok, 0.0, 0.0, slots * int(load["max_len"]), 1.0)
+
+
+def check_load_scheduler(run: str = RUN) -> list[LoadCheck]:
+    """:func:`check_load_simulation` with :func:`measured_step_model`: the scheduler alone."""
+    slots = int(run_data(run)["load"]["slots"])
+    mp = int(run_data(run)["load"]["max_prefill_per_iteration"])
+    measured = {r.rate: r for r in load_runs(run)}
+    out = []
+    for r in run_data(run)["load"]["runs"]:
+        if "error" in r:
+            continue
+        reqs = serving.trace_requests([(float(q["arrival"]), int(q["in"]), int(q["out"])) for q in r["requests"]])
+        sim = serving.simulate_replica(measured_step_model(float(r["rate"]), run), reqs, max_batch=slots,
+                                       max_prefills=mp)
         m = measured[float(r["rate"])]
         out.append(LoadCheck(m.rate, m, sim, sim.ttft_p50_s / m.ttft_p50_s - 1.0, sim.tpot_p50_s / m.tpot_p50_s - 1.0))
     return out
@@ -509,5 +549,5 @@ __all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
-           "check_load_simulation", "LOAD_MISS_CAUSE", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
+           "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model"]

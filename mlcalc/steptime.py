@@ -961,3 +961,7 @@ def implied_mfu(model: ModelConfig, batch: int, seq_len: int, step_s: float, pea
     peak = _check.positive("peak_flops_per_s", peak_flops_per_s)
     return 6.0 * model.n_active_params() * T / (t * peak)
 
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

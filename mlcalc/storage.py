@@ -501,3 +501,7 @@ def import_startup_time(
     if server_bound > latency_bound:
         return StartupTime(server_bound, latency_bound, server_bound, total_ops, "metadata server")
     return StartupTime(latency_bound, latency_bound, server_bound, total_ops, "round-trip latency")
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
+from mlcalc import _check
+
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"  # an identifier only: nothing is fetched
 WIDTH = 520  # px, the plot area; charts shrink to the column on narrow screens (autosize fit)
 HEIGHT = 220  # px
@@ -47,10 +49,19 @@ def rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+#: The largest chart side in pixels a spec may ask for (a bound: a drawing sized by a reader's number).
+MAX_PIXELS = 10_000
+
+
 def chart(data: Iterable[Mapping[str, Any]] | None = None, *, mark: Any = None, encoding: Mapping | None = None,
           layer: Sequence[Mapping] | None = None, title: str = "", width: int = WIDTH, height: int = HEIGHT,
           **extra: Any) -> dict[str, Any]:
-    """A complete Vega-Lite spec: data rows, a mark and encodings (or layers), the shared style."""
+    """A complete Vega-Lite spec: data rows, a mark and encodings (or layers), the shared style.
+
+    ``width`` and ``height`` are pixels, 1 to :data:`MAX_PIXELS` (ValueError naming the one that is not).
+    """
+    width = _check.bounded_int("width", width, 1, MAX_PIXELS)
+    height = _check.bounded_int("height", height, 1, MAX_PIXELS)
     spec: dict[str, Any] = {"$schema": SCHEMA, "width": width, "height": height,
                             "autosize": {"type": "fit", "contains": "padding"}, "config": CONFIG}
     if title:
@@ -141,3 +152,7 @@ def chart_values(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 __all__ = ["CONFIG", "HEIGHT", "PAD_RIGHT", "PALETTE", "SCHEMA", "WIDTH", "bar_end_labels", "chart", "chart_values",
            "clean", "field", "grouped_bars", "log_scale", "marker", "rows", "series_lines"]
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())

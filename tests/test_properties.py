@@ -26,18 +26,23 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mlcalc import accelerators, compute, memory, network, parallel, storage
+from mlcalc import (accelerators, compute, facility, failures, memory, models, network, parallel, plan, serving,
+                    steptime, storage, vl)
 
 CASES = {"n": 0}  # generated cases run (read by tests/conftest.py for the summary line)
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
-MODULES = (accelerators, compute, memory, network, parallel, storage)
+# Every formula module (the page imports them all): measured, hfruns, distruns and servemeasured read stored runs,
+# live and calc are the shells' plumbing, tested in their own files.
+MODULES = (accelerators, compute, memory, network, parallel, storage, facility, failures, models, plan, serving,
+           steptime, vl)
 # Not pure calculators: they register or read tables (tested in their own files).
-SKIP = {"register_flops_table", "unregister_flops_table", "flops_sources", "recipes", "nccl_base_latency_s"}
-# Results that may be negative by meaning (none so far: every number returned is a size, time, count,
-# rate, ratio or fraction).
-SIGNED_FIELDS: set[str] = set()
+SKIP = {"register_flops_table", "unregister_flops_table", "flops_sources", "recipes", "nccl_base_latency_s",
+        "clean"}  # vl.clean turns any number into one a chart can carry (None for a gap): signed, total by design
+# Results that may be negative by meaning (every other number returned is a size, time, count, rate,
+# ratio or fraction).
+SIGNED_FIELDS: set[str] = {"error"}  # a prediction's relative error against a measurement or a published figure
 
 # Valid values of the text parameters, by name.
 CHOICES: dict[str, list] = {
