@@ -233,10 +233,11 @@ def scale_goodput(n_gpus: int, checkpoint_s: float, restart: Restart, gpus_per_n
     tau = storage.daly_interval_s(max(delta, 1e-9), mtbf) if interval_s is None else _check.positive("interval_s",
                                                                                                      interval_s)
     base = storage.goodput(tau, delta, mtbf, restart.total_s)
-    planned = per_hour.planned / HOUR * restart.total_s
-    sdc = per_hour.sdc / HOUR * k * (tau + delta)
-    strag = straggler_loss(n, p_slow, slowdown)
-    losses = (base.checkpoint_fraction, base.lost_work_fraction, base.restart_fraction, planned, sdc, strag)
+    losses = [base.checkpoint_fraction, base.lost_work_fraction, base.restart_fraction]
+    # each further loss takes its share of what is left, so the shares never pass 100% in all
+    for extra in (per_hour.planned / HOUR * restart.total_s, per_hour.sdc / HOUR * k * (tau + delta),
+                  straggler_loss(n, p_slow, slowdown)):
+        losses.append(min(_check.result("loss share", extra), max(0.0, 1.0 - sum(losses))))
     return _check.fields("scale_goodput", ScaleGoodput(max(0.0, 1.0 - sum(losses)), *losses, tau, mtbf,
                                                        restart.total_s))
 

@@ -268,6 +268,9 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     n_kv = model.n_heads if (model.attention == "mla") else model.n_kv_heads
     attn = max(attention_time_s(kv_layer, model.n_heads, n_kv, bw, copy_bytes_per_s) + extra_layer / bw,
                attention_flops_per_token(model, c, cache_layout) / L * group / tp / rate)
+    if model.attention == "mla" and cache_layout == "transformers":
+        # transformers runs the decompression as its own matmul before attention: its time adds
+        attn += 2.0 * model.kv_lora_rank * model.n_heads * (model.head_dim + model.v_dim) * c * group / tp / rate
     w_s = (dense_layer / tp + expert_layer / (tp * ep)) * bpp / bw
     f_s = 2.0 * active_layer * b / (tp * ep) / rate
     layer_gpu = max(w_s, f_s) + attn + _check.non_negative("small_kernels_s", small_kernels_s)
@@ -315,7 +318,10 @@ def attention_extra_bytes(model: memory.ModelConfig, context: int, bytes_per_val
         return 0.0
     extra = 0.0
     if model.attention == "mla":
-        extra += 2.0 * model.n_layers * model.n_heads * (model.head_dim + model.v_dim) * b * c
+        # per head and cached token: kv_b_proj writes nope + v; the key is built by reading nope and writing
+        # nope + rope (the rotary part broadcast to every head); attention reads that key and the value
+        nope, rope, v = model.head_dim, model.qk_rope_head_dim, model.v_dim
+        extra += model.n_layers * model.n_heads * ((nope + v) + nope + 2 * (nope + rope) + v) * b * c
     lay = memory.kv_layout(model)
     if lay.local_layers and c >= lay.window:
         extra += 4.0 * lay.local_layers * lay.window * lay.bytes_per_token_per_layer * b / 2.0
@@ -341,7 +347,8 @@ def attention_flops_per_token(model: memory.ModelConfig, context: int, cache_lay
     Standard attention: scores and the weighted sum, ``4 x n_heads x head_dim`` per cached token and
     layer. MLA in an engine (weights absorbed, attention over the latent): scores over rank + rotary part,
     sum over the rank, ``2 n_heads (2 d_c + d_r)`` (DeepSeek-V2 paper, appendix on MLA with absorbed
-    matrices); in transformers the latent is first decompressed, ``2 d_c n_heads (d_nope + d_v)`` more.
+    matrices); in transformers the latent is first decompressed by a separate matmul (``2 d_c n_heads
+    (d_nope + d_v)`` per cached token, added by :func:`decode_step`), then attended as standard attention.
     Sliding-window layers attend to at most the window.
     """
     c = _check.positive_int("context", context)
@@ -349,10 +356,7 @@ def attention_flops_per_token(model: memory.ModelConfig, context: int, cache_lay
     tokens = lay.global_layers * c + lay.local_layers * min(c, lay.window or c)
     if model.attention == "mla" and cache_layout == "engine":
         return 2.0 * model.n_heads * (2 * model.kv_lora_rank + model.qk_rope_head_dim) * tokens
-    flops = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * tokens
-    if model.attention == "mla":  # transformers decompresses every cached latent through kv_b_proj first
-        flops += 2.0 * model.kv_lora_rank * model.n_heads * (model.head_dim + model.v_dim) * tokens
-    return flops
+    return 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * tokens
 
 
 def llama_shape(key: str, run: str = DECODE_RUN) -> memory.ModelConfig:

@@ -764,6 +764,12 @@ def markdown(results: dict) -> str:
     lines.append(f"Measured {results['date']} (commit {results.get('commit', '?')}) on {m['cpu']} ({m['cores']} cores, {m['memory_gib']} GiB), "
                  f"{m['os']}, Python {m['python']}, {m['chromium']}; load average at start {m['load_average_at_start']}"
                  f", at end {m.get('load_average_at_end', '?')}.")
+    if results.get("earlier_parts_date"):
+        site = results.get("site") or {}
+        lines.append("")
+        lines.append(f"Measured in parts: the site (live calculators) {site.get('date', results['date'])}, load average at its end "
+                     f"{site.get('load_average_at_end', '?')}; the other parts {results['earlier_parts_date']} (commit "
+                     f"{results.get('earlier_parts_commit', '?')}).")
     lines += ["", headline(results)]
     if "widgets_python" in results:
         lines += ["", "| calculator (Python: compute + view) | control | median ms | p90 ms |", "|---|---|---:|---:|"]
@@ -859,6 +865,7 @@ def main(argv: list[str] | None = None) -> int:
     earlier = json.loads(args.out.read_text()) if args.only and args.out.exists() else {}
     if earlier:
         earlier["earlier_parts_date"] = earlier.get("earlier_parts_date") or earlier.get("date")
+        earlier["earlier_parts_commit"] = earlier.get("earlier_parts_commit") or earlier.get("commit")
     results: dict = {
         **earlier,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

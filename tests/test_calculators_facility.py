@@ -62,3 +62,17 @@ def test_failure_calculators_defaults_match_the_functions():
     assert a.checkpoint_fraction == 0 and a.interval_s == pytest.approx(ckpt / 2e12) and a.fraction > g.fraction
     out = calc.run("failures.goodput", {"n_gpus": -5})
     assert not out["ok"] and "GPUs" in out["error"]
+
+
+def test_finetune_calculator():
+    from mlcalc import finetune, models
+    from mlcalc.calculators import finetune as cft
+
+    r, view = cft.MEMORY.evaluate()
+    m = models.preset("Llama-3.1 8B")
+    assert r["mem"] == finetune.finetune_memory(m, "lora", 16, ("q_proj", "v_proj"), 1, 2048, False)
+    assert "fits one H100-SXM" in view.text
+    r, view = cft.MEMORY.evaluate({"method": "full"})
+    assert "does NOT fit" in view.text and "FLOPs do not count" not in view.text
+    out = calc.run("finetune.memory", {"rank": 0})
+    assert not out["ok"] and "rank" in out["error"]

@@ -96,15 +96,16 @@ def test_engines_differ_where_they_should():
 
 # transformers 5.17 (its DeepSeek-V2 attention, read in the source by the measurement helper): the cache holds the
 # MLA latent (512 + 64 values per token and layer), as an engine's does; but every step decompresses the whole
-# latent cache into a key and a value per head (written, then read): 2 x n_heads x (128 + 128) values per cached
-# token and layer, 114x the latent's bytes for DeepSeek-V3. A full sliding-window buffer is rolled and rewritten.
+# latent cache into a key and a value per head: kv_b_proj writes nope + v (128 + 128), the key is assembled (read
+# nope, write nope + rope = 192), attention reads key and value: 896 values per head, cached token and layer, 199x
+# the latent's bytes for DeepSeek-V3. A full sliding-window buffer is rolled and rewritten.
 def test_mla_and_windows_on_each_engine():
     v3 = memory.model_preset("DeepSeek-V3")
     assert serving.sequence_kv_bytes(v3, 1000) == 1000 * 70_272
     assert serving.attention_extra_bytes(v3, 1000, 2.0, "engine") == 0.0
-    assert serving.attention_extra_bytes(v3, 1000, 2.0, "transformers") == 1000 * 2 * 61 * 128 * 256 * 2
+    assert serving.attention_extra_bytes(v3, 1000, 2.0, "transformers") == 1000 * 61 * 128 * 896 * 2
     assert serving.attention_extra_bytes(v3, 1000, 2.0, "transformers") / serving.sequence_kv_bytes(v3, 1000) == \
-        pytest.approx(2 * 128 * 256 / 576)
+        pytest.approx(128 * 896 / 576)
     g3 = memory.model_preset("Gemma-3 27B")
     assert serving.attention_extra_bytes(g3, 512, 2.0, "transformers") == 0.0  # the buffer is not full yet
     assert serving.attention_extra_bytes(g3, 4096, 2.0, "transformers") == 4 * 52 * 1024 * 8192

@@ -188,6 +188,7 @@
   // The worker died (an error after it started, or silence while a computation waits): a new one
   // starts, the reader is told, and the changes that waited are sent to it.
   Engine.prototype.died = function (why) {
+    this.suspect = false;
     var waiting = this.pending;
     this.pending = {};
     if (this.worker) this.worker.terminate();
@@ -229,9 +230,10 @@
       var now = performance.now();
       var busy = ids.some(function (id) { return self.pending[id].began; });
       var oldest = Math.min.apply(null, ids.map(function (id) { return self.pending[id].sent; }));
-      if (!busy && now - Math.max(oldest, self.heard) > DEAD_AFTER_MS) {
-        self.died("Python in the browser stopped answering");
-      }
+      // Seen twice in a row (a page busy for seconds may run this before the worker's queued answer).
+      var silent = !busy && now - Math.max(oldest, self.heard) > DEAD_AFTER_MS;
+      if (silent && self.suspect) self.died("Python in the browser stopped answering");
+      self.suspect = silent;
     }, 250);
   };
 

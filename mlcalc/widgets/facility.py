@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mlcalc.calculators import facility as calculators_facility
 from mlcalc.calculators import failures as calculators_failures
+from mlcalc.calculators import finetune as calculators_finetune
 from mlcalc.widgets._base import CalcWidget
 
 
@@ -29,3 +30,9 @@ class ScaleGoodputWidget(CalcWidget):
     """Goodput at scale: failure rate by GPU count, restart time by part, checkpoints, SDC and stragglers."""
 
     calc = calculators_failures.GOODPUT
+
+
+class FineTuneWidget(CalcWidget):
+    """Fine-tuning on one GPU: memory and step time of full fine-tuning, LoRA and QLoRA."""
+
+    calc = calculators_finetune.MEMORY
