@@ -27,6 +27,10 @@ $(BIN)/python:
 
 $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[$*]'
+	@# jupyterlab-myst renders markdown cells its own way, and JupyterLab's floating cell toolbar then throws
+	@# on a markdown cell ("reading 'node'"): the toolbar is off in this environment (make lab, the tests).
+	if [ -x $(BIN)/jupyter-labextension ]; then \
+	  $(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlab/cell-toolbar-extension >/dev/null 2>&1; fi
 	touch $@
 
 _vendor/vendor/.complete: scripts/fetch_vendor.sh

@@ -189,7 +189,11 @@ def test_first_look_in_jupyterlab_before_run_all(browser, jupyter_lab):
             .map(o => o.innerText)""")
         assert outputs and not any('{"' in text for text in outputs), [t[:200] for t in outputs if '{"' in t][:3]
         assert page.locator(".jp-Notebook .mlcalc-snapshot").first.is_visible()
-        # The answers of the exercises: a folded dropdown, its text hidden until clicked
+        # The answers of the exercises: a folded dropdown, its text hidden until clicked (jupyterlab-myst
+        # renders markdown cells asynchronously: slow on a busy machine)
+        page.evaluate("""() => { const nb = window.jupyterapp.shell.currentWidget.content;
+          nb.widgets.forEach(c => { if (c.model.type === 'markdown') c.rendered = true; }); }""")
+        page.wait_for_function("document.querySelectorAll('.jp-Notebook details').length > 0", timeout=60_000)
         answers = page.locator(".jp-Notebook details")
         assert answers.count() >= 1, "the {dropdown} answers are not rendered as dropdowns (is jupyterlab-myst installed?)"
         first = answers.first
