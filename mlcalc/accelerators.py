@@ -29,8 +29,20 @@ class Accelerator:
 
     @property
     def memory_bytes(self) -> float:
-        """Device memory in bytes."""
+        """Device memory a fit may use, in bytes: the measured total where the book measured the card, else
+        the datasheet figure read as GiB (``memory_capacity_bytes``; :attr:`memory_capacity_source` says which)."""
+        cap = self.extra.get("memory_capacity_bytes")
+        return float(cap) if cap is not None else self.datasheet_memory_bytes  # type: ignore[arg-type]
+
+    @property
+    def datasheet_memory_bytes(self) -> float:
+        """The datasheet's memory figure as decimal bytes: ``memory_gb x 1e9``."""
         return self.memory_gb * 1e9
+
+    @property
+    def memory_capacity_source(self) -> str:
+        """Where :attr:`memory_bytes` comes from: "measured: ..." or "datasheet: ..."."""
+        return str(self.extra.get("memory_capacity_source", "datasheet: memory_gb x 1e9"))
 
     @property
     def memory_bandwidth_bytes_per_s(self) -> float:

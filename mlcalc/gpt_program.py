@@ -26,7 +26,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Callable, Mapping, NamedTuple, Sequence
 
-from mlcalc import _check, models
+from mlcalc import _check, models, steptime
 from mlcalc.models import ModelConfig
 
 GPT2_PADDED_VOCAB = 50304  # GPT-2's 50,257 tokens padded up to a multiple of 64, as the program trains them
@@ -69,19 +69,7 @@ def _at(cfg: ModelConfig, seq_len: int) -> ModelConfig:
     return cfg if cfg.learned_positions == seq_len else cfg.replace(learned_positions=seq_len)
 
 
-class Gemm(NamedTuple):
-    """One matrix product of a training step: (m x k) @ (k x n), run ``count`` times."""
-
-    m: int  # rows of the output
-    n: int  # columns of the output
-    k: int  # inner dimension
-    count: int  # how many times per step
-    label: str  # what it is, e.g. "layer fwd qkv"
-
-    @property
-    def flop(self) -> float:
-        """FLOP of all ``count`` products: 2 m n k each."""
-        return 2.0 * self.m * self.n * self.k * self.count
+Gemm = steptime.Gemm  # one matrix product of a step: the step-time engine's
 
 
 class Prediction(NamedTuple):
@@ -184,41 +172,29 @@ def program_memory(cfg: ModelConfig, batch: int, seq_len: int, recompute: bool) 
 
 
 def step_gemms(cfg: ModelConfig, batch: int, seq_len: int, recompute: bool) -> tuple[Gemm, ...]:
-    """Every matrix product of one training step (forward, backward: input and weight gradients).
-
-    With recomputation each layer's forward products run twice.
-    """
-    b, s, h, L, V, _ = _args(cfg, batch, seq_len)
-    T, f = b * s, cfg.ffn_hidden
-    fwd_count = L * (2 if recompute else 1)
-    layer = [("qkv", 3 * h, h), ("proj", h, h), ("fc1", f, h), ("fc2", h, f)]  # (name, out, in)
-    out: list[Gemm] = []
-    for name, o, i in layer:
-        out.append(Gemm(T, o, i, fwd_count, f"layer fwd {name}"))
-        out.append(Gemm(T, i, o, L, f"layer bwd {name} (input grad)"))
-        out.append(Gemm(o, i, T, L, f"layer bwd {name} (weight grad)"))
-    out += [Gemm(T, V, h, 1, "logits fwd"), Gemm(T, h, V, 1, "logits bwd (input grad)"),
-            Gemm(V, h, T, 1, "logits bwd (weight grad)")]
-    return tuple(out)
+    """Every matrix product of one training step of the program: the step-time engine's
+    (:func:`mlcalc.steptime.step_gemms`) with GPT-2's fused Q, K, V product; with recomputation each
+    layer's forward products run twice."""
+    b, s, *_ = _args(cfg, batch, seq_len)
+    return steptime.step_gemms(cfg, b, s, recompute, experts_in_fp32=False, fused_qkv=True)
 
 
 def attention_flop(cfg: ModelConfig, batch: int, seq_len: int, recompute: bool) -> float:
-    """FLOP of causal flash attention in one step: forward ``2 b s^2 h`` per layer (half of the
-    full ``4 b s^2 h``, as the causal mask skips the upper triangle), backward 2.5 times that
-    (five products instead of two, Dao 2023), and the forward again with recomputation."""
-    b, s, h, L, *_ = _args(cfg, batch, seq_len)
-    fwd = 2.0 * b * s * s * h
-    return L * fwd * (1 + 2.5 + (1 if recompute else 0))
+    """FLOP of causal flash attention in one step, all phases: the step-time engine's
+    (:func:`mlcalc.steptime.attention_flop`, forward ``2 b s^2 h`` per layer, backward 2.5 times that,
+    the forward again with recomputation)."""
+    b, s, *_ = _args(cfg, batch, seq_len)
+    return sum(steptime.attention_flop(cfg, b, s, recompute).values())
 
 
 # Element-wise bytes read + written per token and unit of h by one layer, forward, in this
 # program: LayerNorm (4 in, 4 out) x2, bf16 casts (4 in, 2 out) x2, residual adds
 # (4 + 2 in, 4 out) x2, GELU (8 in, 8 out).
 LAYER_ELEMENTWISE_FWD = 2 * 8 + 2 * 6 + 2 * 10 + 16
-BACKWARD_OVER_FORWARD = 2.0  # backward element-wise kernels read inputs and gradients, write gradients
+BACKWARD_OVER_FORWARD = steptime.BACKWARD_OVER_FORWARD  # the engine's: backward kernels read and write twice
 LOSS_BYTES_PER_LOGIT = 34.0  # fp32 cast (6), log-softmax (12), its backward (12), cast back (6), less reuse
-ADAMW_BYTES_PER_PARAM = 28.0  # fused AdamW: read weight, grad, 2 moments (16), write weight, 2 moments (12)
-GRAD_CAST_BYTES_PER_PARAM = 6.0  # bf16 weight gradient (2) read, accumulated into fp32 .grad (4)
+ADAMW_BYTES_PER_PARAM = steptime.ADAMW_BYTES_PER_PARAM  # the engine's fused AdamW (28 bytes per parameter)
+GRAD_CAST_BYTES_PER_PARAM = steptime.GRAD_CAST_BYTES  # bf16 weight gradient (2) read, into fp32 .grad (4)
 
 
 def elementwise_bytes(cfg: ModelConfig, batch: int, seq_len: int, recompute: bool) -> Mapping[str, float]:

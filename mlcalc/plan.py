@@ -4,11 +4,10 @@ Every number comes from the book's other modules; this one only joins them:
 
 - memory decides the layout (``mlcalc.memory.training_memory``: a tp x pp x dp layout with ZeRO-1
   and selective or full recomputation that fits the device);
-- the layout decides the communication (``mlcalc.parallel.layout_budget`` on the node's fabric,
-  ``mlcalc.network.fabric``) and the pipeline bubble (``mlcalc.parallel.bubble_fraction``);
-- with the chip's achievable matmul rate (``mlcalc.compute.achievable_flops``) and the share of it a
-  whole training step reaches (measured in this book, :data:`STEP_EFFICIENCY`), that gives the step
-  time, the MFU and the tokens per second;
+- the one step-time engine (``mlcalc.steptime.predict_step``) gives each layout's step: the products
+  at the shapes one GPU of the layout runs, attention, element-wise work and the optimizer, the
+  collectives on the node's links (``mlcalc.network``) and the bubble of the pipeline schedule; hence
+  the MFU (PaLM's FLOP count) and the tokens per second;
 - failures at the count's rate decide the checkpoint interval (Young/Daly, ``mlcalc.storage``) and
   the goodput; these give the days, the GPU-hours and the dollars;
 - ``mlcalc.network.fat_tree_counts`` gives the switches and cables, ``mlcalc.storage`` the read rate,
@@ -33,7 +32,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from mlcalc import _check
-from mlcalc import compute, memory, network, parallel, storage
+from mlcalc import compute, memory, network, parallel, steptime, storage
 from mlcalc.accelerators import spec
 
 SECONDS_PER_DAY = 86400.0
@@ -192,26 +191,24 @@ def chinchilla_tokens(n_params: float) -> float:
 # --------------------------------------------------------------------------- step-time model
 
 
-def _step_efficiency() -> tuple[float, str]:
-    raw = data()["step_efficiency"]
-    return float(raw["value"]), raw["source"]
-
-
-#: Share of the sustained matmul rate that a whole training step reaches on one GPU (attention,
-#: norms, elementwise work, optimizer step, launch gaps included): measured in this book on an
-#: H100 (plan.json ``step_efficiency``; tests recompute it from the measured files).
-STEP_EFFICIENCY, STEP_EFFICIENCY_SOURCE = _step_efficiency()
+#: The framework the planner assumes a large run trains with: Megatron-LM-style (bf16 weights, fused
+#: kernels, the host hidden behind the GPU), as the step-time engine :func:`mlcalc.steptime.predict_step`
+#: models it.
+ENGINE = "megatron"
 
 RECOMPUTE_FACTOR = {"selective": 1.0, "full": 8.0 / 6.0}  # extra forward pass: 6N -> 8N per token
 
 
 def flops_per_token(model: memory.ModelConfig, seq_len: int) -> float:
-    """Training FLOP per token: ``6 N_active + 6 L s h`` (Kaplan et al. 2020, attention included)."""
-    return _flops_per_token(_check_model(model), _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN))
+    """Model FLOP per token in the book's one convention, PaLM's ``6 N + 12 L H Q T`` (Chowdhery et al.
+    2022, Appendix B; :func:`mlcalc.compute.palm_flops_per_token`): what the planner's MFU counts."""
+    return compute.palm_flops_per_token(_check_model(model), _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN))
 
 
 @lru_cache(maxsize=1024)
 def _flops_per_token(model: memory.ModelConfig, s: int) -> float:
+    """FLOP per token a step executes at least: ``6 N_active + 6 L s h`` (causal attention does half of
+    PaLM's 12 L H Q T). Used only for floors (:func:`step_time_floor`, the search's skip)."""
     return 6.0 * model.n_active_params() + 6.0 * model.n_layers * s * model.n_heads * model.head_dim
 
 
@@ -261,7 +258,9 @@ def _fabric(system_key: str, nodes: int, gpus_per_node: int) -> network.Fabric:
 
 @lru_cache(maxsize=64)
 def _step_rate(chip: str, flops_source: str) -> float:
-    return compute.achievable_flops(chip, "bf16", flops_source) * STEP_EFFICIENCY
+    """A rate no step of the engine beats: the chip's achievable matmul rate (the engine's products run at
+    the book's measured shape rates carried over by it, below it; everything else only adds time)."""
+    return compute.achievable_flops(chip, "bf16", flops_source)
 
 
 # --------------------------------------------------------------------------- the step time (one function)
@@ -327,27 +326,47 @@ def step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: in
               recompute: str, seq_len: int, flops_source: str = "achievable") -> StepTime:
     """Step time of one layout (micro-batch 1, ZeRO-1): compute, pipeline bubble, exposed communication.
 
-    Compute: the layout's FLOPs at the chip's achievable rate x :data:`STEP_EFFICIENCY`; bubble: the
-    smallest of 1F1B and interleaved 1F1B; communication: ``mlcalc.parallel.layout_budget`` on the
-    node's fabric, data-parallel traffic hidden behind the backward pass as far as it goes.
+    From the one step-time engine, :func:`mlcalc.steptime.predict_step` (``engine="megatron"``, the chip's
+    machine, the node's links): compute is every kernel of the step (recomputation, host and optimizer
+    included); bubble: the interleaved schedule where it applies, else 1F1B; communication: what the
+    engine's rules leave exposed (tensor-parallel collectives, pipeline sends, the data-parallel
+    reduction beyond the last backward pass).
     """
     return _check.fields("step_time", _step_time(*_check_layout(model, chip, n_gpus, tp, pp, dp, n_micro, recompute,
                                                                seq_len, flops_source)))
 
 
+def _interleave(pp: int, n_micro: int, n_layers: int) -> int:
+    """Most virtual stages of INTERLEAVE the interleaved schedule allows (Narayanan et al. 2021: the
+    micro-batches a multiple of the stages, at least v layers per stage); 1: plain 1F1B."""
+    if pp == 1 or n_micro % pp:
+        return 1
+    return max(v for v in INTERLEAVE if n_layers // pp >= v)
+
+
+def engine_layout(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_layers: int,
+                  micro_batch: int = 1) -> steptime.Layout:
+    """The planner's layout as the engine's: ZeRO-1 over dp, sequence parallelism with tp, the interleaved
+    schedule where it applies (its smallest bubble, as :func:`_bubble`)."""
+    v = _interleave(pp, n_micro, n_layers)
+    return steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1,
+                           schedule="interleaved" if v > 1 else "1f1b", virtual_stages=v, recompute=recompute,
+                           micro_batch=micro_batch, grad_accum=n_micro)
+
+
+def _predict(model: memory.ModelConfig, chip: str, lay: steptime.Layout, seq_len: int) -> steptime.StepPrediction:
+    system = network.system(chip_info(chip)["system"])
+    return steptime.predict_step(model, lay, seq_len=seq_len, machine=chip, gpus_per_node=system.gpus_per_node,
+                                 engine=ENGINE, system=system.key)
+
+
 def _step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
                recompute: str, seq_len: int, flops_source: str) -> StepTime:
-    rate = _step_rate(chip, flops_source)
-    system = network.system(chip_info(chip)["system"])
-    gpn = system.gpus_per_node
-    compute_s = _flops_per_token(model, seq_len) * dp * n_micro * seq_len * RECOMPUTE_FACTOR[recompute] / (n_gpus * rate)
-    bubble_s = compute_s * _bubble(pp, n_micro, model.n_layers) if pp > 1 else 0.0
-    fab = _fabric(system.key, max(1, math.ceil(n_gpus / gpn)), min(gpn, n_gpus))
-    budget = parallel.layout_budget(_parallel_model(model, seq_len), parallel.Layout(tp, pp, dp, 0.0, 0.0), fab,
-                                    dp * n_micro, 1, rate, 1.0, "zero1")
-    tp_pp = sum(line.time_s for line in budget.lines if line.parallelism != "data")
-    dp_s = sum(line.time_s for line in budget.lines if line.parallelism == "data")
-    return StepTime(compute_s, bubble_s, tp_pp + max(0.0, dp_s - compute_s * parallel.BACKWARD_SHARE))
+    """The step-time engine's step (mlcalc.steptime.predict_step): every product at the shape one GPU of
+    the layout runs, attention, element-wise work, the optimizer, the collectives on the node's links and
+    the bubble of the schedule. ``flops_source`` only sets the floors."""
+    p = _predict(model, chip, engine_layout(tp, pp, dp, n_micro, recompute, model.n_layers), seq_len)
+    return StepTime(p.step_s - p.bubble_s - p.comm_exposed_s, p.bubble_s, p.comm_exposed_s)
 
 
 # --------------------------------------------------------------------------- layouts
@@ -394,7 +413,9 @@ def layout_candidates(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len
 
 def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
                   recompute: str) -> memory.TrainingFit:
-    """Per-GPU memory of a layout (ZeRO-1, micro-batch 1); uneven stages count the fullest one."""
+    """Per-GPU memory of a layout (ZeRO-1, micro-batch 1): the step-time engine's
+    (:func:`mlcalc.steptime.training_fit`, the training-fit chapter's model); uneven stages count the
+    fullest one."""
     _check_model(model)
     _check.choice("chip", chip, chips())
     tp = _check.positive_int("tp", tp, MAX_GPUS)
@@ -406,9 +427,8 @@ def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: in
 
 def _layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
                    recompute: str) -> memory.TrainingFit:
-    staged = model if model.n_layers % pp == 0 else replace(model, n_layers=math.ceil(model.n_layers / pp) * pp)
-    return memory.training_memory(staged, spec(chip).memory_bytes, 1, seq_len, dp, tp, pp, 1 if dp > 1 else 0,
-                                  recompute=recompute)
+    lay = steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1, recompute=recompute)
+    return steptime.training_fit(model, lay, seq_len=seq_len, device_bytes=spec(chip).memory_bytes, engine=ENGINE)
 
 
 def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int) -> tuple[str, float] | None:
@@ -649,8 +669,8 @@ class _Run(NamedTuple):
 
 
 def _run(model: memory.ModelConfig, chip: str, n: int, n_tokens: float, seq_len: int, global_batch_tokens: float,
-         fs: float, node: float, restart: float) -> _Run | None:
-    lay = _best_layout(model, chip, n, seq_len, global_batch_tokens, "achievable")
+         fs: float, node: float, restart: float, layout: Layout | None = None) -> _Run | None:
+    lay = layout if layout is not None else _best_layout(model, chip, n, seq_len, global_batch_tokens, "achievable")
     if lay is None:
         return None
     tps = lay.dp * lay.n_micro * lay.micro_batch * seq_len / lay.step_s
@@ -707,9 +727,10 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
              global_batch_tokens: float = 4 * 2**20, deadline_days: float = math.inf,
              budget_dollars: float = math.inf, hpc_availability: float | None = None,
              filesystem_write_bytes_per_s: float | None = None, node_storage_bytes_per_s: float | None = None,
-             restart_s: float | None = None, tco_kwargs: Mapping[str, Any] | None = None) -> Plan | None:
+             restart_s: float | None = None, tco_kwargs: Mapping[str, Any] | None = None,
+             layout: Layout | None = None) -> Plan | None:
     """The plan for ``n_gpus`` (any count up to :data:`MAX_GPUS`) of an offer (None if the model fits
-    no layout of that many)."""
+    no layout of that many); ``layout``: this one (e.g. :func:`layout_as_run`) instead of the fastest."""
     _check_model(model)
     check_offer(offer)
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
@@ -719,7 +740,9 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
     deadline, budget = _limit("deadline_days", deadline_days), _limit("budget_dollars", budget_dollars)
     avail, fs, node, restart = _defaults(hpc_availability, filesystem_write_bytes_per_s, node_storage_bytes_per_s,
                                          restart_s)
-    run = _run(model, offer.chip, n, n_tokens, s, batch, fs, node, restart)
+    if layout is not None and not isinstance(layout, Layout):
+        raise ValueError(f"layout={_check._fmt(layout)} is not allowed: give a plan.Layout (plan.layout_as_run)")
+    run = _run(model, offer.chip, n, n_tokens, s, batch, fs, node, restart, layout)
     if run is None:
         return None
     return _price(run, model, offer, n, deadline, budget, avail, _tco_kwargs(tco_kwargs))
@@ -985,15 +1008,47 @@ def published_runs() -> Mapping[str, Mapping[str, Any]]:
     return MappingProxyType({k: v for k, v in data()["published_runs"].items() if k != "fields"})
 
 
+def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
+                  layout: Mapping[str, Any]) -> Layout:
+    """One given layout (a published run's: tp, pp, recompute and optionally micro_batch, zero, schedule,
+    virtual_stages, sequence_parallel) with the engine's step and memory, as a planner :class:`Layout`."""
+    _check_model(model)
+    _check.choice("chip", chip, chips())
+    n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
+    s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
+    if not isinstance(layout, Mapping):
+        raise ValueError(f"layout={_check._fmt(layout)} is not allowed: give a mapping of tp, pp, recompute, ...")
+    tp = _check.positive_int("tp", layout.get("tp", 1), n)
+    pp = _check.positive_int("pp", layout.get("pp", 1), n)
+    if n % (tp * pp):
+        raise ValueError(f"tp x pp={tp * pp} is not allowed: it must divide n_gpus={n}")
+    dp = n // (tp * pp)
+    mb = _check.positive_int("micro_batch", layout.get("micro_batch", 1), 10**6)
+    m = max(1, round(_batch_seqs(_check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS), s)
+                     / (dp * mb)))
+    lay = steptime.Layout(tp=tp, pp=pp, dp=dp, zero=layout.get("zero", 1 if dp > 1 else 0),
+                          sequence_parallel=layout.get("sequence_parallel", False),
+                          schedule=layout.get("schedule", "1f1b"), virtual_stages=layout.get("virtual_stages", 1),
+                          recompute=layout.get("recompute", "selective"), micro_batch=mb, grad_accum=m)
+    p = _predict(model, chip, lay, s)
+    return Layout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
+                  p.bubble_s, p.comm_exposed_s, p.step_s)
+
+
 def check_run(name: str) -> RunCheck:
-    """Predict a published run from its model, tokens, GPU count and chip alone."""
+    """Predict a published run from its model, tokens, GPU count and chip, and its layout where the source
+    states one (else the planner's fastest layout)."""
     _check.choice("run", name, published_runs())
     e = dict(published_runs()[name], name=name)
     model = run_model(e)
     offer = Offer(name, e["chip"], "rent", 0.0, 0.0, e["source"])
     fs = e.get("filesystem_write_gbps")
+    lay = None
+    if e.get("layout"):  # the layout the run used, as its source states it
+        lay = layout_as_run(model, e["chip"], int(e["gpus"]), int(e["seq_len"]), float(e["global_batch_tokens"]),
+                            e["layout"])
     p = evaluate(model, offer, int(e["gpus"]), float(e["n_tokens"]), int(e["seq_len"]), float(e["global_batch_tokens"]),
-                 filesystem_write_bytes_per_s=None if fs is None else float(fs) * 1e9)
+                 filesystem_write_bytes_per_s=None if fs is None else float(fs) * 1e9, layout=lay)
     if p is None:
         raise ValueError(f"run={name!r}: the model fits no layout of {e['gpus']} x {e['chip']}")
     pub_h = e.get("gpu_hours")
@@ -1110,9 +1165,9 @@ def compare(a: Plan, b: Plan) -> list[tuple[str, float, float, str]]:
 
 __all__ = [
     "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_COUNTS", "MAX_GPUS", "Needs", "Offer",
-    "PLAN_PAGE", "Plan", "RunCheck", "STEP_EFFICIENCY", "Search", "StepTime", "Tco", "WAYS", "best_layout",
+    "PLAN_PAGE", "Plan", "RunCheck", "ENGINE", "Search", "StepTime", "Tco", "WAYS", "best_layout",
     "break_even_utilization", "candidate_counts", "check_offer", "check_run", "chinchilla_tokens", "chip_info",
-    "chips", "compare", "data", "default", "device_mtbf_s", "evaluate", "explain", "flops_per_token",
+    "chips", "compare", "data", "default", "device_mtbf_s", "evaluate", "explain", "flops_per_token", "layout_as_run", "engine_layout",
     "layout_candidates", "layout_memory", "leanest_memory_bytes", "needs", "offered_chips", "offers", "plan_json",
     "plan_markdown", "plan_numbers", "plan_record", "published_runs", "run_model", "search", "step_time",
     "step_time_floor", "tco",

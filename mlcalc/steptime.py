@@ -179,7 +179,7 @@ def _tokens(batch: int, seq_len: int) -> tuple[int, int, int]:
 
 # Megatron's tensor-parallel split (Shoeybi et al. 2019): column-parallel products split their output
 # width n over the tp ranks, row-parallel ones their inner dimension k; the rest stay whole on every rank.
-_COLUMN_PARALLEL = ("attention q", "attention k", "attention v", "mla q up", "mla kv up", "mlp in",
+_COLUMN_PARALLEL = ("attention q", "attention k", "attention v", "attention qkv", "mla q up", "mla kv up", "mlp in",
                     "shared expert in", "expert in")
 _ROW_PARALLEL = ("attention out", "mlp out", "shared expert out", "expert out")
 
@@ -189,14 +189,19 @@ def _split(n: int, ways: int) -> int:
 
 
 def layer_products(model: ModelConfig, tokens: int, moe_layer: bool, tp: int = 1,
-                   ep: int = 1) -> list[tuple[int, int, int, int, str]]:
+                   ep: int = 1, fused_qkv: bool = False) -> list[tuple[int, int, int, int, str]]:
     """Forward products of one layer on one GPU as (m, n, k, count, label), with HF's separate Q, K, V.
 
     Routed experts are labelled "expert ...": tokens spread evenly, ``tokens x top-k / experts`` rows each.
     ``tp`` splits each product as Megatron does (column- or row-parallel, :data:`_COLUMN_PARALLEL`);
-    ``ep`` places ``experts / ep`` experts on each GPU, which then sees the routed tokens of ``ep`` GPUs.
+    ``ep`` places ``experts / ep`` experts on each GPU, which then sees the routed tokens of ``ep`` GPUs;
+    ``fused_qkv``: one product for Q, K and V together (GPT-2's ``c_attn``, the book's GPT program).
     """
     out = _layer_products(model, tokens, moe_layer, ep)
+    if fused_qkv and model.attention != "mla":
+        qkv = [r for r in out if r[4] in ("attention q", "attention k", "attention v")]
+        out = [(tokens, sum(r[1] for r in qkv), model.hidden, 1, "attention qkv")] + \
+            [r for r in out if r[4] not in ("attention q", "attention k", "attention v")]
     if tp == 1:
         return out
     res = []
@@ -249,7 +254,7 @@ HF_EXPERTS_IN_FP32 = True
 
 def step_gemms(model: ModelConfig, batch: int, seq_len: int, recompute: bool = False,
                experts_in_fp32: bool = HF_EXPERTS_IN_FP32, tp: int = 1, ep: int = 1, cp: int = 1,
-               layers: int | None = None, logits: bool = True) -> tuple[Gemm, ...]:
+               layers: int | None = None, logits: bool = True, fused_qkv: bool = False) -> tuple[Gemm, ...]:
     """Every matrix product of one training step on one GPU: forward, backward (input and weight
     gradients), and with full recomputation each layer's forward again (counted in the backward phase).
 
@@ -266,7 +271,7 @@ def step_gemms(model: ModelConfig, batch: int, seq_len: int, recompute: bool = F
     for n_layers, moe in kinds:
         if not n_layers:
             continue
-        for mm, n, k, c, label in layer_products(model, T, moe, tp, ep):
+        for mm, n, k, c, label in layer_products(model, T, moe, tp, ep, fused_qkv):
             dt = "fp32" if experts_in_fp32 and label.startswith("expert") else "bf16"
             out.append(Gemm(mm, n, k, c * n_layers, f"{label} (fwd)", "forward", dt))
             if recompute:
@@ -587,7 +592,7 @@ def step_time(model: ModelConfig, batch: int, seq_len: int, recompute: bool, mac
 # Any layout: tensor, pipeline, data (ZeRO / FSDP), context and expert parallel
 # ---------------------------------------------------------------------------------------------
 
-SCHEDULES = ("1f1b", "interleaved", "gpipe")
+SCHEDULES = ("1f1b", "interleaved", "gpipe", "dualpipe")
 RECOMPUTE = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
 MAX_GPUS = 1_000_000  # layouts above a million GPUs are refused
@@ -605,7 +610,7 @@ class Layout:
     ep: int = 1  # expert-parallel ranks (routed experts spread over them, inside dp x cp)
     zero: int = 0  # ZeRO stage over the data-parallel ranks: 0 (DDP), 1, 2, 3 (= FSDP)
     sequence_parallel: bool = False  # norms, dropout and residuals split over tp too (Korthikanti et al. 2022)
-    schedule: str = "1f1b"  # pipeline schedule: "1f1b", "interleaved" or "gpipe"
+    schedule: str = "1f1b"  # pipeline schedule: "1f1b", "interleaved", "gpipe" or "dualpipe" (DeepSeek-V3)
     virtual_stages: int = 1  # layer chunks per GPU with "interleaved"
     recompute: str = "none"  # "none", "selective" or "full" activation recomputation
     micro_batch: int = 1  # sequences per micro-batch per replica
@@ -623,6 +628,8 @@ class Layout:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
             raise ValueError(f"ep={self.ep!r} is not allowed: it must divide dp x cp = {self.dp * self.cp}")
+        if self.schedule == "dualpipe" and self.pp % 2:
+            raise ValueError(f"pp={self.pp!r} is not allowed with schedule='dualpipe': it needs an even number of stages")
         if self.virtual_stages > 1 and self.schedule != "interleaved":
             raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed: only with schedule='interleaved'")
 
@@ -673,6 +680,9 @@ RULES = MappingProxyType({
                 "each micro-batch's activation send forward and gradient send backward is exposed",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
+    "dualpipe": "DualPipe (DeepSeek-AI 2024, 3.2.1) runs two micro-batches' chunks together: each one's expert "
+                "all-to-all and pipeline sends hide behind the other's computation (only the excess is exposed), and "
+                "the bubble is (p/2 - 1) / m of the micro-batches' time",
     "host": "eager: each operation takes the longer of dispatching it and running it; megatron: the host "
             "runs ahead of the device (no host time)",
     "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
@@ -693,8 +703,9 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
     """A :class:`Machine` for a chip of the catalogue, carried over from the book's measured H200.
 
     The H200's measured per-shape matmul and attention rates (``reference_run``) are scaled by the chip's
-    published maximum achievable matmul rate over the H200's (mlcalc/data/achievable_matmul.json; the
-    dense bf16 datasheet peaks where no MAMF is published), its element-wise bandwidth by the two
+    published maximum achievable matmul rate over the H200's (mlcalc/data/achievable_matmul.json; that of
+    the chip named by its ``compute_as`` field where it has none, e.g. the H800 has the H100 SXM's silicon;
+    the dense bf16 datasheet peaks where neither has a MAMF), its element-wise bandwidth by the two
     datasheet memory bandwidths; fp8 products run faster by the chip's published fp8 / bf16 MAMF ratio
     (none where the chip or the table has no fp8 figure). The host constants stay (same software).
     A transfer by stated ratios, not a measurement of that chip.
@@ -711,10 +722,11 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
     def mamf(k: str, dt: str) -> float | None:
         return compute.achievable_flops(k, dt, "achievable") if compute.has_flops(k, dt, "achievable") else None
 
-    mine, theirs = mamf(key, "bf16"), mamf("H200-SXM", "bf16")
+    twin = str(acc.extra.get("compute_as", key))  # same silicon and clocks (e.g. H800 -> H100 SXM)
+    mine, theirs = mamf(twin, "bf16"), mamf("H200-SXM", "bf16")
     scale = mine / theirs if (mine and theirs) else acc.peak_flops("bf16") / ref.peak_flops("bf16")
     bw = acc.memory_bandwidth_bytes_per_s / ref.memory_bandwidth_bytes_per_s
-    f8 = mamf(key, "fp8")
+    f8 = mamf(twin, "fp8") if acc.has("fp8") else None
     speed = f8 / mine if (f8 and mine) else 0.0
     mm, at = base.matmul_flops_per_s, base.attention_flops_per_s
     return base._replace(
@@ -769,6 +781,38 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
     outside = message_bytes * (n - g) / n / fab.inter_bytes_per_s_per_gpu if fab.n_nodes > 1 else 0.0
     return fab.base_latency_s + (n - 1) * (fab.inter_step_latency_s if fab.n_nodes > 1 else fab.intra_step_latency_s) \
         + max(inside, outside)
+
+
+def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_bytes: float, engine: str = "eager",
+                 reserve_fraction: float = MEMORY_RESERVE_FRACTION) -> Any:
+    """Per-GPU memory of ``layout`` from the training-fit chapter's model (:func:`mlcalc.memory.training_memory`)
+    with the arguments the engine's program implies, and whether it fits ``device_bytes``.
+
+    eager: fp32 weights and AdamW with autocast (``"fp32-adam"``), Hugging Face's loss (12 bytes per
+    logit); megatron: mixed-precision Adam (``"zero-mixed-adam"``), fp32 logits; both count each layer
+    of the model in hand (``activations="architecture"``). Context parallelism splits the sequence and
+    joins the ZeRO group (dp x cp); expert parallelism spreads the routed experts; uneven pipeline
+    stages count the fullest one. ``reserve_fraction`` of the device is held back (CUDA context, NCCL
+    buffers, fragmentation: a stated assumption).
+    """
+    from mlcalc import memory
+
+    _check.choice("engine", engine, ENGINES)
+    if not isinstance(layout, Layout):
+        raise ValueError(f"layout={layout!r} is not allowed: it must be a steptime.Layout")
+    s = _check.positive_int("seq_len", seq_len)
+    L, pp = model.n_layers, layout.pp
+    if pp > L:
+        raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
+    staged = model if L % pp == 0 else model.replace(n_layers=-(-L // pp) * pp)
+    tp = layout.tp
+    return memory.training_memory(staged, device_bytes, layout.micro_batch, _split(s, layout.cp),
+                                  layout.dp * layout.cp, tp, pp, layout.zero,
+                                  convention="fp32-adam" if engine == "eager" else "zero-mixed-adam",
+                                  recompute=layout.recompute, sequence_parallel=layout.sequence_parallel and tp > 1,
+                                  flash_attention=True, overhead_fraction=reserve_fraction,
+                                  activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
+                                  ep=layout.ep)
 
 
 def default_system(chip: str) -> str | None:
@@ -897,12 +941,23 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
             dp_exposed = max(0.0, red - bwd) + max(0.0, ag - fwd)
             comm["data"] = (red + ag, dp_exposed)
 
+    dual = lay.schedule == "dualpipe"
+    if dual:  # the paired micro-batch's computation hides the all-to-all and the sends
+        ep_f, ep_b = max(0.0, ep_f + pp_f - fwd), max(0.0, ep_b + pp_b - bwd)
+        pp_f = pp_b = 0.0
+        if "expert" in comm:
+            comm["expert"] = (comm["expert"][0], m * (ep_f + ep_b))
+        if "pipeline" in comm:
+            comm["pipeline"] = (comm["pipeline"][0], 0.0)
     per_mb = fwd + bwd + tp_f + tp_b + cp_f + cp_b + ep_f + ep_b + pp_f + pp_b + z3_f + z3_b
     frac = 0.0
     if pp > 1:
         from mlcalc import parallel
 
-        frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
+        if dual:
+            frac = (pp // 2 - 1) / m
+        else:
+            frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
     bubble = frac * m * per_mb
     step = m * per_mb + bubble + dp_exposed + opt
     parts = {
@@ -915,14 +970,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     host_hidden_not = m * max(0.0, fwd + bwd - device_mb)
 
     # ---- memory (the training-fit chapter's model)
-    staged = model if L % pp == 0 else model.replace(n_layers=L_here * pp)
     cap = mach.device_bytes or None
-    fit = memory.training_memory(staged, cap or 1e18, b, _split(s, cp), dpg, tp, pp, lay.zero,
-                                 convention="fp32-adam" if engine == "eager" else "zero-mixed-adam",
-                                 recompute=lay.recompute, sequence_parallel=lay.sequence_parallel and tp > 1,
-                                 flash_attention=True, overhead_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0,
-                                 activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
-                                 ep=ep)
+    fit = training_fit(model, lay, seq_len=s, device_bytes=cap or 1e18, engine=engine,
+                       reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0)
     mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
     peak = sum(mem_parts.values())
 
@@ -937,7 +987,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     notes = [RULES["flops"], RULES["host"]]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
-                                     ("data", dpg > 1 and lay.zero < 3)) if on]
+                                     ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
     total_comm = sum(t for t, _ in comm.values())
     exposed = sum(e for _, e in comm.values())
     return StepPrediction(

@@ -21,8 +21,21 @@ def test_h100_sxm_datasheet():
     h100 = spec("H100-SXM")
     assert h100.peak_flops("bf16") == pytest.approx(1979e12 / 2)
     assert h100.peak_flops("fp8") == pytest.approx(3958e12 / 2)
-    assert h100.memory_bytes == 80e9
+    assert h100.datasheet_memory_bytes == 80e9
     assert h100.memory_bandwidth_bytes_per_s == pytest.approx(3.35e12)
+
+
+# Capacity in real bytes. Measured on this book's cards (torch total_memory, 2026-11-26): an "80GB" H100 SXM
+# holds 85.0e9 bytes, a "141GB" H200 150.1e9; where no card was measured, HBM sold in GiB: 80 GiB = 85.9e9.
+def test_capacity_is_measured_or_the_datasheet_gib():
+    assert spec("H100-SXM").memory_bytes == 85.0e9 and spec("H100-SXM").memory_capacity_source.startswith("measured")
+    assert spec("H200-SXM").memory_bytes == 150.1e9 and spec("H200-SXM").memory_capacity_source.startswith("measured")
+    a100 = spec("A100-80GB")
+    assert a100.memory_bytes == 80 * 2**30 and a100.memory_capacity_source.startswith("datasheet")
+    for a in catalogue().values():
+        assert a.memory_capacity_source.split(":")[0] in ("measured", "datasheet")
+        # never below the decimal reading by more than the driver's share, never above the GiB reading
+        assert 0.98 * a.datasheet_memory_bytes <= a.memory_bytes <= a.memory_gb * 2**30 * 1.0001
 
 
 # NVIDIA A100 datasheet, 80GB SXM column: BF16 312 TFLOPS dense, 2,039 GB/s.

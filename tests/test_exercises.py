@@ -16,10 +16,11 @@ from mlcalc.calculators import exercises as ex
 
 # (area, question key, a right answer as a reader would type it, a wrong answer, words its hint contains)
 CASES = [
-    # notebooks/start/how-many-gpus.ipynb, Exercises 1: 80 x 18 x 1.25 / 141 = 12.8, so 13 H200s
-    ("start", "q1", 13, 12, "round the ratio up"),
-    # same, Exercise 2: 405 x 1 x 1.25 / 80 = 6.3, so 7 (a bf16 slip gives 12.7 -> 13)
-    ("start", "q2", 7, 13, "1 byte per parameter"),
+    # notebooks/start/how-many-gpus.ipynb, Exercises 1: 80e9 x 18 x 1.25 / 150.1e9 (an H200's measured bytes)
+    # = 11.99, so 12 H200s (flooring gives 11)
+    ("start", "q1", 12, 11, "round the ratio up"),
+    # same, Exercise 2: 405e9 x 1 x 1.25 / 85.0e9 (an H100's) = 5.96, so 6 (a bf16 slip gives 11.9 -> 12)
+    ("start", "q2", 6, 12, "1 byte per parameter"),
     # notebooks/accelerators/training-cost.ipynb, Exercise 1: 8.4e23 / (2048 x 989.5e12 x 0.4) s, about 12 days
     ("accelerators", "q1", 12, 6, "sparse"),
     # notebooks/accelerators/roofline.ipynb, Exercise 1: "the H100's ridge of 295" (989.5 / 3.35)
@@ -150,9 +151,9 @@ def test_widgets_grade_as_the_reader_types():
 
     w = StartExercises()
     assert "waiting" in w.view_text.value
-    w.q1.value = 13
+    w.q1.value = 12
     assert "Q1: right" in w.view_text.value and w.last_error == ""
-    w.q2.value = 13
+    w.q2.value = 12
     assert "8-bit weights take 1 byte" in w.view_text.value
     w.q1.value = -5
     assert "Q1" in w.last_error and "Check the input" in w.message.value

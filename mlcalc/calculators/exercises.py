@@ -194,12 +194,12 @@ START = ExerciseSet(
     exercises=(
         Exercise(
             "q1",
-            "How many H200s (141 GB each) does an 80B-parameter model need to train, at 18 bytes per parameter "
-            "and a headroom of 1.25?",
+            "How many H200s (sold as 141 GB; 150.1e9 bytes as measured) does an 80B-parameter model need to "
+            "train, at 18 bytes per parameter and a headroom of 1.25?",
             "GPUs",
             lambda: _gpus(80e9, _H200, "train").n_gpus,
-            lambda: (f"80e9 x 18 bytes x 1.25 / {spec(_H200).memory_gb:g} GB = {_gpus(80e9, _H200, 'train').exact:.2f}, "
-                     "rounded up."),
+            lambda: (f"80e9 x 18 bytes x 1.25 / {spec(_H200).memory_bytes / 1e9:.1f}e9 bytes = "
+                     f"{_gpus(80e9, _H200, 'train').exact:.2f}, rounded up."),
             "multiply parameters by bytes per parameter and by the headroom, divide by one GPU's memory, round up.",
             rel_tol=0,
             mistakes=(
@@ -211,13 +211,14 @@ START = ExerciseSet(
         ),
         Exercise(
             "q2",
-            "With 8-bit weights (1 byte per parameter) and the same 1.25 headroom, how many 80 GB H100s does it "
-            "take to serve a 405B model?",
+            "With 8-bit weights (1 byte per parameter) and the same 1.25 headroom, how many H100s (sold as 80 GB; "
+            "85.0e9 bytes as measured) does it take to serve a 405B model?",
             "GPUs",
             lambda: _gpus(405e9, _H100, "inference", 1.0).n_gpus,
-            lambda: (f"405e9 x 1 byte x 1.25 / {spec(_H100).memory_gb:g} GB = "
+            lambda: (f"405e9 x 1 byte x 1.25 / {spec(_H100).memory_bytes / 1e9:.1f}e9 bytes = "
                      f"{_gpus(405e9, _H100, 'inference', 1.0).exact:.2f}, rounded up; in practice one node of 8."),
-            "serving needs only the weights (1 byte each here) times the headroom; divide by 80 GB and round up.",
+            "serving needs only the weights (1 byte each here) times the headroom; divide by one GPU's bytes and "
+            "round up.",
             rel_tol=0,
             mistakes=(
                 Mistake(lambda: _gpus(405e9, _H100, "inference", 2.0).n_gpus,

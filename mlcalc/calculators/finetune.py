@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from mlcalc import _check, compute, finetune, memory, plan, vl
+from mlcalc import _check, compute, finetune, memory, steptime, vl
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators import _charts
@@ -13,21 +13,22 @@ from mlcalc.calculators._common import finite
 GB = 1e9
 
 
-def _rate(chip: str) -> float:
-    """The achieved training rate the planner uses: achievable bf16 matmul FLOP/s x the measured step share."""
-    return compute.achievable_flops(chip, "bf16", "achievable") * plan.STEP_EFFICIENCY
+def _rate(chip: str, model: memory.ModelConfig | None = None, batch: int = 1, seq_len: int = 2048,
+          recompute: bool = False) -> float:
+    """The FLOP/s a full training step of ``model`` reaches on one ``chip``, by the book's step-time engine
+    (:func:`mlcalc.steptime.predict_step`, the eager Hugging Face program on the chip's machine): the
+    step's FLOPs (:func:`mlcalc.finetune.finetune_flops_per_token`, full) over its predicted time."""
+    m = model if model is not None else memory.model_preset("Llama-3 8B")
+    lay = steptime.Layout(micro_batch=batch, recompute="full" if recompute else "none")
+    p = steptime.predict_step(m, lay, seq_len=seq_len, machine=chip, engine="eager")
+    return finite("achieved FLOP/s", finetune.finetune_flops_per_token(m, "full", recompute) * batch * seq_len
+                  / p.step_s)
 
 
 def _chips() -> list[tuple[str, str]]:
-    """Accelerators with an achievable bf16 figure (the step time needs one)."""
-    out = []
-    for a in catalogue().values():
-        try:
-            _rate(a.key)
-        except (ValueError, KeyError):
-            continue
-        out.append((f"{a.key} ({a.memory_gb:g} GB)", a.key))
-    return out
+    """Accelerators with an achievable bf16 matmul figure (the engine carries its machine over by it)."""
+    return [(f"{a.key} ({a.memory_gb:g} GB)", a.key) for a in catalogue().values()
+            if a.has("bf16") and compute.has_flops(a.key, "bf16", "achievable")]
 
 
 def _dense_models() -> list[str]:
@@ -41,7 +42,7 @@ def _compute(v: Mapping[str, Any]) -> dict[str, Any]:
     mem = finetune.finetune_memory(m, v["method"], _check.positive_int("rank", v["rank"], 65536),
                                    finetune.TARGET_PRESETS[v["targets"]], batch, seq, bool(v["recompute"]),
                                    adapter_dtype=v["adapter_dtype"])
-    rate = _rate(v["accelerator"])
+    rate = _rate(v["accelerator"], m, batch, seq, bool(v["recompute"]))
     step = finetune.finetune_step_s(m, batch * seq, rate, v["method"], bool(v["recompute"]))
     return {"mem": mem, "step_s": step, "tokens_per_s": finite("tokens per second", batch * seq / step),
             "device_bytes": spec(v["accelerator"]).memory_bytes, "rate": rate}

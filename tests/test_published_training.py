@@ -1,0 +1,88 @@
+"""Published large training runs (mlcalc/data/published_training.json) against the one step-time engine.
+
+Every run is predicted from its model, chip, GPU count, layout, sequence and batch alone, by the same
+engine with the same rules (mlcalc.steptime.predict_step); nothing is fitted to a case. Each source's
+figure is compared in its own terms (TFLOP/s per GPU under its FLOP count, MFU, iteration time or tokens
+per second per GPU).
+"""
+
+import pytest
+
+from mlcalc import steptime, training_runs
+
+NAMES = list(training_runs.runs())
+
+
+def test_at_least_twelve_runs_dense_and_moe_on_three_chips():
+    assert len(NAMES) >= 12
+    chips = {training_runs.runs()[n]["chip"] for n in NAMES}
+    assert {"A100-80GB", "H100-SXM", "H800-SXM"} <= chips
+    assert any(training_runs.model_of(training_runs.runs()[n]).is_moe for n in NAMES)
+    sources = {training_runs.runs()[n]["source"] for n in NAMES}
+    assert len(sources) >= 8 and all(s.startswith("https://") for s in sources)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_run_states_its_source_layout_and_assumptions(name):
+    e = training_runs.runs()[name]
+    for field in ("chip", "gpus", "seq_len", "global_batch", "layout", "metric", "published", "source", "where"):
+        assert e[field] not in (None, ""), field
+    lay = training_runs.layout_of(e)
+    assert lay.n_gpus == e["gpus"] and lay.global_batch == e["global_batch"]
+
+
+# The issue's target: within 15% of the published throughput, or the case says why not. A miss is stated in
+# the data ("known_miss", with whether the source gives the cause); the list of misses is pinned here, so a
+# run that drifts out of tolerance fails, and so does a stated miss that is no longer one.
+KNOWN_MISSES = {
+    "MT-NLG 530B (2240 A100)", "MT-NLG 530B (2800 A100)", "MT-NLG 530B (3360 A100)",
+    "Korthikanti 530B, full recomputation (2240 A100)", "GPT-NeoX-20B (96 A100 40GB)", "OPT-175B (992 A100)",
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_within_15_percent_or_the_miss_is_stated(name):
+    c = training_runs.check(name)
+    e = training_runs.runs()[name]
+    within = abs(training_runs.throughput_error(c)) <= training_runs.TOLERANCE
+    if name in KNOWN_MISSES:
+        assert not within, f"{name} is back within 15%: drop it from the misses ({c.error:+.3f})"
+        assert len(e["known_miss"]) > 80 and ("source gives no cause" in e["known_miss"] or c.cause)
+    else:
+        assert within, f"{name}: predicted {c.predicted:.4g} against {c.published:.4g} ({c.error:+.3f})"
+        assert "known_miss" not in e
+
+
+def test_misses_are_a_minority_and_bounded():
+    errs = [abs(training_runs.throughput_error(training_runs.check(n))) for n in NAMES]
+    assert sum(e <= 0.15 for e in errs) >= 0.75 * len(errs)
+    assert max(errs) < 0.45
+
+
+# OPT's miss statement, checked: counted as 6 N per token instead of Megatron's eq. 3, the same predicted
+# step gives 16% less than the published 147 TFLOP/s: the figure lies between the two counts.
+def test_opt_lies_between_the_two_flop_counts():
+    e = training_runs.runs()["OPT-175B (992 A100)"]
+    c = training_runs.check("OPT-175B (992 A100)")
+    six_n = 6 * 175e9 * e["global_batch"] * e["seq_len"] / (c.prediction.step_s * e["gpus"]) / 1e12
+    assert -0.20 < six_n / 147 - 1 < -0.12 and c.error > 0.15
+
+
+# DeepSeek-V3: fp8 products at the H100's published fp8/bf16 matmul ratio (the H800 is the same silicon),
+# experts spread over 64 GPUs, DualPipe hiding the all-to-all behind computation.
+def test_deepseek_v3_needs_dualpipe_and_fp8():
+    c = training_runs.check("DeepSeek-V3 (2048 H800)")
+    assert abs(c.error) < 0.15
+    e = dict(training_runs.runs()["DeepSeek-V3 (2048 H800)"])
+    lay = dict(e["layout"], schedule="1f1b")
+    slow = steptime.predict_step(training_runs.model_of(e), steptime.Layout(**lay), seq_len=4096,
+                                 machine="H800-SXM", engine="megatron", dtype="fp8")
+    assert slow.tokens_per_s < 0.7 * c.prediction.tokens_per_s
+    bf16 = steptime.predict_step(training_runs.model_of(e), training_runs.layout_of(e), seq_len=4096,
+                                 machine="H800-SXM", engine="megatron")
+    assert bf16.step_s > c.prediction.step_s
+
+
+def test_bad_run_name():
+    with pytest.raises(ValueError, match="run"):
+        training_runs.check("GPT-5")
