@@ -348,6 +348,9 @@ def engine_layout(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_lay
                   micro_batch: int = 1) -> steptime.Layout:
     """The planner's layout as the engine's: ZeRO-1 over dp, sequence parallelism with tp, the interleaved
     schedule where it applies (its smallest bubble, as :func:`_bubble`)."""
+    n_layers = _check.positive_int("n_layers", n_layers, 10**6)
+    pp = _check.positive_int("pp", pp, MAX_GPUS)
+    n_micro = _check.positive_int("n_micro", n_micro, 10**7)
     v = _interleave(pp, n_micro, n_layers)
     return steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1,
                            schedule="interleaved" if v > 1 else "1f1b", virtual_stages=v, recompute=recompute,
