@@ -309,8 +309,25 @@ def peers() -> tuple[Mapping[str, str], ...]:
     return tuple(MappingProxyType(p) for p in json.loads(text)["peers"])
 
 
-def main() -> int:
-    """``python -m mlcalc.accuracy``: every model's record, one line each."""
+def markdown_table() -> str:
+    """Every model's record as a Markdown table (the README's Accuracy section; a test keeps them equal)."""
+    rows = ["| what is predicted | model | checked on | median error | worst | within target |",
+            "|---|---|---|---|---|---|"]
+    for key, fam in FAMILIES.items():
+        s = summary(key)
+        rows.append(f"| {fam.title} | `{fam.model}` | {_count(s, fam.unit)} | {_pct(s.median_abs_error)} | "
+                    f"{_pct(s.worst_error, True)} | {s.within} of {s.n_measured + s.n_published} "
+                    f"(±{fam.target:.0%}) |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mlcalc.accuracy``: every model's record, one line each (``--markdown``: as a table)."""
+    import sys
+
+    if "--markdown" in (sys.argv[1:] if argv is None else argv):
+        print(markdown_table())
+        return 0
     for key, fam in FAMILIES.items():
         print(f"{fam.title} ({fam.model}): {family_line(key)}")
     return 0
@@ -321,4 +338,4 @@ if __name__ == "__main__":
 
 
 __all__ = ["CALCULATORS", "COLLECTIVE_RUNS", "Case", "FAMILIES", "Family", "NOT_CHECKED", "Summary", "cases",
-           "family_line", "main", "peers", "record", "summary"]
+           "family_line", "main", "markdown_table", "peers", "record", "summary"]

@@ -10,6 +10,7 @@ Every number comes from the book's other modules; this one only joins them:
   the MFU (PaLM's FLOP count) and the tokens per second;
 - failures at the count's rate decide the checkpoint interval (Young/Daly, ``mlcalc.storage``) and
   the goodput; these give the days, the GPU-hours and the dollars;
+- ``mlcalc.facility`` gives the power at the meter, racks, energy, electricity and emissions of each plan;
 - ``mlcalc.network.fat_tree_counts`` gives the switches and cables, ``mlcalc.storage`` the read rate,
   the checkpoint size and write time and the capacity.
 
@@ -32,7 +33,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from mlcalc import _check
-from mlcalc import compute, memory, network, parallel, steptime, storage
+from mlcalc import compute, facility, failures, memory, network, parallel, steptime, storage
 from mlcalc.accelerators import spec
 
 SECONDS_PER_DAY = 86400.0
@@ -72,6 +73,7 @@ CHAPTERS: Mapping[str, str] = MappingProxyType({
     "checkpoint": "notebooks/storage/checkpoints",
     "capacity": "notebooks/storage/capacity-and-small-files",
     "cost": "notebooks/plan/rent-hpc-buy",
+    "facility": "notebooks/facility/power-and-energy",
 })
 
 
@@ -540,7 +542,9 @@ def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per
     dataset = n_tokens * per_token
     ckpt = storage.checkpoint_size(float(model.n_params())).total_bytes
     write = storage.checkpoint_write_time(ckpt, filesystem_write_bytes_per_s, nodes, node_storage_bytes_per_s)
-    mtbf = storage.system_mtbf_s(device_mtbf_s(), n)
+    # The job's MTBF from Llama 3's interruptions by cause, each scaled by the GPUs or nodes it lives in
+    # (mlcalc.failures; on 8-GPU nodes it equals the device MTBF / GPUs).
+    mtbf = failures.interruptions(n, 1.0, gpn).mtbf_s
     interval = storage.daly_interval_s(write.seconds, mtbf)
     gp = storage.goodput(interval, write.seconds, mtbf, restart_s)
     cap = storage.storage_capacity(dataset, ckpt, CHECKPOINTS_KEPT)
@@ -1075,6 +1079,43 @@ def _item(value: float, unit: str, chapter: str, how: str) -> dict[str, Any]:
     return {"value": float(f"{value:.6g}"), "unit": unit, "chapter": CHAPTERS[chapter], "how": how}
 
 
+#: The system each planned chip is housed in, for its power (mlcalc.facility, data/facility.json: the H200
+#: ships in the DGX H100's chassis, the DGX H200).
+FACILITY_SYSTEM: Mapping[str, str] = MappingProxyType({
+    "A100-80GB": "DGX A100", "H100-SXM": "DGX H100", "H200-SXM": "DGX H100", "B200": "DGX B200",
+    "GB200": "GB200 NVL72"})
+#: The facility chapter's named figures a plan's power and energy use (each dated and sourced in facility.json).
+FACILITY_PUE = "industry average 2023 (Uptime Institute)"
+FACILITY_PRICE = "US industrial, SemiAnalysis 2024"
+FACILITY_INTENSITY = "Microsoft datacenter (GPT-3, Patterson et al.)"
+
+
+def plan_facility(p: Plan) -> facility.TrainingFacility | None:
+    """Power, racks, energy, electricity and emissions of a plan: its GPUs' systems at their maximum power
+    for the plan's wall-clock days (an upper bound), at :data:`FACILITY_PUE`, :data:`FACILITY_PRICE` and
+    :data:`FACILITY_INTENSITY`; None for a chip the facility data houses in no system."""
+    system = FACILITY_SYSTEM.get(p.offer.chip)
+    if system is None:
+        return None
+    return facility.training_facility(p.n_gpus, p.days, system, facility.pue_presets()[FACILITY_PUE],
+                                      facility.price_presets()[FACILITY_PRICE],
+                                      facility.intensity_presets()[FACILITY_INTENSITY])
+
+
+def facility_line(p: Plan, label: str = "") -> str:
+    """One line: the plan's power at the meter, racks, energy, electricity and emissions (or why not);
+    ``label`` follows "Power" ("Power of the cheapest plan: ...")."""
+    f = plan_facility(p)
+    if f is None:
+        return f"Power{label}: no system in the facility data houses {p.offer.chip}."
+    c, e = f.power, f.energy
+    return (f"Power{label}: {c.facility_kw / 1000:,.2f} MW at the meter ({c.it_kw / 1000:,.2f} MW IT x PUE "
+            f"{facility.pue_presets()[FACILITY_PUE]:g}), {c.racks:,} racks of {c.rack_kw:,.1f} kW ({c.cooling}); "
+            f"for {p.days:,.1f} days: {e.facility_kwh / 1000:,.0f} MWh, ${e.cost_usd:,.0f} of electricity at "
+            f"${facility.price_presets()[FACILITY_PRICE]:g}/kWh, {e.emissions_t:,.0f} t CO2e at "
+            f"{facility.intensity_presets()[FACILITY_INTENSITY]:g} kg/kWh (the facility chapter).")
+
+
 def plan_numbers(p: Plan) -> dict[str, dict[str, Any]]:
     """Every number of a plan: value, unit, how it is computed and the chapter that computes it."""
     lay, nd = p.layout, p.needs
@@ -1096,11 +1137,27 @@ def plan_numbers(p: Plan) -> dict[str, dict[str, Any]]:
         "checkpoint write": _item(nd.checkpoint_write_s, "s", "checkpoint", "mlcalc.storage.checkpoint_write_time"),
         "checkpoint write bandwidth": _item(nd.write_bytes_per_s / 1e9, "GB/s", "checkpoint",
                                             "min(filesystem, nodes x storage link)"),
-        "job MTBF": _item(nd.mtbf_s / SECONDS_PER_HOUR, "h", "checkpoint", "device MTBF (Llama 3) / GPUs"),
+        "job MTBF": _item(nd.mtbf_s / SECONDS_PER_HOUR, "h", "checkpoint",
+                          "Llama 3's interruptions by cause, scaled by GPUs and nodes (mlcalc.failures)"),
         "checkpoint interval": _item(nd.interval_s / 60.0, "min", "checkpoint", "Daly 2006"),
         "goodput": _item(nd.goodput, "fraction", "checkpoint", "mlcalc.storage.goodput"),
         "storage to buy": _item(nd.capacity_bytes / 1e12, "TB", "capacity",
                                 f"dataset + {CHECKPOINTS_KEPT} checkpoints / 0.8"),
+        **_facility_numbers(p),
+    }
+
+
+def _facility_numbers(p: Plan) -> dict[str, dict[str, Any]]:
+    f = plan_facility(p)
+    if f is None:
+        return {}
+    how = f"{FACILITY_SYSTEM[p.offer.chip]} systems at their maximum power"
+    return {
+        "power at the meter": _item(f.power.facility_kw / 1000, "MW", "facility", f"{how}, x PUE"),
+        "racks": _item(f.power.racks, "racks", "facility", f"{f.power.rack_kw:,.1f} kW each, {f.power.cooling}"),
+        "energy": _item(f.energy.facility_kwh / 1000, "MWh", "facility", "power x wall-clock hours"),
+        "electricity": _item(f.energy.cost_usd, "USD", "facility", f"{FACILITY_PRICE}"),
+        "emissions": _item(f.energy.emissions_t, "t CO2e", "facility", f"{FACILITY_INTENSITY}"),
     }
 
 
@@ -1163,7 +1220,7 @@ def plan_markdown(p: Plan, model: memory.ModelConfig, n_tokens: float, query: st
 def compare(a: Plan, b: Plan) -> list[tuple[str, float, float, str]]:
     """Two plans side by side: (number, plan a, plan b, unit) for every number of a plan."""
     ra, rb = plan_numbers(a), plan_numbers(b)
-    return [(k, ra[k]["value"], rb[k]["value"], ra[k]["unit"]) for k in ra]
+    return [(k, ra[k]["value"], rb[k]["value"], ra[k]["unit"]) for k in ra if k in rb]
 
 
 __all__ = [

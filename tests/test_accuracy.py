@@ -83,3 +83,16 @@ def test_the_serving_run_and_tables_are_families():
     for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published"):
         t = accuracy.FAMILIES[key].target
         assert all(c.cause for c in accuracy.cases(key) if abs(c.error) > t), key
+
+
+def test_readme_accuracy_table_is_the_data():
+    # the README's Accuracy section is the table mlcalc.accuracy writes from the checked cases, not typed
+    import pathlib
+    import re
+
+    from mlcalc import accuracy
+
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = re.search(r"<!-- accuracy:start[^>]*-->\n(.*?)\n<!-- accuracy:end -->", readme, re.S)
+    assert block, "README.md has no accuracy block"
+    assert block.group(1).strip() == accuracy.markdown_table()

@@ -428,3 +428,44 @@ def test_bad_input_is_refused_naming_the_parameter(call, name):
     o = plan.offers()["H100 rent on demand (AWS p5)"]
     with pytest.raises(ValueError, match=name):
         call(m, o)
+
+
+def test_every_offered_chip_has_its_power():
+    # each chip an offer sells is housed in a system of the facility data (its kW from the vendor's sheet)
+    from mlcalc import facility
+
+    assert set(plan.offered_chips()) <= set(plan.FACILITY_SYSTEM)
+    assert set(plan.FACILITY_SYSTEM.values()) <= set(facility.systems())
+
+
+def test_a_plan_reports_its_power_and_energy():
+    # the plan's power and energy are the facility chapter's: its GPUs' systems at maximum power for the
+    # plan's wall-clock days, x PUE (Uptime Institute 2023: 1.58); energy = facility power x hours
+    from mlcalc import facility
+
+    from mlcalc import models
+
+    res = plan.search(models.preset("Llama-3 8B"), list(plan.offers()), 15e12, deadline_days=60, budget_dollars=5e6)
+    p = res.cheapest
+    f = plan.plan_facility(p)
+    want = facility.training_facility(p.n_gpus, p.days, plan.FACILITY_SYSTEM[p.offer.chip], 1.58,
+                                      facility.price_presets()[plan.FACILITY_PRICE],
+                                      facility.intensity_presets()[plan.FACILITY_INTENSITY])
+    assert f == want
+    assert f.energy.facility_kwh == pytest.approx(f.power.facility_kw * 24 * p.days)
+    nums = plan.plan_numbers(p)
+    assert nums["energy"]["value"] == pytest.approx(f.energy.facility_kwh / 1000, rel=1e-5)
+    assert nums["power at the meter"]["chapter"] == "notebooks/facility/power-and-energy"
+    assert plan.facility_line(p, " of the cheapest plan").startswith("Power of the cheapest plan: ")
+    custom = p.__class__(**{**p.__dict__, "offer": p.offer._replace(chip="MI300X")})
+    assert plan.plan_facility(custom) is None and "no system" in plan.facility_line(custom)
+
+
+def test_the_job_mtbf_is_the_failure_model():
+    # Llama 3 405B: 419 unexpected interruptions in 54 days on 16,384 GPUs (Dubey et al. 2024, Table 5);
+    # the planner's job MTBF is mlcalc.failures' (by cause, scaled by GPUs and nodes): 54 x 24 h / 419
+    from mlcalc import failures, models
+
+    nd = plan.needs(models.preset("Llama-3 8B"), 16384, 8, 1e6, 1e12, 1e11, 5e10, 600.0)
+    assert nd.mtbf_s == pytest.approx(failures.interruptions(16384, 1.0, 8).mtbf_s)
+    assert nd.mtbf_s / 3600 == pytest.approx(54 * 24 / 419, rel=0.01)

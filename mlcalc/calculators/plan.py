@@ -90,6 +90,7 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
                          f"{money(fa.dollars)}. " + plan.explain(fa, model, tokens))
         else:
             lines.append("It is also the fastest plan that meets both.")
+        lines.append(plan.facility_line(ch, " of the cheapest plan"))
         spread = res.price_range
         if len(spread) > 1:
             lines.append(f"The same {ch.n_gpus:,} x {ch.offer.chip} under each price searched: "
