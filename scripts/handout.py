@@ -48,7 +48,7 @@ TAG_RE = re.compile(r"<[^>]+>")
 FIT_JS = """() => {
   const column = document.querySelector('article.bd-article');
   const width = column.getBoundingClientRect().width;
-  const sel = 'mjx-container[display="true"], table, .vega-embed, pre, .cell_output img, svg, .mlcalc-calculator, .cell_output';
+  const sel = 'mjx-container, table, .vega-embed, pre, .cell_output img, svg, .mlcalc-calculator, .cell_output';
   let n = 0;
   for (const el of column.querySelectorAll(sel)) {
     const w = Math.max(el.scrollWidth, el.getBoundingClientRect().width);
