@@ -18,8 +18,13 @@ Bounds
 
 from __future__ import annotations
 
+import collections.abc as abc
+import functools
+import inspect
 import math
 import numbers
+import types
+import typing
 from collections.abc import Iterable
 from typing import Any
 
@@ -264,11 +269,7 @@ _SCALARS = (int, float, str, bool, bytes, complex, type(None))
 def _kinds(annotation: Any) -> tuple[type, ...] | None:
     """The classes an annotation allows, for an isinstance check; None where it allows anything or
     only scalars (those are checked inside each function, by the functions above)."""
-    import collections.abc as abc
-    import types
-    import typing
-
-    if annotation is Any or annotation is inspect_empty() or isinstance(annotation, str):
+    if annotation is Any or annotation is inspect.Parameter.empty or isinstance(annotation, str):
         return None
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -291,16 +292,10 @@ def _kinds(annotation: Any) -> tuple[type, ...] | None:
         return kinds
     if origin is not None:  # Iterable[...], Sequence[...], Mapping[...]: the abstract kind; list/tuple not
         return (origin,) if origin in (abc.Iterable, abc.Sequence, abc.Mapping, abc.Collection) else None
-    if isinstance(annotation, type) and annotation not in _SCALARS and annotation is not object:
-        if annotation in (abc.Iterable, abc.Sequence, abc.Mapping) or not getattr(annotation, "_is_protocol", False):
-            return (annotation,)
+    if (isinstance(annotation, type) and annotation not in _SCALARS and annotation is not object
+            and not getattr(annotation, "_is_protocol", False)):
+        return (annotation,)
     return None
-
-
-def inspect_empty() -> Any:
-    import inspect
-
-    return inspect.Parameter.empty
 
 
 class ParameterTypeError(TypeError, ValueError):
@@ -309,9 +304,6 @@ class ParameterTypeError(TypeError, ValueError):
 
 
 def _object_parameters(fn: Any) -> tuple[tuple[int, str, tuple[type, ...]], ...]:
-    import inspect
-    import typing
-
     try:
         hints = typing.get_type_hints(fn)
     except Exception:  # noqa: BLE001 - an annotation that does not resolve: nothing checked
@@ -344,8 +336,6 @@ def guard(namespace: dict[str, Any]) -> None:
     refuses anything else with a TypeError naming the parameter, its value and the type allowed,
     instead of an AttributeError from deep inside. Numbers and text are checked by the functions above.
     """
-    import functools
-
     module = namespace.get("__name__")
     for name, fn in list(namespace.items()):
         if (name.startswith("_") or not callable(fn) or getattr(fn, "__module__", None) != module

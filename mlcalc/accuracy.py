@@ -172,32 +172,21 @@ def _published_runs() -> tuple[Case, ...]:
     return tuple(out)
 
 
-def _has_large_runs() -> bool:
-    """Whether this checkout has the published large runs (mlcalc.training_runs, the engine's evidence)."""
-    import importlib.util
-
-    return importlib.util.find_spec("mlcalc.training_runs") is not None
-
-
 def _large_runs() -> tuple[Case, ...]:
-    from mlcalc import training_runs  # type: ignore[attr-defined]
+    from mlcalc import training_runs
 
     out = []
     for c in training_runs.checks():
         e = training_runs.runs()[c.name]
         where = str(e.get("where") or e.get("source", c.name))
         if c.metric == "step_s":  # as throughput (steps per second), the way the engine's tests count a miss
-            out.append(Case("published-large-runs", f"{c.name}: steps per second", "published", where,
-                            1.0 / c.predicted, 1.0 / c.published, c.cause))
+            what, pred, obs = "steps per second", 1.0 / c.predicted, 1.0 / c.published
         else:
-            out.append(Case("published-large-runs", f"{c.name}: {c.metric.replace('_', ' ')}", "published", where,
-                            c.predicted, c.published, c.cause))
+            what, pred, obs = c.metric.replace("_", " "), c.predicted, c.published
+        out.append(Case("published-large-runs", f"{c.name}: {what}", "published", where, pred, obs, c.cause))
     return tuple(out)
 
 
-_LARGE = (Family("published-large-runs", "Throughput or MFU of published large training runs (the step-time engine)",
-                 "mlcalc.steptime.predict_step (mlcalc.training_runs)", "throughput or MFU", "run", 0.15,
-                 "notebooks/hardware/accuracy", _large_runs),) if _has_large_runs() else ()
 
 FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
     Family("train-memory-1gpu", "Peak memory of a training step on one GPU (Hugging Face transformers)",
@@ -229,10 +218,13 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            _collectives),
     Family("published-runs", "GPU-hours (or days) of published large training runs",
            "mlcalc.plan.check_run", "GPU-hours or days", "run", 0.35, "notebooks/plan/training-plan", _published_runs),
-) + _LARGE})
+    Family("published-large-runs", "Throughput or MFU of published large training runs (the step-time engine)",
+           "mlcalc.steptime.predict_step (mlcalc.training_runs)", "throughput or MFU", "run", 0.15,
+           "notebooks/hardware/accuracy", _large_runs),
+)})
 
 #: Which families check each calculator's numbers (the model its compute calls).
-_PLAN = ("published-runs",) + tuple(f.key for f in _LARGE)
+_PLAN = ("published-runs", "published-large-runs")
 CALCULATORS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "plan.train": _PLAN,
     "plan.compare": _PLAN,

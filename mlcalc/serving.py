@@ -826,6 +826,20 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     busy_b = 0.0  # integral of B over decode time
     late_queue = 0
     busy_t = 0.0
+
+    def prefilled(rs: list[int]) -> None:
+        """Requests whose prompt is done at ``t``: first token now, then decoding (or done: one token)."""
+        nonlocal B, T, reserved
+        for r in rs:
+            first[r] = t
+            if prefill_only or O[r] <= 1:
+                done[r] = t
+                reserved -= need_of[r]
+            else:
+                push(running, (it + O[r] - 1, r))
+                B += 1
+                T += P[r] + 1
+
     while (nxt < n or wpos < len(waiting) or prefilling or running) and events < SIM_MAX_EVENTS:
         events += 1
         while nxt < n and A[nxt] <= t:
@@ -855,15 +869,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
             toks = sum(P[r] for r in admitted)
             pairs = sum(P[r] * (P[r] + 1) / 2.0 for r in admitted)
             t += max(sm.prefill_min_s, toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s)
-            for r in admitted:
-                first[r] = t
-                if prefill_only or O[r] <= 1:
-                    done[r] = t
-                    reserved -= need_of[r]
-                else:
-                    push(running, (it + O[r] - 1, r))
-                    B += 1
-                    T += P[r] + 1
+            prefilled(admitted)
             continue
         if ck:
             prefilling.extend([r, P[r]] for r in admitted)
@@ -894,15 +900,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                 T += B
             if finished:
                 prefilling = prefilling[len(finished):]
-            for r in finished:
-                first[r] = t
-                if prefill_only or O[r] <= 1:
-                    done[r] = t
-                    reserved -= need_of[r]
-                else:
-                    push(running, (it + O[r] - 1, r))
-                    B += 1
-                    T += P[r] + 1
+            prefilled(finished)
             while running and running[0][0] <= it:
                 _, r = pop(running)
                 done[r] = t
