@@ -289,6 +289,33 @@ def test_no_page_types_a_count_of_the_data():
         f"{page}: {what}: ...{passage}..." for page, what, passage in hits)
 
 
+def self_check_texts() -> list[str]:
+    """The text of the self-check exercises and the quiz as their source types it: each string literal of
+    ``mlcalc/calculators/exercises.py``, an f-string's formatted fields read as "{}" (pages show these texts
+    as cell outputs, where a typed figure and a computed one look alike)."""
+    import ast
+
+    from mlcalc.calculators import exercises
+
+    tree = ast.parse(Path(exercises.__file__).read_text(encoding="utf-8"))
+    parts = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    texts = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            texts.append("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts:
+            texts.append(node.value)
+    return texts
+
+
+def test_no_self_check_types_a_catalogue_figure():
+    texts = self_check_texts()
+    assert any("NVLink" in t for t in texts)  # the exercises' questions were read
+    hits = [hit for text in texts for hit in scan(text)]
+    assert not hits, "figures typed in the self-check's text (format them from mlcalc instead):\n" + "\n".join(
+        f"{what}: ...{passage}..." for what, passage in hits)
+
+
 def test_the_allow_list_is_small_and_every_entry_is_used():
     assert len(ALLOWED) <= 10
     texts = pages()
