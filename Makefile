@@ -52,7 +52,7 @@ test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 # Unit and property tests only: no notebooks (nbval), no build, no browser.
 check: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser and not build and not live" \
-		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py --ignore=tests/test_live_site.py
+		--ignore=tests/site/test_site.py --ignore=tests/site/test_live_jupyter.py --ignore=tests/site/test_live_site.py
 
 # Serve the built site on localhost: opened from disk (file://) the calculators stay snapshots.
 # scripts/serve.py sends gzip and cache headers, as a web host should (README, "Serving the site").

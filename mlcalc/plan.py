@@ -270,7 +270,7 @@ def _step_rate(chip: str, flops_source: str) -> float:
 # The step-time model's part of the planner is three private functions, each with a checked public twin:
 # _fit (layout_memory: which recomputation fits), _step_time (step_time: the step of a fitting layout)
 # and _step_floor (step_time_floor: a lower bound of _step_time, used only to stop the layout visit early;
-# 0.0 is always a valid floor, only slower). tests/test_plan.py compares _best_layout and search with
+# 0.0 is always a valid floor, only slower). tests/core/test_plan.py compares _best_layout and search with
 # brute force over layout_candidates, layout_memory and step_time, and checks the floor on random layouts.
 # The search skips a count only when tokens x FLOPs per token / (GPUs x _step_rate) already misses the
 # deadline: _step_rate must be at least the rate any layout's step reaches.

@@ -12,7 +12,7 @@ from mlcalc.calculators import memory as cm
 from mlcalc.calculators._common import AUTHOR_YEAR
 from mlcalc.vl import chart_values
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _ev(key, **values):

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tomllib
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 BLOCKED = ("numpy", "matplotlib", "ipywidgets", "IPython", "PIL", "pandas", "traitlets")
 

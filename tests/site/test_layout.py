@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import HTML, ROOT, SCREENSHOTS, toc_docnames, use_cpython_worker
+from tests.conftest import HTML, ROOT, SCREENSHOTS, toc_docnames, use_cpython_worker
 
 PAGES = toc_docnames()
 WIDTHS = {"laptop": 1280, "phone": 390}
@@ -190,7 +190,7 @@ def test_page_layout(browser, site_url, docname, width):
     page = context.new_page()
     # The calculators go live as on the site (their status line says so), answered by CPython rather than
     # by Pyodide: its start would cost seconds of CPU per page and change nothing on screen
-    # (tests/test_live_site.py runs Pyodide itself).
+    # (tests/site/test_live_site.py runs Pyodide itself).
     use_cpython_worker(page)
     # Nothing fetched from outside the site, no console or page error, no failed request.
     seen: list[str] = []

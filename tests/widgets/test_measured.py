@@ -9,7 +9,7 @@ pytest.importorskip("ipywidgets")
 from mlcalc import measured, spec  # noqa: E402
 from mlcalc.widgets import MeasuredCollectiveWidget, PastedResultWidget, PredictionWidget  # noqa: E402
 
-from test_measured import MAMF_TEXT, NCCL_TEXT  # noqa: E402
+from tests.core.test_measured import MAMF_TEXT, NCCL_TEXT  # noqa: E402
 
 
 def test_prediction_widget_finds_the_measured_case():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
-GPU = Path(__file__).resolve().parents[1] / "scripts" / "gpu"
+GPU = Path(__file__).resolve().parents[2] / "scripts" / "gpu"
 
 
 def _load(name: str):

@@ -9,7 +9,7 @@ import inspect
 import pytest
 
 from mlcalc import _check
-from test_properties import MODULES, SKIP
+from tests.core.test_properties import MODULES, SKIP
 
 GUARDED = [pytest.param(fn, name, id=f"{mod.__name__.split('.')[-1]}.{fn.__name__}({name})")
            for mod in MODULES for _, fn in inspect.getmembers(mod, inspect.isfunction)

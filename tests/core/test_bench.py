@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 from mlcalc.bench import bandwidth, collectives, matmul, train  # noqa: E402
 from mlcalc.bench.__main__ import main  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_matmul_flop_counts_a_multiply_and_an_add():

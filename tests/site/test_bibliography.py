@@ -12,7 +12,7 @@ import re
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_every_bibtex_key_is_defined_once():

@@ -6,7 +6,7 @@ import pytest
 
 from mlcalc import accuracy, calc, distruns, hfruns, serving
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_family_has_cases_and_a_page():
@@ -35,7 +35,7 @@ def test_summary_is_the_cases():
 
 
 # The page's takeaway: on one GPU the predictions hold (memory within 10% on every run, step time within 20% on all
-# but one), the multi-GPU engine does not yet (its misses have causes: tests/test_distruns.py).
+# but one), the multi-GPU engine does not yet (its misses have causes: tests/core/test_distruns.py).
 def test_the_takeaways_follow_from_the_data():
     mem, step = accuracy.summary("train-memory-1gpu"), accuracy.summary("train-step-1gpu")
     assert mem.within == mem.n_measured and step.within >= step.n_measured - 1
@@ -92,7 +92,7 @@ def test_readme_accuracy_table_is_the_data():
 
     from mlcalc import accuracy
 
-    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
     block = re.search(r"<!-- accuracy:start[^>]*-->\n(.*?)\n<!-- accuracy:end -->", readme, re.S)
     assert block, "README.md has no accuracy block"
     assert block.group(1).strip() == accuracy.markdown_table()

@@ -14,7 +14,7 @@ import pathlib
 
 import pytest
 
-from conftest import LIVE_ALL, ONE_PER_PART, ROOT, SCREENSHOTS, chapter_notebooks
+from tests.conftest import LIVE_ALL, ONE_PER_PART, ROOT, SCREENSHOTS, chapter_notebooks
 
 # One chapter per part runs in `make test` (a real JupyterLab costs ~13 s a notebook on 2 cores, and
 # every calculator runs the same shell); MLCALC_LIVE_ALL=1 runs every chapter. `make bench` changes

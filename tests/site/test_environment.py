@@ -8,7 +8,7 @@ import tomllib
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Packages whose conda-forge name differs from their PyPI name.
 CONDA_NAME = {"torch": "pytorch"}
 

@@ -9,7 +9,7 @@ import pytest
 
 from mlcalc import models
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu" / "train_hf.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu" / "train_hf.py"
 
 
 def _load():

@@ -6,7 +6,7 @@ scan): a page that types one fails, unless the passage quotes a source and is on
 below. Prose shows such a figure through myst-nb `glue` ({glue:text}`key`), which this scan
 skips, as it skips code, math and links.
 
-Run as a script (`python tests/test_prose_figures.py`) to list every hit.
+Run as a script (`python tests/site/test_prose_figures.py`) to list every hit.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 
 import mlcalc
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # The flagship chips whose figures the issue tracker found typed by hand (H100 and H200 SXM).
 FLAGSHIPS = ("H100-SXM", "H200-SXM")

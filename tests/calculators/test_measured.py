@@ -9,7 +9,7 @@ from mlcalc import calc, measured, network
 from mlcalc.calculators import measured as cm
 from mlcalc.vl import chart_values
 
-from test_measured import NCCL_TEXT
+from tests.core.test_measured import NCCL_TEXT
 
 
 def test_collective_chart_is_the_measured_curve():

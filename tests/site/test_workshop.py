@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import HTML
+from tests.conftest import HTML
 from mlcalc.calculators import exercises as ex
 
 

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 import yaml
 
-from conftest import HTML, ROOT, chapter_notebooks, toc_docnames, widget_view_count
+from tests.conftest import HTML, ROOT, chapter_notebooks, toc_docnames, widget_view_count
 
 # Pages Sphinx writes besides the table of contents.
 EXTRA_PAGES = ["genindex", "search"]
@@ -251,7 +251,7 @@ def test_bibliography_and_glossary_are_used(strict_build):
 
 
 # In the browser, each page's rendering (widgets, math, images, calculators, no outside request,
-# no console error) is checked by tests/test_layout.py's 1280 px pass, in the same page load.
+# no console error) is checked by tests/site/test_layout.py's 1280 px pass, in the same page load.
 
 
 def test_readme_speed_section_shows_the_committed_benchmark():

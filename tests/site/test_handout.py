@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-from conftest import CHROMIUM, HTML, ROOT
+from tests.conftest import CHROMIUM, HTML, ROOT
 
 spec = importlib.util.spec_from_file_location("handout", ROOT / "scripts" / "handout.py")
 handout = importlib.util.module_from_spec(spec)
