@@ -49,8 +49,9 @@ test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests notebooks book/workshop --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-# Unit and property tests only: no notebooks (nbval), no build, no browser.
+# Lint (ruff: pyproject's [tool.ruff]), then unit and property tests only: no notebooks (nbval), no build, no browser.
 check: $(VENV)/.installed-test
+	$(BIN)/ruff check mlcalc tests
 	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser and not build and not live" \
 		--ignore=tests/site/test_site.py --ignore=tests/site/test_live_jupyter.py --ignore=tests/site/test_live_site.py
 

@@ -320,7 +320,7 @@ def _refuse_constant(name: str) -> float:
 
 def parse_json(text: str, name: str = "text") -> Any:
     """JSON text, refusing NaN/Infinity and nesting deeper than MAX_JSON_DEPTH, as one ValueError naming ``name``."""
-    depth = deepest = 0
+    depth = 0
     in_string = escaped = False
     for ch in text:  # one pass: the nesting depth, before the parser recurses into it
         if in_string:

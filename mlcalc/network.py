@@ -795,7 +795,7 @@ def published_collectives() -> tuple[PublishedCase, ...]:
     raw = json.loads(resources.files("mlcalc.data").joinpath("published_collectives.json").read_text())
     out = []
     for c in raw["cases"]:
-        def gbps(key: str) -> float | None:
+        def gbps(key: str, c: dict = c) -> float | None:
             return float(c[key]) * 1e9 if c.get(key) is not None else None
 
         out.append(PublishedCase(

@@ -835,7 +835,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     ``machine``: a :class:`Machine` or a catalogue key (:func:`catalogue_machine`); ``fabric``: one
     :class:`mlcalc.network.Fabric` used for every group (e.g. a measured node), else ``system``'s links.
     """
-    from mlcalc import compute, memory
+    from mlcalc import compute
 
     if not isinstance(layout, Layout):
         raise ValueError(f"layout={layout!r} is not allowed: it must be a steptime.Layout")

@@ -17,12 +17,11 @@ import time
 import urllib.request
 
 import pytest
-import yaml
 
 from mlcalc import live as mlive
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
-import handout  # noqa: E402  (scripts/handout.py: the one reader of _toc.yml)
+import handout  # scripts/handout.py: the one reader of _toc.yml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
@@ -255,7 +254,7 @@ class JupyterLab:
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError("JupyterLab did not start:\n" + self.log.read_text()[-3000:])
+                    raise RuntimeError("JupyterLab did not start:\n" + self.log.read_text()[-3000:]) from None
                 time.sleep(0.25)
 
     def api(self, method: str, path: str):

@@ -144,7 +144,7 @@ def _bytes_per_param_view(result: dict[str, float], v: Mapping[str, Any]) -> Vie
     table = Table(("part", "bytes/param", "GB"), tuple((label, b, result[label] / 1e9)
                                                       for label, b, _ in conv.components))
     rows, totals = [], []
-    for i, (key, c) in enumerate(memory.CONVENTIONS.items()):
+    for key, c in memory.CONVENTIONS.items():
         name = ("▶ " if key == v["convention"] else "") + key
         for j, (cat, b) in enumerate(c.by_category().items()):
             if b:

@@ -6,7 +6,7 @@ and the announced parts (Rubin, MI455X), kept out of the defaults.
 
 import pytest
 
-from mlcalc import accelerators, network, parallel
+from mlcalc import network, parallel
 from mlcalc.accelerators import catalogue, spec
 
 

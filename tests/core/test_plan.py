@@ -6,7 +6,7 @@ import math
 import pytest
 
 from mlcalc import calc, memory, plan, storage, vl
-from mlcalc.calculators import REGISTRY  # noqa: F401  (registers the calculators)
+from mlcalc.calculators import REGISTRY  # registers the calculators
 
 
 def test_chinchilla_tokens():

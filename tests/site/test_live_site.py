@@ -26,7 +26,7 @@ import re
 
 import pytest
 
-from tests.conftest import HTML, LIVE_ALL, ONE_PER_PART, ROOT, toc_docnames, use_cpython_worker
+from tests.conftest import HTML, LIVE_ALL, ONE_PER_PART, toc_docnames, use_cpython_worker
 
 from mlcalc.calc import get
 from mlcalc import live as mlive

@@ -15,7 +15,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 
 import mlcalc
 

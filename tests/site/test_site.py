@@ -10,7 +10,6 @@ import gzip
 import html.parser
 import json
 import pathlib
-import posixpath
 import re
 import urllib.parse
 

@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from mlcalc import compute, spec  # noqa: E402
-from mlcalc.widgets.accelerators import (  # noqa: E402
+from mlcalc import compute, spec
+from mlcalc.widgets.accelerators import (
     CatalogueWidget, CompareWidget, MfuWidget, OffersWidget, PeakWidget, RooflineWidget, ShapeEfficiencyWidget,
     TrainingCostWidget,
 )

@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-import mlcalc.widgets as mw  # noqa: E402
-from mlcalc.widgets._base import CalcWidget  # noqa: E402
+import mlcalc.widgets as mw
+from mlcalc.widgets._base import CalcWidget
 
 SHELLS = sorted((obj for obj in vars(mw).values()
                  if inspect.isclass(obj) and issubclass(obj, CalcWidget) and obj is not CalcWidget

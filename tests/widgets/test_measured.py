@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from mlcalc import measured, spec  # noqa: E402
-from mlcalc.widgets import MeasuredCollectiveWidget, PastedResultWidget, PredictionWidget  # noqa: E402
+from mlcalc import measured, spec
+from mlcalc.widgets import MeasuredCollectiveWidget, PastedResultWidget, PredictionWidget
 
-from tests.core.test_measured import MAMF_TEXT, NCCL_TEXT  # noqa: E402
+from tests.core.test_measured import MAMF_TEXT, NCCL_TEXT
 
 
 def test_prediction_widget_finds_the_measured_case():

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from mlcalc.widgets import GpuCountWidget  # noqa: E402
+from mlcalc.widgets import GpuCountWidget
 
 
 def test_widget_starts_on_the_bekman_example():

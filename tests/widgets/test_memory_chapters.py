@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from mlcalc import memory  # noqa: E402
-from mlcalc.widgets import (ActivationWidget, BytesPerParamWidget, CpuWidget, MoeWidget,  # noqa: E402
+from mlcalc import memory
+from mlcalc.widgets import (ActivationWidget, BytesPerParamWidget, CpuWidget, MoeWidget,
                             ServingWidget, TrainingFitWidget, ZeroWidget)
 
 

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from mlcalc.widgets import (  # noqa: E402
+from mlcalc.widgets import (
     BandwidthUnitsWidget, CollectiveWidget, GenerationsWidget, LayoutWidget, PipelineWidget, StepCommWidget,
     TopologyWidget,
 )

@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from mlcalc import calc  # noqa: E402
-from mlcalc.widgets import accelerators as acc_widgets  # noqa: E402
-from mlcalc.widgets import network as net_widgets  # noqa: E402
-from mlcalc.widgets._shell import LinkedCalcWidget  # noqa: E402
+from mlcalc import calc
+from mlcalc.widgets import accelerators as acc_widgets
+from mlcalc.widgets import network as net_widgets
+from mlcalc.widgets._shell import LinkedCalcWidget
 
 SHELLS = [cls for module in (acc_widgets, net_widgets) for cls in vars(module).values()
           if isinstance(cls, type) and issubclass(cls, LinkedCalcWidget) and cls.__module__ == module.__name__]

@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from mlcalc.storage import GB, TiB  # noqa: E402
-from mlcalc.widgets import (  # noqa: E402
+from mlcalc.storage import GB, TiB
+from mlcalc.widgets import (
     CapacityWidget,
     CheckpointIntervalWidget,
     CheckpointWidget,
