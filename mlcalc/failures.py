@@ -66,7 +66,9 @@ class CauseRate(NamedTuple):
     category: str  # the source's category ("GPU", "Host", "Network", ...)
     unit: str  # "gpu" or "node": what its rate scales with
     per_unit_hour: float  # interruptions per unit per hour
-    count: int  # interruptions the source saw
+    # A field named count hides the method tuple.count (NamedTuple allows it; typeshed types the method on tuple, so
+    # mypy calls it an incompatible override): readers and the notebooks write c.count, so the name stays.
+    count: int  # type: ignore[assignment]  # interruptions the source saw
 
 
 def cause_rates(key: str = "Llama 3 405B") -> tuple[CauseRate, ...]:
@@ -238,8 +240,9 @@ def scale_goodput(n_gpus: int, checkpoint_s: float, restart: Restart, gpus_per_n
     for extra in (per_hour.planned / HOUR * restart.total_s, per_hour.sdc / HOUR * k * (tau + delta),
                   straggler_loss(n, p_slow, slowdown)):
         losses.append(min(_check.result("loss share", extra), max(0.0, 1.0 - sum(losses))))
-    return _check.fields("scale_goodput", ScaleGoodput(max(0.0, 1.0 - sum(losses)), *losses, tau, mtbf,
-                                                       restart.total_s))
+    checkpoint, lost_work, restarts, planned, sdc, stragglers = losses
+    return _check.fields("scale_goodput", ScaleGoodput(max(0.0, 1.0 - sum(losses)), checkpoint, lost_work, restarts,
+                                                       planned, sdc, stragglers, tau, mtbf, restart.total_s))
 
 
 __all__ = ["CauseRate", "Interruptions", "Restart", "ScaleGoodput", "UNITS", "cause_rates", "checks", "data",

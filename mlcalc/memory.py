@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from mlcalc import _check, models
 
@@ -1017,7 +1017,7 @@ def fewest_devices(
     zero_stage: int = 3,
     max_tp: int = 8,
     max_devices: int = 16384,
-    **kwargs: object,
+    **kwargs: Any,  # more keywords of training_memory
 ) -> TrainingFit | None:
     """The smallest dp x tp x pp layout whose per-device memory fits (None if none does).
 
@@ -1052,7 +1052,7 @@ def training_fit_grid(
     device_bytes: float,
     zero_stages: tuple[int, ...] = ZERO_STAGES,
     micro_batches: tuple[int, ...] = (1, 2, 4, 8, 16),
-    **kwargs: object,
+    **kwargs: Any,  # more keywords of training_memory
 ) -> tuple[tuple[float, ...], ...]:
     """Per-device bytes for each ZeRO stage (rows) and micro-batch size (columns).
 

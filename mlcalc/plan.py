@@ -906,7 +906,7 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
             closest_by.setdefault(p.offer.name, p)
         for p in sorted(plans, key=_rank_time):
             closest_by.setdefault(p.offer.name, p)
-    spread = ()
+    spread: tuple[Plan, ...] = ()
     if cheapest is not None:
         spread = tuple(sorted((p for p in plans if p.offer.chip == cheapest.offer.chip
                                and p.n_gpus == cheapest.n_gpus), key=_rank_cost))
@@ -943,7 +943,7 @@ def _problems(model: memory.ModelConfig, plans: list[Plan], by_chip: Mapping[str
             out.insert(0, f"deadline: {deadline_days:g} days is shorter than one training step ({step:,.1f} s)")
     on_time = [p for p in plans if p.meets_deadline]
     cheap = min(on_time or plans, key=_rank_cost)
-    if not cheap.meets_budget:
+    if cheap.budget_dollars is not None and not cheap.meets_budget:
         over = cheap.dollars - cheap.budget_dollars
         which = "that meets the deadline" if cheap.meets_deadline else "of those that miss the deadline"
         out.append(f"budget: the cheapest plan {which}, {cheap.n_gpus:,} x {cheap.offer.name}, costs "
@@ -1065,8 +1065,10 @@ def check_run(name: str) -> RunCheck:
     pub_d = e.get("days")
     if pub_h is not None:
         err = p.gpu_hours / float(pub_h) - 1.0
-    else:
+    elif pub_d is not None:
         err = p.days / float(pub_d) - 1.0
+    else:
+        raise ValueError(f"run={name!r}: its record gives no gpu_hours, published_tflops_per_gpu or days to check")
     return RunCheck(name, int(e["gpus"]), e["chip"], p.gpu_hours, None if pub_h is None else float(pub_h), p.days,
                     None if pub_d is None else float(pub_d), err, p.layout, p.mfu, p.needs.goodput, e["what"],
                     e["source"])
