@@ -53,6 +53,12 @@ def training_flops(n_params: float, n_tokens: float, recompute: bool = False) ->
     References
     ----------
     Kaplan et al. 2020 (C = 6ND); Narayanan et al. 2021, Sec. 5.1 (8TP with recomputation).
+
+    GPT-3 175B on 300B tokens (Brown et al. 2020, "Language Models are Few-Shot Learners", Table D.1,
+    gives 3.14e+23 FLOP):
+
+    >>> f"{training_flops(175e9, 300e9):.3g}"
+    '3.15e+23'
     """
     n_params = _check.positive("n_params", n_params)
     n_tokens = _check.positive("n_tokens", n_tokens)

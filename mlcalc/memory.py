@@ -265,6 +265,12 @@ def zero_model_state_bytes(
     ----------
     Rajbhandari et al. 2020 (ZeRO), Figure 1: 7.5B parameters, Nd = 64, K = 12:
     120 GB, 31.4 GB, 16.6 GB, 1.9 GB. Ren et al. 2021 (ZeRO-Offload).
+
+    A 7.5B-parameter model over 64 GPUs (ZeRO paper, Figure 1: 120 GB per GPU without ZeRO, 1.9 GB with
+    P_os+g+p, stage 3):
+
+    >>> zero_model_state_bytes(7.5e9, 64, 3).device_bytes / 1e9
+    1.875
     """
     n_params = _check.positive("n_params", n_params)
     dp_degree = _check.positive_int("dp_degree", dp_degree)

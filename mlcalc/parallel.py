@@ -248,6 +248,11 @@ def bubble_fraction(p: int, m: int, v: int = 1, relative_to: str = "ideal") -> f
     ``relative_to="ideal"``: bubble time over ideal compute time, (p-1)/m, and (p-1)/(m v)
     with v interleaved chunks per device (Narayanan et al. 2021, 2.2). ``"total"``:
     bubble over the whole step, (p-1)/(m v + p - 1) (GPipe's (K-1)/(M+K-1) for v = 1).
+
+    Narayanan et al. 2021, Figure 4: 4 pipeline stages, 8 micro-batches:
+
+    >>> bubble_fraction(4, 8)
+    0.375
     """
     p = _check.positive_int("p", p)
     m = _check.positive_int("m", m)

@@ -186,7 +186,13 @@ def chip_info(chip: str) -> Mapping[str, Any]:
 
 
 def chinchilla_tokens(n_params: float) -> float:
-    """Compute-optimal training tokens: 20 per parameter (Hoffmann et al. 2022)."""
+    """Compute-optimal training tokens: 20 per parameter (Hoffmann et al. 2022).
+
+    The paper's own Chinchilla: 70B parameters on 1.4T tokens:
+
+    >>> chinchilla_tokens(70e9) / 1e12
+    1.4
+    """
     return CHINCHILLA_TOKENS_PER_PARAM * _check.positive("n_params", n_params)
 
 

@@ -170,7 +170,7 @@ _LIVE_TIMEOUT_MS = 90_000  # Pyodide's start on a busy 2-core machine
 @pytest.mark.browser
 def test_exercises_grade_on_the_live_site(browser, site_url):
     """On the served site, typing a right and a wrong answer grades them (Python in the page)."""
-    from conftest import HTML
+    from tests.conftest import HTML
 
     if not (HTML / "_static" / "mlcalc-live.js").exists():
         pytest.skip("this site has no live calculators (book/_static/mlcalc-live.js)")

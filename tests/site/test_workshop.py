@@ -57,7 +57,7 @@ def room_figures() -> dict[str, str]:
     """The figures the setup page quotes, formatted from benchmarks/room.json (written by scripts/room.py)."""
     import json
 
-    from conftest import ROOT
+    from tests.conftest import ROOT
 
     r = json.loads((ROOT / "benchmarks" / "room.json").read_text())
     return {"first": f"{r['first_chapter_bytes'] / 1e6:.1f}", "files": str(r["first_chapter_files"]),
@@ -68,7 +68,7 @@ def room_figures() -> dict[str, str]:
 
 def test_setup_page_quotes_the_measured_room_download():
     # the per-laptop download stated on the setup page is the one scripts/room.py measured
-    from conftest import ROOT
+    from tests.conftest import ROOT
 
     text = (ROOT / "book" / "workshop" / "setup.md").read_text()
     f = room_figures()
@@ -81,7 +81,7 @@ def test_room_minutes():
     # 509 MB for 30 laptops at 20 Mb/s: 509e6 x 8 / 20e6 s = 203.7 s (bits over a shared link)
     import importlib.util
 
-    from conftest import ROOT
+    from tests.conftest import ROOT
 
     spec = importlib.util.spec_from_file_location("room", ROOT / "scripts" / "room.py")
     room = importlib.util.module_from_spec(spec)
