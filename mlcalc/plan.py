@@ -561,8 +561,12 @@ def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per
     # (mlcalc.failures; on 8-GPU nodes it equals the device MTBF / GPUs).
     mtbf = failures.interruptions(n, 1.0, gpn).mtbf_s
     interval = storage.daly_interval_s(write.seconds, mtbf)
-    restart = failures.restart_time(ckpt, write.effective_bytes_per_s) if restart_s is None else None
-    r_s = restart.total_s if restart is not None else restart_s
+    restart = None
+    if restart_s is None:  # the failure model's parts for this checkpoint, read back at the rate it is written
+        restart = failures.restart_time(ckpt, write.effective_bytes_per_s)
+        r_s = restart.total_s
+    else:
+        r_s = restart_s
     gp = storage.goodput(interval, write.seconds, mtbf, r_s)
     cap = storage.storage_capacity(dataset, ckpt, CHECKPOINTS_KEPT)
     return Needs(nodes, tiers, switches, cables, read, dataset, ckpt, write.seconds,
