@@ -18,6 +18,8 @@ def test_at_least_twelve_runs_dense_and_moe_on_three_chips():
     chips = {training_runs.runs()[n]["chip"] for n in NAMES}
     assert {"A100-80GB", "H100-SXM", "H800-SXM"} <= chips
     assert any(training_runs.model_of(training_runs.runs()[n]).is_moe for n in NAMES)
+    assert any(training_runs.layout_of(training_runs.runs()[n]).zero == 3 and training_runs.runs()[n]["chip"] == "H100-SXM"
+               for n in NAMES)  # FSDP on H100 (MosaicML's MPT runs)
     sources = {training_runs.runs()[n]["source"] for n in NAMES}
     assert len(sources) >= 8 and all(s.startswith("https://") for s in sources)
 
@@ -109,6 +111,24 @@ def test_deepseek_v3_needs_dualpipe_and_fp8():
     bf16 = steptime.predict_step(training_runs.model_of(e), training_runs.layout_of(e), seq_len=4096,
                                  machine="H800-SXM", engine="megatron")
     assert bf16.step_s > c.prediction.step_s
+
+
+# MosaicML's published throughput (llm-foundry scripts/train/benchmarking/README.md, 2024-01-06, table "H100 80GB BF16
+# (Large Scale, >= 128 GPUs)"): MPT-1B to 70B on 128, 256 and 512 H100 with PyTorch FSDP. Each row's MFU is its tokens
+# per second per GPU times MosaicML's count (6 N + 12 l d s per token, N = NumParams) over 989 TFLOP/s: that every
+# row satisfies it checks the transcription of both figures (to 0.1%).
+MPT = [n for n in NAMES if n.startswith("MPT-")]
+
+
+def test_mosaicml_rows_are_transcribed_consistently():
+    assert len(MPT) == 18
+    for name in MPT:
+        e = training_runs.runs()[name]
+        m = training_runs.model_of(e)
+        per_token = 6 * e["model"]["published_params"] + 12 * m.n_layers * m.hidden * e["seq_len"]
+        assert e["published"] * per_token / 989e12 == pytest.approx(e["published_mfu"], rel=1e-3), name
+        assert m.n_params() == pytest.approx(e["model"]["published_params"], rel=0.005), name
+        assert e["layout"]["dp"] == e["gpus"] and e["engine"] == "eager"
 
 
 def test_bad_run_name():
