@@ -806,39 +806,20 @@ class BenchCheck(NamedTuple):
 
 
 def check_benchmarks() -> list[BenchCheck]:
-    """TensorRT-LLM's published static-batch throughput and first-token latency against the model.
+    """TensorRT-LLM's published static-batch throughput and first-token latency (v0.9.0 of its performance page,
+    H100 and H200 in FP8: mlcalc/data/serving_published.json) against the production-engine model, one row each.
 
-    A static batch of B sequences: prefill of B x input tokens, then ``output`` decode steps whose
-    mean context is input + output / 2 (decode time is linear in the context). No launch floor
-    (TensorRT engines), GQA-aware attention, bandwidth = datasheet x our measured read fraction.
+    The comparison itself is :func:`mlcalc.servemeasured.check_published` (a static batch: the prefill of B x input
+    tokens, then ``output`` decode steps at the mean context, :func:`predict_decode` "cuda-graph") and
+    :func:`mlcalc.servemeasured.check_first_token`; this lists both in one form.
     """
-    from mlcalc import plan
-    bench = plan.data()["serving_benchmarks"]
-    frac = read_fraction()
-    out = []
-    for r in bench["throughput"]:
-        model, chip, tp, b = memory.model_preset(r["model"]), r["chip"], int(r["tp"]), int(r["batch"])
-        nbytes = memory.DTYPE_BYTES[r["dtype"]]
-        rate = matmul_rate(chip, r["dtype"])
-        bw = spec(chip).memory_bandwidth_bytes_per_s * frac
-        ctx = int(r["input"]) + max(1, int(r["output"]) // 2)
-        ar = tp_allreduce_s(model, chip, b, tp)
-        d = decode_step(model, b, ctx, bw, rate, tp, None, None, nbytes, nbytes, ar)
-        t = prefill_s(model, b, int(r["input"]), rate, tp) + int(r["output"]) * d.step_s
-        pred = b * int(r["output"]) / t / tp
-        pub = float(r["out_tokens_per_s_per_gpu"])
-        out.append(BenchCheck(chip, r["model"], r["dtype"], b, tp, int(r["input"]), int(r["output"]), pub, pred,
-                              pred / pub - 1.0, "throughput (out tok/s/GPU)"))
-    for r in bench["first_token"]:
-        model, chip, tp = memory.model_preset(r["model"]), r["chip"], int(r["tp"])
-        nbytes = memory.DTYPE_BYTES[r["dtype"]]
-        rate = matmul_rate(chip, r["dtype"])
-        bw = spec(chip).memory_bandwidth_bytes_per_s * frac
-        # one forward over the prompt: the larger of its compute and reading the weights once
-        t = max(prefill_s(model, 1, int(r["input"]), rate, tp), model.n_params() * nbytes / tp / bw)
-        t += tp_allreduce_s(model, chip, int(r["input"]), tp)
-        out.append(BenchCheck(chip, r["model"], r["dtype"], 1, tp, int(r["input"]), 0, float(r["ttft_ms"]), t * 1e3,
-                              t * 1e3 / float(r["ttft_ms"]) - 1.0, "first token (ms)"))
+    from mlcalc import servemeasured as sm  # it imports this module
+    tables = sm.published()
+    out = [BenchCheck(c.chip, c.model, tables["tables"][c.source]["dtype"], c.batch, c.gpus, c.input, c.output,
+                      c.published, c.predicted, c.error, "throughput (out tok/s/GPU)") for c in sm.check_published()]
+    out += [BenchCheck(c.chip, c.model, tables["first_token"][c.source]["dtype"], 1, c.gpus, c.input, 0,
+                       c.published_s * 1e3, c.predicted_s * 1e3, c.error, "first token (ms)")
+            for c in sm.check_first_token()]
     return out
 
 
@@ -1373,7 +1354,7 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
     except (ImportError, ValueError, KeyError):  # a checkout without the measured files
         within, n_runs, worst1, worstn = _checked_summary()
         text = (f"Checked: {within} of {n_runs} measured hf-eager decode points within 25%; TensorRT-LLM's "
-                f"published v0.6.1 throughput at tp=1 within {worst1:.0%}, at tp=2-4 off by up to {worstn:.0%}.")
+                f"published v0.9.0 throughput at tp=1 within {worst1:.0%}, at tp=2-4 off by up to {worstn:.0%}.")
     outside = []
     if not 0.9e9 <= model.n_params() <= 80e9:
         outside.append(f"{model.n_params() / 1e9:,.0f}B parameters (checked 1-70B)")
