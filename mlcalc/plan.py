@@ -515,42 +515,92 @@ def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: fl
 
 def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float,
                        flops_source: str) -> Layout | None:
+    """The first layout, in the order of :func:`_step_floor`, whose step is the shortest of those that fit.
+
+    Visited best-first by a lower bound of each step (the larger of the FLOP floor and the micro-batch bound),
+    so the fastest is usually found first; the rest are skipped once their bound cannot beat it. Equal steps
+    keep the layout earliest in floor order, as visiting them all in that order would."""
     cands = sorted((_step_floor(model, chip, n, tp, pp, dp, m, "selective", s, flops_source), tp, pp, dp, m)
                    for tp, pp, dp, m in layout_candidates(model, chip, n, s, batch))
     system = chip_info(chip)["system"]
+    L = model.n_layers
+    rcs = ("selective", "full")
+
+    def bounds(i: int) -> tuple[float, float]:
+        """A lower bound of candidate i's step whatever its recomputation, and the shortest step its known
+        micro-batches promise (inf: none known)."""
+        floor, tp, pp, dp, m = cands[i]
+        lowest, promise = math.inf, math.inf
+        for rc in rcs:
+            b = _micro_bound((model, chip, system, s, tp, pp, rc), pp, m, L)
+            if b:
+                promise = min(promise, b)
+            f = floor if rc == "selective" else _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source)
+            lowest = min(lowest, max(b, f))
+        return lowest, promise
+
     best: Layout | None = None
-    for floor, tp, pp, dp, m in cands:
-        if best is not None and floor >= best.step_s:
-            break  # this floor and every later one: no faster layout is left
-        if best is not None and min(max(_micro_bound((model, chip, system, s, tp, pp, rc), pp, m, model.n_layers),
-                                        floor if rc == "selective" else
-                                        _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source))
-                                    for rc in ("selective", "full")) >= best.step_s:
-            continue  # with either recomputation it cannot beat the best step: its memory is not needed
+    at = -1  # best's place in floor order
+
+    def beaten(b: float, i: int) -> bool:  # a step of at least b, at place i, cannot replace the best
+        return best is not None and (b > best.step_s or (b == best.step_s and i > at))
+
+    def visit(i: int) -> None:
+        nonlocal best, at
+        floor, tp, pp, dp, m = cands[i]
         fit = _fit(model, chip, tp, pp, dp, s)
         if fit is None:
-            continue
+            return
         rc, mem_bytes = fit
         key = (model, chip, system, s, tp, pp, rc)
-        if best is not None and (_micro_bound(key, pp, m, model.n_layers) >= best.step_s or (
-                rc != "selective" and _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source) >= best.step_s)):
-            continue
-        lay = engine_layout(tp, pp, dp, m, rc, model.n_layers)
-        p = _predict(model, chip, lay, s)
+        if beaten(max(_micro_bound(key, pp, m, L),
+                      floor if rc == "selective" else _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source)), i):
+            return
+        p = _predict(model, chip, engine_layout(tp, pp, dp, m, rc, L), s)
         t = StepTime(p.step_s - p.bubble_s - p.comm_exposed_s, p.bubble_s, p.comm_exposed_s)
         if _micro_bound_on:
-            if _micro_bound(key, pp, m, model.n_layers) > t.step_s:
-                raise _BoundFailed
-            k = _micro_s(p, m)
-            if k is not None and (key not in _MICRO or k < _MICRO[key]):
-                if len(_MICRO) >= _MICRO_MAX:
-                    _MICRO.clear()
-                _MICRO[key] = k
-                if _micro_bound(key, pp, m, model.n_layers) > t.step_s:
-                    raise _BoundFailed
-        if best is None or t.step_s < best.step_s:
-            best = Layout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s)
+            _learn(key, _micro_s(p, m), t.step_s, pp, m, L)
+        if best is None or t.step_s < best.step_s or (t.step_s == best.step_s and i < at):
+            best, at = Layout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s), i
+
+    # First the layout whose known micro-batches promise the shortest step (a good best early prunes the
+    # rest); then every one by its bound, skipped once the bound cannot beat the best. The order changes only
+    # how soon the answer is found, not which it is.
+    first = [bounds(i) for i in range(len(cands))]
+    guess = min(range(len(cands)), key=lambda i: (first[i][1], i), default=-1)
+    if guess >= 0 and first[guess][1] < math.inf:
+        visit(guess)
+    else:
+        guess = -1
+    seen = len(_MICRO)
+    for i in sorted(range(len(cands)), key=lambda i: (first[i][0], i)):
+        if best is not None and first[i][0] > best.step_s:
+            break  # this bound and every later one is above the best step
+        if i == guess or beaten(first[i][0] if len(_MICRO) == seen else max(first[i][0], bounds(i)[0]), i):
+            continue  # (the bound again where micro-batches were learned since)
+        visit(i)
     return best
+
+
+def _learn(key: tuple, k: float | None, step_s: float, pp: int, m: int, n_layers: int) -> None:
+    """Check the bound on an evaluated layout and remember its micro-batch (``k`` seconds) for its shapes.
+
+    :class:`_BoundFailed` if the bound exceeds this step, or if the same shapes' micro-batch came out
+    different at another data-parallel degree or micro-batch count (the bound's premise)."""
+    if _micro_bound(key, pp, m, n_layers) > step_s:
+        raise _BoundFailed
+    if k is None:
+        return
+    known = _MICRO.get(key)
+    if known is not None:
+        if abs(k - known) > 1e-9 * max(k, known):
+            raise _BoundFailed
+        return
+    if len(_MICRO) >= _MICRO_MAX:
+        _MICRO.clear()
+    _MICRO[key] = k
+    if _micro_bound(key, pp, m, n_layers) > step_s:
+        raise _BoundFailed
 
 
 # --------------------------------------------------------------------------- failures, storage, network
