@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     global CLOCK
     if args.cpu:
         CLOCK = time.process_time
-    import mlcalc.calculators  # noqa: F401  (imported before timing, as the page's snapshot has it)
-    import mlcalc.live  # noqa: F401
+    import mlcalc.calculators
+    import mlcalc.live
     if not args.cold:
         import mlcalc.warm  # the snapshot ran it too (scripts/make_snapshot.mjs)
 
