@@ -116,12 +116,14 @@ def _serve(kind: str) -> tuple[Case, ...]:
     from mlcalc import servemeasured as sm
 
     out = []
-    for c in sm.all_checks():
-        if (c.what == "prefill") != (kind == "prefill") or (kind != "prefill" and c.path != kind):
-            continue
-        label = (f"{c.arch} ({'transformers' if c.engine == 'transformers' else 'plain PyTorch'}), batch {c.batch}, "
-                 f"{c.context} tokens" + (f", TP {c.tp}" if c.tp > 1 else ""))
-        out.append(Case(f"serve-{kind}", label, "measured", sm.RUN, c.predicted_s, c.measured_s, sm.miss_cause(c)))
+    for run in sm.RUNS:
+        for c in sm.all_checks(run):
+            if (c.what == "prefill") != (kind == "prefill") or (kind != "prefill" and c.path != kind):
+                continue
+            label = (f"{c.arch} ({'transformers' if c.engine == 'transformers' else 'plain PyTorch'}), batch "
+                     f"{c.batch}, {c.context} tokens" + (f", TP {c.tp}" if c.tp > 1 else ""))
+            out.append(Case(f"serve-{kind}", label, "measured", run, c.predicted_s, c.measured_s,
+                            sm.miss_cause(c, run)))
     return tuple(out)
 
 
@@ -209,7 +211,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "mlcalc.serving.decode_step (mlcalc.servemeasured)", "step time", "point", 0.25, "notebooks/memory/serving",
            lambda: _serve("eager")),
     Family("serve-prefill", "Prefill time of five architectures in eager transformers",
-           "mlcalc.serving.predict_prefill (mlcalc.servemeasured)", "prefill time", "point", 0.25,
+           "mlcalc.servemeasured.predict_hf_prefill", "prefill time", "point", 0.25,
            "notebooks/memory/serving", lambda: _serve("prefill")),
     Family("serve-published", "TensorRT-LLM's published throughput and first-token latency (v0.9.0, FP8)",
            "mlcalc.serving.predict_decode / predict_prefill (mlcalc.servemeasured)", "throughput or latency", "point",
@@ -229,7 +231,7 @@ _PLAN = ("published-runs", "published-large-runs")
 CALCULATORS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "plan.train": _PLAN,
     "plan.compare": _PLAN,
-    "plan.serve": ("decode",),
+    "plan.serve": ("serve-graph", "serve-published"),
     "network.collective": ("collectives",),
     "measured.collective": ("collectives",),
 })
