@@ -613,4 +613,5 @@ __all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread
            "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
-           "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model"]
+           "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
+           "RUN2", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token"]

@@ -1549,6 +1549,8 @@ __all__ = [
     "ops_per_layer", "plan_serving", "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s",
     "read_bandwidth", "read_fraction", "sequence_kv_bytes", "serving_offers", "simulate_disaggregated",
     "simulate_replica", "step_model", "tp_allreduce_s", "trace_requests",
+    "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes", "measured_matmul_law", "chip_matmul_law",
+    "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s", "masked_decode_attention_law",
 ]
 
 
