@@ -18,7 +18,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from mlcalc import _check
+from mlcalc import _check, units
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def _serve_published() -> tuple[Case, ...]:
 
 #: The collective runs the network model is checked on: (run folder, GPUs in it).
 COLLECTIVE_RUNS = (("h200x4-2026-11-26-net5", 4), ("h200x4-2026-11-26-net5-2of4", 2))
-_GIB = 2**30
+_GIB = units.GiB
 
 
 def _collectives() -> tuple[Case, ...]:
