@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from mlcalc import _check, units
+
+if TYPE_CHECKING:  # for the annotations only: steptime is imported where it is used
+    from mlcalc.steptime import Machine
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ def _hf_memory() -> tuple[Case, ...]:
                  for run in hfruns.runs() for c in hfruns.cases(run))
 
 
-def _hf_machine(run: str):
+def _hf_machine(run: str) -> Machine:
     """The machine a run is predicted on: its own measured rates, else those of the H200 run that measured them."""
     from mlcalc import hfruns
 
