@@ -49,10 +49,13 @@ test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests notebooks book/workshop --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-# Unit and property tests only: no notebooks (nbval), no build, no browser.
+# Lint (ruff) and type-check (mypy; both set up in pyproject.toml), then unit and property tests only: no notebooks
+# (nbval), no build, no browser.
 check: $(VENV)/.installed-test
+	$(BIN)/ruff check mlcalc tests
+	$(BIN)/mypy
 	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser and not build and not live" \
-		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py --ignore=tests/test_live_site.py
+		--ignore=tests/site/test_site.py --ignore=tests/site/test_live_jupyter.py --ignore=tests/site/test_live_site.py
 
 # Serve the built site on localhost: opened from disk (file://) the calculators stay snapshots.
 # scripts/serve.py sends gzip and cache headers, as a web host should (README, "Serving the site").

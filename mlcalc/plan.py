@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
@@ -186,7 +186,13 @@ def chip_info(chip: str) -> Mapping[str, Any]:
 
 
 def chinchilla_tokens(n_params: float) -> float:
-    """Compute-optimal training tokens: 20 per parameter (Hoffmann et al. 2022)."""
+    """Compute-optimal training tokens: 20 per parameter (Hoffmann et al. 2022).
+
+    The paper's own Chinchilla: 70B parameters on 1.4T tokens:
+
+    >>> chinchilla_tokens(70e9) / 1e12
+    1.4
+    """
     return CHINCHILLA_TOKENS_PER_PARAM * _check.positive("n_params", n_params)
 
 
@@ -270,7 +276,7 @@ def _step_rate(chip: str, flops_source: str) -> float:
 # The step-time model's part of the planner is three private functions, each with a checked public twin:
 # _fit (layout_memory: which recomputation fits), _step_time (step_time: the step of a fitting layout)
 # and _step_floor (step_time_floor: a lower bound of _step_time, used only to stop the layout visit early;
-# 0.0 is always a valid floor, only slower). tests/test_plan.py compares _best_layout and search with
+# 0.0 is always a valid floor, only slower). tests/core/test_plan.py compares _best_layout and search with
 # brute force over layout_candidates, layout_memory and step_time, and checks the floor on random layouts.
 # The search skips a count only when tokens x FLOPs per token / (GPUs x _step_rate) already misses the
 # deadline: _step_rate must be at least the rate any layout's step reaches.
@@ -906,7 +912,7 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
             closest_by.setdefault(p.offer.name, p)
         for p in sorted(plans, key=_rank_time):
             closest_by.setdefault(p.offer.name, p)
-    spread = ()
+    spread: tuple[Plan, ...] = ()
     if cheapest is not None:
         spread = tuple(sorted((p for p in plans if p.offer.chip == cheapest.offer.chip
                                and p.n_gpus == cheapest.n_gpus), key=_rank_cost))
@@ -943,7 +949,7 @@ def _problems(model: memory.ModelConfig, plans: list[Plan], by_chip: Mapping[str
             out.insert(0, f"deadline: {deadline_days:g} days is shorter than one training step ({step:,.1f} s)")
     on_time = [p for p in plans if p.meets_deadline]
     cheap = min(on_time or plans, key=_rank_cost)
-    if not cheap.meets_budget:
+    if cheap.budget_dollars is not None and not cheap.meets_budget:
         over = cheap.dollars - cheap.budget_dollars
         which = "that meets the deadline" if cheap.meets_deadline else "of those that miss the deadline"
         out.append(f"budget: the cheapest plan {which}, {cheap.n_gpus:,} x {cheap.offer.name}, costs "
@@ -1071,8 +1077,10 @@ def check_run(name: str) -> RunCheck:
     gpu_h, days = p.gpu_hours * keep, p.days * keep
     if pub_h is not None:
         err = gpu_h / float(pub_h) - 1.0
-    else:
+    elif pub_d is not None:
         err = days / float(pub_d) - 1.0
+    else:
+        raise ValueError(f"run={name!r}: its record gives no gpu_hours, published_tflops_per_gpu or days to check")
     return RunCheck(name, int(e["gpus"]), e["chip"], gpu_h, None if pub_h is None else float(pub_h), days,
                     None if pub_d is None else float(pub_d), err, p.layout, p.mfu, p.needs.goodput, e["what"],
                     e["source"], counts)

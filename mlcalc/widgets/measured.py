@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from mlcalc import measured as ms
 from mlcalc import gpt_program as predict
-from mlcalc.figures import figure_png, plain_log_ticks
+from mlcalc.figures import plain_log_ticks
 
 _FIGSIZE = (7, 3)
 
