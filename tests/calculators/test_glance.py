@@ -1,5 +1,6 @@
 """Answers a reader believes at a glance: every calculator, at the extremes of each of its controls,
-shows shares within 0-100%, no signed zero, no negative money (issue: "lost work 1613%" was printed).
+shows shares within 0-100%, no signed zero, no negative money (issue: "lost work 1613%" was printed),
+offers no option that never gives a result, and never shows a BibTeX key.
 
 Each control is moved alone to its ends (sliders), to each option (choices), and to 1000x, 1/1000x and 0
 of its default (number boxes); what a calculator refuses is fine (a message), what it shows must be
@@ -8,6 +9,7 @@ believable.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -22,6 +24,20 @@ SHARE = re.compile(r"\b(goodput|MFU|HFU|lost work|restarts|checkpoints|usable|id
 SIGNED_ZERO = re.compile(r"(?<![\w.])-0(?:\.0+)?(?![\d.])")
 NEGATIVE_MONEY = re.compile(r"-\s?\$|\$\s?-")
 MAX_STATES = 400  # states tried per calculator (a bound)
+
+
+@functools.lru_cache(maxsize=None)
+def _run(key: str, state: tuple) -> dict:
+    out = calc.run(key, dict(state))
+    return {"ok": out.get("ok"), "text": out.get("text", ""), "error": out.get("error", ""),
+            "chart_title": str((out.get("chart") or {}).get("title", ""))}
+
+
+def run(key: str, state: dict) -> dict:
+    """What calc.run shows for one whole state (ok, text, error, the chart's title), computed once per state
+    in this process: the tests below move the same controls to the same values, and calc.run is pure (a
+    training-plan state is a planner search, most of make check's time)."""
+    return _run(key, tuple(sorted(state.items())))
 MAX_OPTIONS = 8  # options tried per choice: the first, the last and evenly spaced ones between
 
 
@@ -53,7 +69,7 @@ def test_shares_in_range_and_no_signed_zero(key):
     c = calc.REGISTRY[key]
     problems = []
     for s in states(c):
-        out = calc.run(key, s)
+        out = run(key, s)
         if not out.get("ok"):
             assert out.get("error") and "Traceback" not in out["error"], out
             continue
@@ -99,7 +115,7 @@ def dead_options(c: calc.Calc) -> list[str]:
                 s = dict(base)
                 s[ct.key] = value
                 s.update(dict(change))
-                if calc.run(c.key, s).get("ok"):
+                if run(c.key, s).get("ok"):
                     break
             else:
                 dead.append(f"{ct.key}={value!r}")
@@ -114,3 +130,18 @@ FREE_TEXT = {k for k, c in calc.REGISTRY.items() if any(ct.kind == "text" for ct
 def test_no_dead_options(key):
     # every option a control offers gives a result for some combination of the others (else it is not offered)
     assert dead_options(calc.REGISTRY[key]) == []
+
+
+@pytest.mark.parametrize("key", sorted(calc.REGISTRY))
+def test_no_bibtex_key_is_shown(key):
+    # the defaults and every option of every choice alone: text, message and chart title cite by author and year
+    from tests.calculators.test_memory import _bib_entries
+
+    keys = set(_bib_entries())
+    c = calc.REGISTRY[key]
+    base = {ct.key: ct.default for ct in c.controls}
+    cases = [{}] + [{ct.key: value} for ct in c.controls if ct.kind in ("choice", "toggle") for value in ct.values()]
+    for values in cases:
+        out = run(key, {**base, **values})
+        words = set(re.findall(r"[\w-]+", " ".join([c.title, out["text"], out["error"], out["chart_title"]])))
+        assert not words & keys, (values, words & keys)

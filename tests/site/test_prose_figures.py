@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 
-from mlcalc import accelerators
+from mlcalc import accelerators, training_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -251,6 +251,10 @@ def _spelt(n: int) -> str:
     return f"{n}|{tens}" + ("" if n % 10 == 0 else f"[- ]{_WORDS[n % 10]}")
 
 
+# Words that may stand between a count and its noun ("25 published large training runs").
+_ADJ = r"(?:(?:published|large|training|measured|LoRA|fine-tuning|pre-training) )*"
+
+
 def catalogue_counts() -> list[tuple[str, re.Pattern[str]]]:
     """(what, pattern) for the counts of the book's data that prose tends to type ("nineteen accelerators",
     "eight published runs"): the catalogue's chips, the published runs each check uses, the measured runs."""
@@ -260,9 +264,9 @@ def catalogue_counts() -> list[tuple[str, re.Pattern[str]]]:
         ("chips in the catalogue", len(accelerators.catalogue()), r"accelerators|chips|GPUs and accelerators"),
         ("catalogue entries with announced parts", len(accelerators.catalogue(include_announced=True)),
          r"accelerators|chips|entries"),
-        ("published runs of the planner's check", len(plan.published_runs()), r"published (?:training )?runs"),
-        ("published runs of the step-time engine", len(training_runs.runs()), r"published (?:training )?runs"),
-        ("measured fine-tuning runs", len(finetune.measured()), r"(?:measured |LoRA )?(?:fine-tuning )?runs"),
+        ("published runs of the planner's check", len(plan.published_runs()), rf"published {_ADJ}runs"),
+        ("published runs of the step-time engine", len(training_runs.runs()), rf"published {_ADJ}runs"),
+        ("measured fine-tuning runs", len(finetune.measured()), rf"{_ADJ}runs"),
     ]
     return [(f"{what} ({n})", re.compile(rf"\b(?:{_spelt(n)})\s+(?:{noun})\b", re.I)) for what, n, noun in counts]
 
@@ -279,6 +283,8 @@ def test_the_count_scan_finds_a_typed_count():
     n = len(accelerators.catalogue())
     assert any(p.search(f"This chapter collects {n} accelerators") for _, p in catalogue_counts())
     assert not any(p.search("This chapter collects {glue:text} accelerators") for _, p in catalogue_counts())
+    runs = len(training_runs.runs())
+    assert any(p.search(f"checked against {runs} published large runs") for _, p in catalogue_counts())
     assert _spelt(19) == "19|nineteen" and re.fullmatch(_spelt(24), "twenty-four")
 
 
