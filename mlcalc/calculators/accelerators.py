@@ -543,7 +543,7 @@ def _mfu_compute(v: Mapping[str, Any]) -> tuple[float, float]:
                         v["n_gpus"])
     else:
         n_params = _check.positive("params (B)", v["n_params_billion"]) * 1e9
-        u = compute.mfu_from_tokens(v["tokens_per_s"], 6 * n_params, peak, v["n_gpus"])
+        u = compute.mfu_from_tokens(v["tokens_per_s"], compute.FLOPS_PER_PARAM_TOKEN * n_params, peak, v["n_gpus"])
     return u, peak
 
 
