@@ -815,6 +815,24 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
                                   ep=layout.ep)
 
 
+def eager_memory(model: ModelConfig, layout: Layout, *, seq_len: int) -> Any:
+    """Peak memory of the eager program in ``layout`` phase by phase (:func:`mlcalc.memory.eager_layout_peak`:
+    one GPU, FSDP2 = ZeRO-3, DTensor tensor parallel, GPipe / 1F1B pipelines, and their mixes), or None for a
+    layout that model does not cover (DDP or ZeRO-1/2 over several replicas, context or expert parallel,
+    interleaved or DualPipe schedules, selective recomputation): those take :func:`training_fit`."""
+    from mlcalc import memory
+
+    lay = layout
+    if (lay.dp > 1 and lay.zero != 3) or lay.cp > 1 or lay.ep > 1 or lay.recompute == "selective" or (
+            lay.pp > 1 and lay.schedule not in memory.PIPELINE_SCHEDULES) or model.n_heads % lay.tp \
+            or lay.pp > model.n_layers:
+        return None
+    return memory.eager_layout_peak(model, lay.micro_batch, seq_len, tp=lay.tp, pp=lay.pp, dp=lay.dp,
+                                    fsdp=lay.dp > 1, sequence_parallel=lay.sequence_parallel, recompute=lay.recompute,
+                                    schedule=lay.schedule if lay.pp > 1 else "1f1b",
+                                    n_micro=lay.grad_accum)
+
+
 def default_system(chip: str) -> str | None:
     """The network system (mlcalc/data/links.json) a chip trains in by default, from the catalogue."""
     from mlcalc.accelerators import spec
@@ -877,6 +895,23 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     st = _passes(model, gemms, att, att_rate, eb, ops, run, L_here, full, dtype == "fp8")
     fwd, bwd, opt = st.parts_s["forward"], st.parts_s["backward"], st.parts_s["optimizer (fused AdamW)"]
     device_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
+    other_mb = fwd + bwd  # a pipeline stage without the output layer (what the other stages take per micro-batch)
+    eager_pipe = pp > 1 and engine == "eager" and lay.schedule in ("1f1b", "gpipe")
+    if eager_pipe:
+        # Each stage is its own process: its host issues a micro-batch's work while its device still runs the
+        # previous one or waits for the neighbouring stage, so per micro-batch a stage takes the longer of its
+        # device time and its host time (not operation by operation, as one GPU's step does).
+        dev_f = sum(val for k, val in st.device_s.items() if k.startswith("forward"))
+        dev_b = sum(val for k, val in st.device_s.items() if k.startswith("backward"))
+        fwd, bwd = max(dev_f, st.host_s["forward"]), max(dev_b, st.host_s["backward"])
+        g_o = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, L_here, False)
+        eb_o = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep,
+                                 sequence_parallel=lay.sequence_parallel and tp > 1, layers=L_here, logits=False,
+                                 engine=engine, optimizer_shard=shard, pp=pp)
+        eb_o = MappingProxyType({**eb_o, "loss: logits (fp32 copy, log-softmax, its gradient)": 0.0})
+        so = _passes(model, g_o, att, att_rate, eb_o, ops, run, L_here, full, dtype == "fp8")
+        other_mb = sum(max(sum(val for k, val in so.device_s.items() if k.startswith(ph)), so.host_s[ph])
+                       for ph in ("forward", "backward"))
 
     # ---- communication
     comm: dict[str, tuple[float, float]] = {}
@@ -958,7 +993,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
             frac = (pp // 2 - 1) / m
         else:
             frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
-    bubble = frac * m * per_mb
+    # the bubble: the other stages' time of the micro-batches that fill and drain the pipeline (with the output
+    # layer on the last stage, the other stages are the faster ones)
+    bubble = frac * m * (per_mb - fwd - bwd + other_mb if eager_pipe else per_mb)
     step = m * per_mb + bubble + dp_exposed + opt
     parts = {
         "forward (kernels and host)": m * fwd, "backward (kernels and host)": m * bwd,
@@ -969,12 +1006,20 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     }
     host_hidden_not = m * max(0.0, fwd + bwd - device_mb)
 
-    # ---- memory (the training-fit chapter's model)
+    # ---- memory: the eager program phase by phase where it is modelled (memory.eager_layout_peak), else the
+    # training-fit chapter's model
     cap = mach.device_bytes or None
-    fit = training_fit(model, lay, seq_len=s, device_bytes=cap or 1e18, engine=engine,
-                       reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0)
-    mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
-    peak = sum(mem_parts.values())
+    eager_peak = eager_memory(model, lay, seq_len=s) if engine == "eager" else None
+    if eager_peak is not None:
+        mem_parts = dict(eager_peak.parts_bytes)
+        peak = eager_peak.total_bytes
+        fits = peak + MEMORY_RESERVE_FRACTION * cap <= cap if cap else True
+    else:
+        fit = training_fit(model, lay, seq_len=s, device_bytes=cap or 1e18, engine=engine,
+                           reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0)
+        mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
+        peak = sum(mem_parts.values())
+        fits = fit.fits if cap else True
 
     # ---- FLOPs (one convention: compute.palm_flops_per_token)
     tokens = lay.global_batch * s
@@ -993,7 +1038,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     return StepPrediction(
         _check.result("step_s", step), _check.result("compute_s", m * device_mb), host_hidden_not, total_comm,
         exposed, bubble, opt, MappingProxyType(parts), MappingProxyType(comm), peak, MappingProxyType(mem_parts),
-        cap, fit.fits if cap else True, tokens / step, mf, hf, mfu, hfu, tuple(notes))
+        cap, fits, tokens / step, mf, hf, mfu, hfu, tuple(notes))
 
 
 def textbook_step_time(model: ModelConfig, batch: int, seq_len: int, flops_per_s: float, mfu: float = 1.0) -> float:
