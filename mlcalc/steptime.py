@@ -778,6 +778,10 @@ RULES = MappingProxyType({
                 "the bubble is (p/2 - 1) / m of the micro-batches' time",
     "host": "eager: each operation takes the longer of dispatching it and running it; megatron: the host "
             "runs ahead of the device (no host time)",
+    "eager-pipeline": "eager pipeline: each stage is its own process, so per micro-batch it takes the longer of its "
+                      "device and host time, and the bubble is the time of the other stages (without the output layer)",
+    "eager-dist-host": "eager: ops on DTensors (tensor parallel) and FSDP2's per-layer hooks, gathers and reduce-scatters "
+                       "cost the host what the machine's host floors measured, in plain ops of the same host",
     "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
              "dense bf16 peak; HFU adds the recomputed forward",
 })
@@ -1126,6 +1130,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     mfu = mf / (step * n * peak_f) if peak_f else math.nan
     hfu = hf / (step * n * peak_f) if peak_f else math.nan
     notes = [RULES["flops"], RULES["host"]]
+    dist_host = engine == "eager" and (
+        (tp > 1 and (mach.host_s_per_dtensor_op or mach.host_s_per_dtensor_backward_op))
+        or (dpg > 1 and lay.zero == 3 and (mach.host_s_per_fsdp_layer or mach.host_s_per_fsdp_backward_layer)))
+    notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)))
+              if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
