@@ -28,6 +28,10 @@ over the timed steps, memory after a step (parameters + optimizer states), total
 to issue a step (Python returns before the GPU finishes: near the step time means the host sets the pace).
 
     torchrun --nproc_per_node 4 scripts/gpu/train_dist.py --out results_w4.json [--cpu-tiny] [--baseline]
+             [--sweep first|heldout] [--floors]
+
+``--floors`` (with more than one GPU) first times each program's host floor (:func:`host_floors`: a narrow model
+at 2 and 6 layers, 64 tokens, every op it dispatches counted), what ``mlcalc.steptime.dist_host_constants`` reads.
 
 Results are rewritten after every case; a relaunch skips cases already recorded (a case that was started but
 never finished, e.g. a hang that the NCCL watchdog ended, is recorded as failed).
