@@ -1113,9 +1113,6 @@ def cpu_needs(
                                              max(load, off) + workers_ram))
 
 
-# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
-_check.guard(globals())
-
 
 # ---------------------------------------------------------------------------
 # Eager PyTorch on several GPUs: FSDP2, DTensor tensor parallel, torch.distributed.pipelining
@@ -1311,3 +1308,7 @@ def eager_layout_peak(
     phase = max(totals, key=lambda k: totals[k])
     return TrainingPeak(totals[phase], MappingProxyType({k: v for k, v in flat[phase].items() if v}), phase,
                         MappingProxyType(totals))
+
+
+# Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
+_check.guard(globals())
