@@ -603,8 +603,9 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
     lo = min(1.0, point.intensity / 3)
     hi = max(ridge * 30, point.intensity * 3)
     roof = [{"i": x, "tflops": min(peak, x * bw) / 1e12} for x in (lo, ridge, hi)]
-    here = [{"i": point.intensity, "tflops": point.attainable_flops / 1e12, "bound": f"{point.bound}-bound",
-             "label": f"{label}\n{point.fraction_of_peak:.0%} of peak"}]  # the dot's colour tells the bound
+    here: list[dict[str, Any]] = [{"i": point.intensity, "tflops": point.attainable_flops / 1e12,
+                                   "bound": f"{point.bound}-bound",  # the dot's colour tells the bound
+                                   "label": f"{label}\n{point.fraction_of_peak:.0%} of peak"}]
     # The label goes below the dot, right of it (under the roof) where it fits even on a phone's plot, else left.
     room = (1 - math.log(point.intensity / lo) / math.log(hi / lo)) * PHONE_PLOT_PX - 7
     right = CHAR_PX * max(len(line) for line in here[0]["label"].split("\n")) <= room
