@@ -35,9 +35,7 @@ from typing import Any, Iterable, Mapping, NamedTuple
 from mlcalc import _check
 from mlcalc import compute, facility, failures, memory, network, parallel, steptime, storage
 from mlcalc.accelerators import spec
-
-SECONDS_PER_DAY = 86400.0
-SECONDS_PER_HOUR = 3600.0
+from mlcalc.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Hoffmann et al. 2022 ("Chinchilla"): compute-optimal training uses about 20 tokens per parameter.
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
@@ -56,7 +54,6 @@ MAX_PRICE_PER_GPU_HOUR = 1e4  # USD
 MAX_PURCHASE_PER_GPU = 1e8  # USD
 MAX_TERM_YEARS = 10.0
 MAX_GPUS_PER_NODE = 1024
-HOURS_PER_YEAR = 8766.0  # 365.25 days
 MAX_PIPELINE = 128  # most pipeline stages tried
 SWITCH_RADIX = 64  # ports of one InfiniBand NDR switch (NVIDIA QM9700: 64 x 400 Gb/s)
 CHECKPOINTS_KEPT = 5  # full checkpoints kept on disk for the capacity estimate (an assumption)
@@ -181,9 +178,12 @@ def _check_model(model: Any) -> memory.ModelConfig:
 
 
 def chip_info(chip: str) -> Mapping[str, Any]:
-    """System, board power and node power of a chip the planner knows (plan.json ``chips``)."""
+    """System (plan.json ``chips``), board power and node power of a chip the planner knows: the power is
+    facility.json's, of the system :data:`FACILITY_SYSTEM` houses the chip in (one home for a system's power)."""
     _check.choice("chip", chip, chips())
-    return data()["chips"][chip]
+    housed = facility.system(FACILITY_SYSTEM[chip])
+    return MappingProxyType({**data()["chips"][chip], "board_power_w": housed.board_power_w,
+                             "node_power_kw": housed.power_kw})
 
 
 def chinchilla_tokens(n_params: float) -> float:
@@ -217,8 +217,9 @@ def flops_per_token(model: memory.ModelConfig, seq_len: int) -> float:
 @lru_cache(maxsize=1024)
 def _flops_per_token(model: memory.ModelConfig, s: int) -> float:
     """FLOP per token a step executes at least: ``6 N_active + 6 L s h`` (causal attention does half of
-    PaLM's 12 L H Q T). Used only for floors (:func:`step_time_floor`, the search's skip)."""
-    return 6.0 * model.n_active_params() + 6.0 * model.n_layers * s * model.n_heads * model.head_dim
+    PaLM's 12 L H Q T; :func:`mlcalc.compute.executed_flops_per_token`). Used only for floors
+    (:func:`step_time_floor`, the search's skip)."""
+    return compute.executed_flops_per_token(model, s)
 
 
 class Layout(NamedTuple):
@@ -736,7 +737,7 @@ def tco(purchase_per_gpu: float, board_power_w: float, node_power_kw: float, gpu
     per_admin = _check.positive("gpus_per_admin",
                                 default("gpus_per_admin") if gpus_per_admin is None else gpus_per_admin)
     net = _check.non_negative("network_share", default("network_share") if network_share is None else network_share)
-    hours_per_year = 8766.0
+    hours_per_year = HOURS_PER_YEAR
     kw_per_gpu = node_kw / g
     parts = {
         "hardware (depreciation)": p * (1.0 + net) / (life * hours_per_year),
@@ -1262,8 +1263,8 @@ def check_run(name: str) -> RunCheck:
         raise ValueError(f"run={name!r}: the model fits no layout of {e['gpus']} x {e['chip']}")
     pub_h = e.get("gpu_hours")
     if pub_h is None and e.get("published_tflops_per_gpu"):
-        pub_h = 6.0 * float(e["n_params"]) * float(e["n_tokens"]) / (float(e["published_tflops_per_gpu"]) * 1e12) \
-            / SECONDS_PER_HOUR
+        pub_h = compute.training_flops(float(e["n_params"]), float(e["n_tokens"])) \
+            / (float(e["published_tflops_per_gpu"]) * 1e12) / SECONDS_PER_HOUR
     pub_d = e.get("days")
     # Like with like: where the source's figure leaves interruptions out ("counts_failures": false, e.g. a time
     # at a stated rate), so does the prediction (held time x goodput); else the failure model's losses stay in.

@@ -157,7 +157,8 @@ def _set_view(grades: list[Grade], values: Mapping[str, Any]) -> View:
 def _calc(s: ExerciseSet) -> Calc:
     controls = tuple(Control(ex.key, f"Q{i} ({ex.unit})", "number", 0.0, help=ex.question)
                      for i, ex in enumerate(s.exercises, 1))
-    return register(Calc(key=f"exercises.{s.area}", title=s.title, controls=controls,
+    return register(Calc(key=f"exercises.{s.area}", widget=f"{s.area.capitalize()}Exercises", title=s.title,
+                         controls=controls,
                          compute=_set_compute(s), view=_set_view,
                          notes=ROUNDING_NOTE))
 
@@ -182,7 +183,8 @@ _DAY_S = 86_400.0
 _HOUR_S = 3_600.0
 
 
-def _gpus(n_params: float, acc: str, mode: str, bytes_per_param: float | None = None, headroom: float = 1.25):
+def _gpus(n_params: float, acc: str, mode: str, bytes_per_param: float | None = None,
+          headroom: float = 1.25) -> memory.GpuEstimate:
     return memory.gpus_needed(n_params, spec(acc).memory_bytes, mode=mode, bytes_per_param=bytes_per_param,
                               headroom=headroom)
 

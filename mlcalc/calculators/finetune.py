@@ -9,8 +9,7 @@ from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators import _charts
 from mlcalc.calculators._common import finite
-
-GB = 1e9
+from mlcalc.units import GB
 
 
 def _rate(chip: str, model: memory.ModelConfig | None = None, batch: int = 1, seq_len: int = 2048,
@@ -78,6 +77,7 @@ def _view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
 
 MEMORY = register(Calc(
     key="finetune.memory",
+    widget="FineTuneWidget",
     title="Fine-tuning on one GPU: memory and step time of full fine-tuning, LoRA and QLoRA.",
     controls=(
         choice("model", "Model", _dense_models(), "Llama-3.1 8B"),
