@@ -82,7 +82,7 @@ class OffersWidget(LinkedCalcWidget):
 
     def __init__(self, *args: Any, **given: Any) -> None:
         given = {**dict(zip(self.positional, args)), **given}
-        offers: Sequence[compute.Offer] = given.pop("offers", None) or ()
+        offers: Sequence[compute.ClusterOffer] = given.pop("offers", None) or ()
         if len(offers) > calcs.N_OFFERS:
             raise ValueError(f"offers has {len(offers)} entries: at most {calcs.N_OFFERS} are allowed")
         for i, o in enumerate(offers, 1):
