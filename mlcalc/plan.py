@@ -985,9 +985,9 @@ class RunCheck(NamedTuple):
     name: str  # run name
     gpus: int  # GPUs the run used
     chip: str  # catalogue key
-    predicted_gpu_hours: float  # the planner's GPU-hours
+    predicted_gpu_hours: float  # the planner's GPU-hours (without interruptions where the published figure has none)
     published_gpu_hours: float | None  # as published (None if not)
-    predicted_days: float  # the planner's wall-clock days
+    predicted_days: float  # the planner's wall-clock days (likewise)
     published_days: float | None  # as published (None if not)
     error: float  # predicted / published - 1 on GPU-hours (on days if no GPU-hours are published)
     layout: Layout  # the layout the planner picked
@@ -995,6 +995,7 @@ class RunCheck(NamedTuple):
     goodput: float  # the planner's goodput after failures
     what: str  # what the published figure counts
     source: str  # where it is published
+    counts_failures: bool = True  # the published figure includes interruptions (so the prediction does too)
 
 
 def run_model(entry: Mapping[str, Any]) -> memory.ModelConfig:
@@ -1063,13 +1064,18 @@ def check_run(name: str) -> RunCheck:
         pub_h = 6.0 * float(e["n_params"]) * float(e["n_tokens"]) / (float(e["published_tflops_per_gpu"]) * 1e12) \
             / SECONDS_PER_HOUR
     pub_d = e.get("days")
+    # Like with like: where the source's figure leaves interruptions out ("counts_failures": false, e.g. a time
+    # at a stated rate), so does the prediction (held time x goodput); else the failure model's losses stay in.
+    counts = bool(e.get("counts_failures", True))
+    keep = 1.0 if counts else p.needs.goodput
+    gpu_h, days = p.gpu_hours * keep, p.days * keep
     if pub_h is not None:
-        err = p.gpu_hours / float(pub_h) - 1.0
+        err = gpu_h / float(pub_h) - 1.0
     else:
-        err = p.days / float(pub_d) - 1.0
-    return RunCheck(name, int(e["gpus"]), e["chip"], p.gpu_hours, None if pub_h is None else float(pub_h), p.days,
+        err = days / float(pub_d) - 1.0
+    return RunCheck(name, int(e["gpus"]), e["chip"], gpu_h, None if pub_h is None else float(pub_h), days,
                     None if pub_d is None else float(pub_d), err, p.layout, p.mfu, p.needs.goodput, e["what"],
-                    e["source"])
+                    e["source"], counts)
 
 
 # --------------------------------------------------------------------------- keeping a plan

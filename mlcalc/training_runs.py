@@ -17,7 +17,7 @@ from typing import Any, Mapping, NamedTuple
 from mlcalc import _check, compute, models, steptime
 
 METRICS = ("tflops_per_gpu", "mfu", "step_s", "tokens_per_s_per_gpu")
-CONVENTIONS = ("megatron-eq3", "palm", "korthikanti")
+CONVENTIONS = ("megatron-eq3", "palm", "korthikanti", "gpt-neox-2021")
 TOLERANCE = 0.15  # the issue's target: throughput or MFU within 15% of the published figure
 
 
@@ -50,7 +50,7 @@ class Check(NamedTuple):
     published: float  # the source's figure
     predicted: float  # the engine's, in the same terms
     error: float  # in throughput terms: predicted / published - 1 (for an iteration time, published / predicted - 1)
-    cause: str  # the source's own reason for a miss, "" if none is stated
+    cause: str  # the case's stated miss ("known_miss": the source's own reason, or that it gives none); "" if none
     prediction: steptime.StepPrediction
 
 
@@ -62,7 +62,20 @@ def _flops_per_step(model: models.ModelConfig, entry: Mapping[str, Any], recompu
                                                     recompute=recompute == "full")
     if conv == "korthikanti":
         return compute.korthikanti_flops_per_iteration(b, s, model.n_layers, model.hidden, model.vocab, "none")
+    if conv == "gpt-neox-2021":
+        return gpt_neox_flops_per_token(model, s) * b * s
     return compute.palm_flops_per_token(model, s) * b * s
+
+
+def gpt_neox_flops_per_token(model: models.ModelConfig, seq_len: int) -> float:
+    """FLOP per token as GPT-NeoX logged "approx flops per GPU" from May 2021 to September 2023:
+    ``6 N + 60 s h l`` (N all parameters, s sequence, h hidden, l layers; no recomputation counted).
+
+    EleutherAI/gpt-neox, megatron/logging.py ``get_flops`` (commit da0a017b, 2021-05-06; replaced by
+    Narayanan et al.'s eq. 3 in commit 5f364017, 2023-09-27): the count behind GPT-NeoX-20B's 117 TFLOP/s.
+    """
+    s = _check.positive_int("seq_len", seq_len)
+    return 6.0 * model.n_params() + 60.0 * s * model.hidden * model.n_layers
 
 
 def check(name: str) -> Check:
@@ -88,7 +101,7 @@ def check(name: str) -> Check:
         pred = p.tokens_per_s / g
     pub = float(e["published"])
     err = pub / pred - 1.0 if metric == "step_s" else pred / pub - 1.0  # a faster prediction is positive
-    return Check(name, metric, pub, pred, err, str(e.get("cause", "")), p)
+    return Check(name, metric, pub, pred, err, str(e.get("known_miss", "")), p)
 
 
 def checks() -> tuple[Check, ...]:

@@ -59,13 +59,41 @@ def test_misses_are_a_minority_and_bounded():
     assert max(errs) < 0.45
 
 
-# OPT's miss statement, checked: counted as 6 N per token instead of Megatron's eq. 3, the same predicted
-# step gives 16% less than the published 147 TFLOP/s: the figure lies between the two counts.
-def test_opt_lies_between_the_two_flop_counts():
+# OPT's FLOP count, from the team's own final training note (metaseq, projects/OPT/chronicles/final_update.md,
+# 7 Jan 2022): "300B tokens ... ~4.30E+23 FLOPs of compute, or roughly ~33 days of continuous training on 1024 80GB
+# A100s". 4.30e23 is Narayanan et al.'s eq. 3 (recomputation counted) for 300B tokens, and over 33 days on 1,024 GPUs
+# it is the paper's 147 TFLOP/s: the case compares in eq. 3, and its miss is the engine's, not the count's.
+def test_opt_147_tflops_is_megatron_eq3():
+    from mlcalc import compute
     e = training_runs.runs()["OPT-175B (992 A100)"]
-    c = training_runs.check("OPT-175B (992 A100)")
-    six_n = 6 * 175e9 * e["global_batch"] * e["seq_len"] / (c.prediction.step_s * e["gpus"]) / 1e12
-    assert -0.20 < six_n / 147 - 1 < -0.12 and c.error > 0.15
+    m = training_runs.model_of(e)
+    f = compute.megatron_flops_per_iteration(round(300e9 / 2048), 2048, m.n_layers, m.hidden, m.vocab, recompute=True)
+    assert f == pytest.approx(4.30e23, rel=0.005)
+    assert f / (33 * 86400 * 1024) / 1e12 == pytest.approx(147, rel=0.005)
+    assert e["convention"] == "megatron-eq3" and e["published"] == 147
+    assert 0.15 < training_runs.check("OPT-175B (992 A100)").error < 0.17
+
+
+# GPT-NeoX-20B's 117 TFLOP/s is what its code logged: EleutherAI/gpt-neox megatron/logging.py get_flops (May 2021 to
+# September 2023) = train_batch x seq x (6 x total params + 60 x seq x hidden x layers) / (iteration time x GPUs).
+# For the 20B (44 layers, hidden 6144, 20.55B parameters, sequence 2048) that is 1.568e11 FLOP per token, 8% below
+# Narayanan et al.'s eq. 3 with recomputation; counted that way, the engine is still about 29% above 117.
+def test_gpt_neox_counts_as_its_code_logged():
+    e = training_runs.runs()["GPT-NeoX-20B (96 A100 40GB)"]
+    m = training_runs.model_of(e)
+    per_token = training_runs.gpt_neox_flops_per_token(m, 2048)
+    assert per_token == pytest.approx(6 * 20.5546e9 + 60 * 2048 * 6144 * 44, rel=1e-4)
+    assert per_token == pytest.approx(1.568e11, rel=0.002)
+    assert 0.25 < training_runs.check("GPT-NeoX-20B (96 A100 40GB)").error < 0.33
+    with pytest.raises(ValueError, match="seq_len"):
+        training_runs.gpt_neox_flops_per_token(m, 0)
+
+
+def test_every_miss_is_on_the_accuracy_page_with_its_cause():
+    from mlcalc import accuracy
+    shown = {c.label.split(": ")[0]: c.cause for c in accuracy.cases("published-large-runs")}
+    for name in KNOWN_MISSES:
+        assert shown[name] == training_runs.runs()[name]["known_miss"]
 
 
 # DeepSeek-V3: fp8 products at the H100's published fp8/bf16 matmul ratio (the H800 is the same silicon),

@@ -194,8 +194,8 @@ START = ExerciseSet(
     exercises=(
         Exercise(
             "q1",
-            "How many H200s (sold as 141 GB; 150.1e9 bytes as measured) does an 80B-parameter model need to "
-            "train, at 18 bytes per parameter and a headroom of 1.25?",
+            f"How many H200s (sold as {spec(_H200).memory_gb:g} GB; {spec(_H200).memory_bytes / 1e9:.1f}e9 bytes as "
+            "measured) does an 80B-parameter model need to train, at 18 bytes per parameter and a headroom of 1.25?",
             "GPUs",
             lambda: _gpus(80e9, _H200, "train").n_gpus,
             lambda: (f"80e9 x 18 bytes x 1.25 / {spec(_H200).memory_bytes / 1e9:.1f}e9 bytes = "
@@ -211,8 +211,9 @@ START = ExerciseSet(
         ),
         Exercise(
             "q2",
-            "With 8-bit weights (1 byte per parameter) and the same 1.25 headroom, how many H100s (sold as 80 GB; "
-            "85.0e9 bytes as measured) does it take to serve a 405B model?",
+            f"With 8-bit weights (1 byte per parameter) and the same 1.25 headroom, how many H100s (sold as "
+            f"{spec(_H100).memory_gb:g} GB; {spec(_H100).memory_bytes / 1e9:.1f}e9 bytes as measured) does it take to "
+            "serve a 405B model?",
             "GPUs",
             lambda: _gpus(405e9, _H100, "inference", 1.0).n_gpus,
             lambda: (f"405e9 x 1 byte x 1.25 / {spec(_H100).memory_bytes / 1e9:.1f}e9 bytes = "
@@ -356,6 +357,12 @@ MEMORY = ExerciseSet(
 )
 
 
+def _nvlink_quoted() -> float:
+    """The A100's NVLink as NVIDIA quotes it (both directions), GB/s."""
+    a100 = network.link("NVLink3-A100")
+    return network.to_bytes_per_s(a100.bandwidth, a100.unit) / 1e9
+
+
 def _nvlink_ms(direction: str = "bidirectional") -> float:
     a100 = network.link("NVLink3-A100")
     return 1e9 / network.one_direction(network.to_bytes_per_s(a100.bandwidth, a100.unit), direction) * 1e3
@@ -378,16 +385,16 @@ NETWORK = ExerciseSet(
     exercises=(
         Exercise(
             "q1",
-            "An A100's NVLink is quoted as 600 GB/s. At best, how many milliseconds does it take to send 1 GB from "
-            "one A100 to another?",
+            f"An A100's NVLink is quoted as {_nvlink_quoted():g} GB/s. At best, how many milliseconds does it take to "
+            "send 1 GB from one A100 to another?",
             "ms",
             _nvlink_ms,
-            lambda: (f"600 GB/s counts both directions: one carries "
+            lambda: (f"{_nvlink_quoted():g} GB/s counts both directions: one carries "
                      f"{network.link('NVLink3-A100').bytes_per_s / 1e9:g} GB/s, and 1 GB takes {_nvlink_ms():.2f} ms."),
             "is the quoted figure one direction or both? Only one direction carries the data.",
             mistakes=(
                 Mistake(lambda: _nvlink_ms("per direction"),
-                        "600 GB/s adds both directions of the link: one direction carries half."),
+                        f"{_nvlink_quoted():g} GB/s adds both directions of the link: one direction carries half."),
             ),
         ),
         Exercise(
