@@ -325,7 +325,7 @@ def point(row: Mapping[str, Any], x: Mapping[str, Any], y: Mapping[str, Any], *,
     """The reader's point: one filled dot at ``row``, its label (the row's field ``label``) beside it on the side
     with room inside the plot (``below``: under the dot, else above it); ``by``: a field colouring the dot
     (``colors``: each value's colour, with a legend)."""
-    encoding: dict[str, Any] = {"x": x, "y": y}
+    encoding: dict[str, Any] = {"x": _strip(x), "y": _strip(y)}  # the sweep's axes (their titles merge badly)
     if tooltip is not None:
         encoding["tooltip"] = list(tooltip)
     mark: dict[str, Any] = {"type": "point", "filled": True, "size": size}
@@ -345,8 +345,12 @@ def point(row: Mapping[str, Any], x: Mapping[str, Any], y: Mapping[str, Any], *,
 
 
 def _strip(channel: Mapping[str, Any]) -> dict[str, Any]:
-    """A channel for a second layer on the same scale: no axis of its own."""
-    return {k: v for k, v in channel.items() if k not in ("axis", "title")}
+    """A channel for a second layer on the same scale: no axis or title of its own (Vega-Lite 5 joins the
+    titles of layers that share an axis), except an axis the layer hides."""
+    out = {k: v for k, v in channel.items() if k not in ("axis", "title")}
+    if "axis" in channel and channel["axis"] is None:
+        out["axis"] = None
+    return out
 
 
 def marker_text(values: Iterable[Mapping[str, Any]], x: Mapping[str, Any], *, text: str = "label",
