@@ -412,13 +412,16 @@ def sweep(title: str, data: Iterable[Mapping[str, Any]], *, x: Mapping[str, Any]
 # --------------------------------------------------------------------------- bars
 
 
-def bars(title: str, data: Iterable[Mapping[str, Any]], *, name: str, x: Mapping[str, Any], row_px: int = 30,
+BAR_ROW = 30  # px of plot per bar (50 with the bar's name above it), at least 60 in all
+
+
+def bars(title: str, data: Iterable[Mapping[str, Any]], *, name: str, x: Mapping[str, Any],
          sort: Sequence[str] | None = None, color_by: str | None = None, colors: Mapping[str, str] | None = None,
          legend: bool = True, bar_color: str | None = None, labels: str | None = None, names_above: bool = False,
          start: float | None = None, bar_px: int | None = None, tooltip: Sequence[Mapping[str, Any]] = (),
-         extra: Sequence[Mapping[str, Any]] = (), least_height: int = 0) -> dict[str, Any]:
+         extra: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """One horizontal bar per row, named by its field ``name`` (in the rows' order, or ``sort``), its length
-    the channel ``x``, ``row_px`` high each.
+    the channel ``x``.
 
     ``color_by``: a field colouring the bars (``colors``: each value's colour; ``legend``: whether to show
     them). ``labels``: ``"end"`` labels each bar at its end (:func:`end_labels`), ``"start"`` inside it from
@@ -430,7 +433,7 @@ def bars(title: str, data: Iterable[Mapping[str, Any]], *, name: str, x: Mapping
     y = _nominal(name, title="", sort=list(sort) if sort is not None else None)
     if names_above:  # a bar with its name above it
         y["axis"] = None
-        row_px, bar_px = max(row_px, 50), bar_px or 20
+        bar_px = bar_px or 20
     mark: dict[str, Any] = {"type": "bar"}
     if bar_color is not None:
         mark["color"] = bar_color
@@ -456,7 +459,7 @@ def bars(title: str, data: Iterable[Mapping[str, Any]], *, name: str, x: Mapping
         layers.append({"mark": {"type": "text", "align": "left", "baseline": "bottom", "x": 0,
                                 "dy": -((bar_px or 12) // 2 + 1)},
                        "encoding": {"y": y, "text": _tip(name, kind="nominal")}})
-    spec = _frame(title, max(least_height, row_px * len(values)))
+    spec = _frame(title, max(60, (50 if names_above else BAR_ROW) * len(values)))
     spec["layer"] = [{"data": {"values": values}, "layer": layers}] + [dict(e) for e in extra]
     return spec
 

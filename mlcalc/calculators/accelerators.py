@@ -132,7 +132,7 @@ def _compare_view(rows: list[CompareRow], v: Mapping[str, Any]) -> View:
             if r.ratio_value is not None]
     spec_ = charts.bars(
         f"{v['b']} / {v['a']}, figure by figure (1 = equal)", data, name="figure", sort=[d["figure"] for d in data],
-        x=charts.q("ratio", "B / A"), row_px=24, least_height=60,
+        x=charts.q("ratio", "B / A"),
         tooltip=[charts.tip("figure", kind="nominal"), charts.tip("ratio", fmt=".2f")],
         extra=[charts.line([{"ratio": 1.0}], along="x", field="ratio")])
     return View(table=table, chart=spec_ if data else None)
@@ -404,7 +404,7 @@ def _offers_view(r: OffersResult, v: Mapping[str, Any]) -> View:
     # Light bars keep dark text readable inside and outside them.
     spec_ = charts.bars(
         f"The same run on each offer: days (bars) and cost ({v['source']} peak)", data, name="offer",
-        x=charts.q("days", "days", zero=True), row_px=36, bar_color="#a8bcdc", labels="start",
+        x=charts.q("days", "days", zero=True), bar_color="#a8bcdc", labels="start",
         tooltip=[charts.tip("offer", kind="nominal"), charts.tip("days", fmt=",.2f"),
                  charts.tip("cost", "cost ($)", "$,.0f")])
     text = tokens_line(n_params, n_tokens, v)

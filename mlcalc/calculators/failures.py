@@ -38,7 +38,7 @@ def _interruptions_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
                   tuple((k, n, f"{n / i.unexpected:.1%}") for k, n in cats))
     rows = [{"category": k, "n": n} for k, n in cats]
     chart = charts.bars(f"{i.unexpected:,.0f} unexpected interruptions, by cause", rows, name="category",
-                        x=charts.q("n", "expected interruptions"), row_px=30,
+                        x=charts.q("n", "expected interruptions"),
                         tooltip=[charts.tip("category", kind="nominal"), charts.tip("n", "expected", ",.1f")])
     return View(text=text, table=table, chart=chart)
 

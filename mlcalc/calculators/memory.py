@@ -358,7 +358,7 @@ def _moe_view(s: memory.MoeSummary, v: Mapping[str, Any]) -> View:
     for row in rows:
         row["label"] = f"{row['billions']:,.1f}B"
     chart = charts.bars(f"Parameters of {v['model']}", rows, name="what", x=charts.q("billions", "parameters (billions)"),
-                        row_px=60, color_by="what", legend=False, labels="end")
+                        color_by="what", legend=False, labels="end")
     return View(text=text, chart=chart)
 
 

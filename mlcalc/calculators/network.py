@@ -225,7 +225,7 @@ def _budget_view(b: par.Budget, v: Mapping[str, Any], first: str = "") -> View:
     lay = b.layout
     spec_ = charts.bars(
         f"tp={lay.tp} x pp={lay.pp} x dp={lay.dp}: step {b.step_s:,.2f} s, {b.exposed_s:,.2f} s exposed; "
-        "dotted: the backward pass", data, name="what", x=charts.q("s", "seconds per step"), row_px=28,
+        "dotted: the backward pass", data, name="what", x=charts.q("s", "seconds per step"),
         color_by="kind", legend=False,
         colors={"compute": charts.PALETTE[2], "exposed": charts.PALETTE[0], "can hide": charts.PALETTE[1]},
         tooltip=[charts.tip("what", kind="nominal"), charts.tip("s", fmt=",.3f")],
