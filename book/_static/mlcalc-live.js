@@ -759,7 +759,7 @@
   // wrapped, legend columns, which side a label goes) is written into its spec by mlcalc.charts, as Vega
   // expressions on its parameter "column". Only the drawing changes: the spec, what the page and the tests
   // compare with CPython, does not.
-  function fitToColumn(vl, column) {
+  function handColumn(vl, column) {
     if (!(column > 0)) return;
     var width = Math.floor(column);
     if (typeof vl.width === "number" && width < vl.width) vl.width = width;
@@ -829,7 +829,7 @@
       var vl = Object.assign({}, spec);
       delete vl.$schema;
       // Drawn to the width of its column (a phone's is narrower than the spec's 520 px).
-      fitToColumn(vl, el.getBoundingClientRect().width);
+      handColumn(vl, el.getBoundingClientRect().width);
       var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
       var done;
       if (self.embedded && parts.shape && parts.shape === self.shape) {
@@ -904,7 +904,7 @@
     var vl = Object.assign({}, c.spec);
     delete vl.$schema;
     var chartEl = c.el.querySelector(".mlcalc-view-chart");
-    fitToColumn(vl, chartEl ? chartEl.getBoundingClientRect().width : 0);
+    handColumn(vl, chartEl ? chartEl.getBoundingClientRect().width : 0);
     var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
     var problems = [];
     Object.keys(parts.data).forEach(function (name) {
