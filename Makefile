@@ -1,7 +1,7 @@
 # The project's commands. Each installs what it needs into .venv (created on first use).
 #   make book   build the static site into _build/html
-#   make test   run every test (unit, nbval, strict build, browser)
-#   make check  unit and property tests only (under a minute): the edit-test loop
+#   make test   run every test (ruff, mypy, unit, nbval, strict build, browser)
+#   make check  ruff, mypy, unit and property tests and the docstring examples only: the edit-test loop
 #   make serve  serve the built site on http://127.0.0.1:8000 (its calculators run live in the browser)
 #   make lab    open JupyterLab on the book's first chapter (notebooks/start/how-many-gpus.ipynb)
 #   make bench  measure widget latency, build time and page weight (benchmarks/results.json)
@@ -47,12 +47,17 @@ book: $(VENV)/.installed-book _vendor/vendor/.complete $(WHEEL)
 
 test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
+	$(BIN)/ruff check mlcalc tests
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests notebooks book/workshop --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-# Unit and property tests only: no notebooks (nbval), no build, no browser.
+# Lint (ruff) and type-check (mypy; both set up in pyproject.toml), then unit and property tests only: no notebooks
+# (nbval), no build, no browser.
 check: $(VENV)/.installed-test
+	$(BIN)/ruff check mlcalc tests
+	$(BIN)/mypy
 	$(BIN)/python -m pytest tests -q -p no:cacheprovider -m "not browser and not build and not live" \
-		--ignore=tests/test_site.py --ignore=tests/test_live_jupyter.py --ignore=tests/test_live_site.py
+		--ignore=tests/site/test_site.py --ignore=tests/site/test_live_jupyter.py --ignore=tests/site/test_live_site.py
 
 # Serve the built site on localhost: opened from disk (file://) the calculators stay snapshots.
 # scripts/serve.py sends gzip and cache headers, as a web host should (README, "Serving the site").

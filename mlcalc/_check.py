@@ -65,7 +65,7 @@ def _number(name: str, value: Any, allowed: str = "it must be a number") -> floa
     if isinstance(value, numbers.Integral):
         try:
             as_int = int(value)  # exact: no float conversion yet
-        except Exception as exc:  # noqa: BLE001 - a caller's Integral that cannot be an int
+        except Exception as exc:  # a caller's Integral that cannot be an int
             raise _refuse(name, value, allowed) from exc
         if abs(as_int) > MAX_MAGNITUDE:
             raise _refuse(name, value, f"{allowed} of magnitude at most {MAX_MAGNITUDE:g}")
@@ -149,7 +149,7 @@ def _whole(name: str, value: Any, minimum: int, maximum: int | None) -> int:
     if isinstance(value, numbers.Integral):
         try:
             out = int(value)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise _refuse(name, value, allowed) from exc
     else:
         try:

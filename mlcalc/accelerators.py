@@ -141,7 +141,13 @@ def training_dtype(key: str) -> str:
 
 
 def peak_flops(key: str, dtype: str = "bf16") -> float:
-    """Dense datasheet peak of accelerator ``key`` for ``dtype``, in FLOP/s."""
+    """Dense datasheet peak of accelerator ``key`` for ``dtype``, in FLOP/s.
+
+    NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, BF16 1,979 TFLOPS with sparsity, half of it dense:
+
+    >>> peak_flops("H100-SXM") / 1e12
+    989.5
+    """
     return spec(key).peak_flops(dtype)
 
 

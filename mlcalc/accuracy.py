@@ -62,7 +62,7 @@ def _hf_memory() -> tuple[Case, ...]:
                  for run in hfruns.runs() for c in hfruns.cases(run))
 
 
-def _hf_machine(run: str):  # noqa: ANN202 - a steptime.Machine
+def _hf_machine(run: str):
     """The machine a run is predicted on: its own measured rates, else those of the H200 run that measured them."""
     from mlcalc import hfruns
 

@@ -62,8 +62,8 @@ class Control:
         return [value for _, value in self.options]
 
 
-def choice(key: str, label: str, options: Any, default: Any, *, kind: str = "choice", help: str = "",
-           width: str = "") -> Control:
+def choice(key: str, label: str, options: Any, default: Any, *, kind: str = "choice",
+           help: str = "", width: str = "") -> Control:  # noqa: A002 - Control's own field name
     """A dropdown (or toggle buttons with ``kind="toggle"``) from values or (label, value) pairs."""
     pairs = tuple((str(o[0]), o[1]) if isinstance(o, tuple) else (str(o), o) for o in options)
     return Control(key, label, kind, default, options=pairs, help=help, width=width)

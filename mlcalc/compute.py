@@ -16,7 +16,7 @@ import math
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple, TypedDict
 
 from mlcalc import _check
 from mlcalc.accelerators import catalogue, spec
@@ -53,6 +53,12 @@ def training_flops(n_params: float, n_tokens: float, recompute: bool = False) ->
     References
     ----------
     Kaplan et al. 2020 (C = 6ND); Narayanan et al. 2021, Sec. 5.1 (8TP with recomputation).
+
+    GPT-3 175B on 300B tokens (Brown et al. 2020, "Language Models are Few-Shot Learners", Table D.1,
+    gives 3.14e+23 FLOP):
+
+    >>> f"{training_flops(175e9, 300e9):.3g}"
+    '3.15e+23'
     """
     n_params = _check.positive("n_params", n_params)
     n_tokens = _check.positive("n_tokens", n_tokens)
@@ -418,7 +424,16 @@ def mfu_from_tokens(tokens_per_s: float, flops_per_token: float, peak_flops_per_
 
 ADVERTISED = "advertised"
 
-_EXTRA_TABLES: dict[str, dict[str, object]] = {}
+
+
+class FlopsTable(TypedDict):
+    """One table of achievable FLOPS, as a ``*_matmul.json`` file holds it."""
+
+    description: str  # what was measured, by whom
+    entries: dict[str, dict[str, dict[str, Any]]]  # accelerator key -> dtype -> {"tflops", "source", ...}
+
+
+_EXTRA_TABLES: dict[str, FlopsTable] = {}
 
 
 def _matmul_files() -> list[tuple[str, str]]:
@@ -429,9 +444,9 @@ def _matmul_files() -> list[tuple[str, str]]:
 
 
 @lru_cache(maxsize=None)
-def _file_tables() -> Mapping[str, Mapping[str, object]]:
+def _file_tables() -> Mapping[str, FlopsTable]:
     """Tables from every ``*_matmul.json`` data file; a later file may not redefine a table."""
-    tables: dict[str, Mapping[str, object]] = {}
+    tables: dict[str, FlopsTable] = {}
     for name, text in _matmul_files():
         for table, body in json.loads(text)["tables"].items():
             if table in tables or table == ADVERTISED:
@@ -440,7 +455,7 @@ def _file_tables() -> Mapping[str, Mapping[str, object]]:
     return MappingProxyType(tables)
 
 
-def _tables() -> dict[str, Mapping[str, object]]:
+def _tables() -> dict[str, FlopsTable]:
     return {**_file_tables(), **_EXTRA_TABLES}
 
 
@@ -461,10 +476,10 @@ def register_flops_table(name: str, entries: Mapping[str, Mapping[str, Mapping[s
         spec(key)
         for dtype, entry in by_dtype.items():
             _check.choice(f"dtype of {key}", dtype, DTYPE_BYTES)
-            _check.positive(f"entries[{key!r}][{dtype!r}]['tflops']", entry.get("tflops"))  # type: ignore[arg-type]
+            _check.positive(f"entries[{key!r}][{dtype!r}]['tflops']", entry.get("tflops"))
             if not str(entry.get("source", "")).strip():
                 raise ValueError(f"entries[{key!r}][{dtype!r}] has no 'source': every figure needs one")
-    _EXTRA_TABLES[name] = {"description": description, "entries": {k: dict(v) for k, v in entries.items()}}
+    _EXTRA_TABLES[name] = {"description": description, "entries": {k: {d: dict(e) for d, e in v.items()} for k, v in entries.items()}}
 
 
 def unregister_flops_table(name: str) -> None:
@@ -479,17 +494,17 @@ def flops_keys(source: str) -> frozenset[tuple[str, str]]:
     if source == ADVERTISED:
         return frozenset((k, d) for k, a in catalogue().items() for d in a.dense_tflops)
     entries = _tables()[source]["entries"]
-    return frozenset((k, d) for k, dd in entries.items() for d in dd)  # type: ignore[union-attr]
+    return frozenset((k, d) for k, dd in entries.items() for d in dd)
 
 
-def flops_entry(key: str, dtype: str = "bf16", source: str = "achievable") -> Mapping[str, object]:
+def flops_entry(key: str, dtype: str = "bf16", source: str = "achievable") -> Mapping[str, Any]:
     """The stored record behind an achievable figure: tflops, source URL, shape, software, notes."""
     spec(key)
     _check.choice("source", source, [s for s in flops_sources() if s != ADVERTISED])
     entries = _tables()[source]["entries"]
-    by_dtype = entries.get(key, {})  # type: ignore[union-attr]
+    by_dtype = entries.get(key, {})
     if dtype not in by_dtype:
-        have = [f"{k}/{d}" for k, dd in entries.items() for d in dd]  # type: ignore[union-attr]
+        have = [f"{k}/{d}" for k, dd in entries.items() for d in dd]
         raise ValueError(
             f"dtype={dtype!r} is not allowed for accelerator={key!r} with source={source!r}: "
             f"that table has {', '.join(have)}"
@@ -510,7 +525,7 @@ def achievable_flops(key: str, dtype: str = "bf16", source: str = ADVERTISED) ->
     _check.choice("source", source, flops_sources())
     if source == ADVERTISED:
         return spec(key).peak_flops(dtype)
-    return float(flops_entry(key, dtype, source)["tflops"]) * 1e12  # type: ignore[arg-type]
+    return float(flops_entry(key, dtype, source)["tflops"]) * 1e12
 
 
 def has_flops(key: str, dtype: str, source: str) -> bool:

@@ -162,6 +162,11 @@ def cluster_power(n_gpus: int, system_key: str = "DGX H100", pue: float = 1.58, 
 
     A rack-scale system (NVL72) is one rack and ships liquid-cooled: asking for air refuses, as does a
     node whose power exceeds the rack limit.
+
+    DGX H100 datasheet: 10.2 kW at most per 8-GPU system, so 1,024 GPUs draw 128 x 10.2 kW of IT power:
+
+    >>> cluster_power(1024, "DGX H100", pue=1.0, other_it_share=0.0).it_kw
+    1305.6
     """
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
     s = system(system_key)

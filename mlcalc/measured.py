@@ -25,7 +25,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence, Union
 
 from mlcalc import _check
 
@@ -320,7 +320,7 @@ def _refuse_constant(name: str) -> float:
 
 def parse_json(text: str, name: str = "text") -> Any:
     """JSON text, refusing NaN/Infinity and nesting deeper than MAX_JSON_DEPTH, as one ValueError naming ``name``."""
-    depth = deepest = 0
+    depth = 0
     in_string = escaped = False
     for ch in text:  # one pass: the nesting depth, before the parser recurses into it
         if in_string:
@@ -478,18 +478,18 @@ def _from_bench(data: Any, label: str) -> list[Result]:
                 reference_tflops=tflops(ref, f"{w}.reference"), reference_shape=shape(ref, f"{w}.reference"),
                 sweep=tuple(sweep)))
     elif kind == "bandwidth":
-        for k, v in res.items():
-            w = f"results.{k}"
+        for copy, v in res.items():
+            w = f"results.{copy}"
             v = d.obj(v, w)
             if "skipped" in v:
                 continue
-            if k not in COPY_KINDS:
-                raise _Bad(f"{w}: {k!r} is not a kind of copy (have: {', '.join(COPY_KINDS)})")
+            if copy not in COPY_KINDS:
+                raise _Bad(f"{w}: {copy!r} is not a kind of copy (have: {', '.join(COPY_KINDS)})")
             rows = [d.obj(r, f"{w}.sweep[{i}]") for i, r in enumerate(d.arr(d.get(v, "sweep", w), f"{w}.sweep"))]
             sizes = tuple(int(d.num(d.get(r, "bytes", f"{w}.sweep[{i}]"), f"{w}.sweep[{i}].bytes", positive=True))
                           for i, r in enumerate(rows))
             _increasing(sizes, f"{w}.sweep")
-            out.append(CopyResult(info, k, sizes, tuple(d.num(d.get(r, "gbps", f"{w}.sweep[{i}]"),
+            out.append(CopyResult(info, copy, sizes, tuple(d.num(d.get(r, "gbps", f"{w}.sweep[{i}]"),
                                                               f"{w}.sweep[{i}].gbps") for i, r in enumerate(rows))))
     elif kind == "collectives":
         params = d.obj(d.get(data, "params", "the document"), "params")
@@ -529,8 +529,9 @@ def _from_bench(data: Any, label: str) -> list[Result]:
         for i, c in enumerate(d.arr(d.get(res, "cases", "results"), "results.cases")):
             w = f"results.cases[{i}]"
             c = d.obj(c, w)
-            out.append(AttentionCase(info, *(d.count(d.get(c, key, w), f"{w}.{key}")
-                                             for key in ("batch", "heads", "seq_len", "head_dim")),
+            batch, heads, seq_len, head_dim = (d.count(d.get(c, key, w), f"{w}.{key}")
+                                               for key in ("batch", "heads", "seq_len", "head_dim"))
+            out.append(AttentionCase(info, batch, heads, seq_len, head_dim,
                                      d.num(d.get(c, "fwd_bwd_tflops", w), f"{w}.fwd_bwd_tflops", positive=True)))
     else:
         raise _Bad(f"benchmark={_short(kind)} is not allowed: choose matmul, bandwidth, collectives, train, attention")
@@ -625,6 +626,22 @@ _NUM = r"(\d+(?:\.\d+)?)"
 _SHAPE = r"(\d+)x(\d+)x(\d+)"
 _MAMF_BEST = re.compile(rf"(mean|median|max):[ \t]+{_NUM}[ \t]*TFLOPS[ \t]*@[ \t]*{_SHAPE}")
 _MAMF_HEADLINE = re.compile(rf"(MAMF|MSMF)[ \t]*\([^)\n]*\):[ \t]*{_NUM}[ \t]*TFLOPS[ \t]*@[ \t]*{_SHAPE}")
+
+
+class _MamfSummary(NamedTuple):
+    """One summary line of a mamf-finder log (_MAMF_BEST or _MAMF_HEADLINE), as typed, and where it is."""
+
+    tflops: str
+    m: str
+    n: str
+    k: str
+    lineno: int
+
+
+def _mamf_summary(match: re.Match[str], lineno: int) -> _MamfSummary:
+    return _MamfSummary(match.group(2), match.group(3), match.group(4), match.group(5), lineno)
+
+
 _MAMF_ROW = re.compile(rf"[ \t]*\d+[ \t]*\|[ \t]*{_NUM}\(mean\)[ \t]+{_NUM}\(median\)[ \t]+{_NUM}\(max\)"
                        rf"[ \t]*@[ \t]*{_SHAPE}")
 
@@ -646,8 +663,8 @@ def parse_mamf_log(text: str, statistic: str = "median", label: str = "mamf-find
     _check.choice("statistic", statistic, ("mean", "median", "max"))
     dtype, device = "bf16", "unknown"
     sweep: list[MatmulShape] = []
-    head: dict[str, tuple[str, ...]] = {}
-    best: dict[str, tuple[str, ...]] = {}
+    head: dict[str, _MamfSummary] = {}  # "MAMF" / "MSMF" -> its line
+    best: dict[str, _MamfSummary] = {}  # "mean" / "median" / "max" -> its line
     pick = {"mean": 0, "median": 1, "max": 2}[statistic]
     for lineno, line in enumerate(text.splitlines(), 1):  # splitlines also splits the tool's \r progress rows
         s = line.lstrip()
@@ -669,26 +686,26 @@ def parse_mamf_log(text: str, statistic: str = "median", label: str = "mamf-find
         elif s.startswith(("MAMF", "MSMF")):
             m = _MAMF_HEADLINE.match(s)
             if m:
-                head[m.group(1)] = (*m.groups(), lineno)
+                head[m.group(1)] = _mamf_summary(m, lineno)
         elif s.startswith(("mean:", "median:", "max:")):
             m = _MAMF_BEST.match(s)
             if m:
-                best[m.group(1)] = (*m.groups(), lineno)
+                best[m.group(1)] = _mamf_summary(m, lineno)
     info = RunInfo("mamf-finder", label, device, accelerator_key(device))
     if "MAMF" in head:
-        _, tf, m_, n_, k_, at = head["MAMF"]
-        sus = head.get("MSMF")
-        where = f"{label}: line {at}"
-        sus_where = f"{label}: line {sus[-1]}" if sus else label
-        return MatmulResult(info, dtype, _mamf_tflops(tf, where), _mamf_dims(m_, n_, k_, where),
-                            _mamf_tflops(sus[1], sus_where) if sus else None,
-                            _mamf_dims(*sus[2:5], sus_where) if sus else None, sweep=tuple(sweep))
+        top, sus = head["MAMF"], head.get("MSMF")
+        where = f"{label}: line {top.lineno}"
+        sus_where = f"{label}: line {sus.lineno}" if sus else label
+        return MatmulResult(info, dtype, _mamf_tflops(top.tflops, where), _mamf_dims(top.m, top.n, top.k, where),
+                            _mamf_tflops(sus.tflops, sus_where) if sus else None,
+                            _mamf_dims(sus.m, sus.n, sus.k, sus_where) if sus else None, sweep=tuple(sweep))
     if statistic not in best:
         raise ValueError(f"{label}: text is not allowed: no 'mean/median/max: X TFLOPS @ MxNxK' summary found "
                          "(is this a mamf-finder log?)")
-    _, tf, m_, n_, k_, at = best[statistic]
-    where = f"{label}: line {at}"
-    return MatmulResult(info, dtype, _mamf_tflops(tf, where), _mamf_dims(m_, n_, k_, where), sweep=tuple(sweep))
+    top = best[statistic]
+    where = f"{label}: line {top.lineno}"
+    return MatmulResult(info, dtype, _mamf_tflops(top.tflops, where), _mamf_dims(top.m, top.n, top.k, where),
+                        sweep=tuple(sweep))
 
 
 def _clip(text: str) -> str:
@@ -716,7 +733,7 @@ def _mamf_dims(m: str, n: str, k: str, label: str) -> tuple[int, int, int]:
 
 def _mamf_shape(groups: tuple[str, ...], pick: int, label: str, lineno: int) -> MatmulShape:
     try:
-        m, n, k = _mamf_dims(*groups[3:], label)
+        m, n, k = _mamf_dims(groups[3], groups[4], groups[5], label)
         return MatmulShape(m, n, k, _mamf_tflops(groups[pick], label))
     except ValueError as exc:
         raise ValueError(f"{exc} (line {lineno})") from None

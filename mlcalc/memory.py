@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from mlcalc import _check, models
 
@@ -265,6 +265,12 @@ def zero_model_state_bytes(
     ----------
     Rajbhandari et al. 2020 (ZeRO), Figure 1: 7.5B parameters, Nd = 64, K = 12:
     120 GB, 31.4 GB, 16.6 GB, 1.9 GB. Ren et al. 2021 (ZeRO-Offload).
+
+    A 7.5B-parameter model over 64 GPUs (ZeRO paper, Figure 1: 120 GB per GPU without ZeRO, 1.9 GB with
+    P_os+g+p, stage 3):
+
+    >>> zero_model_state_bytes(7.5e9, 64, 3).device_bytes / 1e9
+    1.875
     """
     n_params = _check.positive("n_params", n_params)
     dp_degree = _check.positive_int("dp_degree", dp_degree)
@@ -1017,7 +1023,7 @@ def fewest_devices(
     zero_stage: int = 3,
     max_tp: int = 8,
     max_devices: int = 16384,
-    **kwargs: object,
+    **kwargs: Any,  # more keywords of training_memory
 ) -> TrainingFit | None:
     """The smallest dp x tp x pp layout whose per-device memory fits (None if none does).
 
@@ -1052,7 +1058,7 @@ def training_fit_grid(
     device_bytes: float,
     zero_stages: tuple[int, ...] = ZERO_STAGES,
     micro_batches: tuple[int, ...] = (1, 2, 4, 8, 16),
-    **kwargs: object,
+    **kwargs: Any,  # more keywords of training_memory
 ) -> tuple[tuple[float, ...], ...]:
     """Per-device bytes for each ZeRO stage (rows) and micro-batch size (columns).
 

@@ -263,7 +263,13 @@ def presets() -> Mapping[str, ModelConfig]:
 
 
 def preset(name: str) -> ModelConfig:
-    """The preset called ``name`` (ValueError listing the known names otherwise)."""
+    """The preset called ``name`` (ValueError listing the known names otherwise).
+
+    Meta's Llama 3 8B: 8.03B parameters (its model card; 8,030,261,248 in the released weights):
+
+    >>> preset("Llama-3 8B").n_params()
+    8030261248
+    """
     _check.choice("model", name, presets())
     return presets()[name]
 

@@ -23,8 +23,8 @@ from mlcalc import network as net
 
 def _load_reference_models() -> tuple[Mapping[str, tuple[float, int, int, int, int, int, int, int]], int]:
     raw = json.loads(resources.files("mlcalc.data").joinpath("links.json").read_text())["reference_models"]
-    keys = ("n_params", "heads", "hidden", "layers", "t", "p", "gpus", "batch")
-    table = {name: tuple(float(m[k]) if k == "n_params" else int(m[k]) for k in keys)
+    table = {name: (float(m["n_params"]), int(m["heads"]), int(m["hidden"]), int(m["layers"]), int(m["t"]),
+                    int(m["p"]), int(m["gpus"]), int(m["batch"]))
              for name, m in raw["models"].items()}
     return MappingProxyType(table), int(raw["seq_len"])
 
@@ -104,7 +104,7 @@ class _Op(NamedTuple):
     what: str  # what it carries
     collective: str  # one of mlcalc.network.COLLECTIVES
     message_bytes: float  # size as nccl-tests counts it (see network.collective_time), >= 0
-    count: int  # how many per training step, >= 1
+    count: int  # type: ignore[assignment]  # how many per training step, >= 1 (the name hides tuple.count, as NamedTuple allows)
     group: int  # ranks in the collective's group, >= 1
 
 
@@ -248,6 +248,11 @@ def bubble_fraction(p: int, m: int, v: int = 1, relative_to: str = "ideal") -> f
     ``relative_to="ideal"``: bubble time over ideal compute time, (p-1)/m, and (p-1)/(m v)
     with v interleaved chunks per device (Narayanan et al. 2021, 2.2). ``"total"``:
     bubble over the whole step, (p-1)/(m v + p - 1) (GPipe's (K-1)/(M+K-1) for v = 1).
+
+    Narayanan et al. 2021, Figure 4: 4 pipeline stages, 8 micro-batches:
+
+    >>> bubble_fraction(4, 8)
+    0.375
     """
     p = _check.positive_int("p", p)
     m = _check.positive_int("m", m)

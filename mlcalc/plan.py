@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
@@ -74,6 +74,7 @@ CHAPTERS: Mapping[str, str] = MappingProxyType({
     "capacity": "notebooks/storage/capacity-and-small-files",
     "cost": "notebooks/plan/rent-hpc-buy",
     "facility": "notebooks/facility/power-and-energy",
+    "failures": "notebooks/facility/failures-at-scale",
 })
 
 
@@ -186,7 +187,13 @@ def chip_info(chip: str) -> Mapping[str, Any]:
 
 
 def chinchilla_tokens(n_params: float) -> float:
-    """Compute-optimal training tokens: 20 per parameter (Hoffmann et al. 2022)."""
+    """Compute-optimal training tokens: 20 per parameter (Hoffmann et al. 2022).
+
+    The paper's own Chinchilla: 70B parameters on 1.4T tokens:
+
+    >>> chinchilla_tokens(70e9) / 1e12
+    1.4
+    """
     return CHINCHILLA_TOKENS_PER_PARAM * _check.positive("n_params", n_params)
 
 
@@ -270,7 +277,7 @@ def _step_rate(chip: str, flops_source: str) -> float:
 # The step-time model's part of the planner is three private functions, each with a checked public twin:
 # _fit (layout_memory: which recomputation fits), _step_time (step_time: the step of a fitting layout)
 # and _step_floor (step_time_floor: a lower bound of _step_time, used only to stop the layout visit early;
-# 0.0 is always a valid floor, only slower). tests/test_plan.py compares _best_layout and search with
+# 0.0 is always a valid floor, only slower). tests/core/test_plan.py compares _best_layout and search with
 # brute force over layout_candidates, layout_memory and step_time, and checks the floor on random layouts.
 # The search skips a count only when tokens x FLOPs per token / (GPUs x _step_rate) already misses the
 # deadline: _step_rate must be at least the rate any layout's step reaches.
@@ -518,11 +525,19 @@ class Needs(NamedTuple):
     mtbf_s: float  # the job's mean time between failures (device MTBF / GPUs)
     interval_s: float  # Daly's checkpoint interval
     goodput: float  # share of wall time that advances training
+    restart_s: float = 0.0  # one restart after an interruption, seconds (the sum of ``restart``'s parts)
+    restart: failures.Restart | None = None  # its parts (mlcalc.failures.restart_time); None when a time was given
 
 
 def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per_s: float, n_tokens: float,
-          filesystem_write_bytes_per_s: float, node_storage_bytes_per_s: float, restart_s: float) -> Needs:
-    """Network, storage and failure figures of a run of ``n_gpus`` at ``tokens_per_s``."""
+          filesystem_write_bytes_per_s: float, node_storage_bytes_per_s: float,
+          restart_s: float | None = None) -> Needs:
+    """Network, storage and failure figures of a run of ``n_gpus`` at ``tokens_per_s``.
+
+    A restart takes ``restart_s`` if given, else the failure model's parts for this run
+    (:func:`mlcalc.failures.restart_time`): detect, replace, reschedule, warm up, and load this model's
+    checkpoint back at the rate the run writes it (the filesystem, capped by its nodes' storage links).
+    """
     _check_model(model)
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
     gpn = _check.positive_int("gpus_per_node", gpus_per_node, MAX_GPUS_PER_NODE)
@@ -530,7 +545,7 @@ def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per
     n_tokens = _check.positive("n_tokens", n_tokens, MAX_TOKENS)
     filesystem_write_bytes_per_s = _check.positive("filesystem_write_bytes_per_s", filesystem_write_bytes_per_s, 1e15)
     node_storage_bytes_per_s = _check.positive("node_storage_bytes_per_s", node_storage_bytes_per_s, 1e15)
-    restart_s = _check.non_negative("restart_s", restart_s, 1e7)
+    restart_s = None if restart_s is None else _check.non_negative("restart_s", restart_s, 1e7)
     nodes = max(1, math.ceil(n / gpn))
     if n > gpn:
         counts = network.fat_tree_counts(n, SWITCH_RADIX)
@@ -546,10 +561,16 @@ def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per
     # (mlcalc.failures; on 8-GPU nodes it equals the device MTBF / GPUs).
     mtbf = failures.interruptions(n, 1.0, gpn).mtbf_s
     interval = storage.daly_interval_s(write.seconds, mtbf)
-    gp = storage.goodput(interval, write.seconds, mtbf, restart_s)
+    restart = None
+    if restart_s is None:  # the failure model's parts for this checkpoint, read back at the rate it is written
+        restart = failures.restart_time(ckpt, write.effective_bytes_per_s)
+        r_s = restart.total_s
+    else:
+        r_s = restart_s
+    gp = storage.goodput(interval, write.seconds, mtbf, r_s)
     cap = storage.storage_capacity(dataset, ckpt, CHECKPOINTS_KEPT)
     return Needs(nodes, tiers, switches, cables, read, dataset, ckpt, write.seconds,
-                 write.effective_bytes_per_s, cap.to_buy_bytes, mtbf, interval, gp.fraction)
+                 write.effective_bytes_per_s, cap.to_buy_bytes, mtbf, interval, gp.fraction, r_s, restart)
 
 
 # --------------------------------------------------------------------------- cost of owning
@@ -676,7 +697,7 @@ class _Run(NamedTuple):
 
 
 def _run(model: memory.ModelConfig, chip: str, n: int, n_tokens: float, seq_len: int, global_batch_tokens: float,
-         fs: float, node: float, restart: float, layout: Layout | None = None) -> _Run | None:
+         fs: float, node: float, restart: float | None, layout: Layout | None = None) -> _Run | None:
     lay = layout if layout is not None else _best_layout(model, chip, n, seq_len, global_batch_tokens, "achievable")
     if lay is None:
         return None
@@ -699,14 +720,16 @@ def _price(run: _Run, model: memory.ModelConfig, offer: Offer, n: int, deadline_
 
 
 def _defaults(hpc_availability: float | None, filesystem_write_bytes_per_s: float | None,
-              node_storage_bytes_per_s: float | None, restart_s: float | None) -> tuple[float, float, float, float]:
+              node_storage_bytes_per_s: float | None,
+              restart_s: float | None) -> tuple[float, float, float, float | None]:
     avail = _check.fraction("hpc_availability", default("hpc_availability") if hpc_availability is None
                             else hpc_availability)
     fs = _check.positive("filesystem_write_bytes_per_s", default("filesystem_write_gbps") * 1e9
                          if filesystem_write_bytes_per_s is None else filesystem_write_bytes_per_s, 1e15)
     node = _check.positive("node_storage_bytes_per_s", default("storage_gbps_per_node") * 1e9
                            if node_storage_bytes_per_s is None else node_storage_bytes_per_s, 1e15)
-    restart = _check.non_negative("restart_s", default("restart_s") if restart_s is None else restart_s, 1e7)
+    # no restart time given: each plan's comes from the failure model (``needs``)
+    restart = None if restart_s is None else _check.non_negative("restart_s", restart_s, 1e7)
     return avail, fs, node, restart
 
 
@@ -906,7 +929,7 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
             closest_by.setdefault(p.offer.name, p)
         for p in sorted(plans, key=_rank_time):
             closest_by.setdefault(p.offer.name, p)
-    spread = ()
+    spread: tuple[Plan, ...] = ()
     if cheapest is not None:
         spread = tuple(sorted((p for p in plans if p.offer.chip == cheapest.offer.chip
                                and p.n_gpus == cheapest.n_gpus), key=_rank_cost))
@@ -943,7 +966,7 @@ def _problems(model: memory.ModelConfig, plans: list[Plan], by_chip: Mapping[str
             out.insert(0, f"deadline: {deadline_days:g} days is shorter than one training step ({step:,.1f} s)")
     on_time = [p for p in plans if p.meets_deadline]
     cheap = min(on_time or plans, key=_rank_cost)
-    if not cheap.meets_budget:
+    if cheap.budget_dollars is not None and not cheap.meets_budget:
         over = cheap.dollars - cheap.budget_dollars
         which = "that meets the deadline" if cheap.meets_deadline else "of those that miss the deadline"
         out.append(f"budget: the cheapest plan {which}, {cheap.n_gpus:,} x {cheap.offer.name}, costs "
@@ -973,7 +996,20 @@ def explain(p: Plan, model: memory.ModelConfig, n_tokens: float) -> str:
         cost = (f"{p.n_gpus:,} GPUs x {p.gpu_hours / p.n_gpus:,.0f} h x ${p.offer.price_per_gpu_hour:,.3f} "
                 f"= ${p.dollars:,.0f}")
     return (f"{p.n_gpus:,} x {p.offer.chip} as tp={lay.tp} x pp={lay.pp} x dp={lay.dp} ({lay.recompute} "
-            f"recomputation, {lay.step_s:,.2f} s a step): {days}; {cost}.")
+            f"recomputation, {lay.step_s:,.2f} s a step): {days}; {cost}. " + explain_goodput(p.needs))
+
+
+def explain_goodput(nd: Needs) -> str:
+    """Where a plan's goodput comes from: the job's MTBF, its checkpoints and one restart, part by part."""
+    r = nd.restart
+    parts = ("" if r is None else
+             f" = detect {r.detect_s / 60:,.1f} + replace {r.replace_s / 60:,.1f} + reschedule "
+             f"{r.reschedule_s / 60:,.1f} + load the checkpoint {r.load_s / 60:,.1f} + warm up {r.warmup_s / 60:,.1f}"
+             " (mlcalc.failures.restart_time)")
+    return (f"Goodput {nd.goodput:.1%}: an interruption every {nd.mtbf_s / SECONDS_PER_HOUR:,.1f} h (Llama 3's "
+            f"rates by cause for {nd.nodes:,} nodes), a {nd.checkpoint_bytes / 1e12:,.2f} TB checkpoint written in "
+            f"{nd.checkpoint_write_s:,.0f} s every {nd.interval_s / 60:,.0f} min (Daly), and a restart of "
+            f"{nd.restart_s / 60:,.1f} min{parts}.")
 
 
 # --------------------------------------------------------------------------- published runs
@@ -1071,8 +1107,10 @@ def check_run(name: str) -> RunCheck:
     gpu_h, days = p.gpu_hours * keep, p.days * keep
     if pub_h is not None:
         err = gpu_h / float(pub_h) - 1.0
-    else:
+    elif pub_d is not None:
         err = days / float(pub_d) - 1.0
+    else:
+        raise ValueError(f"run={name!r}: its record gives no gpu_hours, published_tflops_per_gpu or days to check")
     return RunCheck(name, int(e["gpus"]), e["chip"], gpu_h, None if pub_h is None else float(pub_h), days,
                     None if pub_d is None else float(pub_d), err, p.layout, p.mfu, p.needs.goodput, e["what"],
                     e["source"], counts)
@@ -1146,6 +1184,9 @@ def plan_numbers(p: Plan) -> dict[str, dict[str, Any]]:
         "job MTBF": _item(nd.mtbf_s / SECONDS_PER_HOUR, "h", "checkpoint",
                           "Llama 3's interruptions by cause, scaled by GPUs and nodes (mlcalc.failures)"),
         "checkpoint interval": _item(nd.interval_s / 60.0, "min", "checkpoint", "Daly 2006"),
+        "restart": _item(nd.restart_s / 60.0, "min", "failures",
+                         "detect + replace + reschedule + load the checkpoint + warm up (mlcalc.failures.restart_time)"
+                         if nd.restart is not None else "as given"),
         "goodput": _item(nd.goodput, "fraction", "checkpoint", "mlcalc.storage.goodput"),
         "storage to buy": _item(nd.capacity_bytes / 1e12, "TB", "capacity",
                                 f"dataset + {CHECKPOINTS_KEPT} checkpoints / 0.8"),

@@ -21,10 +21,13 @@ import math
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from mlcalc import _check, compute, memory
 from mlcalc.accelerators import spec
+
+if TYPE_CHECKING:  # imported where used, to keep serving light
+    from mlcalc.network import Fabric
 
 DECODE_RUN = "h200x2-2026-11-26-decode"  # our measured decode points (mlcalc/data/measured/<run>)
 #: Every run of scripts/gpu/bench_decode.py in mlcalc/data/measured, with the card that made it.
@@ -240,6 +243,13 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     (``tp x ep`` in all) each run attention for ``batch / ep`` sequences (data parallel) and hold ``1 / (tp
     ep)`` of the experts (expert parallel, as DeepSeek-V3 is served); the collectives come in through
     ``tp_allreduce_s`` (:func:`comm_s`).
+
+    TensorRT-LLM performance.md (v0.6.1): Llama 2 7B on one H100 SXM, static batches of 48 with 2,048 tokens
+    in and out, 2,740 output tokens/s; these steps (:func:`check_benchmarks`) give about 10 % more:
+
+    >>> c = next(c for c in check_benchmarks() if (c.chip, c.batch) == ("H100-SXM", 48))
+    >>> round(c.predicted / c.published, 1)
+    1.1
     """
     b = _check.positive_int("batch", batch)
     c = _check.positive_int("context", context)
@@ -419,7 +429,7 @@ def read_fraction() -> float:
 
 
 @lru_cache(maxsize=256)
-def _fabric(chip: str, ranks: int, nodes: int):  # type: ignore[no-untyped-def]
+def _fabric(chip: str, ranks: int, nodes: int) -> Fabric:
     from mlcalc import network, plan  # plan: the chip's system; imported here to keep serving light
     system = plan.chip_info(chip)["system"]
     per_node = network.system(system).gpus_per_node
@@ -1169,7 +1179,8 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     layouts = DENSE_LAYOUTS + (MOE_LAYOUTS if model.is_moe else ())
     problems: list[str] = []
     fastest = (math.inf, 0, 0)  # the fastest batch-1 step of a layout that misses the TPOT target
-    cands = []
+    # (GPUs, layout, step model, batch, requests/s per replica, bound, replicas) of each layout that serves
+    cands: list[tuple[int, tuple[int, int, int], StepModel, int, float, str, int]] = []
     for lay in layouts:
         tp, ep, nodes = lay
         if (model.n_heads % tp) or (model.is_moe and ep > 1 and model.n_experts % (tp * ep)):

@@ -196,6 +196,11 @@ def checkpoint_size(n_params: float, contents: str | Mapping[str, float] = "full
     ----------
     BigScience tr11-176B-ml README: "8 bytes for fp32 optim, 4+2 bytes for weights (fp32+bf16) -
     total 14 bytes per param"; a full BLOOM-176B checkpoint is 2.3 TiB, its bf16 weights 329 GiB.
+
+    BLOOM-176B (the tr11-176B-ml README: "176*10**9*14/2**30=2294.77GB", their GB being GiB):
+
+    >>> int(checkpoint_size(176e9).total_bytes / 2**30)
+    2294
     """
     n_params = _check.positive("n_params", n_params)
     if isinstance(contents, str):

@@ -1,7 +1,7 @@
 """The chart data of every calculator state the tests enumerate: recorded once, compared after a chart change.
 
 A chart may look different after a refactor of how it is drawn (mlcalc.charts); its numbers may not.
-This runs every registered calculator at the states tests/test_glance.py enumerates (each control alone at
+This runs every registered calculator at the states tests/calculators/test_glance.py enumerates (each control alone at
 its ends, each option, 1000x, 1/1000x and 0 of its default) and at each preset, and keeps, per state, the
 chart's distinct data rows (:func:`mlcalc.vl.chart_values`), its title and the view's plain text (what nbval compares).
 
@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
 import mlcalc.calculators  # noqa: E402,F401  (registers every calculator)
 from mlcalc import calc  # noqa: E402
 from mlcalc.vl import chart_values  # noqa: E402
-from test_glance import states  # noqa: E402
+from tests.calculators.test_glance import states  # noqa: E402
 
 
 def _states(c: calc.Calc) -> list[tuple[dict, str | None]]:

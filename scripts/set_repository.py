@@ -5,7 +5,7 @@ JupyterHub, any fresh Jupyter). It does nothing where mlcalc is installed (make 
     .venv/bin/python scripts/set_repository.py          # after changing repository.url
     .venv/bin/python scripts/set_repository.py --check  # exit 1 if a notebook is out of step
 
-tests/test_site.py checks that every notebook's install cell is the one this script writes.
+tests/site/test_site.py checks that every notebook's install cell is the one this script writes.
 """
 
 from __future__ import annotations

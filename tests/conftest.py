@@ -17,12 +17,11 @@ import time
 import urllib.request
 
 import pytest
-import yaml
 
 from mlcalc import live as mlive
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
-import handout  # noqa: E402  (scripts/handout.py: the one reader of _toc.yml)
+import handout  # scripts/handout.py: the one reader of _toc.yml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
@@ -42,7 +41,7 @@ CHROMIUM_ARGS = [
 
 
 # One chapter per part: the pages whose live tests run on the real thing in `make test` (JupyterLab
-# in tests/test_live_jupyter.py, Pyodide in tests/test_live_site.py); MLCALC_LIVE_ALL=1 runs every page.
+# in tests/site/test_live_jupyter.py, Pyodide in tests/site/test_live_site.py); MLCALC_LIVE_ALL=1 runs every page.
 ONE_PER_PART = ("start/how-many-gpus", "accelerators/training-cost", "memory/serving", "network/collectives",
                 "storage/checkpoints", "hardware/your-own-numbers", "facility/power-and-energy", "plan/training-plan")
 LIVE_ALL = bool(os.environ.get("MLCALC_LIVE_ALL"))
@@ -142,7 +141,7 @@ def _cpython_worker(message: str) -> str:
 
 def use_cpython_worker(page) -> None:
     """Answer the page's calculators with CPython (mlcalc.live) instead of starting Pyodide: for the tests
-    of what the page does with results (tests/test_live_site.py) and of its layout once live."""
+    of what the page does with results (tests/site/test_live_site.py) and of its layout once live."""
     page.expose_function("__mlcalcCPython", _cpython_worker)
     page.add_init_script(_STANDIN_WORKER)
 
@@ -192,7 +191,7 @@ def pytest_collection_modifyitems(config, items):
 # all) and the files below (one JupyterLab server for the live-Jupyter tests). xdist's own
 # "loadgroup" cannot do this with pytest 9.2 (it renames node ids through an attribute pytest no
 # longer reads), so the grouping is this scheduler's.
-_ONE_WORKER = {"tests/test_live_jupyter.py"}
+_ONE_WORKER = {"tests/site/test_live_jupyter.py"}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -255,7 +254,7 @@ class JupyterLab:
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError("JupyterLab did not start:\n" + self.log.read_text()[-3000:])
+                    raise RuntimeError("JupyterLab did not start:\n" + self.log.read_text()[-3000:]) from None
                 time.sleep(0.25)
 
     def api(self, method: str, path: str):
@@ -304,7 +303,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def _property_cases() -> int:
-    mod = sys.modules.get("test_properties") or sys.modules.get("tests.test_properties")
+    mod = sys.modules.get("tests.core.test_properties")
     return int(getattr(mod, "CASES", {}).get("n", 0)) if mod is not None else 0
 
 
@@ -323,7 +322,7 @@ def pytest_testnodedown(node, error):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """How many generated cases the property tests ran (tests/test_properties.py), over every worker."""
+    """How many generated cases the property tests ran (tests/core/test_properties.py), over every worker."""
     n = _property_cases() + sum(_WORKER_CASES.values())
     if n:
         terminalreporter.write_line(f"property tests: {n} generated cases")

@@ -47,10 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = not a.no_progress
     out: dict[str, Any] | None
     if a.bench == "matmul":
-        from mlcalc.bench.matmul import run_matmul
-        shapes = None
+        from mlcalc.bench.matmul import Shape, parse_shape, run_matmul
+        shapes: list[Shape] | None = None
         if a.shapes:
-            shapes = [tuple(int(v) for v in s.lower().split("x")) for s in a.shapes.split(",")]
+            shapes = [parse_shape(s) for s in a.shapes.split(",")]
         if a.gpt_shapes:
             from mlcalc.gpt_program import preset, step_gemms
             found: dict[tuple[int, int, int], None] = {}
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for g in step_gemms(preset(model), int(batch), int(seq), recompute=False):
                     found[(g.m, g.n, g.k)] = None
             shapes = list(found)
-        ref = tuple(int(v) for v in a.reference.lower().split("x")) if a.reference else None
+        ref = parse_shape(a.reference) if a.reference else None
         out = run_matmul(dtypes=a.dtypes.split(","), shapes=shapes, reference=ref, device=a.device,
                          target_s_per_shape=a.target_s, confirm_top=a.confirm_top,
                          sustain_s=a.sustain_s, progress=progress)

@@ -53,11 +53,11 @@ def run_attention(
         q, k, v = (torch.randn(b, a, s, d, device=dev, dtype=dtype, generator=gen).requires_grad_() for _ in range(3))
         grad = torch.randn(b, a, s, d, device=dev, dtype=dtype, generator=gen)
 
-        def fwd() -> Any:
+        def fwd(q: Any = q, k: Any = k, v: Any = v) -> Any:  # this case's tensors, bound now
             with torch.no_grad():
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
-        def fwd_bwd() -> None:
+        def fwd_bwd(q: Any = q, k: Any = k, v: Any = v, grad: Any = grad) -> None:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             torch.autograd.grad(out, (q, k, v), grad)
 

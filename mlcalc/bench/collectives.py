@@ -25,7 +25,7 @@ import os
 import statistics
 import time
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from mlcalc import _check
 from mlcalc.bench import _common
@@ -109,29 +109,35 @@ def run_collectives(
                 nbytes = count * esize
                 big = torch.empty(count, dtype=tdt, device=dev)
                 part = torch.empty(count // world, dtype=tdt, device=dev)
+                fn: Callable[[], None]  # one call of the collective on this size's tensors
                 if op == "all_reduce":
-                    def fn(big: Any = big) -> None:
+                    def all_reduce(big: Any = big) -> None:
                         dist.all_reduce(big)
+                    fn = all_reduce
                 elif op == "all_gather":
-                    def fn(big: Any = big, part: Any = part) -> None:
+                    def all_gather(big: Any = big, part: Any = part) -> None:
                         dist.all_gather_into_tensor(big, part)
+                    fn = all_gather
                 elif op == "reduce_scatter":
-                    def fn(big: Any = big, part: Any = part) -> None:
+                    def reduce_scatter(big: Any = big, part: Any = part) -> None:
                         dist.reduce_scatter_tensor(part, big)
+                    fn = reduce_scatter
                 elif op == "all_to_all":
                     out_a2a = torch.empty(count, dtype=tdt, device=dev)
 
-                    def fn(big: Any = big, out: Any = out_a2a) -> None:
+                    def all_to_all(big: Any = big, out: Any = out_a2a) -> None:
                         dist.all_to_all_single(out, big)
+                    fn = all_to_all
                 else:  # send_recv: to the next rank, from the previous, at once
                     recv = torch.empty(count, dtype=tdt, device=dev)
                     nxt, prv = (rank + 1) % world, (rank - 1) % world
 
-                    def fn(big: Any = big, recv: Any = recv, nxt: int = nxt, prv: int = prv) -> None:
+                    def send_recv(big: Any = big, recv: Any = recv, nxt: int = nxt, prv: int = prv) -> None:
                         reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, big, nxt),
                                                        dist.P2POp(dist.irecv, recv, prv)])
                         for r in reqs:
                             r.wait()
+                    fn = send_recv
                 # Correctness: every rank holds rank+1.
                 big.fill_(rank + 1)
                 part.fill_(rank + 1)

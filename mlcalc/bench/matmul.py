@@ -68,6 +68,22 @@ def _make_op(torch: Any, device: Any, dtype: str, m: int, n: int, k: int) -> Any
     return lambda: torch.mm(a, b, out=c)
 
 
+def _as_shape(s: Sequence[int]) -> Shape:
+    """(m, n, k) from any sequence of three positive whole numbers, or a ValueError naming it."""
+    if len(s) != 3:
+        raise ValueError(f"shapes={s!r} is not allowed: each shape is (m, n, k)")
+    m, n, k = (_check.positive_int(name, v) for name, v in zip("mnk", s))
+    return (m, n, k)
+
+
+def parse_shape(text: str) -> Shape:
+    """A shape as the command line writes it: "8192x4096x4096" -> (8192, 4096, 4096)."""
+    try:
+        return _as_shape([int(v) for v in text.lower().split("x")])
+    except ValueError:
+        raise ValueError(f"shape={text!r} is not allowed: write it MxNxK, e.g. 8192x8192x8192") from None
+
+
 def _time_shape(torch: Any, device: Any, dtype: str, shape: Shape, target_s: float,
                 min_repeats: int, max_repeats: int) -> dict[str, Any]:
     m, n, k = shape
@@ -138,16 +154,12 @@ def run_matmul(
     _check.non_negative("idle_s", idle_s)
     _check.non_negative("sustain_s", sustain_s)
     dev = _common.pick_device(torch, device)
-    shape_list = list(shapes) if shapes is not None else default_shapes(dev.type)
+    shape_list = [_as_shape(s) for s in shapes] if shapes is not None else default_shapes(dev.type)
     if reference is None:  # 8192^3 on a GPU; a small square on a CPU
         reference = REFERENCE if dev.type == "cuda" else (128, 128, 128)
-    if tuple(reference) not in [tuple(s) for s in shape_list]:
-        shape_list.append(tuple(reference))
-    for s in shape_list:
-        if len(s) != 3:
-            raise ValueError(f"shapes={s!r} is not allowed: each shape is (m, n, k)")
-        for name, v in zip("mnk", s):
-            _check.positive_int(name, v)
+    reference = _as_shape(reference)
+    if reference not in shape_list:
+        shape_list.append(reference)
 
     if shuffle_seed is not None:
         random.Random(shuffle_seed).shuffle(shape_list)
@@ -164,7 +176,7 @@ def run_matmul(
             sweep = []
             best_so_far = 0.0
             for shape in shape_list:
-                row = _time_shape(torch, dev, dtype, tuple(shape), target_s_per_shape, 3, 200)
+                row = _time_shape(torch, dev, dtype, shape, target_s_per_shape, 3, 200)
                 sweep.append(row)
                 best_so_far = max(best_so_far, row["tflops_median"])
                 bar.update(f"{shape[0]}x{shape[1]}x{shape[2]} {row['tflops_median']:.1f} TFLOPS "
@@ -173,8 +185,8 @@ def run_matmul(
             # and again under continuous load (sustained, after the power limit has bitten).
             ranked = sorted(sweep, key=lambda r: -r["tflops_median"])
             candidates = [(r["m"], r["n"], r["k"]) for r in ranked[:confirm_top]]
-            if tuple(reference) not in candidates:
-                candidates.append(tuple(reference))
+            if reference not in candidates:
+                candidates.append(reference)
             confirmed = [_confirm_shape(torch, dev, dtype, c, idle_s, sustain_s) for c in candidates]
             best = max(confirmed, key=lambda r: r["tflops_burst"])
             best_sustained = max(confirmed, key=lambda r: r["tflops_sustained"])

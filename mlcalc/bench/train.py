@@ -47,11 +47,12 @@ def cpu_cases() -> list[dict[str, Any]]:
 def build_model(torch: Any, cfg: ModelConfig, seq_len: int, recompute: bool) -> Any:
     """A GPT-2-style model (see the module docstring) as a torch.nn.Module on the current device."""
     nn, F = torch.nn, torch.nn.functional
+    Module: Any = nn.Module  # the base class, from the torch this function was given
     from torch.utils.checkpoint import checkpoint
 
     h, heads, f = cfg.hidden, cfg.n_heads, cfg.ffn_hidden
 
-    class Block(nn.Module):
+    class Block(Module):
         def __init__(self) -> None:
             super().__init__()
             self.ln1, self.ln2 = nn.LayerNorm(h), nn.LayerNorm(h)
@@ -66,7 +67,7 @@ def build_model(torch: Any, cfg: ModelConfig, seq_len: int, recompute: bool) -> 
             x = x + self.proj(y.transpose(1, 2).reshape(b, t, h))
             return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
 
-    class GPT(nn.Module):
+    class GPT(Module):
         def __init__(self) -> None:
             super().__init__()
             self.wte, self.wpe = nn.Embedding(cfg.vocab, h), nn.Embedding(seq_len, h)
@@ -117,7 +118,7 @@ def _run_case(torch: Any, dev: Any, case: dict[str, Any], warmup: int, steps: in
     def mem() -> int | None:
         return torch.cuda.memory_allocated(dev) if cuda else None
 
-    def step(marks: Callable[[str], None] | None = None) -> float:
+    def step(marks: Callable[[str], None] | None = None) -> Any:  # the loss, a 0-d tensor
         with torch.autocast(device_type=dev.type, dtype=amp_dtype):
             loss = model(idx, tgt)
         if marks:

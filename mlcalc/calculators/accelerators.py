@@ -513,7 +513,7 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
     lo = min(1.0, point.intensity / 3)
     hi = max(ridge * 30, point.intensity * 3)
     roof = [{"i": x, "tflops": min(peak, x * bw) / 1e12} for x in (lo, ridge, hi)]
-    here = [{"i": point.intensity, "tflops": point.attainable_flops / 1e12, "bound": f"{point.bound}-bound",
+    here: list[dict[str, Any]] = [{"i": point.intensity, "tflops": point.attainable_flops / 1e12, "bound": f"{point.bound}-bound",
              "label": f"{label}\n{point.fraction_of_peak:.0%} of peak"}]  # the dot's colour tells the bound
     ridge_label = f"ridge {ridge:,.0f} FLOP/B"
     x = charts.q("i", "arithmetic intensity, FLOP per byte (log)", log=True)

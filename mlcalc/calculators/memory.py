@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
 from mlcalc import _check, charts, memory
 from mlcalc.accelerators import spec
@@ -125,7 +125,7 @@ def _bytes_per_param_view(result: dict[str, float], v: Mapping[str, Any]) -> Vie
     table = Table(("part", "bytes/param", "GB"), tuple((label, b, result[label] / 1e9)
                                                       for label, b, _ in conv.components))
     rows, totals = [], []
-    for i, (key, c) in enumerate(memory.CONVENTIONS.items()):
+    for key, c in memory.CONVENTIONS.items():
         name = ("▶ " if key == v["convention"] else "") + key
         for j, (cat, b) in enumerate(c.by_category().items()):
             if b:
@@ -209,7 +209,17 @@ ZERO = register(Calc(
 
 # --------------------------------------------------------------------------- activations
 
-ACTIVATION_CASES = (
+
+
+class _ActivationCase(TypedDict, total=False):
+    """The keywords of memory.activation_parts_per_layer one case sets (the rest keep their defaults)."""
+
+    sp: bool
+    recompute: str
+    flash_attention: bool
+
+
+ACTIVATION_CASES: tuple[tuple[str, _ActivationCase], ...] = (
     ("no parallelism", {}),
     ("TP", {"sp": False}),
     ("TP + SP", {"sp": True}),
@@ -250,7 +260,8 @@ def _activation_view(per_layer: float, v: Mapping[str, Any]) -> View:
     cases = activation_cases(v["seq_len"], int(v["micro_batch"]), m.hidden, m.n_heads, v["tp"])
     text = (f"per layer: {per_layer / 2**30:,.3f} GiB; all {n_layers} layers: {n_layers * per_layer / 2**30:,.1f} GiB "
             f"per device (first pipeline stage, any pipeline depth; GiB = 2**30 bytes)")
-    rows, totals = [], []
+    rows: list[dict[str, Any]] = []  # the chart's rows
+    totals: list[dict[str, Any]] = []
     for label, parts in cases.items():
         for j, (name, nbytes) in enumerate(parts.items()):
             kind = next(k for k in ACTIVATION_KINDS if name.startswith(k))

@@ -362,7 +362,7 @@ def _topology_view(r: net.TopologyResult, v: Mapping[str, Any]) -> View:
     text = "\n".join(f"{name:9s}: {c.tiers} tier{'s' if c.tiers > 1 else ''}, {c.switches:,} switches, "
                      f"{c.transceivers:,} transceivers" for name, c in designs)
     text += f"\ncost reduction: {r.cost_reduction:.1%} (switch port = {float(v['ratio']):g} transceivers)"
-    data = []
+    data: list[dict[str, Any]] = []  # the chart's rows
     for name, c in designs:
         data.append({"what": "switches", "design": name, "count": c.switches, "label": f"{c.switches:,}"})
         data.append({"what": "transceivers", "design": name, "count": c.transceivers, "label": f"{c.transceivers:,}"})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
 from mlcalc import _check, charts, live, memory, plan, serving
 from mlcalc.accelerators import spec
@@ -80,7 +80,7 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
              f"({tokens / model.n_params():,.1f} per parameter; Chinchilla: 20). " + _searched(res, v)]
     limits = f"the {float(v['deadline_days']):,g}-day deadline and the {money(float(v['budget_m']) * 1e6)} budget"
     rows: list[tuple[Any, ...]] = []
-    if res.cheapest is not None:
+    if res.cheapest is not None and res.fastest is not None:  # a search that finds one finds both
         ch, fa = res.cheapest, res.fastest
         lines.append(f"Cheapest plan that meets {limits}: {ch.n_gpus:,} x {ch.offer.name}, {ch.days:,.1f} days, "
                      f"{money(ch.dollars)}. " + plan.explain(ch, model, tokens))
@@ -222,7 +222,19 @@ COMPARE = register(Calc(
 _UTIL_GRID = tuple(round(0.05 * k, 2) for k in range(1, 21))  # 0.05 ... 1.00
 
 
-def _tco_kwargs(v: Mapping[str, Any]) -> dict[str, float]:
+class _TcoKeywords(TypedDict):
+    """The keywords of plan.tco (and plan.break_even_utilization) the TCO calculator's controls set."""
+
+    life_years: float
+    pue: float
+    electricity_per_kwh: float
+    hosting_per_kw_month: float
+    staff_per_year: float
+    gpus_per_admin: float
+    network_share: float
+
+
+def _tco_kwargs(v: Mapping[str, Any]) -> _TcoKeywords:
     return {"life_years": v["life_years"], "pue": v["pue"], "electricity_per_kwh": v["kwh"],
             "hosting_per_kw_month": v["hosting"], "staff_per_year": v["staff"], "gpus_per_admin": v["gpus_per_admin"],
             "network_share": v["network_share"]}

@@ -38,7 +38,7 @@ def _dataloader_view(bw: storage.DataloaderBandwidth, v: Mapping[str, Any]) -> V
     text = (f"{bw.samples_per_s:,.2f} samples/s per accelerator, {bw.flop_per_byte:,.0f} FLOP per input byte\n"
             f"per accelerator: {bw.per_accelerator_bytes_per_s / GB:,.3f} GB/s; "
             f"per node of {int(v['per_node']):,}: {need:,.2f} GB/s (GB = 1e9 bytes, reads)")
-    bars = []
+    bars: list[dict[str, Any]] = []  # the chart's rows
     for key in COMPARE_FILESYSTEMS:
         fs = storage.filesystem(key)
         gbps = fs.bandwidth_bytes_per_s / GB
@@ -293,7 +293,7 @@ def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
             f"server-bound: {r.server_bound_s:,.1f} s); limited by the {r.bottleneck}")
     nodes = int(v["nodes"])
     server_per_node = r.server_bound_s / nodes  # the server term grows linearly with the node count
-    lines = []
+    lines: list[dict[str, Any]] = []  # the chart's rows
     for n in geomspace(1.0, max(4096.0, 2.0 * nodes), STARTUP_POINTS):
         server = server_per_node * n
         lines += [{"nodes": n, "seconds": max(r.latency_bound_s, server), "curve": "start-up time"},

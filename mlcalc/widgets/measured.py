@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from mlcalc import measured as ms
 from mlcalc import gpt_program as predict
 from mlcalc.calculators import measured as calculators_measured
-from mlcalc.figures import figure_png, plain_log_ticks
+from mlcalc.figures import plain_log_ticks
 from mlcalc.widgets._base import CalcWidget
 
 _FIGSIZE = (7, 3)

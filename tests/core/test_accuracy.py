@@ -1,0 +1,98 @@
+"""The accuracy page's data (mlcalc.accuracy): every family's cases come from the functions and files the tests use."""
+
+from pathlib import Path
+
+import pytest
+
+from mlcalc import accuracy, calc, distruns, hfruns, serving
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_family_has_cases_and_a_page():
+    for key, fam in accuracy.FAMILIES.items():
+        cs = accuracy.cases(key)
+        assert cs and all(c.family == key and c.observed > 0 and c.predicted > 0 for c in cs), key
+        assert (ROOT / f"{fam.page}.ipynb").is_file(), fam.page
+        assert 0 < fam.target < 1 and fam.unit in ("run", "point")
+
+
+def test_the_families_read_every_run_of_their_data():
+    # one case per measured training case of every Hugging Face run, per multi-GPU run, per decode point
+    n_hf = sum(len(hfruns.cases(r)) for r in hfruns.runs())
+    assert len(accuracy.cases("train-memory-1gpu")) == len(accuracy.cases("train-step-1gpu")) == n_hf == 84
+    assert len(accuracy.cases("train-multigpu-step")) == sum(len(distruns.cases(r)) for r in distruns.runs()) == 24
+    assert len(accuracy.cases("decode")) == sum(len(serving.check_decode(r)) for r in serving.DECODE_RUNS)
+    assert len(accuracy.cases("collectives")) == 10  # five collectives over 4 and over 2 GPUs
+
+
+def test_summary_is_the_cases():
+    for key in accuracy.FAMILIES:
+        s, cs = accuracy.summary(key), accuracy.cases(key)
+        assert s.n_measured + s.n_published == len(cs)
+        assert s.worst_error == max((c.error for c in cs), key=abs)
+        assert s.within == sum(abs(c.error) <= accuracy.FAMILIES[key].target for c in cs)
+
+
+# The page's takeaway: on one GPU the predictions hold (memory within 10% on every run, step time within 20% on all
+# but one), the multi-GPU engine does not yet (its misses have causes: tests/core/test_distruns.py).
+def test_the_takeaways_follow_from_the_data():
+    mem, step = accuracy.summary("train-memory-1gpu"), accuracy.summary("train-step-1gpu")
+    assert mem.within == mem.n_measured and step.within >= step.n_measured - 1
+    multi = accuracy.summary("train-multigpu-step")
+    assert multi.within < multi.n_measured
+    assert all(c.cause for c in accuracy.cases("train-multigpu-step")
+               if abs(c.error) > accuracy.FAMILIES["train-multigpu-step"].target)
+
+
+def test_each_mapped_calculator_exists_and_reads_its_record():
+    for key, fams in accuracy.CALCULATORS.items():
+        calc.get(key)  # registered
+        assert fams and all(f in accuracy.FAMILIES for f in fams)
+        line = accuracy.record(key)
+        assert line.startswith("Accuracy: ") and all(accuracy.family_line(f) in line for f in fams)
+    assert accuracy.record("network.units") == accuracy.NOT_CHECKED
+
+
+def test_the_widget_shows_the_record():
+    from mlcalc.widgets import CollectiveWidget
+
+    w = CollectiveWidget()
+    assert "mlcalc-record" in w.view_record.value
+    assert "bus bandwidth checked on 10 measured points" in w.view_record.value
+
+
+def test_peer_claims_have_sources():
+    ps = accuracy.peers()
+    assert len(ps) >= 3 and all(p["name"] and p["claim"] and p["source"] for p in ps)
+
+
+def test_bad_family_names_the_parameter():
+    with pytest.raises(ValueError, match="family="):
+        accuracy.cases("no-such-family")
+
+
+def test_the_serving_run_and_tables_are_families():
+    from mlcalc import servemeasured as sm
+
+    checks = sm.all_checks()
+    assert len(accuracy.cases("serve-graph")) == sum(c.path == "graph" for c in checks)
+    assert len(accuracy.cases("serve-eager")) == sum(c.path == "eager" and c.what == "decode" for c in checks)
+    assert len(accuracy.cases("serve-prefill")) == sum(c.what == "prefill" for c in checks)
+    assert len(accuracy.cases("serve-published")) == len(sm.check_published()) + len(sm.check_first_token()) == 32
+    for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published"):
+        t = accuracy.FAMILIES[key].target
+        assert all(c.cause for c in accuracy.cases(key) if abs(c.error) > t), key
+
+
+def test_readme_accuracy_table_is_the_data():
+    # the README's Accuracy section is the table mlcalc.accuracy writes from the checked cases, not typed
+    import pathlib
+    import re
+
+    from mlcalc import accuracy
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(r"<!-- accuracy:start[^>]*-->\n(.*?)\n<!-- accuracy:end -->", readme, re.S)
+    assert block, "README.md has no accuracy block"
+    assert block.group(1).strip() == accuracy.markdown_table()

@@ -1,0 +1,136 @@
+"""Published large training runs (mlcalc/data/published_training.json) against the one step-time engine.
+
+Every run is predicted from its model, chip, GPU count, layout, sequence and batch alone, by the same
+engine with the same rules (mlcalc.steptime.predict_step); nothing is fitted to a case. Each source's
+figure is compared in its own terms (TFLOP/s per GPU under its FLOP count, MFU, iteration time or tokens
+per second per GPU).
+"""
+
+import pytest
+
+from mlcalc import steptime, training_runs
+
+NAMES = list(training_runs.runs())
+
+
+def test_at_least_twelve_runs_dense_and_moe_on_three_chips():
+    assert len(NAMES) >= 12
+    chips = {training_runs.runs()[n]["chip"] for n in NAMES}
+    assert {"A100-80GB", "H100-SXM", "H800-SXM"} <= chips
+    assert any(training_runs.model_of(training_runs.runs()[n]).is_moe for n in NAMES)
+    assert any(training_runs.layout_of(training_runs.runs()[n]).zero == 3 and training_runs.runs()[n]["chip"] == "H100-SXM"
+               for n in NAMES)  # FSDP on H100 (MosaicML's MPT runs)
+    sources = {training_runs.runs()[n]["source"] for n in NAMES}
+    assert len(sources) >= 8 and all(s.startswith("https://") for s in sources)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_run_states_its_source_layout_and_assumptions(name):
+    e = training_runs.runs()[name]
+    for field in ("chip", "gpus", "seq_len", "global_batch", "layout", "metric", "published", "source", "where"):
+        assert e[field] not in (None, ""), field
+    lay = training_runs.layout_of(e)
+    assert lay.n_gpus == e["gpus"] and lay.global_batch == e["global_batch"]
+
+
+# The issue's target: within 15% of the published throughput, or the case says why not. A miss is stated in
+# the data ("known_miss", with whether the source gives the cause); the list of misses is pinned here, so a
+# run that drifts out of tolerance fails, and so does a stated miss that is no longer one.
+KNOWN_MISSES = {
+    "MT-NLG 530B (2240 A100)", "MT-NLG 530B (2800 A100)", "MT-NLG 530B (3360 A100)",
+    "Korthikanti 530B, full recomputation (2240 A100)", "GPT-NeoX-20B (96 A100 40GB)", "OPT-175B (992 A100)",
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_within_15_percent_or_the_miss_is_stated(name):
+    c = training_runs.check(name)
+    e = training_runs.runs()[name]
+    within = abs(training_runs.throughput_error(c)) <= training_runs.TOLERANCE
+    if name in KNOWN_MISSES:
+        assert not within, f"{name} is back within 15%: drop it from the misses ({c.error:+.3f})"
+        assert len(e["known_miss"]) > 80 and ("source gives no cause" in e["known_miss"] or c.cause)
+    else:
+        assert within, f"{name}: predicted {c.predicted:.4g} against {c.published:.4g} ({c.error:+.3f})"
+        assert "known_miss" not in e
+
+
+def test_misses_are_a_minority_and_bounded():
+    errs = [abs(training_runs.throughput_error(training_runs.check(n))) for n in NAMES]
+    assert sum(e <= 0.15 for e in errs) >= 0.75 * len(errs)
+    assert max(errs) < 0.45
+
+
+# OPT's FLOP count, from the team's own final training note (metaseq, projects/OPT/chronicles/final_update.md,
+# 7 Jan 2022): "300B tokens ... ~4.30E+23 FLOPs of compute, or roughly ~33 days of continuous training on 1024 80GB
+# A100s". 4.30e23 is Narayanan et al.'s eq. 3 (recomputation counted) for 300B tokens, and over 33 days on 1,024 GPUs
+# it is the paper's 147 TFLOP/s: the case compares in eq. 3, and its miss is the engine's, not the count's.
+def test_opt_147_tflops_is_megatron_eq3():
+    from mlcalc import compute
+    e = training_runs.runs()["OPT-175B (992 A100)"]
+    m = training_runs.model_of(e)
+    f = compute.megatron_flops_per_iteration(round(300e9 / 2048), 2048, m.n_layers, m.hidden, m.vocab, recompute=True)
+    assert f == pytest.approx(4.30e23, rel=0.005)
+    assert f / (33 * 86400 * 1024) / 1e12 == pytest.approx(147, rel=0.005)
+    assert e["convention"] == "megatron-eq3" and e["published"] == 147
+    assert 0.15 < training_runs.check("OPT-175B (992 A100)").error < 0.17
+
+
+# GPT-NeoX-20B's 117 TFLOP/s is what its code logged: EleutherAI/gpt-neox megatron/logging.py get_flops (May 2021 to
+# September 2023) = train_batch x seq x (6 x total params + 60 x seq x hidden x layers) / (iteration time x GPUs).
+# For the 20B (44 layers, hidden 6144, 20.55B parameters, sequence 2048) that is 1.568e11 FLOP per token, 8% below
+# Narayanan et al.'s eq. 3 with recomputation; counted that way, the engine is still about 29% above 117.
+def test_gpt_neox_counts_as_its_code_logged():
+    e = training_runs.runs()["GPT-NeoX-20B (96 A100 40GB)"]
+    m = training_runs.model_of(e)
+    per_token = training_runs.gpt_neox_flops_per_token(m, 2048)
+    assert per_token == pytest.approx(6 * 20.5546e9 + 60 * 2048 * 6144 * 44, rel=1e-4)
+    assert per_token == pytest.approx(1.568e11, rel=0.002)
+    assert 0.25 < training_runs.check("GPT-NeoX-20B (96 A100 40GB)").error < 0.33
+    with pytest.raises(ValueError, match="seq_len"):
+        training_runs.gpt_neox_flops_per_token(m, 0)
+
+
+def test_every_miss_is_on_the_accuracy_page_with_its_cause():
+    from mlcalc import accuracy
+    shown = {c.label.split(": ")[0]: c.cause for c in accuracy.cases("published-large-runs")}
+    for name in KNOWN_MISSES:
+        assert shown[name] == training_runs.runs()[name]["known_miss"]
+
+
+# DeepSeek-V3: fp8 products at the H100's published fp8/bf16 matmul ratio (the H800 is the same silicon),
+# experts spread over 64 GPUs, DualPipe hiding the all-to-all behind computation.
+def test_deepseek_v3_needs_dualpipe_and_fp8():
+    c = training_runs.check("DeepSeek-V3 (2048 H800)")
+    assert abs(c.error) < 0.15
+    e = dict(training_runs.runs()["DeepSeek-V3 (2048 H800)"])
+    lay = dict(e["layout"], schedule="1f1b")
+    slow = steptime.predict_step(training_runs.model_of(e), steptime.Layout(**lay), seq_len=4096,
+                                 machine="H800-SXM", engine="megatron", dtype="fp8")
+    assert slow.tokens_per_s < 0.7 * c.prediction.tokens_per_s
+    bf16 = steptime.predict_step(training_runs.model_of(e), training_runs.layout_of(e), seq_len=4096,
+                                 machine="H800-SXM", engine="megatron")
+    assert bf16.step_s > c.prediction.step_s
+
+
+# MosaicML's published throughput (llm-foundry scripts/train/benchmarking/README.md, 2024-01-06, table "H100 80GB BF16
+# (Large Scale, >= 128 GPUs)"): MPT-1B to 70B on 128, 256 and 512 H100 with PyTorch FSDP. Each row's MFU is its tokens
+# per second per GPU times MosaicML's count (6 N + 12 l d s per token, N = NumParams) over 989 TFLOP/s: that every
+# row satisfies it checks the transcription of both figures (to 0.1%).
+MPT = [n for n in NAMES if n.startswith("MPT-")]
+
+
+def test_mosaicml_rows_are_transcribed_consistently():
+    assert len(MPT) == 18
+    for name in MPT:
+        e = training_runs.runs()[name]
+        m = training_runs.model_of(e)
+        per_token = 6 * e["model"]["published_params"] + 12 * m.n_layers * m.hidden * e["seq_len"]
+        assert e["published"] * per_token / 989e12 == pytest.approx(e["published_mfu"], rel=1e-3), name
+        assert m.n_params() == pytest.approx(e["model"]["published_params"], rel=0.005), name
+        assert e["layout"]["dp"] == e["gpus"] and e["engine"] == "eager"
+
+
+def test_bad_run_name():
+    with pytest.raises(ValueError, match="run"):
+        training_runs.check("GPT-5")
