@@ -6,7 +6,6 @@ functions only) and ``view`` (text, a small table, a Vega-Lite chart as a dict).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping, NamedTuple
 
 from mlcalc import _check, accelerators, charts, compute, models
@@ -131,7 +130,7 @@ def _compare_view(rows: list[CompareRow], v: Mapping[str, Any]) -> View:
     data = [{"figure": r.label, "ratio": r.ratio_value, "order": i} for i, r in enumerate(rows)
             if r.ratio_value is not None]
     spec_ = charts.bars(
-        f"{v['b']} / {v['a']}, figure by figure (1 = equal)", data, name="figure", sort=[d["figure"] for d in data],
+        f"{v['b']} / {v['a']}, figure by figure (1 = equal)", data, name="figure", sort=[str(d["figure"]) for d in data],
         x=charts.q("ratio", "B / A"),
         tooltip=[charts.tip("figure", kind="nominal"), charts.tip("ratio", fmt=".2f")],
         extra=[charts.line([{"ratio": 1.0}], along="x", field="ratio")])
@@ -267,10 +266,9 @@ def _training_cost_view(result: tuple[float, float, compute.RunCost], v: Mapping
     here = {"mfu": u * 100, "days": rc.days, "cost": rc.cost, "label": f"{u:.0%}: {rc.days:,.1f} days, {money(rc.cost)}"}
     # Two y axes for one curve (cost = days x GPUs x 24 h x price): independent scales with explicit,
     # proportional domains, so the invisible cost line lies exactly under the days line.
-    days = charts.q("days", "days", domain=[0, top], nice=False)
     spec_ = charts.sweep(
         f"{n:,} x {v['accelerator']}, {v['dtype']} {v['source']}: days and cost against MFU", curve,
-        x=charts.q("mfu", "MFU, % of the chosen peak"), y=days, color=charts.PALETTE[0], height=240,
+        x=charts.q("mfu", "MFU, % of the chosen peak"), y=charts.q("days", "days", domain=[0, top], nice=False), color=charts.PALETTE[0], height=240,
         tooltip=[charts.tip("mfu", "MFU %"), charts.tip("days", fmt=",.2f"), charts.tip("cost", "cost ($)", "$,.0f")],
         twin=charts.q("cost", f"cost at {_price(price)}/GPU-hour", domain=[0, charts.clean(top * per_day) or 1],
                       nice=False, axis={"orient": "right", "format": "$.3~s"}),

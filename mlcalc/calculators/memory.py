@@ -133,7 +133,7 @@ def _bytes_per_param_view(result: dict[str, float], v: Mapping[str, Any]) -> Vie
         totals.append({"convention": name, "bytes": c.total, "label": f"{c.total:g}"})
     chart = charts.parts(
         rows, title=f"Bytes per parameter by convention (▶ {v['convention']}: {conv.total:g})", value="bytes",
-        value_title="bytes per parameter", part="category", bar="convention", bars=[r["convention"] for r in totals],
+        value_title="bytes per parameter", part="category", bar="convention", bars=[str(r["convention"]) for r in totals],
         colors=_colors(list(memory.CATEGORIES)), fmt=None, bar_tip=True, totals=totals, height=260)
     return View(text="\n".join(lines), table=table, chart=chart)
 
