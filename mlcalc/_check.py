@@ -184,6 +184,11 @@ def bounded_int(name: str, value: Any, minimum: int, maximum: int) -> int:
 
 def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``allowed``, else raise ValueError listing them."""
+    kind = type(value)
+    if (kind is str or kind is int) and isinstance(allowed, (tuple, list)):
+        for o in allowed:  # the common case (a text or a whole number among plain options), without the general test
+            if type(o) is kind and o == value:
+                return value
     options = list(allowed)
     try:  # True is not the option 1; an array's == is not a truth value: neither is found
         found = any(isinstance(value, bool) == isinstance(o, bool) and bool(value == o) for o in options)

@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
-from mlcalc import _check
+from mlcalc import _check, units
+
+if TYPE_CHECKING:  # for the annotations only: steptime is imported where it is used
+    from mlcalc.steptime import Machine
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ def _hf_memory() -> tuple[Case, ...]:
                  for run in hfruns.runs() for c in hfruns.cases(run))
 
 
-def _hf_machine(run: str):
+def _hf_machine(run: str) -> Machine:
     """The machine a run is predicted on: its own measured rates, else those of the H200 run that measured them."""
     from mlcalc import hfruns
 
@@ -116,12 +119,14 @@ def _serve(kind: str) -> tuple[Case, ...]:
     from mlcalc import servemeasured as sm
 
     out = []
-    for c in sm.all_checks():
-        if (c.what == "prefill") != (kind == "prefill") or (kind != "prefill" and c.path != kind):
-            continue
-        label = (f"{c.arch} ({'transformers' if c.engine == 'transformers' else 'plain PyTorch'}), batch {c.batch}, "
-                 f"{c.context} tokens" + (f", TP {c.tp}" if c.tp > 1 else ""))
-        out.append(Case(f"serve-{kind}", label, "measured", sm.RUN, c.predicted_s, c.measured_s, sm.miss_cause(c)))
+    for run in sm.RUNS:
+        for c in sm.all_checks(run):
+            if (c.what == "prefill") != (kind == "prefill") or (kind != "prefill" and c.path != kind):
+                continue
+            label = (f"{c.arch} ({'transformers' if c.engine == 'transformers' else 'plain PyTorch'}), batch "
+                     f"{c.batch}, {c.context} tokens" + (f", TP {c.tp}" if c.tp > 1 else ""))
+            out.append(Case(f"serve-{kind}", label, "measured", run, c.predicted_s, c.measured_s,
+                            sm.miss_cause(c, run)))
     return tuple(out)
 
 
@@ -138,7 +143,7 @@ def _serve_published() -> tuple[Case, ...]:
 
 #: The collective runs the network model is checked on: (run folder, GPUs in it).
 COLLECTIVE_RUNS = (("h200x4-2026-11-26-net5", 4), ("h200x4-2026-11-26-net5-2of4", 2))
-_GIB = 2**30
+_GIB = units.GiB
 
 
 def _collectives() -> tuple[Case, ...]:
@@ -209,7 +214,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "mlcalc.serving.decode_step (mlcalc.servemeasured)", "step time", "point", 0.25, "notebooks/memory/serving",
            lambda: _serve("eager")),
     Family("serve-prefill", "Prefill time of five architectures in eager transformers",
-           "mlcalc.serving.predict_prefill (mlcalc.servemeasured)", "prefill time", "point", 0.25,
+           "mlcalc.servemeasured.predict_hf_prefill", "prefill time", "point", 0.25,
            "notebooks/memory/serving", lambda: _serve("prefill")),
     Family("serve-published", "TensorRT-LLM's published throughput and first-token latency (v0.9.0, FP8)",
            "mlcalc.serving.predict_decode / predict_prefill (mlcalc.servemeasured)", "throughput or latency", "point",
@@ -229,7 +234,7 @@ _PLAN = ("published-runs", "published-large-runs")
 CALCULATORS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "plan.train": _PLAN,
     "plan.compare": _PLAN,
-    "plan.serve": ("decode",),
+    "plan.serve": ("serve-graph", "serve-published"),
     "network.collective": ("collectives",),
     "measured.collective": ("collectives",),
 })

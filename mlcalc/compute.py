@@ -18,25 +18,24 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, NamedTuple, TypedDict
 
-from mlcalc import _check
-from mlcalc.accelerators import catalogue, spec
+from mlcalc import _check, units
+from mlcalc.accelerators import DTYPES, catalogue, spec
 from mlcalc.models import ModelConfig
+from mlcalc.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
-# Bytes per element of each dtype (tf32 is stored as 32-bit; fp4 packs two values per byte).
-# fp6 and fp4 are 6 and 4 bits an element (OCP Microscaling Formats (MX) Specification v1.0, 2023: FP6
-# E2M3/E3M2, FP4 E2M1; the shared 8-bit scale per 32 elements is left out).
-DTYPE_BYTES: Mapping[str, float] = MappingProxyType(
-    {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp6": 0.75, "fp4": 0.5}
-)
-
-SECONDS_PER_HOUR = 3600.0
-SECONDS_PER_DAY = 86400.0
+# Bytes per element of the dtypes the accelerator tables list (their sizes: mlcalc.units, the one home).
+DTYPE_BYTES: Mapping[str, float] = units.dtype_table(DTYPES)
 
 # ---------------------------------------------------------------------------------------------
 # FLOPs of a training run
 # ---------------------------------------------------------------------------------------------
 
-# FLOP per parameter per token: forward 2, backward 4; a recomputed forward adds 2.
+# FLOP per parameter per token: forward 2, backward 4; a recomputed forward adds 2. This module is the one
+# home of every FLOP convention, each named: the 6N rule (Kaplan et al. 2020) and 8N with recomputation
+# (:func:`training_flops`), Megatron-LM's eq. 3 (:func:`megatron_flops_per_iteration`), Korthikanti et al.'s
+# (:func:`korthikanti_flops_per_iteration`), PaLM's, the book's MFU convention (:func:`palm_flops_per_token`),
+# the least a step executes (:func:`executed_flops_per_token`) and GPT-NeoX's logged count
+# (:func:`gpt_neox_flops_per_token`).
 FLOPS_PER_PARAM_TOKEN = 6.0
 FLOPS_PER_PARAM_TOKEN_RECOMPUTE = 8.0
 
@@ -177,6 +176,24 @@ def palm_flops_per_token(model: ModelConfig, seq_len: int, attention: bool = Tru
     n = _check.positive("n_params", n_params) if n_params is not None else float(model.n_active_params())
     att = 12.0 * model.n_layers * model.n_heads * model.qk_head_dim * t if attention else 0.0
     return 6.0 * n + att
+
+
+def executed_flops_per_token(model: ModelConfig, seq_len: int) -> float:
+    """FLOP per token a step executes at least: ``6 N_active + 6 L s h`` (causal attention does half of
+    PaLM's ``12 L s h``; the planner's step-time floor, :mod:`mlcalc.plan`)."""
+    s = _check.positive_int("seq_len", seq_len)
+    return 6.0 * model.n_active_params() + 6.0 * model.n_layers * s * model.n_heads * model.head_dim
+
+
+def gpt_neox_flops_per_token(model: ModelConfig, seq_len: int) -> float:
+    """FLOP per token as GPT-NeoX logged "approx flops per GPU" from May 2021 to September 2023:
+    ``6 N + 60 s h l`` (N all parameters, s sequence, h hidden, l layers; no recomputation counted).
+
+    EleutherAI/gpt-neox, megatron/logging.py ``get_flops`` (commit da0a017b, 2021-05-06; replaced by
+    Narayanan et al.'s eq. 3 in commit 5f364017, 2023-09-27): the count behind GPT-NeoX-20B's 117 TFLOP/s.
+    """
+    s = _check.positive_int("seq_len", seq_len)
+    return 6.0 * model.n_params() + 60.0 * s * model.hidden * model.n_layers
 
 
 #: The book's one convention for MFU and HFU (every page that shows an MFU says it uses this one).
@@ -768,6 +785,8 @@ __all__ = [
     "SORT_KEYS",
     "catalogue_rows",
     "DTYPE_BYTES",
+    "executed_flops_per_token",
+    "gpt_neox_flops_per_token",
     "DecodeBound",
     "IterationFlops",
     "MEGATRON_BATCH",

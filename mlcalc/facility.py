@@ -20,9 +20,9 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
-from mlcalc import _check
+from mlcalc import _check, units
 
-HOURS_PER_YEAR = 8760.0  # 365 days x 24 h
+HOURS_PER_YEAR = units.HOURS_PER_365_DAY_YEAR  # 365 days x 24 h (mlcalc.units)
 #: Most GPUs the calculators accept (a stated bound: ten million, far above any cluster built).
 MAX_GPUS = 10_000_000
 COOLING = ("air", "liquid")

@@ -20,9 +20,8 @@ from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
 from mlcalc import _check, storage
+from mlcalc.units import SECONDS_PER_HOUR as HOUR
 
-HOUR = 3600.0
-DAY = 86400.0
 UNITS = ("gpu", "node")
 #: Most expected failures :func:`spares_needed` sums a Poisson tail over (a stated bound on its loop).
 MAX_SPARE_MEAN = 100_000.0

@@ -19,7 +19,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
-from mlcalc import _check, memory
+from mlcalc import _check, memory, units
 from mlcalc.models import ModelConfig
 
 METHODS = ("full", "lora", "qlora")
@@ -37,7 +37,7 @@ NF4_DQ_BITS = 4.0 + 8.0 / 64 + 32.0 / (64 * 256)
 #: autocast_adapter_dtype); QLoRA's recipe casts them to bf16. AdamW's two moments are fp32 either way (8
 #: bytes); the gradient, in the adapter's dtype, exists from the backward pass to the optimizer step
 #: (zero_grad(set_to_none=True) frees it).
-ADAPTER_DTYPES: Mapping[str, float] = MappingProxyType({"fp32": 4.0, "bf16": 2.0})
+ADAPTER_DTYPES: Mapping[str, float] = units.dtype_table(("fp32", "bf16"))
 ADAM_BYTES = 8.0
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
-from mlcalc import _check, models
+from mlcalc import _check, models, units
 
 # Bytes per parameter, by what they hold, in the convention of Bekman's chapter
 # ("The AI Battlefield", section "Impress others with your ML instant math"):
@@ -650,11 +650,9 @@ def training_peak(
 # Serving: weights by dtype plus the KV cache
 # ---------------------------------------------------------------------------
 
-# Bytes per stored value. int4 counts the packed nibbles only: group-wise scales
-# (e.g. one fp16 scale per 128 weights: 0.125 bits, about 0.016 bytes, per weight) come on top.
-DTYPE_BYTES: Mapping[str, float] = MappingProxyType(
-    {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
-)
+# The dtypes weights and the KV cache are stored in when serving; their sizes are mlcalc.units' (the one
+# home: int4 counts the packed nibbles only, group-wise scales come on top).
+DTYPE_BYTES: Mapping[str, float] = units.dtype_table(("fp32", "bf16", "fp16", "fp8", "int8", "int4"))
 # vLLM lets the engine use this fraction of device memory by default
 # (its gpu_memory_utilization=0.9); the rest is left for the CUDA context and buffers.
 VLLM_MEMORY_UTILIZATION = 0.9

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
-from mlcalc import _check
+from mlcalc import _check, facility
 
 # --------------------------------------------------------------------------- units
 
@@ -143,7 +143,7 @@ class System:
     notes: str = ""  # how it was read
     pcie: Link | None = None  # the PCIe link of each GPU and NIC (GPUDirect RDMA reads GPU memory through it)
     hosts: int = 1  # operating-system hosts (compute trays) in one node: 18 in an NVL72 rack, else 1
-    power_kw: float | None = None  # maximum power of one node (rack), kW, as its source states it; None: not stored
+    power_kw: float | None = None  # maximum power of one node (rack), kW (facility.json's system where it holds one); None: not stored
     power_source: str = ""  # where ``power_kw`` comes from
     date: str = ""  # year and month of the source (YYYY-MM); "" where not recorded
 
@@ -221,9 +221,17 @@ def systems() -> Mapping[str, System]:
         out[key] = System(key, e["name"], int(e["gpus_per_node"]), link(e["intra"]), link(e["nic"]),
                           int(e["nics_per_node"]), e["source"], e.get("notes", ""),
                           link(e["pcie"]) if e.get("pcie") else None, int(e.get("hosts_per_node", 1)),
-                          float(e["power_kw"]) if e.get("power_kw") is not None else None,
-                          e.get("power_source", ""), e.get("date", ""))
+                          *_power(e), e.get("date", ""))
     return MappingProxyType(out)
+
+
+def _power(e: Mapping[str, Any]) -> tuple[float | None, str]:
+    """A node's maximum power (kW) and its source: facility.json's system where the entry names one (the one
+    home of a system's power), else the entry's own figure, else none."""
+    if e.get("facility_system"):
+        s = facility.system(e["facility_system"])
+        return s.power_kw, s.source
+    return (float(e["power_kw"]) if e.get("power_kw") is not None else None), e.get("power_source", "")
 
 
 def system(key: str) -> System:

@@ -14,7 +14,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
-from mlcalc import _check, models
+from mlcalc import _check, compute, models
 from mlcalc.models import ModelConfig
 from mlcalc import network as net
 
@@ -201,8 +201,8 @@ def expert_parallel_ops(tokens: int, hidden: int, ep: int, moe_layers: int, top_
 # --------------------------------------------------------------------------- compute vs communication
 
 # Kaplan et al. 2020, "Scaling Laws for Neural Language Models", 2.1: a forward pass costs
-# about 2N FLOP per token and the backward pass twice that, 6N in all.
-FLOPS_PER_PARAM_PER_TOKEN = 6.0
+# about 2N FLOP per token and the backward pass twice that, 6N in all (mlcalc.compute's convention).
+FLOPS_PER_PARAM_PER_TOKEN = compute.FLOPS_PER_PARAM_TOKEN
 BACKWARD_SHARE = 4.0 / 6.0  # the backward pass's share of the training FLOPs
 
 

@@ -35,9 +35,7 @@ from typing import Any, Iterable, Mapping, NamedTuple
 from mlcalc import _check
 from mlcalc import compute, facility, failures, memory, network, parallel, steptime, storage
 from mlcalc.accelerators import spec
-
-SECONDS_PER_DAY = 86400.0
-SECONDS_PER_HOUR = 3600.0
+from mlcalc.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Hoffmann et al. 2022 ("Chinchilla"): compute-optimal training uses about 20 tokens per parameter.
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
@@ -56,7 +54,6 @@ MAX_PRICE_PER_GPU_HOUR = 1e4  # USD
 MAX_PURCHASE_PER_GPU = 1e8  # USD
 MAX_TERM_YEARS = 10.0
 MAX_GPUS_PER_NODE = 1024
-HOURS_PER_YEAR = 8766.0  # 365.25 days
 MAX_PIPELINE = 128  # most pipeline stages tried
 SWITCH_RADIX = 64  # ports of one InfiniBand NDR switch (NVIDIA QM9700: 64 x 400 Gb/s)
 CHECKPOINTS_KEPT = 5  # full checkpoints kept on disk for the capacity estimate (an assumption)
@@ -181,9 +178,12 @@ def _check_model(model: Any) -> memory.ModelConfig:
 
 
 def chip_info(chip: str) -> Mapping[str, Any]:
-    """System, board power and node power of a chip the planner knows (plan.json ``chips``)."""
+    """System (plan.json ``chips``), board power and node power of a chip the planner knows: the power is
+    facility.json's, of the system :data:`FACILITY_SYSTEM` houses the chip in (one home for a system's power)."""
     _check.choice("chip", chip, chips())
-    return data()["chips"][chip]
+    housed = facility.system(FACILITY_SYSTEM[chip])
+    return MappingProxyType({**data()["chips"][chip], "board_power_w": housed.board_power_w,
+                             "node_power_kw": housed.power_kw})
 
 
 def chinchilla_tokens(n_params: float) -> float:
@@ -217,8 +217,9 @@ def flops_per_token(model: memory.ModelConfig, seq_len: int) -> float:
 @lru_cache(maxsize=1024)
 def _flops_per_token(model: memory.ModelConfig, s: int) -> float:
     """FLOP per token a step executes at least: ``6 N_active + 6 L s h`` (causal attention does half of
-    PaLM's 12 L H Q T). Used only for floors (:func:`step_time_floor`, the search's skip)."""
-    return 6.0 * model.n_active_params() + 6.0 * model.n_layers * s * model.n_heads * model.head_dim
+    PaLM's 12 L H Q T; :func:`mlcalc.compute.executed_flops_per_token`). Used only for floors
+    (:func:`step_time_floor`, the search's skip)."""
+    return compute.executed_flops_per_token(model, s)
 
 
 class Layout(NamedTuple):
@@ -469,25 +470,145 @@ def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
                         _check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS), flops_source)
 
 
+# The layout search's second bound (exact, and checked on every layout it does evaluate). One micro-batch of a
+# layout runs the same kernels and tensor-parallel collectives whatever the data-parallel degree and the
+# number of micro-batches: they depend on the shapes one GPU runs (tp, the stage's layers, recomputation),
+# so the engine's step is at least m x (that micro-batch) x (1 + the schedule's bubble fraction) (the
+# data-parallel reduction, the pipeline sends and the optimizer only add). The first layout of each
+# (model, chip, sequence, tp, pp, recomputation) the search evaluates gives that micro-batch's time; later
+# layouts with the same shapes, at any GPU count, are skipped when this bound cannot beat the best step
+# found so far (ties included: a skipped layout never replaces the best, as it would not have).
+# Exact whatever the engine computes: every evaluated layout whose bound is known checks bound <= its step;
+# if one ever fails (an engine whose micro-batch depends on dp or m), the bound is switched off, the cached
+# layouts it helped choose are dropped and the search is redone without it.
+_MICRO: dict[tuple, float] = {}  # (model, chip, system, seq_len, tp, pp, recompute) -> one micro-batch's seconds
+_MICRO_MAX = 20000  # entries kept (a bounded cache: emptied when full)
+_MICRO_PARTS = ("forward (kernels and host)", "backward (kernels and host)", "tensor-parallel collectives")
+_micro_bound_on = True
+
+
+class _BoundFailed(Exception):
+    """A layout's step came out below its micro-batch bound: the bound is not valid for this engine."""
+
+
+def _micro_s(p: steptime.StepPrediction, m: int) -> float | None:
+    """Seconds of one micro-batch's kernels and tensor-parallel collectives of an evaluated step (None: the
+    engine's parts do not say)."""
+    try:
+        return sum(p.parts_s[k] for k in _MICRO_PARTS) / m
+    except (KeyError, TypeError):
+        return None
+
+
+def _micro_bound(key: tuple, pp: int, m: int, n_layers: int) -> float:
+    """The lower bound of a layout's step from its micro-batch (0.0 while that micro-batch is unknown)."""
+    k = _MICRO.get(key)
+    if k is None or not _micro_bound_on:
+        return 0.0
+    return m * k * (1.0 + (_bubble(pp, m, n_layers) if pp > 1 else 0.0)) * (1.0 - 1e-9)
+
+
 @lru_cache(maxsize=4096)
 def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float, flops_source: str) -> Layout | None:
+    global _micro_bound_on
+    try:
+        return _best_layout_visit(model, chip, n, s, batch, flops_source)
+    except _BoundFailed:
+        _micro_bound_on = False
+        _MICRO.clear()
+        _best_layout.cache_clear()
+        _run_cached.cache_clear()
+        return _best_layout_visit(model, chip, n, s, batch, flops_source)
+
+
+def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float,
+                       flops_source: str) -> Layout | None:
+    """The first layout, in the order of :func:`_step_floor`, whose step is the shortest of those that fit.
+
+    Visited best-first by a lower bound of each step (the larger of the FLOP floor and the micro-batch bound),
+    so the fastest is usually found first; the rest are skipped once their bound cannot beat it. Equal steps
+    keep the layout earliest in floor order, as visiting them all in that order would."""
     cands = sorted((_step_floor(model, chip, n, tp, pp, dp, m, "selective", s, flops_source), tp, pp, dp, m)
                    for tp, pp, dp, m in layout_candidates(model, chip, n, s, batch))
+    system = chip_info(chip)["system"]
+    L = model.n_layers
+    rcs = ("selective", "full")
+
+    def bounds(i: int) -> tuple[float, float]:
+        """A lower bound of candidate i's step whatever its recomputation, and the shortest step its known
+        micro-batches promise (inf: none known)."""
+        floor, tp, pp, dp, m = cands[i]
+        lowest, promise = math.inf, math.inf
+        for rc in rcs:
+            b = _micro_bound((model, chip, system, s, tp, pp, rc), pp, m, L)
+            if b:
+                promise = min(promise, b)
+            f = floor if rc == "selective" else _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source)
+            lowest = min(lowest, max(b, f))
+        return lowest, promise
+
     best: Layout | None = None
-    for floor, tp, pp, dp, m in cands:
-        if best is not None and floor >= best.step_s:
-            break  # this floor and every later one: no faster layout is left
+    at = -1  # best's place in floor order
+
+    def beaten(b: float, i: int) -> bool:  # a step of at least b, at place i, cannot replace the best
+        return best is not None and (b > best.step_s or (b == best.step_s and i > at))
+
+    def visit(i: int) -> None:
+        nonlocal best, at
+        floor, tp, pp, dp, m = cands[i]
         fit = _fit(model, chip, tp, pp, dp, s)
         if fit is None:
-            continue
+            return
         rc, mem_bytes = fit
-        if rc != "selective" and best is not None and \
-                _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source) >= best.step_s:
-            continue
-        t = _step_time(model, chip, n, tp, pp, dp, m, rc, s, flops_source)
-        if best is None or t.step_s < best.step_s:
-            best = Layout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s)
+        key = (model, chip, system, s, tp, pp, rc)
+        if beaten(max(_micro_bound(key, pp, m, L),
+                      floor if rc == "selective" else _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source)), i):
+            return
+        p = _predict(model, chip, engine_layout(tp, pp, dp, m, rc, L), s)
+        t = StepTime(p.step_s - p.bubble_s - p.comm_exposed_s, p.bubble_s, p.comm_exposed_s)
+        if _micro_bound_on:
+            _learn(key, _micro_s(p, m), t.step_s, pp, m, L)
+        if best is None or t.step_s < best.step_s or (t.step_s == best.step_s and i < at):
+            best, at = Layout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s), i
+
+    # First the layout whose known micro-batches promise the shortest step (a good best early prunes the
+    # rest); then every one by its bound, skipped once the bound cannot beat the best. The order changes only
+    # how soon the answer is found, not which it is.
+    first = [bounds(i) for i in range(len(cands))]
+    guess = min(range(len(cands)), key=lambda i: (first[i][1], i), default=-1)
+    if guess >= 0 and first[guess][1] < math.inf:
+        visit(guess)
+    else:
+        guess = -1
+    seen = len(_MICRO)
+    for i in sorted(range(len(cands)), key=lambda i: (first[i][0], i)):
+        if best is not None and first[i][0] > best.step_s:
+            break  # this bound and every later one is above the best step
+        if i == guess or beaten(first[i][0] if len(_MICRO) == seen else max(first[i][0], bounds(i)[0]), i):
+            continue  # (the bound again where micro-batches were learned since)
+        visit(i)
     return best
+
+
+def _learn(key: tuple, k: float | None, step_s: float, pp: int, m: int, n_layers: int) -> None:
+    """Check the bound on an evaluated layout and remember its micro-batch (``k`` seconds) for its shapes.
+
+    :class:`_BoundFailed` if the bound exceeds this step, or if the same shapes' micro-batch came out
+    different at another data-parallel degree or micro-batch count (the bound's premise)."""
+    if _micro_bound(key, pp, m, n_layers) > step_s:
+        raise _BoundFailed
+    if k is None:
+        return
+    known = _MICRO.get(key)
+    if known is not None:
+        if abs(k - known) > 1e-9 * max(k, known):
+            raise _BoundFailed
+        return
+    if len(_MICRO) >= _MICRO_MAX:
+        _MICRO.clear()
+    _MICRO[key] = k
+    if _micro_bound(key, pp, m, n_layers) > step_s:
+        raise _BoundFailed
 
 
 # --------------------------------------------------------------------------- failures, storage, network
@@ -616,7 +737,7 @@ def tco(purchase_per_gpu: float, board_power_w: float, node_power_kw: float, gpu
     per_admin = _check.positive("gpus_per_admin",
                                 default("gpus_per_admin") if gpus_per_admin is None else gpus_per_admin)
     net = _check.non_negative("network_share", default("network_share") if network_share is None else network_share)
-    hours_per_year = 8766.0
+    hours_per_year = HOURS_PER_YEAR
     kw_per_gpu = node_kw / g
     parts = {
         "hardware (depreciation)": p * (1.0 + net) / (life * hours_per_year),
@@ -677,13 +798,29 @@ def _dollars(offer: Offer, n_gpus: int, gpu_hours: float, wall_hours: float,
              tco_kwargs: Mapping[str, Any]) -> float:
     if offer.way == "buy":
         c = chip_info(offer.chip)
-        own = tco(offer.purchase_per_gpu, c["board_power_w"], c["node_power_kw"], goodput=1.0, **tco_kwargs)
         # GPU-hours held already include the failures' losses: price each at the owned rate over utilization.
-        return gpu_hours * own.per_useful_gpu_hour
+        return gpu_hours * _owned_rate(offer.purchase_per_gpu, c["board_power_w"], c["node_power_kw"], tco_kwargs)
     if offer.term_years > 0:  # a commitment bills every hour of each whole term, idle hours included
         term_h = offer.term_years * HOURS_PER_YEAR
         return n_gpus * math.ceil(wall_hours / term_h * (1 - 1e-12)) * term_h * offer.price_per_gpu_hour
     return gpu_hours * offer.price_per_gpu_hour
+
+
+def _owned_rate(purchase: float, board_power_w: float, node_power_kw: float, tco_kwargs: Mapping[str, Any]) -> float:
+    """``tco(...).per_useful_gpu_hour`` with full goodput, remembered by its inputs (the search prices every GPU
+    count of an owned offer at this one rate)."""
+    try:
+        key = (purchase, board_power_w, node_power_kw, tuple(sorted(tco_kwargs.items())))
+        hash(key)
+    except TypeError:  # a value that cannot be a key: computed each time
+        return tco(purchase, board_power_w, node_power_kw, goodput=1.0, **tco_kwargs).per_useful_gpu_hour
+    return _owned_rate_of(*key)
+
+
+@lru_cache(maxsize=256)
+def _owned_rate_of(purchase: float, board_power_w: float, node_power_kw: float,
+                   tco_items: tuple[tuple[str, Any], ...]) -> float:
+    return tco(purchase, board_power_w, node_power_kw, goodput=1.0, **dict(tco_items)).per_useful_gpu_hour
 
 
 class _Run(NamedTuple):
@@ -708,6 +845,14 @@ def _run(model: memory.ModelConfig, chip: str, n: int, n_tokens: float, seq_len:
     return _Run(lay, tps, mfu, n_tokens / tps / max(nd.goodput, 1e-9), nd)
 
 
+@lru_cache(maxsize=4096)
+def _run_cached(model: memory.ModelConfig, chip: str, n: int, n_tokens: float, seq_len: int, global_batch_tokens: float,
+                fs: float, node: float, restart: float) -> _Run | None:
+    """:func:`_run` of the fastest layout, remembered (pure: every input is in the key): a reader's change of
+    the deadline, the budget or the offers searches again without computing a count twice."""
+    return _run(model, chip, n, n_tokens, seq_len, global_batch_tokens, fs, node, restart)
+
+
 def _price(run: _Run, model: memory.ModelConfig, offer: Offer, n: int, deadline_days: float, budget_dollars: float,
            avail: float, tco_kwargs: Mapping[str, Any]) -> Plan:
     held_s = run.held_s
@@ -717,6 +862,22 @@ def _price(run: _Run, model: memory.ModelConfig, offer: Offer, n: int, deadline_
     return Plan(offer, n, run.layout, run.tokens_per_s, run.mfu, _check.result("days", wall_s / SECONDS_PER_DAY),
                 gpu_hours, dollars, run.needs, deadline_days if math.isfinite(deadline_days) else None,
                 budget_dollars if math.isfinite(budget_dollars) else None)
+
+
+def _price_cached(run: _Run, model: memory.ModelConfig, offer: Offer, n: int, deadline_days: float,
+                  budget_dollars: float, avail: float, tco_kwargs: Mapping[str, Any]) -> Plan:
+    """:func:`_price`, remembered by all its inputs (a reader going back to a model, a chip or a limit
+    gets the plans already priced); computed each time where an input cannot be a key."""
+    try:
+        return _price_of(run, model, offer, n, deadline_days, budget_dollars, avail, tuple(sorted(tco_kwargs.items())))
+    except TypeError:  # an input that cannot be a key (or a TypeError of _price, raised again here)
+        return _price(run, model, offer, n, deadline_days, budget_dollars, avail, tco_kwargs)
+
+
+@lru_cache(maxsize=8192)
+def _price_of(run: _Run, model: memory.ModelConfig, offer: Offer, n: int, deadline_days: float,
+              budget_dollars: float, avail: float, tco_items: tuple[tuple[str, Any], ...]) -> Plan:
+    return _price(run, model, offer, n, deadline_days, budget_dollars, avail, dict(tco_items))
 
 
 def _defaults(hpc_availability: float | None, filesystem_write_bytes_per_s: float | None,
@@ -811,6 +972,11 @@ def candidate_counts(max_gpus: int, gpus_per_node: int = 8) -> tuple[int, ...]:
     """
     cap = _check.positive_int("max_gpus", max_gpus, MAX_GPUS)
     g = _check.positive_int("gpus_per_node", gpus_per_node, MAX_GPUS_PER_NODE)
+    return _counts(cap, g)
+
+
+@lru_cache(maxsize=256)
+def _counts(cap: int, g: int) -> tuple[int, ...]:
     if cap < g:
         return tuple(sorted({2**k for k in range(cap.bit_length()) if 2**k <= cap} | {cap}))
     out = set()
@@ -896,11 +1062,11 @@ def search(model: memory.ModelConfig, offer_names: Iterable[str], n_tokens: floa
     def visit(chip: str, n: int) -> None:
         nonlocal tried
         tried += 1
-        run = _run(model, chip, n, n_tokens, s, batch, fs, node, restart)
+        run = _run_cached(model, chip, n, n_tokens, s, batch, fs, node, restart)
         if run is None:
             return
         fits[chip] = True
-        plans.extend(_price(run, model, o, n, deadline, budget, avail, tco_kw) for o in by_chip[chip])
+        plans.extend(_price_cached(run, model, o, n, deadline, budget, avail, tco_kw) for o in by_chip[chip])
 
     skipped: list[tuple[str, int]] = []
     for chip, chip_offers in by_chip.items():
@@ -1097,8 +1263,8 @@ def check_run(name: str) -> RunCheck:
         raise ValueError(f"run={name!r}: the model fits no layout of {e['gpus']} x {e['chip']}")
     pub_h = e.get("gpu_hours")
     if pub_h is None and e.get("published_tflops_per_gpu"):
-        pub_h = 6.0 * float(e["n_params"]) * float(e["n_tokens"]) / (float(e["published_tflops_per_gpu"]) * 1e12) \
-            / SECONDS_PER_HOUR
+        pub_h = compute.training_flops(float(e["n_params"]), float(e["n_tokens"])) \
+            / (float(e["published_tflops_per_gpu"]) * 1e12) / SECONDS_PER_HOUR
     pub_d = e.get("days")
     # Like with like: where the source's figure leaves interruptions out ("counts_failures": false, e.g. a time
     # at a stated rate), so does the prediction (held time x goodput); else the failure model's losses stay in.

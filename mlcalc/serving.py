@@ -223,7 +223,9 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
                 matmul_flops: float, tp: int = 1, floor: Floor | None = None,
                 copy_bytes_per_s: float | None = None, weight_bytes_per_param: float = 2.0,
                 kv_bytes_per_value: float = 2.0, tp_allreduce_s: float = 0.0,
-                small_kernels_s: float = 0.0, cache_layout: str = "engine", ep: int = 1) -> DecodeStep:
+                small_kernels_s: float = 0.0, cache_layout: str = "engine", ep: int = 1,
+                matmul_law: MatmulLaw | None = None, fused: bool = True,
+                attention_law: tuple[float, float] | None = None) -> DecodeStep:
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
     Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
@@ -244,12 +246,21 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     ep)`` of the experts (expert parallel, as DeepSeek-V3 is served); the collectives come in through
     ``tp_allreduce_s`` (:func:`comm_s`).
 
-    TensorRT-LLM performance.md (v0.6.1): Llama 2 7B on one H100 SXM, static batches of 48 with 2,048 tokens
-    in and out, 2,740 output tokens/s; these steps (:func:`check_benchmarks`) give about 10 % more:
+    ``matmul_law``: the weights are read kernel by kernel (:func:`decode_kernels`, ``fused`` as an engine
+    fuses them, else as transformers runs them), each at the measured decode-matmul law
+    (:class:`MatmulLaw`: a fixed time plus its bytes at the probed rate) instead of all of them at
+    ``read_bytes_per_s``; the output projection likewise. None: one stream at ``read_bytes_per_s``.
+    ``attention_law``: ``(fixed_s, bytes_per_s)`` of the attention kernel a program calls once per layer
+    (:func:`masked_decode_attention_law`: SDPA with a boolean mask at decode), instead of the cache at
+    ``read_bytes_per_s``.
 
-    >>> c = next(c for c in check_benchmarks() if (c.chip, c.batch) == ("H100-SXM", 48))
-    >>> round(c.predicted / c.published, 1)
-    1.1
+    TensorRT-LLM performance.md (v0.9.0, FP8): Llama 2 7B on one H100 SXM, static batches of 56 with 2,048 tokens
+    in and out, 2,826 output tokens/s; these steps (:func:`check_benchmarks`) give about 3 % more:
+
+    >>> c = next(c for c in check_benchmarks()
+    ...          if (c.chip, c.model, c.batch, c.input, c.output) == ("H100-SXM", "Llama-2 7B", 56, 2048, 2048))
+    >>> round(c.predicted / c.published, 2)
+    1.03
     """
     b = _check.positive_int("batch", batch)
     c = _check.positive_int("context", context)
@@ -276,16 +287,22 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     kv_layer = seq_kv / L * group / split
     extra_layer = attention_extra_bytes(model, c, kvb, cache_layout) / L * group / split
     n_kv = model.n_heads if (model.attention == "mla") else model.n_kv_heads
-    attn = max(attention_time_s(kv_layer, model.n_heads, n_kv, bw, copy_bytes_per_s) + extra_layer / bw,
+    read_kv = (attention_time_s(kv_layer, model.n_heads, n_kv, bw, copy_bytes_per_s) if attention_law is None
+               else attention_law[0] + kv_layer / _check.positive("attention_law bytes_per_s", attention_law[1]))
+    attn = max(read_kv + extra_layer / bw,
                attention_flops_per_token(model, c, cache_layout) / L * group / tp / rate)
     if model.attention == "mla" and cache_layout == "transformers":
         # transformers runs the decompression as its own matmul before attention: its time adds
         attn += 2.0 * model.kv_lora_rank * model.n_heads * (model.head_dim + model.v_dim) * c * group / tp / rate
-    w_s = (dense_layer / tp + expert_layer / (tp * ep)) * bpp / bw
+    if matmul_law is None:
+        w_s = (dense_layer / tp + expert_layer / (tp * ep)) * bpp / bw
+    else:
+        w_s = kernel_weight_s(model, b, matmul_law, fused, tp, ep, bpp)[0]
     f_s = 2.0 * active_layer * b / (tp * ep) / rate
     layer_gpu = max(w_s, f_s) + attn + _check.non_negative("small_kernels_s", small_kernels_s)
     layer = layer_gpu if floor is None else max(floor.per_layer_s, layer_gpu)
-    head_gpu = max(head * bpp / tp / bw, 2.0 * head * group / tp / rate)
+    head_read = head * bpp / tp / bw if matmul_law is None else matmul_law.seconds(head * bpp / tp, group)
+    head_gpu = max(head_read, 2.0 * head * group / tp / rate)
     outside = head_gpu if floor is None else max(floor.fixed_s, head_gpu)
     step = outside + L * layer + _check.non_negative("tp_allreduce_s", tp_allreduce_s)
     if floor is not None and floor.per_layer_s >= layer_gpu:
@@ -295,6 +312,223 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     bytes_gpu = ((dense_layer * L + head) / tp + experts / (tp * ep)) * bpp + seq_kv * group / split
     return DecodeStep(bytes_gpu, 2.0 * model.n_active_params() * b / (tp * ep), layer_gpu, layer, outside, step,
                       b / step, bound)
+
+
+# --------------------------------------------------------------------------- decode matmuls, kernel by kernel
+
+class MatmulLaw(NamedTuple):
+    """Seconds of one decode matmul kernel that reads ``w`` bytes of weights at a batch: ``fixed_s + w /
+    bytes_per_s``, a line through a probe of many weight shapes (2 MB to 1 GB) replayed from a CUDA graph on one
+    card (scripts/gpu/bench_kernels.py). A small matrix reads far below the streaming rate: a kernel takes a few
+    microseconds to ramp up and drain whatever it reads (4096 x 4096 bf16, 34 MB: about 60 % of the rate).
+    ``grouped_*``: the same for transformers' grouped expert matmul (every expert's weights in one kernel,
+    tokens sorted by expert), slower per byte. ``empty_s``: a matmul with nothing to read (64 x 64), the part
+    of a tiny model's per-layer floor a matmul takes. Batches between the probe's are interpolated on log2."""
+
+    batches: tuple[int, ...]
+    fixed_s: tuple[float, ...]
+    bytes_per_s: tuple[float, ...]
+    grouped_fixed_s: float
+    grouped_bytes_per_s: float
+    empty_s: float
+    read_bytes_per_s: float  # the probe card's large-reduction read rate (to carry the law to another card)
+    source: str
+
+    def _at(self, batch: int) -> tuple[float, float]:
+        b = max(1, int(batch))
+        xs = self.batches
+        if b <= xs[0]:
+            return self.fixed_s[0], self.bytes_per_s[0]
+        if b >= xs[-1]:
+            return self.fixed_s[-1], self.bytes_per_s[-1]
+        i = max(j for j in range(len(xs)) if xs[j] <= b)
+        t = (math.log2(b) - math.log2(xs[i])) / (math.log2(xs[i + 1]) - math.log2(xs[i]))
+        inv = (1 - t) / self.bytes_per_s[i] + t / self.bytes_per_s[i + 1]
+        return (1 - t) * self.fixed_s[i] + t * self.fixed_s[i + 1], 1.0 / inv
+
+    def seconds(self, weight_bytes: float, batch: int, grouped: bool = False) -> float:
+        """Seconds of one kernel reading ``weight_bytes`` at ``batch`` tokens (0 bytes: no kernel)."""
+        w = _check.non_negative("weight_bytes", weight_bytes)
+        if w == 0:
+            return 0.0
+        if grouped:
+            return self.grouped_fixed_s + w / self.grouped_bytes_per_s
+        f, bw = self._at(batch)
+        return f + w / bw
+
+    def on_card(self, read_bytes_per_s: float) -> "MatmulLaw":
+        """The law on a card whose large reads reach ``read_bytes_per_s``: the same fixed times, every rate
+        scaled by that card's read rate over the probe card's (a kernel streams the same share of it)."""
+        r = _check.positive("read_bytes_per_s", read_bytes_per_s) / self.read_bytes_per_s
+        return self._replace(bytes_per_s=tuple(x * r for x in self.bytes_per_s),
+                             grouped_bytes_per_s=self.grouped_bytes_per_s * r, read_bytes_per_s=read_bytes_per_s,
+                             source=self.source + f", rates x {r:.3f}")
+
+
+def _line(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """Least-squares ``s = a + bytes / rate``: (a, rate)."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return max(0.0, my - slope * mx), 1.0 / slope
+
+
+def matmul_law_from(probes: list[Mapping[str, Any]], read_bytes_per_s: float, source: str) -> MatmulLaw:
+    """:class:`MatmulLaw` from kernel probes (``kernels_gpu*.json`` of a run, every GPU's points together)."""
+    gem = [r for p in probes for r in p["gemv"] if "s" in r and r.get("what") != "empty matmul"]
+    empty = [float(r["s"]) for p in probes for r in p["gemv"] if r.get("what") == "empty matmul"]
+    grp = [(float(r["touched_bytes"]), float(r["s"])) for p in probes for r in p.get("grouped", ()) if "s" in r]
+    if not gem or not empty or not grp:
+        raise ValueError("probes=... is not allowed: they hold no decode-matmul, empty-matmul or grouped points")
+    batches = tuple(sorted({int(r["batch"]) for r in gem}))
+    fixed, rate = [], []
+    for b in batches:
+        a, r = _line([(float(x["weight_bytes"]), float(x["s"])) for x in gem if int(x["batch"]) == b])
+        fixed.append(a)
+        rate.append(r)
+    ga, gr = _line(grp)
+    return MatmulLaw(batches, tuple(fixed), tuple(rate), ga, gr, sum(empty) / len(empty),
+                     _check.positive("read_bytes_per_s", read_bytes_per_s), source)
+
+
+#: The measured run whose kernel probe gives the decode-matmul law for every chip (mlcalc/data/measured/<run>).
+KERNEL_RUN = "h200x2-2026-11-26-serve2"
+
+
+@lru_cache(maxsize=None)
+def kernel_probes(run: str = KERNEL_RUN) -> tuple[Mapping[str, Any], ...]:
+    """Every ``kernels_gpu*.json`` of ``run`` (scripts/gpu/bench_kernels.py), one per GPU."""
+    folder = resources.files("mlcalc.data").joinpath("measured").joinpath(run)
+    return tuple(MappingProxyType(json.loads(f.read_text())) for f in sorted(folder.iterdir(), key=lambda f: f.name)
+                 if f.name.startswith("kernels_gpu") and f.name.endswith(".json"))
+
+
+@lru_cache(maxsize=None)
+def measured_matmul_law(run: str = KERNEL_RUN) -> MatmulLaw:
+    """The decode-matmul law of the card ``run`` measured, at that card's read rate (its probes' 4 GiB
+    reductions, mean)."""
+    folder = resources.files("mlcalc.data").joinpath("measured").joinpath(run)
+    reads = [float(json.loads(f.read_text())["probe"]["read_bandwidth"]["bytes_per_s"]) for f in folder.iterdir()
+             if f.name.startswith("probe_") and f.name.endswith(".json")]
+    probes = kernel_probes(run)
+    card = probes[0].get("device_name", "GPU")
+    return matmul_law_from(list(probes), sum(reads) / len(reads),
+                           f"decode matmuls probed on {card} (scripts/gpu/bench_kernels.py, run {run})")
+
+
+def chip_matmul_law(chip: str) -> MatmulLaw:
+    """:func:`measured_matmul_law` carried to ``chip`` (its large-read rate, :func:`read_bandwidth`)."""
+    return measured_matmul_law().on_card(read_bandwidth(chip))
+
+
+#: How PyTorch's SDPA runs a prefill: "causal" (``is_causal=True``, no mask: the flash kernel, which skips the
+#: blocks above the diagonal) or "mask" (an explicit boolean mask, as transformers passes for a sliding window
+#: shorter than the prompt: the memory-efficient kernel, which computes every block and masks).
+SDPA_WAYS = ("causal", "mask")
+
+
+def sdpa_prefill_s(how: str, batch: int, heads: int, length: int, qk_dim: int, v_dim: int,
+                   run: str = KERNEL_RUN) -> float:
+    """Seconds of one layer's prefill attention over ``length`` tokens, from the kernel probe's SDPA points
+    (scripts/gpu/bench_kernels.py ``attention``): the rate (causal FLOPs ``2 b h L (L + 1) / 2 (d_qk + d_v)`` per
+    second) of the probed head shape nearest to ``(qk_dim, v_dim)``, interpolated on log FLOPs between the
+    probed sizes (clamped at the ends), applied to this call's causal FLOPs."""
+    _check.choice("how", how, SDPA_WAYS)
+    b, h, n = _check.positive_int("batch", batch), _check.positive_int("heads", heads), _check.positive_int("length", length)
+    dq, dv = _check.positive_int("qk_dim", qk_dim), _check.positive_int("v_dim", v_dim)
+    pts = [r for p in kernel_probes(run) for r in p["attention"] if "s" in r and r["how"] == how]
+    if not pts:
+        raise ValueError(f"run={run!r} is not allowed: its kernel probe has no attention points")
+    near = min({(int(r["head_dim"]), int(r["v_head_dim"])) for r in pts},
+               key=lambda d: (abs(math.log(d[0] / dq)) + abs(math.log(d[1] / dv)), d))
+    xs = sorted((math.log(float(r["causal_flops"])), float(r["flops_per_s"])) for r in pts
+                if (int(r["head_dim"]), int(r["v_head_dim"])) == near)
+    flops = 2.0 * b * h * n * (n + 1) / 2.0 * (dq + dv)
+    x = math.log(flops)
+    if x <= xs[0][0]:
+        rate = xs[0][1]
+    elif x >= xs[-1][0]:
+        rate = xs[-1][1]
+    else:
+        i = max(j for j in range(len(xs)) if xs[j][0] <= x)
+        t = (x - xs[i][0]) / max(1e-12, xs[i + 1][0] - xs[i][0])
+        rate = (1 - t) * xs[i][1] + t * xs[i + 1][1]
+    return flops / rate
+
+
+def decode_kernels(model: memory.ModelConfig, batch: int, fused: bool = True, tp: int = 1, ep: int = 1,
+                   bytes_per_param: float = 2.0) -> tuple[tuple[float, float, bool], ...]:
+    """The weight-reading matmul kernels of one decode step, layers only (the output projection apart):
+    ``(bytes, layers, grouped)`` per kernel, ``layers`` the number of layers that run it, bytes per GPU.
+
+    ``fused``: an engine's layer (vLLM, TensorRT-LLM, our plain engine): one QKV matmul, one gate-and-up matmul;
+    else transformers' (one matmul per projection). MLA: the query projection(s), the joint KV down-projection,
+    the KV up-projection (``kv_b_proj``: read once a step), the output projection. MoE layers: the router, the
+    shared experts as one feed-forward block (three or two kernels), and the routed experts the batch touches
+    (:func:`mlcalc.memory.moe_experts_touched`) as two kernels (gate-and-up, down): ``grouped`` (transformers'
+    grouped_mm) when not ``fused``.
+    """
+    b = _check.positive_int("batch", batch)
+    t = _check.positive_int("tp", tp)
+    e = _check.positive_int("ep", ep)
+    bpp = _check.positive("bytes_per_param", bytes_per_param)
+    h, L = model.hidden, model.n_layers
+    ks: list[tuple[float, float, bool]] = []
+
+    def add(params: float, layers: float, split: float = t, grouped: bool = False) -> None:
+        if params > 0 and layers > 0:
+            ks.append((params * bpp / split, float(layers), grouped))
+
+    if model.attention == "mla":
+        qd = model.n_heads * model.qk_head_dim
+        if model.q_lora_rank:
+            add(h * model.q_lora_rank, L, 1)
+            add(model.q_lora_rank * qd, L)
+        else:
+            add(h * qd, L)
+        add(h * (model.kv_lora_rank + model.qk_rope_head_dim), L, 1)
+        add(model.kv_lora_rank * model.n_heads * (model.head_dim + model.v_dim), L)
+    else:
+        qd, kvd, vd = model.q_width, model.n_kv_heads * model.head_dim, model.n_kv_heads * model.v_dim
+        kv_split_ = min(t, model.n_kv_heads)
+        if fused:
+            add(h * qd + h * (kvd + vd) * t / kv_split_, L)
+        else:
+            add(h * qd, L)
+            add(h * kvd, L, kv_split_)
+            add(h * vd, L, kv_split_)
+    add(model.attn_out_width * h, L)
+    mats = 3 if model.gated_mlp else 2
+
+    def ffn(width: int, layers: float) -> None:
+        if fused:
+            add(h * width * (mats - 1), layers)
+            add(h * width, layers)
+        else:
+            for _ in range(mats):
+                add(h * width, layers)
+
+    ffn(model.ffn_hidden, L - model.n_moe_layers)
+    if model.is_moe:
+        moe = model.n_moe_layers
+        add(h * model.n_experts, moe, 1)
+        if model.n_shared_experts:
+            ffn(model.expert_ffn * model.n_shared_experts, moe)
+        touched = memory.moe_experts_touched(model.n_experts, model.experts_per_token, b)
+        add(touched * h * model.expert_ffn * (mats - 1), moe, t * e, not fused)
+        add(touched * h * model.expert_ffn, moe, t * e, not fused)
+    return tuple(ks)
+
+
+def kernel_weight_s(model: memory.ModelConfig, batch: int, law: MatmulLaw, fused: bool = True, tp: int = 1,
+                    ep: int = 1, bytes_per_param: float = 2.0) -> tuple[float, int]:
+    """Seconds per layer (mean over layers) the step's weight-reading matmuls take under ``law``, and how many
+    such kernels a layer runs (rounded mean): :func:`decode_kernels` kernel by kernel."""
+    ks = decode_kernels(model, batch, fused, tp, ep, bytes_per_param)
+    L = model.n_layers
+    t = sum(law.seconds(w, batch, g) * n for w, n, g in ks) / L
+    return t, round(sum(n for _, n, _ in ks) / L)
 
 
 #: Whose attention reads the cache: "engine" (vLLM, SGLang, TensorRT-LLM: the cache read once, MLA attended in
@@ -336,6 +570,23 @@ def attention_extra_bytes(model: memory.ModelConfig, context: int, bytes_per_val
     if lay.local_layers and c >= lay.window:
         extra += 4.0 * lay.local_layers * lay.window * lay.bytes_per_token_per_layer * b / 2.0
     return extra
+
+
+def masked_decode_attention_law(head_dim: int = 128, run: str = DECODE_RUN) -> tuple[float, float]:
+    """``(fixed_s, bytes_per_s)`` of PyTorch's memory-efficient SDPA kernel at decode (one query row per head, a
+    boolean mask over the cache, the kernel PyTorch picks when a mask is passed and flash cannot take it): the
+    least-squares line of its time against the K and V bytes it reads, over the attention micro-benchmark's
+    points at ``head_dim`` (scripts/gpu/bench_attention_decode.py, ``sdpa_efficient_s``). On an H200 about
+    90 microseconds a call plus the cache at about half the read rate: one query row leaves most of the GPU
+    idle while each block of keys is read in turn."""
+    att = measured_decode(run)["attention"]
+    g = att["heads"] / att["kv_heads"]  # the benchmark expands K and V to every query head before the kernel
+    pts = [(float(p["kv_bytes"]) * g, float(p["sdpa_efficient_s"])) for p in att["points"]
+           if p["head_dim"] == head_dim and p.get("sdpa_efficient_s")]
+    if len(pts) < 2:
+        raise ValueError(f"head_dim={head_dim!r} is not allowed: the benchmark measured "
+                         f"{sorted({p['head_dim'] for p in att['points']})}")
+    return _line(pts)
 
 
 def kv_split(model: memory.ModelConfig, tp: int) -> float:
@@ -566,39 +817,20 @@ class BenchCheck(NamedTuple):
 
 
 def check_benchmarks() -> list[BenchCheck]:
-    """TensorRT-LLM's published static-batch throughput and first-token latency against the model.
+    """TensorRT-LLM's published static-batch throughput and first-token latency (v0.9.0 of its performance page,
+    H100 and H200 in FP8: mlcalc/data/serving_published.json) against the production-engine model, one row each.
 
-    A static batch of B sequences: prefill of B x input tokens, then ``output`` decode steps whose
-    mean context is input + output / 2 (decode time is linear in the context). No launch floor
-    (TensorRT engines), GQA-aware attention, bandwidth = datasheet x our measured read fraction.
+    The comparison itself is :func:`mlcalc.servemeasured.check_published` (a static batch: the prefill of B x input
+    tokens, then ``output`` decode steps at the mean context, :func:`predict_decode` "cuda-graph") and
+    :func:`mlcalc.servemeasured.check_first_token`; this lists both in one form.
     """
-    from mlcalc import plan
-    bench = plan.data()["serving_benchmarks"]
-    frac = read_fraction()
-    out = []
-    for r in bench["throughput"]:
-        model, chip, tp, b = memory.model_preset(r["model"]), r["chip"], int(r["tp"]), int(r["batch"])
-        nbytes = memory.DTYPE_BYTES[r["dtype"]]
-        rate = matmul_rate(chip, r["dtype"])
-        bw = spec(chip).memory_bandwidth_bytes_per_s * frac
-        ctx = int(r["input"]) + max(1, int(r["output"]) // 2)
-        ar = tp_allreduce_s(model, chip, b, tp)
-        d = decode_step(model, b, ctx, bw, rate, tp, None, None, nbytes, nbytes, ar)
-        t = prefill_s(model, b, int(r["input"]), rate, tp) + int(r["output"]) * d.step_s
-        pred = b * int(r["output"]) / t / tp
-        pub = float(r["out_tokens_per_s_per_gpu"])
-        out.append(BenchCheck(chip, r["model"], r["dtype"], b, tp, int(r["input"]), int(r["output"]), pub, pred,
-                              pred / pub - 1.0, "throughput (out tok/s/GPU)"))
-    for r in bench["first_token"]:
-        model, chip, tp = memory.model_preset(r["model"]), r["chip"], int(r["tp"])
-        nbytes = memory.DTYPE_BYTES[r["dtype"]]
-        rate = matmul_rate(chip, r["dtype"])
-        bw = spec(chip).memory_bandwidth_bytes_per_s * frac
-        # one forward over the prompt: the larger of its compute and reading the weights once
-        t = max(prefill_s(model, 1, int(r["input"]), rate, tp), model.n_params() * nbytes / tp / bw)
-        t += tp_allreduce_s(model, chip, int(r["input"]), tp)
-        out.append(BenchCheck(chip, r["model"], r["dtype"], 1, tp, int(r["input"]), 0, float(r["ttft_ms"]), t * 1e3,
-                              t * 1e3 / float(r["ttft_ms"]) - 1.0, "first token (ms)"))
+    from mlcalc import servemeasured as sm  # it imports this module
+    tables = sm.published()
+    out = [BenchCheck(c.chip, c.model, tables["tables"][c.source]["dtype"], c.batch, c.gpus, c.input, c.output,
+                      c.published, c.predicted, c.error, "throughput (out tok/s/GPU)") for c in sm.check_published()]
+    out += [BenchCheck(c.chip, c.model, tables["first_token"][c.source]["dtype"], 1, c.gpus, c.input, 0,
+                       c.published_s * 1e3, c.predicted_s * 1e3, c.error, "first token (ms)")
+            for c in sm.check_first_token()]
     return out
 
 
@@ -1133,7 +1365,7 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
     except (ImportError, ValueError, KeyError):  # a checkout without the measured files
         within, n_runs, worst1, worstn = _checked_summary()
         text = (f"Checked: {within} of {n_runs} measured hf-eager decode points within 25%; TensorRT-LLM's "
-                f"published v0.6.1 throughput at tp=1 within {worst1:.0%}, at tp=2-4 off by up to {worstn:.0%}.")
+                f"published v0.9.0 throughput at tp=1 within {worst1:.0%}, at tp=2-4 off by up to {worstn:.0%}.")
     outside = []
     if not 0.9e9 <= model.n_params() <= 80e9:
         outside.append(f"{model.n_params() / 1e9:,.0f}B parameters (checked 1-70B)")
@@ -1317,6 +1549,8 @@ __all__ = [
     "ops_per_layer", "plan_serving", "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s",
     "read_bandwidth", "read_fraction", "sequence_kv_bytes", "serving_offers", "simulate_disaggregated",
     "simulate_replica", "step_model", "tp_allreduce_s", "trace_requests",
+    "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes", "measured_matmul_law", "chip_matmul_law",
+    "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s", "masked_decode_attention_law",
 ]
 
 

@@ -1008,7 +1008,8 @@ def textbook_step_time(model: ModelConfig, batch: int, seq_len: int, flops_per_s
     _, _, T = _tokens(batch, seq_len)
     rate = _check.positive("flops_per_s", flops_per_s)
     u = _check.fraction("mfu", mfu)
-    return 6.0 * model.n_active_params() * T / (rate * u)
+    from mlcalc import compute  # the 6N convention's home (imported here, as elsewhere in this module)
+    return compute.FLOPS_PER_PARAM_TOKEN * model.n_active_params() * T / (rate * u)
 
 
 def implied_mfu(model: ModelConfig, batch: int, seq_len: int, step_s: float, peak_flops_per_s: float) -> float:
@@ -1016,7 +1017,8 @@ def implied_mfu(model: ModelConfig, batch: int, seq_len: int, step_s: float, pea
     _, _, T = _tokens(batch, seq_len)
     t = _check.positive("step_s", step_s)
     peak = _check.positive("peak_flops_per_s", peak_flops_per_s)
-    return 6.0 * model.n_active_params() * T / (t * peak)
+    from mlcalc import compute
+    return compute.FLOPS_PER_PARAM_TOKEN * model.n_active_params() * T / (t * peak)
 
 
 

@@ -15,13 +15,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
-from mlcalc import _check
-
-GB = 1e9  # decimal gigabyte, as on datasheets and network links
-TB = 1e12  # decimal terabyte
-GiB = 2**30  # binary gibibyte, what `du -h` and many training logs print as "G"
-TiB = 2**40
-MiB = 2**20
+from mlcalc import _check, compute
+from mlcalc.units import GB, TB, GiB, MiB, TiB  # noqa: F401 (re-exported: storage.GB and friends)
 
 # Bytes a unit of bandwidth stands for, per second (the "unit" field of storage.json).
 _BANDWIDTH_UNITS: Mapping[str, float] = MappingProxyType({"GB/s": GB, "MiB/s": MiB, "Gbit/s": GB / 8})
@@ -124,7 +119,8 @@ def dataloader_bandwidth(
 # 6 = forward (2) + backward (4) (Kaplan et al. 2020); 8 adds a second forward pass for
 # activation recomputation, the "hardware FLOPs" BLOOM's README counts ("4*2 co-efficient").
 FLOPS_PER_PARAM_PER_TOKEN: Mapping[str, float] = MappingProxyType(
-    {"6 (forward + backward)": 6.0, "8 (with activation recomputation)": 8.0}
+    {"6 (forward + backward)": compute.FLOPS_PER_PARAM_TOKEN,
+     "8 (with activation recomputation)": compute.FLOPS_PER_PARAM_TOKEN_RECOMPUTE}
 )
 
 # Bytes a token costs on disk, by how the dataset is stored.

@@ -67,15 +67,8 @@ def _flops_per_step(model: models.ModelConfig, entry: Mapping[str, Any], recompu
     return compute.palm_flops_per_token(model, s) * b * s
 
 
-def gpt_neox_flops_per_token(model: models.ModelConfig, seq_len: int) -> float:
-    """FLOP per token as GPT-NeoX logged "approx flops per GPU" from May 2021 to September 2023:
-    ``6 N + 60 s h l`` (N all parameters, s sequence, h hidden, l layers; no recomputation counted).
-
-    EleutherAI/gpt-neox, megatron/logging.py ``get_flops`` (commit da0a017b, 2021-05-06; replaced by
-    Narayanan et al.'s eq. 3 in commit 5f364017, 2023-09-27): the count behind GPT-NeoX-20B's 117 TFLOP/s.
-    """
-    s = _check.positive_int("seq_len", seq_len)
-    return 6.0 * model.n_params() + 60.0 * s * model.hidden * model.n_layers
+# GPT-NeoX's logged FLOP count, one of the named conventions of mlcalc.compute (their one home).
+gpt_neox_flops_per_token = compute.gpt_neox_flops_per_token
 
 
 def check(name: str) -> Check:

@@ -23,10 +23,13 @@ echo "built $(basename "$whl") into $dest ($(du -h "$dest/mlcalc.whl" | cut -f1)
 
 # The snapshot: remade only when the wheel changed (its record names the wheel's SHA-256).
 sha=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$dest/mlcalc.whl")
+maker=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' scripts/make_snapshot.mjs)
 if [ "${MLCALC_SNAPSHOT:-1}" = "0" ]; then
   rm -f "$dest/snapshot.json" "$dest"/mlcalc.snapshot*
   echo "no Pyodide snapshot (MLCALC_SNAPSHOT=0): the site's Python starts cold"
-elif [ -f "$dest/snapshot.json" ] && [ -f "$dest/mlcalc.snapshot.gz" ] && grep -q "\"wheel_sha256\": \"$sha\"" "$dest/snapshot.json"; then
+elif [ -f "$dest/snapshot.json" ] && [ -f "$dest/mlcalc.snapshot.gz" ] && grep -q "\"wheel_sha256\": \"$sha\"" "$dest/snapshot.json" \
+     && grep -q "\"maker_sha256\": \"$maker\"" "$dest/snapshot.json" \
+     && { [ "${MLCALC_SNAPSHOT_WARM:-1}" = "0" ] || ! grep -q '"warmed": null' "$dest/snapshot.json"; }; then
   echo "Pyodide snapshot already made for this wheel"
 elif ! command -v node >/dev/null; then
   rm -f "$dest/snapshot.json" "$dest"/mlcalc.snapshot*

@@ -28,6 +28,9 @@ pyodide.unpackArchive(wheel, "wheel", { extractDir: sitePackages });
 pyodide.FS.writeFile("/tmp/mlcalc.whl", wheel); // (read after the snapshot: the file system is not in it)
 // What the worker's Python needs for any page: every calculator registered, the bridge imported.
 pyodide.runPython(IMPORTS());
+// Then every calculator run once with its defaults (mlcalc.warm): the modules and data files a first change
+// would load, and the default answers' caches, are in the snapshot (MLCALC_SNAPSHOT_WARM=0: not done).
+const warm = process.env.MLCALC_SNAPSHOT_WARM === "0" ? null : JSON.parse(pyodide.runPython(WARM()));
 const snapshot = pyodide.makeMemorySnapshot();
 writeFileSync(outPath, snapshot);
 // The wheel's files the worker writes again after a restore: all but the modules already imported (their
@@ -44,16 +47,24 @@ json.dumps({"site_packages": site, "rewrite": [n for n in names if f"{site}/{n}"
 const meta = {
   pyodide: pyodide.version,
   wheel_sha256: createHash("sha256").update(wheel).digest("hex"),
+  // this script's own hash: a snapshot made by another version of it (e.g. without the warm-up) is made again
+  maker_sha256: createHash("sha256").update(readFileSync(new URL(import.meta.url))).digest("hex"),
   file: "mlcalc.snapshot",
   bytes: snapshot.length,
   site_packages: files.site_packages,
   modules_in_snapshot: files.imported,
   rewrite: files.rewrite,
   imports: IMPORTS(),
+  warmed: warm ? { calculators: Object.keys(warm).length, seconds: +Object.values(warm).reduce((a, b) => a + b, 0).toFixed(2) } : null,
 };
 writeFileSync(metaPath, JSON.stringify(meta, null, 1) + "\n");
-console.log(`made a Pyodide ${pyodide.version} snapshot of ${(snapshot.length / 1e6).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`made a Pyodide ${pyodide.version} snapshot of ${(snapshot.length / 1e6).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s` +
+            (warm ? ` (every calculator run once first: ${meta.warmed.seconds} s)` : ""));
 process.exit(0);
+
+function WARM() {
+  return "import json, mlcalc.warm\njson.dumps(mlcalc.warm.warm())";
+}
 
 function IMPORTS() {
   return "import mlcalc.calculators, mlcalc.live";

@@ -433,7 +433,7 @@ def _mfu_compute(v: Mapping[str, Any]) -> tuple[float, float]:
     if v["mode"] == "iteration":
         u = compute.mfu(_check.positive("TFLOP/iter", v["tflop"]) * 1e12, v["seconds"], peak, v["n_gpus"])
     else:
-        u = compute.mfu_from_tokens(v["tokens_per_s"], 6 * _check.positive("params (B)", v["params"]) * 1e9, peak,
+        u = compute.mfu_from_tokens(v["tokens_per_s"], compute.FLOPS_PER_PARAM_TOKEN * _check.positive("params (B)", v["params"]) * 1e9, peak,
                                     v["n_gpus"])
     return u, peak
 

@@ -182,7 +182,8 @@ _DAY_S = 86_400.0
 _HOUR_S = 3_600.0
 
 
-def _gpus(n_params: float, acc: str, mode: str, bytes_per_param: float | None = None, headroom: float = 1.25):
+def _gpus(n_params: float, acc: str, mode: str, bytes_per_param: float | None = None,
+          headroom: float = 1.25) -> memory.GpuEstimate:
     return memory.gpus_needed(n_params, spec(acc).memory_bytes, mode=mode, bytes_per_param=bytes_per_param,
                               headroom=headroom)
 

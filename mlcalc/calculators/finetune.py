@@ -8,8 +8,7 @@ from mlcalc import _check, charts, compute, finetune, memory, steptime
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators._common import finite
-
-GB = 1e9
+from mlcalc.units import GB
 
 
 def _rate(chip: str, model: memory.ModelConfig | None = None, batch: int = 1, seq_len: int = 2048,

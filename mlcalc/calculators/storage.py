@@ -8,8 +8,7 @@ from mlcalc import _check, charts, storage
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
 from mlcalc.calculators._common import decades, finite, geomspace
 from mlcalc.storage import GB, TB, GiB, MiB
-
-HOUR = 3600.0
+from mlcalc.units import SECONDS_PER_HOUR as HOUR
 YEAR_S = 365.0 * 24 * HOUR
 
 # Per-node (or per-device) figures a node's dataloader can compare itself with.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on a lent 4-GPU machine measures serving (issue 25's evidence), every part under its own timeout:
-#   A. one process per GPU, in parallel (each starts and ends with the floor probe, bench_serve.py --mode probe):
+#   A. one process per GPU, in parallel (each starts and ends with the floor probe, bench_serve.py --mode probe,
+#      then runs the kernel probe, bench_kernels.py: decode-shape matmuls, prefill attention, element-wise passes):
 #      GPU 0: llama8b; GPU 1: mha7b, gemma3_4b; GPU 2: mixtral_8l, dsv2lite_8l (bench_serve.py --mode arch);
 #      GPU 3: the generate-based floor probe of bench_decode.py (as in earlier runs), then the load test
 #      (bench_serve.py --mode load);
@@ -52,6 +53,7 @@ job() {  # $1: gpu index, $2: name, then the arch list or a mode
   local g=$1 name=$2; shift 2
   export CUDA_VISIBLE_DEVICES=$(vis "$g")
   timeout 90 $PY "$B" --mode probe --device "$(dev)" $Q --out "$WORK/probe_start_gpu$g.json"
+  timeout 85 $PY "$HERE/bench_kernels.py" --device "$(dev)" $Q --deadline-s 75 --out "$WORK/kernels_gpu$g.json"
   for what in "$@"; do
     case $what in
       gen_probe) timeout 60 $PY "$HERE/bench_decode.py" --model probe --device "$(dev)" $Q --out "$WORK/genprobe_gpu$g.json" ;;

@@ -6,7 +6,7 @@ and the announced parts (Rubin, MI455X), kept out of the defaults.
 
 import pytest
 
-from mlcalc import network, parallel
+from mlcalc import facility, network, parallel
 from mlcalc.accelerators import catalogue, spec
 
 
@@ -84,7 +84,7 @@ def test_gb200_nvl72_rack():
     assert s.gpus_per_node == 72 and s.hosts == 18 and s.gpus_per_host == 4
     assert s.nics_per_node == 72 and s.nic.bytes_per_s == 50e9  # 400 Gb/s per GPU
     assert s.intra.bytes_per_s == 900e9  # NVLink 5: 1.8 TB/s both directions
-    tray_w = network._raw()["systems"]["GB200-NVL72"]["tray_power_w"]
+    tray_w = facility.data()["systems"]["GB200 NVL72"]["tray_power_w"]  # the rack's one home: facility.json
     assert 18 * tray_w / 1e3 == pytest.approx(s.power_kw, rel=1e-3) == pytest.approx(120, rel=1e-3)
     assert network.scale_up_domain("GB200-NVL72") == 72
 
@@ -189,3 +189,19 @@ def test_the_planner_tries_tensor_parallel_degrees_inside_the_scale_up_domain(mo
     monkeypatch.setattr(plan, "chip_info", lambda chip: {**real("B200"), "system": "GB200-NVL72"})
     rack = {c[0] for c in plan.layout_candidates(model, "GB200", 4608, 8192, 16e6)}
     assert rack == {1, 2, 4, 8, 16, 32, 64}
+
+
+def test_a_systems_power_has_one_home():
+    # facility.json holds each system's power once; links.json's nodes and plan.json's chips read it
+    from mlcalc import plan
+
+    for key, s in network.systems().items():
+        home = network._raw()["systems"][key].get("facility_system")
+        if home:
+            assert "power_kw" not in network._raw()["systems"][key]
+            assert s.power_kw == facility.system(home).power_kw
+    for chip in plan.chips():
+        assert "node_power_kw" not in plan.data()["chips"][chip] and "board_power_w" not in plan.data()["chips"][chip]
+        housed = facility.system(plan.FACILITY_SYSTEM[chip])
+        assert plan.chip_info(chip)["node_power_kw"] == housed.power_kw
+        assert plan.chip_info(chip)["board_power_w"] == housed.board_power_w

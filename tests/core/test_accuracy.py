@@ -75,7 +75,8 @@ def test_bad_family_names_the_parameter():
 def test_the_serving_run_and_tables_are_families():
     from mlcalc import servemeasured as sm
 
-    checks = sm.all_checks()
+    checks = [c for run in sm.RUNS for c in sm.all_checks(run)]  # every serving run, each case names its run
+    assert {c.where for c in accuracy.cases("serve-graph")} == set(sm.RUNS)
     assert len(accuracy.cases("serve-graph")) == sum(c.path == "graph" for c in checks)
     assert len(accuracy.cases("serve-eager")) == sum(c.path == "eager" and c.what == "decode" for c in checks)
     assert len(accuracy.cases("serve-prefill")) == sum(c.what == "prefill" for c in checks)

@@ -1,0 +1,82 @@
+"""The training planner's shortcuts change no answer: the micro-batch bound of the layout search, its caches,
+and the warm-up the site's snapshot runs (scripts/planner_equality.py checks every preset, chip and count)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mlcalc import memory, plan
+from mlcalc.calc import REGISTRY, get, run
+
+
+def _every_layout(m, chip, n, s, batch):
+    """The fastest layout by trying every candidate in the search's own order (ties: the first found)."""
+    best = None
+    cands = sorted((plan.step_time_floor(m, chip, n, tp, pp, dp, mb, "selective", s), tp, pp, dp, mb)
+                   for tp, pp, dp, mb in plan.layout_candidates(m, chip, n, s, batch))
+    for _, tp, pp, dp, mb in cands:
+        for rc in ("selective", "full"):
+            mem = plan.layout_memory(m, chip, tp, pp, dp, s, rc)
+            if mem.fits:
+                t = plan.step_time(m, chip, n, tp, pp, dp, mb, rc, s)
+                if best is None or t.step_s < best.step_s:
+                    best = plan.Layout(tp, pp, dp, 1, mb, rc, mem.total_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s)
+                break
+    return best
+
+
+@pytest.mark.parametrize("name,chip", [("Llama-2 7B", "H100-SXM"), ("GPT-2 124M", "A100-80GB"), ("Llama-3 8B", "B200")])
+def test_the_layout_search_finds_exactly_the_layout_that_trying_every_one_finds(name, chip):
+    # the same layout, every number equal (not approximately): the bound only skips layouts that cannot win
+    m = memory.model_preset(name)
+    for n in (8, 16, 24, 64, 96, 128):
+        assert plan.best_layout(m, chip, n, 4096, 2**21) == _every_layout(m, chip, n, 4096, 2**21)
+
+
+def test_a_micro_batch_bound_that_overshoots_is_caught_and_the_search_redone_without_it(monkeypatch):
+    # An engine whose micro-batch would take longer at some GPU counts than at others breaks the bound: here the
+    # bound is made 10x too large. The search notices (a layout's step below its bound), switches the bound off
+    # and answers as trying every layout does.
+    real = plan._micro_s
+    monkeypatch.setattr(plan, "_micro_s", lambda p, m: real(p, m) * 10)
+    monkeypatch.setattr(plan, "_micro_bound_on", True)
+    monkeypatch.setattr(plan, "_MICRO", {})
+    plan._best_layout.cache_clear()
+    plan._run_cached.cache_clear()
+    try:
+        m = memory.model_preset("Llama-3.2 1B")
+        got = [plan.best_layout(m, "H100-SXM", n, 2048, 2**20) for n in (8, 16, 32, 64)]
+        assert not plan._micro_bound_on
+        assert got == [_every_layout(m, "H100-SXM", n, 2048, 2**20) for n in (8, 16, 32, 64)]
+    finally:
+        plan._best_layout.cache_clear()
+        plan._run_cached.cache_clear()
+
+
+def test_the_search_caches_are_bounded():
+    for cached in (plan._best_layout, plan._run_cached, plan._price_of, plan._owned_rate_of, plan._counts):
+        assert cached.cache_info().maxsize is not None and cached.cache_info().maxsize <= 10_000
+    assert 0 < plan._MICRO_MAX <= 100_000
+
+
+def test_a_repeated_search_answers_the_same_plans():
+    # the second search is served from the caches (layouts, runs, prices): every plan equal to the first's
+    m = memory.model_preset("Llama-2 7B")
+    args = (m, list(plan.offers()), 2e11, 60.0, 5e6)
+    first = plan.search(*args, max_gpus=256)
+    again = plan.search(*args, max_gpus=256)
+    assert first == again and first.cheapest is not None
+    other = plan.search(m, list(plan.offers()), 2e11, 20.0, 5e6, max_gpus=256)  # another deadline: priced again
+    assert all(p.deadline_days == 20.0 for p in other.plans)
+
+
+def test_warm_runs_every_calculator_and_changes_no_answer():
+    import mlcalc.warm
+
+    before = {k: run(k, get(k).defaults()) for k in ("plan.train", "plan.serve", "memory.gpu_count")}
+    took = mlcalc.warm.warm()
+    assert set(took) == set(REGISTRY)
+    assert all(math.isfinite(t) and t >= 0 for t in took.values())
+    assert {k: run(k, get(k).defaults()) for k in before} == before
