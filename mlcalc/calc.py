@@ -11,7 +11,12 @@ A calculator is described as data:
   with a key, a label, a default and its allowed range or options;
 - ``compute(values)``: only mlcalc functions; raises ``ValueError`` naming the parameter for bad input;
 - ``view(result, values)``: what the reader sees, as data (``View``: a short text, an optional table,
-  an optional Vega-Lite chart description as a plain dict).
+  an optional Vega-Lite chart description as a plain dict);
+- ``widget``: the name notebooks import its widget by (:mod:`mlcalc.widgets` makes the class), and
+  optionally ``inactive(values)``: the keys of the controls the other values make irrelevant.
+
+A control's key is the one name of that input everywhere: the notebook's keyword argument, the widget's
+attribute, the parameter in a shared link.
 
 :func:`run` joins the two for a mapping of control values and never raises: it returns a JSON-able
 dict with the text, the table as HTML, the chart, or an error message for the reader.
@@ -24,7 +29,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import AbstractSet, Any, Callable, Mapping
 
 #: Most rows a table in a view may have (a view never grows with a number the reader types).
 MAX_TABLE_ROWS = 200
@@ -108,17 +113,25 @@ class Presets:
         return {k for v in self.values.values() for k in v}
 
 
+def none_inactive(values: Mapping[str, Any]) -> frozenset[str]:
+    """The :attr:`Calc.inactive` of a calculator whose controls all count, whatever the values."""
+    return frozenset()
+
+
 @dataclass(frozen=True)
 class Calc:
     """A calculator: its controls and its two pure steps."""
 
     key: str  # unique name, "<area>.<name>", e.g. "memory.gpu_count"
     title: str  # one line saying what it answers
+    widget: str  # the name notebooks import its widget by (``from mlcalc.widgets import GpuCountWidget``)
     controls: tuple[Control, ...]
     compute: Callable[[Mapping[str, Any]], Any]  # values -> result (raises ValueError on bad input)
     view: Callable[[Any, Mapping[str, Any]], View]  # (result, values) -> View
     notes: str = field(default="")  # optional: conventions and sources, shown under the title
     presets: tuple[Presets, ...] = ()  # optional: choices that fill in other controls
+    # optional: values -> keys of the controls the other values make irrelevant (shells show them disabled)
+    inactive: Callable[[Mapping[str, Any]], AbstractSet[str]] = none_inactive
 
     def follow(self, changed: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """Controls that follow a change of ``changed``: {key: new value} (empty if none).
@@ -136,10 +149,9 @@ class Calc:
                     updates[p.control] = p.custom
         return updates
 
-    def inactive(self, values: Mapping[str, Any]) -> list[str]:
-        """Keys of the controls the other values make irrelevant (shells show them disabled)."""
-        rule = INACTIVE.get(self.key)
-        return sorted(rule(values)) if rule is not None else []
+    def disabled(self, values: Mapping[str, Any]) -> list[str]:
+        """:attr:`inactive` for ``values``, sorted (what the shells and the page grey out)."""
+        return sorted(self.inactive(values))
 
     def defaults(self) -> dict[str, Any]:
         """The starting value of every control."""
@@ -214,15 +226,17 @@ def check_view(view: View) -> None:
 
 
 REGISTRY: dict[str, Calc] = {}
-#: Rules that grey out controls, by calculator key: ``rule(values) -> keys`` (pure; from each
-#: calculators module's ``INACTIVE``).
-INACTIVE: dict[str, Callable[[Mapping[str, Any]], Any]] = {}
 
 
 def register(calc: Calc) -> Calc:
     """Add a calculator to the registry (its key must be new)."""
     if calc.key in REGISTRY and REGISTRY[calc.key] is not calc:
         raise ValueError(f"calculator key {calc.key!r} is registered twice")
+    if not calc.widget.isidentifier() or not calc.widget[:1].isupper():
+        raise ValueError(f"{calc.key}: widget={calc.widget!r} is not allowed: a class name (GpuCountWidget)")
+    twin = next((c.key for c in REGISTRY.values() if c.widget == calc.widget and c is not calc), None)
+    if twin is not None:
+        raise ValueError(f"{calc.key}: widget={calc.widget!r} is not allowed: {twin} has that name")
     REGISTRY[calc.key] = calc
     return calc
 
@@ -317,7 +331,7 @@ def run(key: str, values: Mapping[str, Any] | None = None, changed: str | None =
         if changed is not None:
             updates = calc.follow(str(changed), calc.values(given))
             given.update(updates)
-        inactive = calc.inactive(calc.values(given))
+        inactive = calc.disabled(calc.values(given))
         _, view = calc.evaluate(given)
         check_chart(view.chart)
         return {"ok": True, "text": view_plain(view), "html": view_html(view), "chart": view.chart,
@@ -350,6 +364,7 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CONTROL_KINDS", "Calc", "Control", "INACTIVE", "Presets", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table", "View",
+__all__ = ["CONTROL_KINDS", "Calc", "Control", "Presets", "MAX_CHART_ROWS", "MAX_TABLE_ROWS", "REGISTRY", "Table",
+           "View", "none_inactive",
            "choice", "check_chart", "check_finite", "check_view", "error_message", "get", "register", "run", "run_json", "table_html",
            "view_html", "view_plain"]

@@ -9,9 +9,9 @@ shells would do to the other controls:
 - linked controls (a preset that fills in other controls, a control that follows another), and
 - controls the current values make irrelevant (shown disabled).
 
-Those rules are the calculators' own, as data or pure functions (``Calc.presets``, and the
-``INACTIVE`` rules of :mod:`mlcalc.calculators`), applied by the same ``Calc.follow`` and
-``Calc.inactive`` as in Jupyter. So the page does what JupyterLab does, with no rule in JavaScript.
+Those rules are the calculators' own, as data or pure functions (``Calc.presets`` and
+``Calc.inactive``), applied by the same ``Calc.follow`` and ``Calc.disabled`` as in Jupyter. So the
+page does what JupyterLab does, with no rule in JavaScript.
 
 Links that reopen a calculator's values
     The page address holds the values a reader changed, as ``?<calculator key>.<control>=<value>&...``
@@ -50,6 +50,44 @@ MAX_QUERY_PARAMS = 256
 MAX_NUMBER_CHARS = 32
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _SAFE = "-._~(),:/"  # kept as they are in a parameter (a space is written as +)
+
+#: Control keys renamed on 2026-11-26, when the calculators took the names the notebooks use (one
+#: vocabulary): calculator key -> {old control key: its key now}. Links are public, so one written before
+#: still opens; this is only read (:func:`values_from_query`), never written, and grows with no new key.
+OLD_LINK_KEYS: dict[str, dict[str, str]] = {
+    "accelerators.mfu": {"params": "n_params_billion", "seconds": "iteration_time_s", "tflop": "tflop_per_iteration"},
+    "accelerators.offers": {"params": "n_params_billion", "tokens": "n_tokens_billion"},
+    "accelerators.peak": {"clock": "clock_mhz"},
+    "accelerators.roofline": {"params": "n_params_billion"},
+    "accelerators.training_cost": {"params": "n_params_billion", "price": "price_per_gpu_hour",
+                                   "tokens": "n_tokens_billion"},
+    "failures.goodput": {"params": "n_params_billion"},
+    "measured.collective": {"ranks": "n_ranks", "size": "message_bytes"},
+    "measured.prediction": {"seq": "seq_len"},
+    "memory.bytes_per_param": {"params": "n_params_billion"},
+    "memory.cpu": {"ram_per_worker": "ram_per_worker_gb"},
+    "memory.gpu_count": {"params": "n_params_billion"},
+    "memory.serving": {"context": "context_len"},
+    "memory.training_fit": {"stage": "zero_stage"},
+    "memory.zero": {"params": "n_params_billion", "stage": "zero_stage"},
+    "network.collective": {"gpus": "gpus_per_node", "measured": "measured_busbw_gb_s", "nodes": "n_nodes",
+                           "size": "message_bytes"},
+    "network.layout": {"batch": "global_batch", "fraction": "state_memory_fraction", "nodes": "n_nodes"},
+    "network.step_comm": {"batch": "global_batch"},
+    "network.topology": {"hb": "hb_domain", "n": "n_gpus", "ratio": "cost_ratio"},
+    "network.units": {"nics": "nics_per_node"},
+    "storage.capacity": {"ckpt": "checkpoint_tb", "dataset": "dataset_tb", "kept": "checkpoints_kept",
+                         "other": "other_tb", "usable": "usable_fraction"},
+    "storage.checkpoint": {"fs": "filesystem_gb_per_s", "node": "node_gbit_per_s", "nodes": "n_nodes",
+                           "params": "n_params_billion"},
+    "storage.checkpoint_interval": {"ckpt": "checkpoint_s", "interval": "interval_h", "mtbf": "device_mtbf_years",
+                                    "restart": "restart_min"},
+    "storage.dataloader": {"per_node": "accelerators_per_node", "tflops": "achieved_tflops"},
+    "storage.llm_dataloader": {"params": "n_params_billion", "per_node": "accelerators_per_node",
+                               "tflops": "achieved_tflops"},
+    "storage.startup": {"files": "n_files", "kops": "metadata_kops", "latency": "op_latency_ms", "nodes": "n_nodes",
+                        "ops": "ops_per_file", "procs": "processes_per_node"},
+}
 
 
 def widget_values(key: str, state: Mapping[str, Any]) -> dict[str, Any]:
@@ -90,12 +128,12 @@ def widget_state(key: str, values: Mapping[str, Any]) -> dict[str, Any]:
 def controls_after(key: str, changed: str, values: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The control values after the reader changed ``changed`` (the calculator's presets applied by
     :meth:`mlcalc.calc.Calc.follow`, as the Jupyter shell applies them), and the keys of the controls
-    those values make irrelevant (:meth:`mlcalc.calc.Calc.inactive`)."""
+    those values make irrelevant (:meth:`mlcalc.calc.Calc.disabled`)."""
     calc: Calc = get(key)
     values = dict(values)
     if changed:
         values.update(calc.follow(changed, calc.values(values)))
-    return values, calc.inactive(calc.values(values))
+    return values, calc.disabled(calc.values(values))
 
 
 def run_widgets(key: str, state: Mapping[str, Any], changed: str = "", initial: Mapping[str, Any] | None = None,
@@ -338,7 +376,7 @@ def _read_query(key: str, query: str) -> tuple[dict[str, Any], list[str]]:
         if not name.startswith(prefix):
             continue
         text = unquote_plus(part.partition("=")[2])
-        control = name[len(prefix):]
+        control = OLD_LINK_KEYS.get(key, {}).get(name[len(prefix):], name[len(prefix):])
         if control not in [c.key for c in calc.controls]:
             errors.append(f"{_clip(name)}={_check._fmt(text)} is not allowed: {key} has no control "
                           f"{_check._fmt(control)}; choose one of {', '.join(known)}")
@@ -398,7 +436,7 @@ def open_widgets(key: str, search: str, initial: Mapping[str, Any]) -> dict[str,
         moved = {k: v for k, v in values.items() if k not in start or start[k] != v}
         out = run(key, values)
         out["controls"] = widget_state(key, moved)
-        out["inactive"] = get(key).inactive(get(key).values(values))
+        out["inactive"] = get(key).disabled(get(key).values(values))
         if errors:
             # Only the bad parameters are dropped: the page says which, and shows the rest of the link.
             out["notice"] = ("In the page address, " + "; ".join(error_message(ValueError(e)) for e in errors[:5])
@@ -424,6 +462,7 @@ def open_widgets_json(key: str, search: str, initial_json: str) -> str:
         return json.dumps({"ok": False, "error": error_message(err)})
 
 
-__all__ = ["MAX_NUMBER_CHARS", "MAX_QUERY_CHARS", "MAX_QUERY_PARAMS", "carried", "controls_after", "open_widgets",
+__all__ = ["MAX_NUMBER_CHARS", "MAX_QUERY_CHARS", "MAX_QUERY_PARAMS", "OLD_LINK_KEYS", "carried", "controls_after",
+           "open_widgets",
            "open_widgets_json", "opened_values", "query_from_values", "replace_query", "run_widgets",
            "run_widgets_json", "values_from_query", "widget_state", "widget_values"]

@@ -44,14 +44,11 @@ import datetime
 import functools
 import gzip
 import http.server
-import importlib
-import inspect
 import io
 import json
 import os
 import pathlib
 import platform
-import pkgutil
 import re
 import shutil
 import statistics
@@ -117,21 +114,11 @@ def _summary(samples_ms: list[float]) -> dict:
 
 
 def calculator_classes() -> list[type]:
-    """Every calculator widget: the CalcWidget shell's (``calc`` set) and any still on the older shell."""
+    """Every calculator widget: the classes :mod:`mlcalc.widgets` makes from the registry, by calculator key."""
     import mlcalc.widgets as pkg
-    from mlcalc.widgets._base import CalcWidget
 
-    found = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"mlcalc.widgets.{info.name}")
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ != module.__name__:
-                continue
-            if issubclass(cls, CalcWidget) and cls is not CalcWidget and "calc" in vars(cls):
-                found.append(cls)
-    return sorted(found, key=lambda c: (c.__module__, c.__name__))
+    found = [getattr(pkg, name) for name in pkg.__all__ if getattr(getattr(pkg, name), "calc", None) is not None]
+    return sorted(found, key=lambda c: c.calc.key)
 
 
 def _alternatives(control) -> list:
@@ -166,7 +153,7 @@ def bench_widgets_python(repeats: int) -> dict:
     results = {}
     sink = io.StringIO()
     for cls in calculator_classes():
-        name = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"
+        name = f"{cls.calc.key.split('.', 1)[0]}.{cls.__name__}"
         try:
             with contextlib.redirect_stdout(sink):
                 calc = cls()

@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from mlcalc.calc import INACTIVE, REGISTRY, get, run
+from mlcalc.calc import REGISTRY, get, run
 
 for _info in pkgutil.iter_modules(__path__):
     if not _info.name.startswith("_"):
-        INACTIVE.update(getattr(importlib.import_module(f"{__name__}.{_info.name}"), "INACTIVE", {}))
+        importlib.import_module(f"{__name__}.{_info.name}")  # registers its calculators
 
 __all__ = ["REGISTRY", "get", "run"]

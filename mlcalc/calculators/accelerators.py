@@ -76,6 +76,7 @@ def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> V
 
 CATALOGUE = register(Calc(
     key="accelerators.catalogue",
+    widget="CatalogueWidget",
     title="The accelerator catalogue: pick a dtype and a FLOPS source, sort, see compute against bandwidth.",
     controls=(
         dtype_control(),
@@ -141,6 +142,7 @@ _KEYS = list(catalogue())
 
 COMPARE = register(Calc(
     key="accelerators.compare",
+    widget="CompareWidget",
     title="Two accelerators side by side, with the ratio of every figure.",
     controls=(
         choice("a", "chip A", _KEYS, "A100-80GB"),
@@ -156,13 +158,14 @@ COMPARE = register(Calc(
 
 def _peak_compute(v: Mapping[str, Any]) -> tuple[accelerators.PeakRecipe, float]:
     r = accelerators.recipe(v["accelerator"])
-    return r, r.flops(clock_mhz=v["clock"])
+    return r, r.flops(clock_mhz=v["clock_mhz"])
 
 
 def _peak_view(result: tuple[accelerators.PeakRecipe, float], v: Mapping[str, Any]) -> View:
     r, flops = result
     sheet = spec(r.key).peak_flops(r.dtype)
-    text = (f"{float(v['clock']):,.0f} MHz x {r.units:,} {r.unit_name} x {r.fma_per_unit_per_clock:,.0f} FMA/clock x 2 "
+    text = (f"{float(v['clock_mhz']):,.0f} MHz x {r.units:,} {r.unit_name} x "
+            f"{r.fma_per_unit_per_clock:,.0f} FMA/clock x 2 "
             f"= {flops / 1e12:,.1f} TFLOPS {r.dtype}\n"
             f"datasheet: {sheet / 1e12:,.1f} TFLOPS -> formula / datasheet = {flops / sheet:.3f}")
     return View(text=text)
@@ -170,16 +173,17 @@ def _peak_view(result: tuple[accelerators.PeakRecipe, float], v: Mapping[str, An
 
 PEAK = register(Calc(
     key="accelerators.peak",
+    widget="PeakWidget",
     title="Clock x units x FMA per clock x 2: check a vendor's peak, or see what a lower clock costs.",
     controls=(
         choice("accelerator", "accelerator", list(accelerators.recipes()), "H100-SXM"),
-        Control("clock", "clock MHz", "number", accelerators.recipe("H100-SXM").clock_mhz, step=10.0,
+        Control("clock_mhz", "clock MHz", "number", accelerators.recipe("H100-SXM").clock_mhz, step=10.0,
                 help="compute clock, MHz"),
     ),
     compute=_peak_compute,
     view=_peak_view,
     # A chip brings its own clock; a clock typed by hand keeps the chip.
-    presets=(Presets("accelerator", {k: {"clock": r.clock_mhz} for k, r in accelerators.recipes().items()}),),
+    presets=(Presets("accelerator", {k: {"clock_mhz": r.clock_mhz} for k, r in accelerators.recipes().items()}),),
 ))
 
 # --------------------------------------------------------------------------- training cost
@@ -197,7 +201,7 @@ def model_params_b(name: str) -> float:
 
 def model_presets() -> Presets:
     """A model preset (mlcalc.models) fills in its parameters; typing another number makes it custom."""
-    return Presets("model", {name: {"params": model_params_b(name)} for name in models.presets()},
+    return Presets("model", {name: {"n_params_billion": model_params_b(name)} for name in models.presets()},
                    custom=CUSTOM_MODEL)
 
 
@@ -206,10 +210,10 @@ def budget_controls() -> tuple[Control, ...]:
     return (
         choice("model", "model", [("custom (type the parameters)", CUSTOM_MODEL), *models.presets()], CUSTOM_MODEL,
                help="a model of mlcalc.models fills in its parameters (active ones for a mixture of experts)"),
-        Control("params", "params (B)", "number", 7.0, step=1.0,
+        Control("n_params_billion", "params (B)", "number", 7.0, step=1.0,
                 help="parameters each token meets, billions (6 N D counts these)"),
         choice("budget", "tokens from", BUDGET_OPTIONS, "tokens", kind="toggle"),
-        Control("tokens", "tokens (B)", "number", 319.5, step=10.0, help="training tokens, billions"),
+        Control("n_tokens_billion", "tokens (B)", "number", 319.5, step=10.0, help="training tokens, billions"),
         Control("tokens_per_param", "tokens per param", "number", compute.CHINCHILLA_TOKENS_PER_PARAM, step=1.0,
                 help=f"tokens per parameter; about 20 is compute-optimal ({CHINCHILLA_CITE})"),
     )
@@ -217,11 +221,11 @@ def budget_controls() -> tuple[Control, ...]:
 
 def run_tokens(v: Mapping[str, Any]) -> tuple[float, float]:
     """Parameters and training tokens of the reader's run (tokens typed, or params x tokens per param)."""
-    n_params = _check.positive("params (B)", v["params"]) * 1e9
+    n_params = _check.positive("params (B)", v["n_params_billion"]) * 1e9
     if v["budget"] == "ratio":
         ratio = _check.positive("tokens per param", v["tokens_per_param"])
         return n_params, compute.tokens_from_budget(n_params, ratio)
-    return n_params, _check.positive("tokens (B)", v["tokens"]) * 1e9
+    return n_params, _check.positive("tokens (B)", v["n_tokens_billion"]) * 1e9
 
 
 def tokens_line(n_params: float, n_tokens: float, v: Mapping[str, Any]) -> str:
@@ -241,13 +245,13 @@ def _training_cost_compute(v: Mapping[str, Any]) -> tuple[float, float, compute.
     n_params, n_tokens = run_tokens(v)
     total = compute.training_flops(n_params, n_tokens, bool(v["recompute"]))
     peak = compute.achievable_flops(v["accelerator"], v["dtype"], v["source"])
-    return total, peak, compute.run_cost(total, v["n_gpus"], peak, v["mfu"], v["price"])
+    return total, peak, compute.run_cost(total, v["n_gpus"], peak, v["mfu"], v["price_per_gpu_hour"])
 
 
 def _training_cost_view(result: tuple[float, float, compute.RunCost], v: Mapping[str, Any]) -> View:
     total, peak, rc = result
     n_params, n_tokens = run_tokens(v)
-    n, price, u = int(v["n_gpus"]), float(v["price"]), float(v["mfu"])
+    n, price, u = int(v["n_gpus"]), float(v["price_per_gpu_hour"]), float(v["mfu"])
     rule = "8ND, with recomputation" if v["recompute"] else "6ND"
     text = "\n".join([
         tokens_line(n_params, n_tokens, v),
@@ -277,8 +281,14 @@ def _training_cost_view(result: tuple[float, float, compute.RunCost], v: Mapping
     return View(text=text, chart=spec_)
 
 
+def budget_inactive(values: Mapping[str, Any]) -> set[str]:
+    """The token input the reader is not using (tokens typed, or tokens per parameter)."""
+    return {"tokens_per_param"} if values.get("budget") == "tokens" else {"n_tokens_billion"}
+
+
 TRAINING_COST = register(Calc(
     key="accelerators.training_cost",
+    widget="TrainingCostWidget",
     title="FLOPs of a run (6ND or 8ND), then days, GPU-hours and cost on G accelerators at an MFU and a price.",
     controls=(
         *budget_controls(),
@@ -287,11 +297,13 @@ TRAINING_COST = register(Calc(
         dtype_control(),
         Control("n_gpus", "GPUs", "int", 160, step=8),
         Control("mfu", "MFU", "slider", 0.4, min=0.05, max=1.0, step=0.01, help="fraction of the chosen peak"),
-        Control("price", "$/GPU-hour", "number", 12.5, step=0.5, help="price of one accelerator for one hour, $"),
+        Control("price_per_gpu_hour", "$/GPU-hour", "number", 12.5, step=0.5,
+                help="price of one accelerator for one hour, $"),
         source_control(),
     ),
     compute=_training_cost_compute,
     view=_training_cost_view,
+    inactive=budget_inactive,
     presets=(model_presets(),),
 ))
 
@@ -329,6 +341,7 @@ CUSTOM = "custom"  # the preset choice when the reader's own numbers no longer m
 
 FLOPS = register(Calc(
     key="accelerators.flops",
+    widget="FlopsWidget",
     title="FLOPs of one iteration of a GPT model (Narayanan et al. 2021, eq. 3), against the 6N / 8N rules.",
     controls=(
         choice("preset", "preset", [*compute.MEGATRON_BATCH, ("custom", CUSTOM)], _GPT3_NAME),
@@ -413,15 +426,18 @@ def _offers_view(r: OffersResult, v: Mapping[str, Any]) -> View:
 
 OFFERS = register(Calc(
     key="accelerators.offers",
+    widget="OffersWidget",
     title="The same run on three offers: accelerator, count, price and MFU each.",
     controls=(
-        *(c if c.key != "tokens" else Control("tokens", c.label, c.kind, 300.0, step=c.step, help=c.help)
+        *(c if c.key != "n_tokens_billion"
+          else Control("n_tokens_billion", c.label, c.kind, 300.0, step=c.step, help=c.help)
           for c in budget_controls()),
         source_control(),
         *(c for i, o in enumerate(DEFAULT_OFFERS, 1) for c in offer_controls(i, *o)),
     ),
     compute=_offers_compute,
     view=_offers_view,
+    inactive=budget_inactive,
     presets=(model_presets(),),
 ))
 
@@ -431,10 +447,11 @@ OFFERS = register(Calc(
 def _mfu_compute(v: Mapping[str, Any]) -> tuple[float, float]:
     peak = compute.achievable_flops(v["accelerator"], v["dtype"], v["source"])
     if v["mode"] == "iteration":
-        u = compute.mfu(_check.positive("TFLOP/iter", v["tflop"]) * 1e12, v["seconds"], peak, v["n_gpus"])
+        u = compute.mfu(_check.positive("TFLOP/iter", v["tflop_per_iteration"]) * 1e12, v["iteration_time_s"], peak,
+                        v["n_gpus"])
     else:
-        u = compute.mfu_from_tokens(v["tokens_per_s"], compute.FLOPS_PER_PARAM_TOKEN * _check.positive("params (B)", v["params"]) * 1e9, peak,
-                                    v["n_gpus"])
+        n_params = _check.positive("params (B)", v["n_params_billion"]) * 1e9
+        u = compute.mfu_from_tokens(v["tokens_per_s"], compute.FLOPS_PER_PARAM_TOKEN * n_params, peak, v["n_gpus"])
     return u, peak
 
 
@@ -454,16 +471,25 @@ def _mfu_view(result: tuple[float, float], v: Mapping[str, Any]) -> View:
     return View(text="\n".join(lines))
 
 
+def mfu_inactive(values: Mapping[str, Any]) -> set[str]:
+    """Per iteration: tokens/s and params do not count; from tokens/s: TFLOP and seconds per iteration do not."""
+    return ({"tokens_per_s", "n_params_billion"} if values.get("mode") == "iteration"
+            else {"tflop_per_iteration", "iteration_time_s"})
+
+
 MFU = register(Calc(
     key="accelerators.mfu",
+    widget="MfuWidget",
     title="MFU from FLOP per iteration and its time, or from tokens per second.",
     controls=(
         choice("mode", "MFU from", [("per iteration", "iteration"), ("tokens/s", "tokens")], "iteration",
                kind="toggle"),
-        Control("tflop", "TFLOP/iter", "number", 624.0, step=1.0, help="model FLOP per iteration, TFLOP (1e12)"),
-        Control("seconds", "s/iter", "number", 4.0, step=0.1, help="seconds per iteration"),
+        Control("tflop_per_iteration", "TFLOP/iter", "number", 624.0, step=1.0,
+                help="model FLOP per iteration, TFLOP (1e12)"),
+        Control("iteration_time_s", "s/iter", "number", 4.0, step=0.1, help="seconds per iteration"),
         Control("tokens_per_s", "tokens/s", "number", 3000.0, step=100.0, help="tokens per second, all GPUs"),
-        Control("params", "params (B)", "number", 7.0, step=1.0, help="parameters, billions (6N FLOP per token)"),
+        Control("n_params_billion", "params (B)", "number", 7.0, step=1.0,
+                help="parameters, billions (6N FLOP per token)"),
         accelerator_control("A100-80GB"),
         dtype_control(),
         Control("n_gpus", "GPUs", "int", 1),
@@ -472,6 +498,7 @@ MFU = register(Calc(
     ),
     compute=_mfu_compute,
     view=_mfu_view,
+    inactive=mfu_inactive,
 ))
 
 # --------------------------------------------------------------------------- roofline
@@ -494,7 +521,7 @@ def _roofline_compute(v: Mapping[str, Any]) -> RooflineResult:
         return RooflineResult(compute.roofline(i, peak, bw), f"{v['m']}x{v['n']}x{v['k']}", None)
     bpp = compute.DTYPE_BYTES[dtype]
     i = compute.decode_intensity(v["batch"], bpp)
-    bound = compute.decode_bound(_check.positive("params (B)", v["params"]) * 1e9, bw, peak, v["batch"], bpp)
+    bound = compute.decode_bound(_check.positive("params (B)", v["n_params_billion"]) * 1e9, bw, peak, v["batch"], bpp)
     return RooflineResult(compute.roofline(i, peak, bw), f"decode, batch {v['batch']}", bound)
 
 
@@ -525,8 +552,14 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
     return View(text="\n".join(lines), chart=spec_)
 
 
+def roofline_inactive(values: Mapping[str, Any]) -> set[str]:
+    """A matmul has no batch or model size; a decoding step has no M, N, K."""
+    return {"batch", "n_params_billion"} if values.get("mode") == "matmul" else {"m", "n", "k"}
+
+
 ROOFLINE = register(Calc(
     key="accelerators.roofline",
+    widget="RooflineWidget",
     title="A matmul (M, N, K) or an LLM decoding step (batch) on an accelerator's roofline.",
     controls=(
         accelerator_control(),
@@ -536,11 +569,12 @@ ROOFLINE = register(Calc(
         Control("n", "N", "int", 128),
         Control("k", "K", "int", 8192),
         Control("batch", "batch", "int", 1, help="sequences decoded together"),
-        Control("params", "params (B)", "number", 70.0, step=1.0, help="parameters, billions"),
+        Control("n_params_billion", "params (B)", "number", 70.0, step=1.0, help="parameters, billions"),
         source_control(),
     ),
     compute=_roofline_compute,
     view=_roofline_view,
+    inactive=roofline_inactive,
 ))
 
 # --------------------------------------------------------------------------- shape efficiency
@@ -598,6 +632,7 @@ def _shape_view(r: ShapeResult, v: Mapping[str, Any]) -> View:
 
 SHAPE_EFFICIENCY = register(Calc(
     key="accelerators.shape_efficiency",
+    widget="ShapeEfficiencyWidget",
     title="Tile and wave quantization: efficiency of a GEMM against N on a GPU's SM count.",
     controls=(
         choice("accelerator", "GPU", [a.key for a in catalogue().values() if a.sm_count], "H100-SXM"),
@@ -611,25 +646,7 @@ SHAPE_EFFICIENCY = register(Calc(
     view=_shape_view,
 ))
 
-def budget_inactive(values: Mapping[str, Any]) -> set[str]:
-    """The token input the reader is not using (tokens typed, or tokens per parameter)."""
-    return {"tokens_per_param"} if values.get("budget") == "tokens" else {"tokens"}
 
-
-def mfu_inactive(values: Mapping[str, Any]) -> set[str]:
-    """Per iteration: tokens/s and params do not count; from tokens/s: TFLOP and seconds per iteration do not."""
-    return {"tokens_per_s", "params"} if values.get("mode") == "iteration" else {"tflop", "seconds"}
-
-
-def roofline_inactive(values: Mapping[str, Any]) -> set[str]:
-    """A matmul has no batch or model size; a decoding step has no M, N, K."""
-    return {"batch", "params"} if values.get("mode") == "matmul" else {"m", "n", "k"}
-
-
-#: Controls the current values make irrelevant (a shell shows them disabled), by calculator key.
-INACTIVE = {TRAINING_COST.key: budget_inactive, OFFERS.key: budget_inactive, MFU.key: mfu_inactive,
-            ROOFLINE.key: roofline_inactive}
-
-__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "INACTIVE", "MFU", "OFFERS", "PEAK", "ROOFLINE",
+__all__ = ["CATALOGUE", "COMPARE", "FLOPS", "MFU", "OFFERS", "PEAK", "ROOFLINE",
            "SHAPE_EFFICIENCY",
            "TRAINING_COST", "CompareRow", "RooflineResult", "ShapeResult", "compare_rows", "run_tokens"]

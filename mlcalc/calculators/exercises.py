@@ -157,7 +157,8 @@ def _set_view(grades: list[Grade], values: Mapping[str, Any]) -> View:
 def _calc(s: ExerciseSet) -> Calc:
     controls = tuple(Control(ex.key, f"Q{i} ({ex.unit})", "number", 0.0, help=ex.question)
                      for i, ex in enumerate(s.exercises, 1))
-    return register(Calc(key=f"exercises.{s.area}", title=s.title, controls=controls,
+    return register(Calc(key=f"exercises.{s.area}", widget=f"{s.area.capitalize()}Exercises", title=s.title,
+                         controls=controls,
                          compute=_set_compute(s), view=_set_view,
                          notes=ROUNDING_NOTE))
 

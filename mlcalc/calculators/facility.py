@@ -56,6 +56,7 @@ def _cluster_view(c: facility.ClusterPower, v: Mapping[str, Any]) -> View:
 
 CLUSTER = register(Calc(
     key="facility.cluster",
+    widget="ClusterPowerWidget",
     title="From a GPU count to IT and facility power, racks and their density (air or liquid cooling).",
     controls=(
         Control("n_gpus", "GPUs", "int", 16384),
@@ -113,6 +114,7 @@ def _energy_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
 
 ENERGY = register(Calc(
     key="facility.energy",
+    widget="RunEnergyWidget",
     title="Energy of a training run and of a year: MWh, the electricity bill at a dated price, emissions.",
     controls=(
         Control("n_gpus", "GPUs", "int", 16384),

@@ -45,6 +45,7 @@ def _interruptions_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
 
 INTERRUPTIONS = register(Calc(
     key="failures.interruptions",
+    widget="InterruptionsWidget",
     title="Interruptions a job should expect at its size (Llama 3's rates, by cause), and the hot spares it needs.",
     controls=(
         Control("n_gpus", "GPUs", "int", 16384),
@@ -66,7 +67,7 @@ INTERRUPTIONS = register(Calc(
 
 def _goodput_compute(v: Mapping[str, Any]) -> failures.ScaleGoodput:
     n = _check.positive_int("GPUs", v["n_gpus"], failures.MAX_GPUS)
-    ckpt = storage.checkpoint_size(_check.positive("params (B)", v["params"], 1e5) * 1e9).total_bytes
+    ckpt = storage.checkpoint_size(_check.positive("params (B)", v["n_params_billion"], 1e5) * 1e9).total_bytes
     bw = _check.positive("storage TB/s", v["tbps"], 1e4) * 1e12
     restart = failures.restart_time(ckpt, bw, 60.0 * _check.non_negative("detect (min)", v["detect"], 1e4),
                                     60.0 * _check.non_negative("replace (min)", v["replace"], 1e5),
@@ -106,11 +107,13 @@ def _goodput_view(g: failures.ScaleGoodput, v: Mapping[str, Any]) -> View:
 
 GOODPUT = register(Calc(
     key="failures.goodput",
+    widget="ScaleGoodputWidget",
     title="Goodput at scale: failure rate by GPU count, restart time by part, checkpoints, SDC and stragglers.",
     controls=(
         Control("n_gpus", "GPUs", "int", 16384),
         Control("per_node", "GPUs per node", "int", 8),
-        Control("params", "Params (B)", "number", 405.0, step=1.0, help="sizes the checkpoint: 14 bytes per parameter"),
+        Control("n_params_billion", "Params (B)", "number", 405.0, step=1.0,
+                help="sizes the checkpoint: 14 bytes per parameter"),
         Control("tbps", "Storage TB/s", "number", 2.0, step=0.5, help="checkpoint write and read bandwidth, 1e12 B/s"),
         Control("mode", "Checkpoint", "toggle", "synchronous",
                 options=(("synchronous", "synchronous"), ("asynchronous", "asynchronous"))),

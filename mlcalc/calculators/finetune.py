@@ -65,6 +65,7 @@ def _view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
 
 MEMORY = register(Calc(
     key="finetune.memory",
+    widget="FineTuneWidget",
     title="Fine-tuning on one GPU: memory and step time of full fine-tuning, LoRA and QLoRA.",
     controls=(
         choice("model", "Model", _dense_models(), "Llama-3.1 8B"),

@@ -48,8 +48,8 @@ _BINARY_LABEL = ("datum.value >= 1073741824 ? format(datum.value / 1073741824, '
 
 
 def _collective_compute(v: Mapping[str, Any]) -> tuple[ms.BusbwCurve, float, net.CollectiveTime, net.CollectiveTime]:
-    size = _check.positive("bytes", v["size"])
-    ranks = _check.positive_int("GPUs", v["ranks"])
+    size = _check.positive("bytes", v["message_bytes"])
+    ranks = _check.positive_int("GPUs", v["n_ranks"])
     curve = ms.busbw_curve(v["op"])
     busbw = curve.busbw_bytes_per_s_at(size)
     link = net.link(LINK)
@@ -62,7 +62,7 @@ def _collective_view(r: tuple[ms.BusbwCurve, float, net.CollectiveTime, net.Coll
                      v: Mapping[str, Any]) -> View:
     curve, busbw, tm, tl = r
     link = net.link(LINK).bytes_per_s
-    size, ranks = v["size"], int(v["ranks"])
+    size, ranks = v["message_bytes"], int(v["n_ranks"])
     lines = [f"measured busbw at {si(size, 'B', binary=True)} ({size:,.0f} B): {busbw / 1e9:,.1f} GB/s "
              f"= {busbw / link:.0%} of NVLink's {link / 1e9:.0f} GB/s one way (measured on {curve.n_ranks} GPUs, "
              f"{curve.info.device_name})",
@@ -77,12 +77,13 @@ def _collective_view(r: tuple[ms.BusbwCurve, float, net.CollectiveTime, net.Coll
 
 MEASURED_COLLECTIVE = register(Calc(
     key="measured.collective",
+    widget="MeasuredCollectiveWidget",
     title="Time of a collective at the measured bus bandwidth (read off the curve at its size) and at the link's.",
     controls=(
         choice("op", "Collective", ["all_reduce", "all_gather", "reduce_scatter"], "all_reduce"),
-        choice("size", "Bytes", [(si(s, "B", binary=True), s) for s in SIZES], 2**26,
+        choice("message_bytes", "Bytes", [(si(s, "B", binary=True), s) for s in SIZES], 2**26,
                help="message size, nccl-tests convention (the whole buffer)"),
-        Control("ranks", "GPUs", "int_slider", 2, min=2, max=8),
+        Control("n_ranks", "GPUs", "int_slider", 2, min=2, max=8),
     ),
     compute=_collective_compute,
     view=_collective_view,
@@ -98,7 +99,7 @@ def _gib(x: float) -> str:
 def _prediction_compute(v: Mapping[str, Any]) -> tuple[Any, Any, Any, ms.TrainCase | None]:
     cfg = preset(v["model"])
     b = _check.positive_int("batch", v["batch"])
-    s = _check.positive_int("seq len", v["seq"])
+    s = _check.positive_int("seq len", v["seq_len"])
     rc = bool(v["recompute"])
     shapes = [r for r in ms.run(H100_RUN2) if isinstance(r, ms.MatmulResult)] + [ms.matmul("H100-SXM", "bf16")]
     bw = ms.copy_bandwidth("H100-SXM", "d2d").memory_bytes_per_s
@@ -128,11 +129,12 @@ def _prediction_view(r: tuple[Any, Any, Any, ms.TrainCase | None], v: Mapping[st
 
 PREDICTION = register(Calc(
     key="measured.prediction",
+    widget="PredictionWidget",
     title="Predicted peak memory and step time of a GPT training step on the H100, against the measurement if any.",
     controls=(
         choice("model", "Model", list(PRESETS), "gpt2-350M"),
         Control("batch", "Batch", "int_slider", 8, min=1, max=64),
-        choice("seq", "Seq len", [256, 512, 1024, 2048, 4096, 8192], 1024),
+        choice("seq_len", "Seq len", [256, 512, 1024, 2048, 4096, 8192], 1024),
         Control("recompute", "Activation checkpointing", "check", False),
     ),
     compute=_prediction_compute,
@@ -189,6 +191,7 @@ def _pasted_view(r: ms.BusbwCurve | ms.MatmulResult, v: Mapping[str, Any]) -> Vi
 
 PASTED_RESULT = register(Calc(
     key="measured.pasted",
+    widget="PastedResultWidget",
     title="Paste nccl-tests output or a mamf-finder log (at most 64 KiB): see what mlcalc reads from it.",
     controls=(
         choice("kind", "Format", ["nccl-tests", "mamf-finder"], "nccl-tests", kind="toggle"),

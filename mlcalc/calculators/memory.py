@@ -25,7 +25,7 @@ def _convention_control(default: str = BEKMAN, *, bekman_split: bool = True) -> 
 
 def _gpu_count_compute(v: Mapping[str, Any]) -> memory.GpuEstimate:
     acc = spec(v["accelerator"])
-    params = _check.positive("params (billions)", v["params"])
+    params = _check.positive("params (billions)", v["n_params_billion"])
     convention = _check.choice("convention", v["convention"], memory.CONVENTIONS)
     per_param = None  # Bekman's 18 (as the page splits them) to train, 2 to serve
     if v["mode"] == "train" and convention != BEKMAN:
@@ -38,7 +38,7 @@ def _gpu_count_compute(v: Mapping[str, Any]) -> memory.GpuEstimate:
 
 def _gpu_count_view(r: memory.GpuEstimate, v: Mapping[str, Any]) -> View:
     verb = "train" if v["mode"] == "train" else "serve"
-    per_param = (r.total_bytes - r.parts_bytes["activations (headroom)"]) / (float(v["params"]) * 1e9)
+    per_param = (r.total_bytes - r.parts_bytes["activations (headroom)"]) / (float(v["n_params_billion"]) * 1e9)
     text = (f"At least {r.n_gpus:,} x {v['accelerator']} to {verb} "
             f"({r.total_bytes / 1e9:,.0f} GB / {r.gpu_memory_bytes / 1e9:,.0f} GB = {r.exact:,.2f})")
     if v["mode"] == "train":
@@ -55,11 +55,17 @@ def _gpu_count_view(r: memory.GpuEstimate, v: Mapping[str, Any]) -> View:
     return View(text=text, chart=chart)
 
 
+def gpu_count_inactive(values: Mapping[str, Any]) -> set[str]:
+    """The bytes/param convention counts training only: serving is 2 bytes (bf16 weights)."""
+    return {"convention"} if values["mode"] != "train" else set()
+
+
 GPU_COUNT = register(Calc(
     key="memory.gpu_count",
+    widget="GpuCountWidget",
     title="How many GPUs do you need? Model size, accelerator, training or serving.",
     controls=(
-        Control("params", "Params (B)", "number", 80.0, step=1.0, help="parameters, billions"),
+        Control("n_params_billion", "Params (B)", "number", 80.0, step=1.0, help="parameters, billions"),
         accelerator_control(),
         choice("mode", "Mode", [("Train", "train"), ("Serve", "inference")], "train", kind="toggle"),
         Control("headroom", "Headroom", "slider", memory.BEKMAN_HEADROOM, min=1.0, max=2.0, step=0.05,
@@ -68,17 +74,9 @@ GPU_COUNT = register(Calc(
     ),
     compute=_gpu_count_compute,
     view=_gpu_count_view,
+    inactive=gpu_count_inactive,
 ))
 
-
-
-def gpu_count_inactive(values: Mapping[str, Any]) -> set[str]:
-    """The bytes/param convention counts training only: serving is 2 bytes (bf16 weights)."""
-    return {"convention"} if values["mode"] != "train" else set()
-
-
-#: Controls the current values make irrelevant (shown disabled), by calculator key.
-INACTIVE = {GPU_COUNT.key: gpu_count_inactive}
 
 # --------------------------------------------------------------------------- shared pieces
 
@@ -111,14 +109,14 @@ def _whole(name: str, value: Any) -> int:
 
 
 def _bytes_per_param_compute(v: Mapping[str, Any]) -> dict[str, float]:
-    n = finite("the parameter count", _check.positive("params (billions)", v["params"]) * 1e9)
+    n = finite("the parameter count", _check.positive("params (billions)", v["n_params_billion"]) * 1e9)
     return {label: n * b for label, b in memory.training_bytes_per_param(v["convention"]).items()}
 
 
 def _bytes_per_param_view(result: dict[str, float], v: Mapping[str, Any]) -> View:
     conv = memory.CONVENTIONS[v["convention"]]
     lines = [f"total: {conv.total:g} bytes/param = {sum(result.values()) / 1e9:,.1f} GB (1e9 bytes) "
-             f"for {float(v['params']):g}B parameters",
+             f"for {float(v['n_params_billion']):g}B parameters",
              f"source: {cite(conv.source)}"]
     if conv.note:
         lines.append(f"note: {conv.note}")
@@ -140,9 +138,10 @@ def _bytes_per_param_view(result: dict[str, float], v: Mapping[str, Any]) -> Vie
 
 BYTES_PER_PARAM = register(Calc(
     key="memory.bytes_per_param",
+    widget="BytesPerParamWidget",
     title="Training bytes per parameter: pick a convention and a model size, see where the bytes go.",
     controls=(
-        Control("params", "Params (B)", "number", 7.5, step=1.0, help="parameters, billions"),
+        Control("n_params_billion", "Params (B)", "number", 7.5, step=1.0, help="parameters, billions"),
         _convention_control("zero-mixed-adam"),
     ),
     compute=_bytes_per_param_compute,
@@ -155,8 +154,8 @@ ZERO_DP_GRID = tuple(2**k for k in range(11))  # the chart's data-parallel degre
 
 
 def _zero_compute(v: Mapping[str, Any]) -> memory.ZeroMemory:
-    n = finite("the parameter count", _check.positive("params (billions)", v["params"]) * 1e9)
-    return memory.zero_model_state_bytes(n, v["dp"], v["stage"], v["convention"], bool(v["offload_opt"]),
+    n = finite("the parameter count", _check.positive("params (billions)", v["n_params_billion"]) * 1e9)
+    return memory.zero_model_state_bytes(n, v["dp"], v["zero_stage"], v["convention"], bool(v["offload_opt"]),
                                          bool(v["offload_par"]))
 
 
@@ -167,7 +166,7 @@ def _zero_view(r: memory.ZeroMemory, v: Mapping[str, Any]) -> View:
             f"(activations not included)" + (f"; {r.cpu_bytes / 1e9:,.2f} GB in host memory" if r.cpu_bytes else ""))
     table = Table(("model state", "on the device, GB", "on the CPU, GB"),
                   tuple((cat, r.device_parts[cat] / 1e9, r.cpu_parts[cat] / 1e9) for cat in r.device_parts))
-    n = float(v["params"]) * 1e9
+    n = float(v["n_params_billion"]) * 1e9
     lines = []
     for stage in memory.ZERO_STAGES:
         opt = bool(v["offload_opt"]) and stage >= 1
@@ -192,12 +191,13 @@ def _zero_view(r: memory.ZeroMemory, v: Mapping[str, Any]) -> View:
 
 ZERO = register(Calc(
     key="memory.zero",
+    widget="ZeroWidget",
     title="ZeRO stages 0-3 (Rajbhandari et al. 2020): per-device model states against the data-parallel degree.",
     controls=(
-        Control("params", "Params (B)", "number", 7.5, step=1.0, help="parameters, billions"),
+        Control("n_params_billion", "Params (B)", "number", 7.5, step=1.0, help="parameters, billions"),
         choice("dp", "DP degree", POW2_DP, 64),
         accelerator_control("A100-80GB"),
-        choice("stage", "Stage", memory.ZERO_STAGES, 1, kind="toggle"),
+        choice("zero_stage", "Stage", memory.ZERO_STAGES, 1, kind="toggle"),
         choice("convention", "Bytes/param", [(c.title, k) for k, c in memory.CONVENTIONS.items()], "zero-mixed-adam",
                width="100%"),
         Control("offload_opt", "Offload optimizer", "check", False, help="ZeRO-Offload: needs stage 1, 2 or 3"),
@@ -279,6 +279,7 @@ def _activation_view(per_layer: float, v: Mapping[str, Any]) -> View:
 
 ACTIVATIONS = register(Calc(
     key="memory.activations",
+    widget="ActivationWidget",
     title="Activation memory per layer and for the model (Korthikanti et al. 2023).",
     controls=(
         _model_control("GPT-3 175B"),
@@ -299,7 +300,7 @@ ACTIVATIONS = register(Calc(
 def _serving_compute(v: Mapping[str, Any]) -> memory.ServingEstimate:
     m = memory.model_preset(v["model"])
     dev = spec(v["accelerator"]).memory_bytes
-    est = memory.serving_memory(m, _whole("batch", v["batch"]), v["context"], dev, v["weight_dtype"], v["kv_dtype"])
+    est = memory.serving_memory(m, _whole("batch", v["batch"]), v["context_len"], dev, v["weight_dtype"], v["kv_dtype"])
     finite("the serving memory", est.total_bytes)
     return est
 
@@ -319,7 +320,7 @@ def _kv_formula(m: memory.ModelConfig, kv_dtype: str) -> str:
 
 def _serving_view(est: memory.ServingEstimate, v: Mapping[str, Any]) -> View:
     m = memory.model_preset(v["model"])
-    ctx = int(v["context"])
+    ctx = int(v["context_len"])
     seqs = memory.max_sequences(m, spec(v["accelerator"]).memory_bytes, ctx, est.n_devices, v["weight_dtype"],
                                 v["kv_dtype"])
     acc = v["accelerator"]
@@ -339,6 +340,7 @@ def _serving_view(est: memory.ServingEstimate, v: Mapping[str, Any]) -> View:
 
 SERVING = register(Calc(
     key="memory.serving",
+    widget="ServingWidget",
     title="Serving memory: weights by dtype plus the KV cache, devices needed, the largest batch.",
     controls=(
         _model_control("Llama-3 70B"),
@@ -346,7 +348,7 @@ SERVING = register(Calc(
         _dtype_control("weight_dtype", "Weights"),
         _dtype_control("kv_dtype", "KV cache"),
         Control("batch", "Batch", "int", 8, help="sequences served at once"),
-        choice("context", "Context", SEQ_LENS, 8192),
+        choice("context_len", "Context", SEQ_LENS, 8192),
     ),
     compute=_serving_compute,
     view=_serving_view,
@@ -375,6 +377,7 @@ def _moe_view(s: memory.MoeSummary, v: Mapping[str, Any]) -> View:
 
 MOE = register(Calc(
     key="memory.moe",
+    widget="MoeWidget",
     title="Mixture of experts: memory follows the total parameters, compute the active ones.",
     controls=(_model_control("Mixtral 8x7B"), _dtype_control("weight_dtype", "Weights")),
     compute=_moe_compute,
@@ -394,14 +397,14 @@ def _training_compute(v: Mapping[str, Any]) -> memory.TrainingFit:
     m = memory.model_preset(v["model"])
     dev = spec(v["accelerator"]).memory_bytes
     pp = _whole("PP", v["pp"])
-    return memory.training_memory(m, dev, v["micro_batch"], dp=v["dp"], tp=v["tp"], pp=pp, zero_stage=v["stage"],
+    return memory.training_memory(m, dev, v["micro_batch"], dp=v["dp"], tp=v["tp"], pp=pp, zero_stage=v["zero_stage"],
                                   **_training_kwargs(v))
 
 
 def _training_view(fit: memory.TrainingFit, v: Mapping[str, Any]) -> View:
     m = memory.model_preset(v["model"])
     kw = _training_kwargs(v)
-    best = memory.fewest_devices(m, fit.device_bytes, v["micro_batch"], zero_stage=v["stage"], max_tp=8, **kw)
+    best = memory.fewest_devices(m, fit.device_bytes, v["micro_batch"], zero_stage=v["zero_stage"], max_tp=8, **kw)
     grid = memory.training_fit_grid(m, fit.device_bytes, memory.ZERO_STAGES, MICRO_BATCHES, dp=fit.dp, tp=fit.tp,
                                     pp=fit.pp, **kw)
     verdict = "fits" if fit.fits else "does NOT fit"
@@ -410,7 +413,7 @@ def _training_view(fit: memory.TrainingFit, v: Mapping[str, Any]) -> View:
     if best is None:
         lines.append("no layout up to 16,384 devices fits")
     else:
-        lines.append(f"fewest devices that fit with ZeRO-{v['stage']}: {best.n_devices:,} "
+        lines.append(f"fewest devices that fit with ZeRO-{v['zero_stage']}: {best.n_devices:,} "
                      f"(dp {best.dp} x tp {best.tp} x pp {best.pp}, {best.total_bytes / 1e9:,.1f} GB each)")
     names = [name for name, nbytes in fit.parts_bytes.items() if nbytes]
     parts = [{"part": name, "gb": fit.parts_bytes[name] / 1e9, "order": i} for i, name in enumerate(names)]
@@ -433,6 +436,7 @@ def _training_view(fit: memory.TrainingFit, v: Mapping[str, Any]) -> View:
 
 TRAINING_FIT = register(Calc(
     key="memory.training_fit",
+    widget="TrainingFitWidget",
     title="The whole training picture: model states + activations + overhead against one device.",
     controls=(
         _model_control("Llama-3 70B"),
@@ -442,7 +446,7 @@ TRAINING_FIT = register(Calc(
         choice("dp", "DP", POW2_DP, 4),
         choice("tp", "TP", POW2_TP, 8),
         Control("pp", "PP", "int", 1, help="pipeline stages: must divide the layer count"),
-        choice("stage", "ZeRO", memory.ZERO_STAGES, 3, kind="toggle"),
+        choice("zero_stage", "ZeRO", memory.ZERO_STAGES, 3, kind="toggle"),
         Control("overhead", "Overhead", "slider", 0.1, min=0.0, max=0.5, step=0.05,
                 help="share of the device held back for the CUDA context, buffers, fragmentation (an assumption)"),
         choice("recompute", "Recompute", memory.RECOMPUTE, "selective", kind="toggle"),
@@ -458,7 +462,7 @@ def _cpu_compute(v: Mapping[str, Any]) -> memory.CpuNeeds:
     m = memory.model_preset(v["model"])
     g = _whole("accelerators per node", v["accelerators"])
     w = _whole("workers per accelerator", v["workers"])
-    ram = finite("the RAM per worker", _check.non_negative("GB per worker", v["ram_per_worker"]) * 1e9)
+    ram = finite("the RAM per worker", _check.non_negative("GB per worker", v["ram_per_worker_gb"]) * 1e9)
     off = 0.0
     if v["offload"]:
         off = g * memory.zero_model_state_bytes(m.n_params(), g, 3, offload_optimizer=True,
@@ -479,12 +483,13 @@ def _cpu_view(needs: memory.CpuNeeds, v: Mapping[str, Any]) -> View:
 
 CPU = register(Calc(
     key="memory.cpu",
+    widget="CpuWidget",
     title="Cores and host RAM for one training node: dataloader workers, loading, offload.",
     controls=(
         _model_control("Llama-3 8B"),
         Control("accelerators", "Accel./node", "int_slider", 8, min=1, max=16),
         Control("workers", "Workers/accel.", "int_slider", 2, min=1, max=8),
-        Control("ram_per_worker", "GB/worker", "number", 2.0, step=0.5, help="host RAM per dataloader worker, GB"),
+        Control("ram_per_worker_gb", "GB/worker", "number", 2.0, step=0.5, help="host RAM per dataloader worker, GB"),
         Control("offload", "ZeRO-3 offload (optimizer + params)", "check", False),
     ),
     compute=_cpu_compute,

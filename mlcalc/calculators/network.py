@@ -17,7 +17,6 @@ from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators._common import accelerator_control, si
 
 
-
 def _int_in(name: str, value: Any, lo: int, hi: int) -> int:
     """A whole number in [lo, hi] (the bound keeps a drawing's size fixed), else ValueError naming it."""
     n = _check.positive_int(name, value)
@@ -35,14 +34,14 @@ def gbs(bytes_per_s: float) -> str:
 
 
 def _units_compute(v: Mapping[str, Any]) -> net.UnitsResult:
-    return net.bandwidth_units(v["value"], v["unit"], v["direction"], v["nics"], v["efficiency"])
+    return net.bandwidth_units(v["value"], v["unit"], v["direction"], v["nics_per_node"], v["efficiency"])
 
 
 def _units_view(r: net.UnitsResult, v: Mapping[str, Any]) -> View:
     one = r.one_direction_bytes_per_s
     rows = (
         ("one link, one direction", f"{one / 1e9:,.2f}", f"{net.bytes_per_s_to_gbps(one):,.0f}"),
-        (f"node ({int(v['nics'])} x), one direction", f"{r.node_bytes_per_s / 1e9:,.1f}",
+        (f"node ({int(v['nics_per_node'])} x), one direction", f"{r.node_bytes_per_s / 1e9:,.1f}",
          f"{net.bytes_per_s_to_gbps(r.node_bytes_per_s):,.0f}"),
         (f"plan with {float(v['efficiency']):.0%} of it", f"{r.expected_node_bytes_per_s / 1e9:,.1f}",
          f"{net.bytes_per_s_to_gbps(r.expected_node_bytes_per_s):,.0f}"),
@@ -54,12 +53,13 @@ def _units_view(r: net.UnitsResult, v: Mapping[str, Any]) -> View:
 
 UNITS = register(Calc(
     key="network.units",
+    widget="BandwidthUnitsWidget",
     title="Gb/s or GB/s, one direction or both, NICs per node, and the 80% rule.",
     controls=(
         Control("value", "advertised", "number", 400.0, step=100.0, help="the figure on the datasheet"),
         choice("unit", "unit", list(net.UNITS), "Gb/s"),
         choice("direction", "direction", list(net.DIRECTIONS), "per direction", kind="toggle"),
-        Control("nics", "NICs per node", "int", 8),
+        Control("nics_per_node", "NICs per node", "int", 8),
         Control("efficiency", "efficiency", "slider", net.BEKMAN_EFFICIENCY, min=0.0, max=1.0, step=0.05,
                 help="fraction of the advertised figure to plan with (Bekman's 80%)"),
     ),
@@ -91,6 +91,7 @@ def _generations_view(result: tuple[net.Speedup, ...], v: Mapping[str, Any]) -> 
 
 GENERATIONS = register(Calc(
     key="network.generations",
+    widget="GenerationsWidget",
     title="Speed-ups of compute and NVLink across GPU generations, over a chosen baseline.",
     controls=(
         choice("baseline", "baseline", [g.gpu for g in net.generations()], "V100"),
@@ -106,21 +107,23 @@ SWEEP_BYTES = tuple(10 ** (3 + i / 6) for i in range(49))  # 1 kB ... 100 GB, a 
 
 
 def _collective_compute(v: Mapping[str, Any]) -> tuple[net.Fabric, net.CollectiveTime]:
-    fab = net.fabric(v["system"], v["nodes"], v["efficiency"], v["gpus"], rates=v["rates"], in_network=v["in_network"])
-    measured = v["measured"]
+    fab = net.fabric(v["system"], v["n_nodes"], v["efficiency"], v["gpus_per_node"], rates=v["rates"],
+                     in_network=v["in_network"])
+    measured = v["measured_busbw_gb_s"]
     if measured != 0:
         if isinstance(measured, bool) or not isinstance(measured, (int, float)) or not measured > 0:
             raise ValueError(f"measured_busbw_gb_s={measured!r} is not allowed: give a bus bandwidth > 0 GB/s, "
                              "or 0 to use the links")
         fab = net.with_busbw(fab, measured * 1e9)
-    size = _check.positive("message (bytes)", v["size"])
+    size = _check.positive("message (bytes)", v["message_bytes"])
     return fab, net.fabric_collective_time(size, fab, v["collective"], v["algorithm"])
 
 
 def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[str, Any]) -> View:
     fab, t = result
-    size, collective, algorithm = float(v["size"]), v["collective"], v["algorithm"]
-    pace = ("the measured bus bandwidth sets the pace" if v["measured"] else f"the {fab.bottleneck} link sets the pace")
+    size, collective, algorithm = float(v["message_bytes"]), v["collective"], v["algorithm"]
+    pace = ("the measured bus bandwidth sets the pace" if v["measured_busbw_gb_s"]
+            else f"the {fab.bottleneck} link sets the pace")
     text = (f"{collective} of {si(size, 'B')} ({si(size, 'B', binary=True)}) on {fab.n_ranks:,} GPUs "
             f"({fab.n_nodes:,} x {fab.gpus_per_node}): "
             f"{si(t.time_s, 's')} (latency {si(t.latency_s, 's')}, bandwidth {si(t.bandwidth_s, 's')})\n"
@@ -155,14 +158,15 @@ def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[s
 
 COLLECTIVE = register(Calc(
     key="network.collective",
+    widget="CollectiveWidget",
     title="Time and bus bandwidth of a collective: message size, GPUs, nodes and the links between them.",
     controls=(
         choice("system", "system", list(net.systems()), "DGX-H100"),
         choice("collective", "collective", list(net.COLLECTIVES), "all_reduce"),
         choice("algorithm", "algorithm", list(net.ALGORITHMS), "ring", kind="toggle"),
-        Control("nodes", "nodes", "int_slider", 1, min=1, max=64),
-        Control("gpus", "GPUs per node", "int_slider", 8, min=1, max=8),
-        Control("size", "message (bytes)", "log_slider", 2.0**30, min=3, max=11, step=0.25,
+        Control("n_nodes", "nodes", "int_slider", 1, min=1, max=64),
+        Control("gpus_per_node", "GPUs per node", "int_slider", 8, min=1, max=8),
+        Control("message_bytes", "message (bytes)", "log_slider", 2.0**30, min=3, max=11, step=0.25,
                 help="bytes per rank, as nccl-tests counts them"),
         Control("efficiency", "efficiency", "slider", 1.0, min=0.0, max=1.0, step=0.05,
                 help="derates every link"),
@@ -170,7 +174,7 @@ COLLECTIVE = register(Calc(
                kind="toggle", help="what NCCL reaches on each link (its maintainers' figures), or the datasheet"),
         choice("in_network", "in-network reduction", [("none", "none"), ("NVLink SHARP", "nvls"),
                                                       ("InfiniBand SHARP", "ib_sharp")], "none"),
-        Control("measured", "measured busbw GB/s", "number", 0.0, step=10.0,
+        Control("measured_busbw_gb_s", "measured busbw GB/s", "number", 0.0, step=10.0,
                 help="a bus bandwidth you measured (nccl-tests); 0 = use the links"),
         choice("plot", "chart", [("time", "time"), ("bus bandwidth", "busbw")], "time", kind="toggle"),
     ),
@@ -205,7 +209,7 @@ def _budget(v: Mapping[str, Any], layout: par.Layout) -> par.Budget:
     if n_gpus % s.gpus_per_node:
         raise ValueError(f"n_gpus={n_gpus} is not allowed: it must fill whole {s.key} nodes of {s.gpus_per_node}")
     fab = net.fabric(v["system"], n_gpus // s.gpus_per_node)
-    return par.layout_budget(workload(v), layout, fab, v["batch"], 1,
+    return par.layout_budget(workload(v), layout, fab, v["global_batch"], 1,
                              spec(v["accelerator"]).peak_flops(training_dtype(v["accelerator"])), v["mfu"],
                              v["dp_strategy"])
 
@@ -241,7 +245,7 @@ def budget_controls(accelerator: str = "A100-80GB") -> tuple[Control, ...]:
         Control("seq_len", "sequence length", "int", par.NARAYANAN_SEQ_LEN, help="tokens per sequence"),
         choice("system", "system", list(net.systems()), "DGX-A100"),
         accelerator_control(accelerator, label="GPU"),
-        Control("batch", "batch (sequences)", "int", 2304, help="global batch, sequences per step"),
+        Control("global_batch", "batch (sequences)", "int", 2304, help="global batch, sequences per step"),
         Control("mfu", "MFU", "slider", 0.47, min=0.05, max=1.0, step=0.01),
         choice("dp_strategy", "data parallel", list(par.DP_STRATEGIES), "ddp"),
     )
@@ -258,6 +262,7 @@ def _step_comm_view(b: par.Budget, v: Mapping[str, Any]) -> View:
 
 STEP_COMM = register(Calc(
     key="network.step_comm",
+    widget="StepCommWidget",
     title="Communication against compute for one step of a tp x pp x dp layout you choose.",
     controls=(
         *budget_controls(),
@@ -272,9 +277,9 @@ STEP_COMM = register(Calc(
 
 def _layout_compute(v: Mapping[str, Any]) -> par.Budget:
     s = net.system(v["system"])
-    nodes = _check.positive_int("n_nodes", v["nodes"])
+    nodes = _check.positive_int("n_nodes", v["n_nodes"])
     layout = par.suggest_layout(workload(v), nodes * s.gpus_per_node, s.gpus_per_node,
-                                spec(v["accelerator"]).memory_bytes, state_memory_fraction=v["fraction"])
+                                spec(v["accelerator"]).memory_bytes, state_memory_fraction=v["state_memory_fraction"])
     return _budget(v, layout)
 
 
@@ -288,11 +293,12 @@ def _layout_view(b: par.Budget, v: Mapping[str, Any]) -> View:
 
 LAYOUT = register(Calc(
     key="network.layout",
+    widget="LayoutWidget",
     title="Suggest tensor x pipeline x data parallel for a model on a cluster, and show its step budget.",
     controls=(
         *budget_controls(),
-        Control("nodes", "nodes", "int", 192),
-        Control("fraction", "states / memory", "slider", 0.5, min=0.1, max=1.0, step=0.05,
+        Control("n_nodes", "nodes", "int", 192),
+        Control("state_memory_fraction", "states / memory", "slider", 0.5, min=0.1, max=1.0, step=0.05,
                 help="share of GPU memory the model states may take"),
     ),
     compute=_layout_compute,
@@ -333,8 +339,14 @@ def _pipeline_view(t: par.Timeline, v: Mapping[str, Any]) -> View:
     return View(text=text, chart=spec_)
 
 
+def pipeline_inactive(values: Mapping[str, Any]) -> set[str]:
+    """v (model chunks) only means something for the interleaved schedule."""
+    return set() if values.get("kind") == "interleaved" else {"v"}
+
+
 PIPELINE = register(Calc(
     key="network.pipeline",
+    widget="PipelineWidget",
     title="A pipeline schedule (GPipe, 1F1B, interleaved 1F1B) and its bubble as p, m and v change.",
     controls=(
         choice("kind", "schedule", [("GPipe", "gpipe"), ("1F1B", "1f1b"), ("Interleaved", "interleaved")], "1f1b",
@@ -345,6 +357,7 @@ PIPELINE = register(Calc(
     ),
     compute=_pipeline_compute,
     view=_pipeline_view,
+    inactive=pipeline_inactive,
 ))
 
 # --------------------------------------------------------------------------- 6. topology
@@ -354,14 +367,14 @@ HB_DOMAINS = (8, 16, 32, 64, 72, 256)
 
 
 def _topology_compute(v: Mapping[str, Any]) -> net.TopologyResult:
-    return net.compare_topologies(v["n"], v["radix"], v["hb"], v["ratio"])
+    return net.compare_topologies(v["n_gpus"], v["radix"], v["hb_domain"], v["cost_ratio"])
 
 
 def _topology_view(r: net.TopologyResult, v: Mapping[str, Any]) -> View:
     designs = (("fat tree", r.fat_tree), ("Rail-only", r.rail_only))
     text = "\n".join(f"{name:9s}: {c.tiers} tier{'s' if c.tiers > 1 else ''}, {c.switches:,} switches, "
                      f"{c.transceivers:,} transceivers" for name, c in designs)
-    text += f"\ncost reduction: {r.cost_reduction:.1%} (switch port = {float(v['ratio']):g} transceivers)"
+    text += f"\ncost reduction: {r.cost_reduction:.1%} (switch port = {float(v['cost_ratio']):g} transceivers)"
     data: list[dict[str, Any]] = []  # the chart's rows
     for name, c in designs:
         data.append({"what": "switches", "design": name, "count": c.switches, "label": f"{c.switches:,}"})
@@ -369,31 +382,26 @@ def _topology_view(r: net.TopologyResult, v: Mapping[str, Any]) -> View:
     floor = 10.0 ** math.floor(math.log10(min(d["count"] for d in data)))  # bars start here on the log axis
     top = 2.5 * max(d["count"] for d in data)  # room above the tallest bar for its label
     spec_ = charts.grouped(
-        f"{int(v['n']):,} GPUs, radix {v['radix']}, HB domain {v['hb']}: cost reduction {r.cost_reduction:.0%}", data,
+        f"{int(v['n_gpus']):,} GPUs, radix {v['radix']}, HB domain {v['hb_domain']}: "
+        f"cost reduction {r.cost_reduction:.0%}", data,
         x="what", group="design", y=charts.q("count", "count (log)", log=True, domain=[floor, top]), floor=floor)
     return View(text=text, chart=spec_)
 
 
 TOPOLOGY = register(Calc(
     key="network.topology",
+    widget="TopologyWidget",
     title="Switches and transceivers of a fat tree and a Rail-only network for N GPUs.",
     controls=(
-        Control("n", "GPUs", "int", 32768),
+        Control("n_gpus", "GPUs", "int", 32768),
         choice("radix", "radix", list(RADIXES), 64),
-        choice("hb", "HB domain", list(HB_DOMAINS), 256, help="GPUs in one NVLink (high-bandwidth) domain"),
-        Control("ratio", "port / transceiver cost", "slider", 2.0, min=0.0, max=5.0, step=0.25),
+        choice("hb_domain", "HB domain", list(HB_DOMAINS), 256, help="GPUs in one NVLink (high-bandwidth) domain"),
+        Control("cost_ratio", "port / transceiver cost", "slider", 2.0, min=0.0, max=5.0, step=0.25),
     ),
     compute=_topology_compute,
     view=_topology_view,
 ))
 
-def pipeline_inactive(values: Mapping[str, Any]) -> set[str]:
-    """v (model chunks) only means something for the interleaved schedule."""
-    return set() if values.get("kind") == "interleaved" else {"v"}
 
-
-#: Controls the current values make irrelevant (a shell shows them disabled), by calculator key.
-INACTIVE = {PIPELINE.key: pipeline_inactive}
-
-__all__ = ["COLLECTIVE", "GENERATIONS", "INACTIVE", "LAYOUT", "PIPELINE", "STEP_COMM", "TOPOLOGY", "UNITS",
+__all__ = ["COLLECTIVE", "GENERATIONS", "LAYOUT", "PIPELINE", "STEP_COMM", "TOPOLOGY", "UNITS",
            "budget_rows"]

@@ -133,6 +133,7 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
 
 TRAIN = register(Calc(
     key="plan.train",
+    widget="TrainingPlanWidget",
     title="Plan a training run: model, tokens, deadline and budget to GPUs, layout, days and dollars.",
     controls=(
         choice("model", "Model", _MODELS, "Llama-3 70B"),
@@ -201,6 +202,7 @@ def _compare_view(r: tuple[plan.Plan, plan.Plan, memory.ModelConfig, float], v: 
 
 COMPARE = register(Calc(
     key="plan.compare",
+    widget="PlanCompareWidget",
     title="Two plans side by side: the same run on two offers or GPU counts.",
     controls=(
         choice("model", "Model", _MODELS, "Llama-3 8B"),
@@ -310,6 +312,7 @@ _ON_DEMAND = "H100 rent on demand (AWS p5)"
 
 TCO = register(Calc(
     key="plan.tco",
+    widget="RentHpcBuyWidget",
     title="Rent, HPC allocation or buy: cost of a useful GPU-hour over the hardware's life.",
     controls=(
         choice("chip", "Chip", _CHIPS, "H100-SXM"),
@@ -424,6 +427,7 @@ def _serve_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
 
 SERVE = register(Calc(
     key="plan.serve",
+    widget="ServingPlanWidget",
     title="Serve a model: request rate and latency targets to GPUs, parallelism, bottleneck and $ per million tokens.",
     controls=(
         choice("model", "Model", _MODELS, "Llama-3 70B"),

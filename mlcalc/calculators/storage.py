@@ -25,8 +25,8 @@ def _workloads() -> dict[str, Mapping[str, Any]]:
 def _dataloader_compute(v: Mapping[str, Any]) -> storage.DataloaderBandwidth:
     sample = _check.positive("sample (MiB)", v["sample_mib"]) * MiB
     flops = _check.positive("FLOPs/sample (GiFLOP)", v["gflops"]) * GiB
-    achieved = _check.positive("achieved TFLOP/s per accelerator", v["tflops"]) * 1e12
-    per_node = _check.positive_int("accelerators per node", v["per_node"])
+    achieved = _check.positive("achieved TFLOP/s per accelerator", v["achieved_tflops"]) * 1e12
+    per_node = _check.positive_int("accelerators per node", v["accelerators_per_node"])
     bw = storage.dataloader_bandwidth(sample, flops, achieved, per_node)
     finite("the bandwidth per node", bw.per_node_bytes_per_s)
     return bw
@@ -36,7 +36,7 @@ def _dataloader_view(bw: storage.DataloaderBandwidth, v: Mapping[str, Any]) -> V
     need = bw.per_node_bytes_per_s / GB
     text = (f"{bw.samples_per_s:,.2f} samples/s per accelerator, {bw.flop_per_byte:,.0f} FLOP per input byte\n"
             f"per accelerator: {bw.per_accelerator_bytes_per_s / GB:,.3f} GB/s; "
-            f"per node of {int(v['per_node']):,}: {need:,.2f} GB/s (GB = 1e9 bytes, reads)")
+            f"per node of {int(v['accelerators_per_node']):,}: {need:,.2f} GB/s (GB = 1e9 bytes, reads)")
     bars: list[dict[str, Any]] = []  # the chart's rows
     for key in COMPARE_FILESYSTEMS:
         fs = storage.filesystem(key)
@@ -67,9 +67,9 @@ def _dataloader_controls() -> tuple[Control, ...]:
                 help="bytes read per sample, MiB (2**20 bytes)"),
         Control("gflops", "FLOPs/sample (GiFLOP)", "number", float(w["cosmoflow"]["flops_per_sample_gif"]), step=1.0,
                 help="training FLOPs per sample, GiFLOP (2**30 FLOP), as Ibrahim et al. 2021 give them"),
-        Control("tflops", "Achieved TFLOP/s per accelerator", "number", 35.0, step=5.0,
+        Control("achieved_tflops", "Achieved TFLOP/s per accelerator", "number", 35.0, step=5.0,
                 help="what one accelerator sustains, not its peak"),
-        Control("per_node", "Accelerators per node", "int", 8),
+        Control("accelerators_per_node", "Accelerators per node", "int", 8),
     )
 
 
@@ -81,6 +81,7 @@ def _workload_fills() -> dict[str, dict[str, float]]:
 
 DATALOADER = register(Calc(
     key="storage.dataloader",
+    widget="DataloaderWidget",
     title="Input bandwidth a node needs (Ibrahim et al. 2021): sample size, FLOPs per sample, achieved FLOP/s.",
     controls=_dataloader_controls(),
     compute=_dataloader_compute,
@@ -93,9 +94,9 @@ DATALOADER = register(Calc(
 
 
 def _llm_compute(v: Mapping[str, Any]) -> tuple[storage.DataloaderBandwidth, float]:
-    params = _check.positive("params (billions)", v["params"]) * 1e9
-    achieved = _check.positive("achieved TFLOP/s per GPU", v["tflops"]) * 1e12
-    per_node = _check.positive_int("GPUs per node", v["per_node"])
+    params = _check.positive("params (billions)", v["n_params_billion"]) * 1e9
+    achieved = _check.positive("achieved TFLOP/s per GPU", v["achieved_tflops"]) * 1e12
+    per_node = _check.positive_int("GPUs per node", v["accelerators_per_node"])
     n_gpus = _check.positive_int("GPUs in the job", v["n_gpus"])
     bw = storage.dataloader_bandwidth(v["token_bytes"], storage.llm_flops_per_token(params, v["factor"]), achieved,
                                       per_node)
@@ -115,13 +116,14 @@ def _llm_view(r: tuple[storage.DataloaderBandwidth, float], v: Mapping[str, Any]
 
 LLM_DATALOADER = register(Calc(
     key="storage.llm_dataloader",
+    widget="LlmDataloaderWidget",
     title="Input bandwidth of language-model training: tokens per second x bytes per token.",
     controls=(
-        Control("params", "Params (B)", "number", 7.0, step=1.0, help="parameters, billions"),
-        Control("tflops", "Achieved TFLOP/s per GPU", "number", 400.0, step=10.0),
+        Control("n_params_billion", "Params (B)", "number", 7.0, step=1.0, help="parameters, billions"),
+        Control("achieved_tflops", "Achieved TFLOP/s per GPU", "number", 400.0, step=10.0),
         choice("factor", "FLOPs/param/token", list(storage.FLOPS_PER_PARAM_PER_TOKEN.items()), 6.0),
         choice("token_bytes", "Bytes/token", list(storage.BYTES_PER_TOKEN.items()), 4.0),
-        Control("per_node", "GPUs per node", "int", 8),
+        Control("accelerators_per_node", "GPUs per node", "int", 8),
         Control("n_gpus", "GPUs in the job", "int", 1024),
     ),
     compute=_llm_compute,
@@ -132,10 +134,10 @@ LLM_DATALOADER = register(Calc(
 
 
 def _checkpoint_compute(v: Mapping[str, Any]) -> tuple[storage.CheckpointSize, storage.CheckpointWrite]:
-    params = _check.positive("params (billions)", v["params"]) * 1e9
-    nodes = _check.positive_int("nodes writing", v["nodes"])
-    fs = _check.positive("filesystem write GB/s", v["fs"]) * GB
-    node = _check.positive("per-node link Gbit/s", v["node"]) * 1e9 / 8
+    params = _check.positive("params (billions)", v["n_params_billion"]) * 1e9
+    nodes = _check.positive_int("nodes writing", v["n_nodes"])
+    fs = _check.positive("filesystem write GB/s", v["filesystem_gb_per_s"]) * GB
+    node = _check.positive("per-node link Gbit/s", v["node_gbit_per_s"]) * 1e9 / 8
     size = storage.checkpoint_size(params, v["contents"])
     finite("the checkpoint size", size.total_bytes)
     write = storage.checkpoint_write_time(size.total_bytes, fs, nodes, finite("the nodes' bandwidth", node))
@@ -154,13 +156,16 @@ def _checkpoint_view(r: tuple[storage.CheckpointSize, storage.CheckpointWrite], 
 
 CHECKPOINT = register(Calc(
     key="storage.checkpoint",
+    widget="CheckpointWidget",
     title="Checkpoint size from the parameter count and what is saved, and the time to write it.",
     controls=(
-        Control("params", "Params (B)", "number", 176.247, step=1.0, help="parameters, billions"),
+        Control("n_params_billion", "Params (B)", "number", 176.247, step=1.0, help="parameters, billions"),
         choice("contents", "Saved", list(storage.CHECKPOINT_CONTENTS), "full: bf16 + fp32 weights + Adam"),
-        Control("nodes", "Nodes writing", "int", 48),
-        Control("fs", "Filesystem write GB/s", "number", 60.0, step=10.0, help="aggregate, GB/s (1e9 bytes/s)"),
-        Control("node", "Per-node link Gbit/s", "number", 400.0, step=100.0, help="one direction, Gbit/s (1e9 bits/s)"),
+        Control("n_nodes", "Nodes writing", "int", 48),
+        Control("filesystem_gb_per_s", "Filesystem write GB/s", "number", 60.0, step=10.0,
+                help="aggregate, GB/s (1e9 bytes/s)"),
+        Control("node_gbit_per_s", "Per-node link Gbit/s", "number", 400.0, step=100.0,
+                help="one direction, Gbit/s (1e9 bits/s)"),
     ),
     compute=_checkpoint_compute,
     view=_checkpoint_view,
@@ -173,10 +178,11 @@ GOODPUT_POINTS = 120  # the goodput curve's fixed grid
 
 def _interval_compute(v: Mapping[str, Any]) -> dict[str, Any]:
     n_gpus = _check.positive_int("GPUs", v["n_gpus"])
-    device_mtbf = finite("the per-GPU MTBF in seconds", _check.positive("per-GPU MTBF (years)", v["mtbf"]) * YEAR_S)
-    delta = _check.positive("blocking per checkpoint (s)", v["ckpt"])
-    restart = finite("the restart time", _check.non_negative("restart (min)", v["restart"]) * 60)
-    interval = finite("the interval", _check.positive("interval (h)", v["interval"]) * HOUR)
+    device_mtbf = finite("the per-GPU MTBF in seconds",
+                         _check.positive("per-GPU MTBF (years)", v["device_mtbf_years"]) * YEAR_S)
+    delta = _check.positive("blocking per checkpoint (s)", v["checkpoint_s"])
+    restart = finite("the restart time", _check.non_negative("restart (min)", v["restart_min"]) * 60)
+    interval = finite("the interval", _check.positive("interval (h)", v["interval_h"]) * HOUR)
     mtbf = storage.system_mtbf_s(device_mtbf, n_gpus)
     young = storage.young_interval_s(delta, mtbf)
     daly = storage.daly_interval_s(delta, mtbf)
@@ -211,14 +217,15 @@ def _interval_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
 
 CHECKPOINT_INTERVAL = register(Calc(
     key="storage.checkpoint_interval",
+    widget="CheckpointIntervalWidget",
     title="How often to checkpoint: failure rate from the GPU count, Young's and Daly's intervals, goodput.",
     controls=(
         Control("n_gpus", "GPUs", "int", 16384),
-        Control("mtbf", "Per-GPU MTBF (years)", "number", 5.8, step=0.5,
+        Control("device_mtbf_years", "Per-GPU MTBF (years)", "number", 5.8, step=0.5,
                 help="mean time between failures of one GPU with its share of the system"),
-        Control("ckpt", "Blocking per checkpoint (s)", "number", 60.0, step=10.0),
-        Control("restart", "Restart (min)", "number", 10.0, step=1.0),
-        Control("interval", "Interval (h)", "log_slider", 1.0, min=-2, max=2, step=0.05,
+        Control("checkpoint_s", "Blocking per checkpoint (s)", "number", 60.0, step=10.0),
+        Control("restart_min", "Restart (min)", "number", 10.0, step=1.0),
+        Control("interval_h", "Interval (h)", "log_slider", 1.0, min=-2, max=2, step=0.05,
                 help="compute time between checkpoints, hours"),
     ),
     compute=_interval_compute,
@@ -229,16 +236,16 @@ CHECKPOINT_INTERVAL = register(Calc(
 
 
 def _capacity_compute(v: Mapping[str, Any]) -> storage.Capacity:
-    dataset = _check.non_negative("datasets (TB)", v["dataset"]) * TB
-    ckpt = _check.non_negative("one checkpoint (TB)", v["ckpt"]) * TB
-    other = _check.non_negative("code, logs, rest (TB)", v["other"]) * TB
-    kept = v["kept"]
+    dataset = _check.non_negative("datasets (TB)", v["dataset_tb"]) * TB
+    ckpt = _check.non_negative("one checkpoint (TB)", v["checkpoint_tb"]) * TB
+    other = _check.non_negative("code, logs, rest (TB)", v["other_tb"]) * TB
+    kept = v["checkpoints_kept"]
     if isinstance(kept, float) and kept.is_integer() and abs(kept) < 2**53:
         kept = int(kept)
     if isinstance(kept, bool) or not isinstance(kept, int) or kept < 0:
         raise ValueError(f"checkpoints kept={kept!r} is not allowed: it must be a whole number of at least 0")
     cap = storage.storage_capacity(finite("the datasets", dataset), finite("one checkpoint", ckpt), kept,
-                                   finite("the rest", other), _check.fraction("usable fraction", v["usable"]))
+                                   finite("the rest", other), _check.fraction("usable fraction", v["usable_fraction"]))
     finite("the capacity to buy", cap.to_buy_bytes)
     return cap
 
@@ -258,13 +265,15 @@ def _capacity_view(cap: storage.Capacity, v: Mapping[str, Any]) -> View:
 
 CAPACITY = register(Calc(
     key="storage.capacity",
+    widget="CapacityWidget",
     title="Storage to buy: datasets + retained checkpoints + the rest, over the usable fraction.",
     controls=(
-        Control("dataset", "Datasets (TB)", "number", 30.0, step=1.0, help="TB = 1e12 bytes"),
-        Control("ckpt", "One checkpoint (TB)", "number", 2.47, step=0.1, help="TB = 1e12 bytes"),
-        Control("kept", "Checkpoints kept", "int", 20),
-        Control("other", "Code, logs, rest (TB)", "number", 5.0, step=1.0),
-        Control("usable", "Usable fraction", "slider", storage.BEKMAN_USABLE_FRACTION, min=0.5, max=1.0, step=0.01,
+        Control("dataset_tb", "Datasets (TB)", "number", 30.0, step=1.0, help="TB = 1e12 bytes"),
+        Control("checkpoint_tb", "One checkpoint (TB)", "number", 2.47, step=0.1, help="TB = 1e12 bytes"),
+        Control("checkpoints_kept", "Checkpoints kept", "int", 20),
+        Control("other_tb", "Code, logs, rest (TB)", "number", 5.0, step=1.0),
+        Control("usable_fraction", "Usable fraction", "slider", storage.BEKMAN_USABLE_FRACTION, min=0.5, max=1.0,
+                step=0.01,
                 help="share of the bought capacity that can be filled reliably (Bekman's 0.8)"),
     ),
     compute=_capacity_compute,
@@ -278,10 +287,11 @@ STARTUP_POINTS = 60  # the chart's grid: 60 node counts from 1 to 4096 (or to tw
 
 def _startup_compute(v: Mapping[str, Any]) -> storage.StartupTime:
     r = storage.import_startup_time(
-        _check.positive_int("nodes", v["nodes"]), _check.positive_int("processes per node", v["procs"]),
-        _check.positive_int("files per process", v["files"]), _check.positive("metadata ops per file", v["ops"]),
-        _check.positive("metadata server (k ops/s)", v["kops"]) * 1e3,
-        _check.positive("op latency (ms)", v["latency"]) * 1e-3)
+        _check.positive_int("nodes", v["n_nodes"]), _check.positive_int("processes per node", v["processes_per_node"]),
+        _check.positive_int("files per process", v["n_files"]),
+        _check.positive("metadata ops per file", v["ops_per_file"]),
+        _check.positive("metadata server (k ops/s)", v["metadata_kops"]) * 1e3,
+        _check.positive("op latency (ms)", v["op_latency_ms"]) * 1e-3)
     finite("the start-up time", r.seconds)
     finite("the number of metadata operations", r.total_ops)
     return r
@@ -290,7 +300,7 @@ def _startup_compute(v: Mapping[str, Any]) -> storage.StartupTime:
 def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
     text = (f"{r.total_ops:,.0f} metadata ops -> {r.seconds:,.1f} s (one process alone: {r.latency_bound_s:,.1f} s; "
             f"server-bound: {r.server_bound_s:,.1f} s); limited by the {r.bottleneck}")
-    nodes = int(v["nodes"])
+    nodes = int(v["n_nodes"])
     server_per_node = r.server_bound_s / nodes  # the server term grows linearly with the node count
     lines: list[dict[str, Any]] = []  # the chart's rows
     for n in geomspace(1.0, max(4096.0, 2.0 * nodes), STARTUP_POINTS):
@@ -313,14 +323,15 @@ def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
 
 STARTUP = register(Calc(
     key="storage.startup",
+    widget="StartupWidget",
     title="Start-up time of N nodes importing M files from a shared filesystem.",
     controls=(
-        Control("nodes", "Nodes", "int", 64),
-        Control("procs", "Processes per node", "int", 8),
-        Control("files", "Files per process", "int", 1500),
-        Control("ops", "Metadata ops per file", "number", 10.0, step=1.0),
-        Control("kops", "Metadata server (k ops/s)", "number", 12.0, step=1.0),
-        Control("latency", "Op latency (ms)", "number", 0.5, step=0.1),
+        Control("n_nodes", "Nodes", "int", 64),
+        Control("processes_per_node", "Processes per node", "int", 8),
+        Control("n_files", "Files per process", "int", 1500),
+        Control("ops_per_file", "Metadata ops per file", "number", 10.0, step=1.0),
+        Control("metadata_kops", "Metadata server (k ops/s)", "number", 12.0, step=1.0),
+        Control("op_latency_ms", "Op latency (ms)", "number", 0.5, step=0.1),
     ),
     compute=_startup_compute,
     view=_startup_view,

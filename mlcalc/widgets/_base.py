@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import ipywidgets as widgets
 from IPython.display import display
@@ -58,25 +58,30 @@ def make_control(c: Control, value: Any) -> widgets.Widget:
 
 
 # Attributes of the shell itself: a control key must not take one of them.
-_RESERVED = frozenset({"calc", "aliases", "message", "view_text", "view_chart", "view_record", "chart", "last_result", "last_view",
+_RESERVED = frozenset({"calc", "message", "view_text", "view_chart", "view_record", "chart", "last_result", "last_view",
                        "last_error", "values", "children", "layout", "keys"})
 
 
 class CalcWidget(widgets.VBox):
-    """The ipywidgets shell of one calculator: set ``calc`` in a subclass, and that is all.
+    """The ipywidgets shell of one calculator (``calc``); :mod:`mlcalc.widgets` makes one subclass per
+    registered calculator, named by its ``Calc.widget``.
 
-    Keyword arguments set controls by key (``GpuCountWidget(params=405)``); ``aliases`` maps older
-    argument names to keys. Each control is an attribute named by its key (``w.params.value = 7``).
-    Any exception from compute or view becomes an inline message; the last good result stays,
-    marked stale, and the calculator keeps working.
+    Keyword arguments set controls by key (``GpuCountWidget(n_params_billion=405)``); a preset given by
+    name fills in the controls it sets that are not given (``TrainingCostWidget(model="Llama-3 70B")``).
+    Each control is an attribute named by its key (``w.n_params_billion.value = 7``). Any exception from
+    compute or view becomes an inline message; the last good result stays, marked stale, and the
+    calculator keeps working.
     """
 
     calc: ClassVar[Calc]
-    aliases: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, **given: Any) -> None:
         calc = self.calc
-        values = calc.values({self.aliases.get(k, k): v for k, v in given.items()})
+        given = dict(given)
+        for p in calc.presets:  # a preset given by name fills in what was not given
+            for key, value in (p.values.get(given[p.control], {}) if p.control in given else {}).items():
+                given.setdefault(key, value)
+        values = calc.values(given)
         self._controls = {c.key: make_control(c, values[c.key]) for c in calc.controls}
         for key, w in self._controls.items():
             if key in _RESERVED or key.startswith("_"):

@@ -1,6 +1,5 @@
-"""The "Measured on real hardware" part: its calculators' ipywidgets shells (over
-:mod:`mlcalc.calculators.measured`) and the chapters' static matplotlib figures (measured against
-advertised, predictions against measurements)."""
+"""The "Measured on real hardware" part's static matplotlib figures (measured against advertised,
+predictions against measurements); its calculators' widgets are made in :mod:`mlcalc.widgets`."""
 
 from __future__ import annotations
 
@@ -11,9 +10,7 @@ from matplotlib.figure import Figure
 
 from mlcalc import measured as ms
 from mlcalc import gpt_program as predict
-from mlcalc.calculators import measured as calculators_measured
 from mlcalc.figures import plain_log_ticks
-from mlcalc.widgets._base import CalcWidget
 
 _FIGSIZE = (7, 3)
 
@@ -102,26 +99,3 @@ def prediction_figure(rows: Sequence[predict.Comparison]) -> Figure:
         ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return fig
-
-
-# --------------------------------------------------------------------------- widgets
-
-
-class MeasuredCollectiveWidget(CalcWidget):
-    """Time of a collective at a measured bus bandwidth (read off the curve at its size) and at the link's."""
-
-    calc = calculators_measured.MEASURED_COLLECTIVE
-    aliases = {"message_bytes": "size", "n_ranks": "ranks"}
-
-
-class PredictionWidget(CalcWidget):
-    """Predicted peak memory and step time of a GPT training step on the H100, against the measurement if any."""
-
-    calc = calculators_measured.PREDICTION
-    aliases = {"seq_len": "seq"}
-
-
-class PastedResultWidget(CalcWidget):
-    """Paste nccl-tests output or a mamf-finder log (at most 64 KiB): see what mlcalc reads from it."""
-
-    calc = calculators_measured.PASTED_RESULT

@@ -42,14 +42,14 @@ def test_training_cost_chart_is_the_run_cost_curve():
 
 def test_training_cost_from_a_token_budget():
     c = calcs.TRAINING_COST
-    result, view = c.evaluate({"params": 70, "budget": "ratio"})  # Chinchilla: 70B on 20 tokens per parameter
+    result, view = c.evaluate({"n_params_billion": 70, "budget": "ratio"})  # Chinchilla: 70B on 20 tokens per parameter
     assert result[0] == pytest.approx(6 * 70e9 * 1.4e12)
     assert "Hoffmann et al. 2022" in view.text and "hoffmann" not in view.text
     assert "tokens per param" in calc.run(c.key, {"budget": "ratio", "tokens_per_param": 0})["error"]
 
 
 def test_offers_chart_and_table():
-    view = _evaluate(calcs.OFFERS, params=7, tokens=300)
+    view = _evaluate(calcs.OFFERS, n_params_billion=7, n_tokens_billion=300)
     results = compute.compare_offers(compute.training_flops(7e9, 300e9), [
         compute.Offer("a", "H100-SXM", 64, 3.0, 0.4), compute.Offer("b", "A100-80GB", 192, 1.0, 0.4),
         compute.Offer("c", "MI300X", 64, 2.5, 0.3)])
@@ -106,16 +106,17 @@ def test_compare_chart_ratios():
 # Jiang et al. 2024 (Mixtral of Experts): each token uses about 13B of Mixtral 8x7B's 47B parameters, and
 # 6ND counts the parameters a token meets; a typed number turns the model choice back to "custom".
 def test_training_cost_from_a_model_preset():
-    result, view = calcs.TRAINING_COST.evaluate({"model": "Mixtral 8x7B", "params": calcs.model_params_b("Mixtral 8x7B"),
-                                                 "tokens": 1000})
+    result, view = calcs.TRAINING_COST.evaluate({"model": "Mixtral 8x7B",
+                                                 "n_params_billion": calcs.model_params_b("Mixtral 8x7B"),
+                                                 "n_tokens_billion": 1000})
     assert calcs.model_params_b("Mixtral 8x7B") == pytest.approx(13, abs=0.2)
     assert result[0] == pytest.approx(6 * calcs.model_params_b("Mixtral 8x7B") * 1e9 * 1e12)
     assert view.text.startswith("model Mixtral 8x7B: 12.9 B parameters")
     from mlcalc.widgets import TrainingCostWidget
 
     w = TrainingCostWidget(model="Llama-3 70B")
-    assert w.params.value == calcs.model_params_b("Llama-3 70B")
-    w.params.value = 8
+    assert w.n_params_billion.value == calcs.model_params_b("Llama-3 70B")
+    w.n_params_billion.value = 8
     assert w.model.value == "custom"
 
 

@@ -13,7 +13,7 @@ from tests.core.test_measured import NCCL_TEXT
 
 
 def test_collective_chart_is_the_measured_curve():
-    r, view = calc.get("measured.collective").evaluate({"op": "all_gather", "size": 2**30})
+    r, view = calc.get("measured.collective").evaluate({"op": "all_gather", "message_bytes": 2**30})
     curve = measured.busbw_curve("all_gather")
     rows = chart_values(view.chart)
     line = [row for row in rows if "size" in row]
@@ -29,7 +29,7 @@ def test_collective_chart_is_the_measured_curve():
 
 
 def test_collective_sizes_read_in_binary_units():
-    labels = [label for label, _ in calc.get("measured.collective").control("size").options]
+    labels = [label for label, _ in calc.get("measured.collective").control("message_bytes").options]
     assert labels[0] == "1 KiB" and labels[-1] == "16 GiB" and "64 MiB" in labels
 
 
@@ -63,7 +63,7 @@ def test_prediction_table_is_the_program_model():
     from mlcalc.gpt_program import preset
 
     (mem, textbook, t, case), view = calc.get("measured.prediction").evaluate(
-        {"model": "gpt2-1.5B", "batch": 8, "seq": 1024})
+        {"model": "gpt2-1.5B", "batch": 8, "seq_len": 1024})
     assert case is not None  # a measured case: the text gives the errors
     assert sum(row[1] for row in view.table.rows) * 2**30 == pytest.approx(
         predict.program_memory(preset("gpt2-1.5B"), 8, 1024, False).total)

@@ -24,17 +24,17 @@ def test_gpu_count_offers_every_convention():
     assert control.values() == list(memory.CONVENTIONS) and control.default == "bekman"
     # ZeRO paper (Rajbhandari et al. 2020, section 3.1): 16 bytes/param; 80B params x 16 x 1.25 / 85.0e9 bytes
     # (an "80 GB" H100's measured capacity) = 18.8 -> 19 GPUs
-    r, view = _ev("memory.gpu_count", params=80.0, convention="zero-mixed-adam")
+    r, view = _ev("memory.gpu_count", n_params_billion=80.0, convention="zero-mixed-adam")
     assert r.n_gpus == 19 and "16 bytes/param" in view.text and "Rajbhandari et al. 2020" in view.text
     # Bekman ("The AI Battlefield"): 18 bytes/param -> 22 GPUs to train (Bekman's 80e9 gives 23), 3 to serve
-    assert _ev("memory.gpu_count", params=80.0)[0].n_gpus == 22
-    assert _ev("memory.gpu_count", params=80.0, mode="inference", convention="frontier")[0].n_gpus == 3
+    assert _ev("memory.gpu_count", n_params_billion=80.0)[0].n_gpus == 22
+    assert _ev("memory.gpu_count", n_params_billion=80.0, mode="inference", convention="frontier")[0].n_gpus == 3
     parts = [row for row in chart_values(view.chart) if "part" in row]
     assert sum(row["gb"] for row in parts) == pytest.approx(r.total_bytes / 1e9)
 
 
 def test_bytes_per_param_chart_is_the_conventions_table():
-    r, view = _ev("memory.bytes_per_param", params=7.5, convention="zero-mixed-adam")
+    r, view = _ev("memory.bytes_per_param", n_params_billion=7.5, convention="zero-mixed-adam")
     # ZeRO paper, section 3.1: 7.5B parameters take 120 GB of model states with mixed-precision Adam
     assert sum(row[2] for row in view.table.rows) == pytest.approx(120.0)
     rows = chart_values(view.chart)
@@ -45,7 +45,7 @@ def test_bytes_per_param_chart_is_the_conventions_table():
 
 
 def test_zero_chart_reproduces_figure_1():
-    r, view = _ev("memory.zero", params=7.5, dp=64, stage=1)
+    r, view = _ev("memory.zero", n_params_billion=7.5, dp=64, zero_stage=1)
     rows = chart_values(view.chart)
     at64 = {row["stage"]: row["gb"] for row in rows if row.get("dp") == 64 and "stage" in row}
     # ZeRO paper, Figure 1: 7.5B parameters, Nd = 64: 120, 31.4, 16.6 and 1.9 GB
@@ -103,7 +103,7 @@ def test_training_fit_chart_is_the_grid():
 
 
 def test_cpu_table_is_deepspeeds_loading_rule():
-    needs, view = _ev("memory.cpu", model="Llama-3 8B", accelerators=8, workers=2, ram_per_worker=0.0)
+    needs, view = _ev("memory.cpu", model="Llama-3 8B", accelerators=8, workers=2, ram_per_worker_gb=0.0)
     # DeepSpeed "Memory Requirements": every process builds the fp32 model on the CPU, params x 4 x GPUs x 1.5
     loading = memory.model_preset("Llama-3 8B").n_params() * 4 * 8 * 1.5
     assert view.table.rows[0][1] == pytest.approx(loading / 1e9)

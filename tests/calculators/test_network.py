@@ -30,8 +30,8 @@ def test_collective_chart_follows_the_model():
 
 
 def test_collective_bad_measured_busbw_is_named():
-    assert "measured_busbw_gb_s" in calc.run(calcs.COLLECTIVE.key, {"measured": -1})["error"]
-    assert "message (bytes)" in calc.run(calcs.COLLECTIVE.key, {"size": 0})["error"]
+    assert "measured_busbw_gb_s" in calc.run(calcs.COLLECTIVE.key, {"measured_busbw_gb_s": -1})["error"]
+    assert "message (bytes)" in calc.run(calcs.COLLECTIVE.key, {"message_bytes": 0})["error"]
 
 
 # Wang et al. (Rail-only), N = 32,768 and radix 128: 1,280 fat-tree switches against 256, 75% cheaper.
@@ -76,7 +76,7 @@ def test_step_comm_chart_is_the_budget():
 
 # Bekman: "if you are told you get 800Gbps, expect ~640Gbps" (80 GB/s).
 def test_units_table():
-    _, view = _evaluate(calcs.UNITS, value=800, nics=1)
+    _, view = _evaluate(calcs.UNITS, value=800, nics_per_node=1)
     assert view.table.rows[2][1:] == ("80.0", "640")
 
 

@@ -14,7 +14,7 @@ def _view(key, **values):
 
 
 def test_dataloader_chart_has_the_node_need_and_the_filesystems():
-    r, view = _view("storage.dataloader", tflops=35.0)
+    r, view = _view("storage.dataloader", achieved_tflops=35.0)
     rows = chart_values(view.chart)
     need = [row["gb_per_s"] for row in rows if "what" in row]
     # Ibrahim et al. 2021 Table II (CosmoFlow: 16 MiB, 247 GiFLOP per sample) at 35 TFLOP/s per V100, 8 per node:
@@ -36,7 +36,7 @@ def test_dataloader_presets_fill_in_the_numbers():
     values = cs.DATALOADER.values({"workload": "resnet50", **presets["resnet50"]})
     assert cs.DATALOADER.follow("workload", values) == presets["resnet50"]
     assert cs.DATALOADER.follow("gflops", {**values, "gflops": 62.0}) == {"workload": "custom"}
-    assert cs.DATALOADER.follow("gflops", values) == {} and cs.DATALOADER.follow("tflops", values) == {}
+    assert cs.DATALOADER.follow("gflops", values) == {} and cs.DATALOADER.follow("achieved_tflops", values) == {}
     # the same rule through run(), as the site's worker calls it
     out = calc.run("storage.dataloader", {**values, "gflops": 62.0}, changed="gflops")
     assert out["ok"] and out["set"] == {"workload": "custom"}
@@ -54,7 +54,8 @@ def test_checkpoint_table_is_bloom():
 
 def test_interval_chart_marks_daly_and_young():
     # Daly 2006: delta = 5 min, R = 10 min, M = 24 h -> 117 min (Young's sqrt(2 delta M): 120 min)
-    r, view = _view("storage.checkpoint_interval", n_gpus=1, mtbf=1 / 365, ckpt=300.0, restart=10.0, interval=2.0)
+    r, view = _view("storage.checkpoint_interval", n_gpus=1, device_mtbf_years=1 / 365, checkpoint_s=300.0,
+                     restart_min=10.0, interval_h=2.0)
     rows = chart_values(view.chart)
     rules = {row["what"].split(":")[0]: row["hours"] for row in rows if "what" in row}
     assert rules["Daly"] * 60 == pytest.approx(116.7, abs=0.1)
@@ -72,7 +73,7 @@ def test_interval_chart_marks_daly_and_young():
 
 
 def test_capacity_chart_is_the_bekman_rule():
-    cap, view = _view("storage.capacity", dataset=100.0, ckpt=0.0, kept=0, other=0.0)
+    cap, view = _view("storage.capacity", dataset_tb=100.0, checkpoint_tb=0.0, checkpoints_kept=0, other_tb=0.0)
     buy = [row["tb"] for row in chart_values(view.chart) if row["bar"] == "buy"]
     # Bekman, "The AI Battlefield": "If you want a reliable 100TBs you need to rent 125TBs"
     assert buy == [125.0]
@@ -82,7 +83,8 @@ def test_capacity_chart_is_the_bekman_rule():
 
 def test_startup_chart_follows_the_formula():
     # blister README (Python 2.7): 13,619 file operations for 479 modules; at 1 ms each, 13.6 s for one process
-    r, view = _view("storage.startup", nodes=1, procs=1, files=479, ops=13619 / 479, kops=1000.0, latency=1.0)
+    r, view = _view("storage.startup", n_nodes=1, processes_per_node=1, n_files=479, ops_per_file=13619 / 479,
+                    metadata_kops=1000.0, op_latency_ms=1.0)
     rows = chart_values(view.chart)
     assert rows[-1] == {"nodes": 1.0, "seconds": pytest.approx(13.619)}
     alone = [row["seconds"] for row in rows if row.get("curve", "").startswith("one process")]
@@ -95,8 +97,8 @@ def test_startup_chart_follows_the_formula():
 
 
 def test_charts_do_not_grow_with_the_inputs():
-    for key, values in (("storage.startup", {"nodes": 10**9}), ("storage.checkpoint_interval", {"n_gpus": 10**9}),
-                        ("storage.capacity", {"kept": 10**9})):
+    for key, values in (("storage.startup", {"n_nodes": 10**9}), ("storage.checkpoint_interval", {"n_gpus": 10**9}),
+                        ("storage.capacity", {"checkpoints_kept": 10**9})):
         out = calc.run(key, values)
         assert out["ok"], out
         assert len(chart_values(out["chart"])) <= 200

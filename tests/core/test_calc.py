@@ -27,7 +27,8 @@ def test_hostile_values_give_a_message_not_an_exception(key):
 
 
 def test_run_json_round_trip():
-    out = json.loads(calc.run_json("memory.gpu_count", json.dumps({"params": 405, "accelerator": "H200-SXM"})))
+    given = {"n_params_billion": 405, "accelerator": "H200-SXM"}
+    out = json.loads(calc.run_json("memory.gpu_count", json.dumps(given)))
     # 405e9 params x 18 bytes x 1.25 headroom / 150.1e9 bytes (an H200's measured capacity) = 60.7 -> 61
     # (Bekman's instant math with 141e9 gives 65)
     assert out["ok"] and out["text"].startswith("At least 61 x H200-SXM")
@@ -45,5 +46,5 @@ def test_greyed_out_controls_come_with_the_result():
     # the shells and the site's worker get the same rule: serving needs no bytes/param convention
     out = calc.run("memory.gpu_count", {"mode": "inference"})
     c = REGISTRY["memory.gpu_count"]
-    assert out["ok"] and out["inactive"] == c.inactive(c.values({"mode": "inference"}))
+    assert out["ok"] and out["inactive"] == c.disabled(c.values({"mode": "inference"}))
     assert out["inactive"] and calc.run("memory.gpu_count", {"mode": "train"})["inactive"] == []

@@ -160,17 +160,34 @@ def test_one_bad_parameter_drops_only_itself_and_says_which():
     assert "notice" not in open_widgets(key, "?plan.train.model=Llama-3+8B", page)
 
 
+def test_a_link_written_before_the_keys_took_the_notebooks_names_still_opens():
+    """Control keys were renamed once (``params`` -> ``n_params_billion`` ...): an old link reads as the new one,
+    and every old name maps to a control its calculator has."""
+    from mlcalc.live import OLD_LINK_KEYS
+
+    for key, renamed in OLD_LINK_KEYS.items():
+        controls = [c.key for c in get(key).controls]
+        assert all(new in controls and old not in controls for old, new in renamed.items()), key
+    old = values_from_query("memory.gpu_count", "?memory.gpu_count.params=405&memory.gpu_count.mode=inference")
+    new = "?memory.gpu_count.n_params_billion=405&memory.gpu_count.mode=inference"
+    assert old == values_from_query("memory.gpu_count", new)
+    assert old == {"n_params_billion": 405.0, "mode": "inference"}
+    # the new name is what a link is written with
+    assert query_from_values("memory.gpu_count", {**get("memory.gpu_count").defaults(), "n_params_billion": 405.0},
+                             get("memory.gpu_count").defaults()) == "memory.gpu_count.n_params_billion=405"
+
+
 def test_a_preset_with_a_hand_edited_value_round_trips():
     """The peak calculator: pick V100 (its clock 1530 MHz is filled in), type 1830 MHz (H100's, the page's
     own value) back in: the link must hold the clock, or reopening it puts V100's 1530 MHz back."""
     key = "accelerators.peak"
     calc = get(key)
     page = calc.defaults()
-    assert page["clock"] == 1830 and calc.control("accelerator").kind in ("choice", "toggle")
+    assert page["clock_mhz"] == 1830 and calc.control("accelerator").kind in ("choice", "toggle")
     v100 = next(v for _, v in calc.control("accelerator").options if "V100" in str(v))
-    values = {**page, "accelerator": v100, "clock": page["clock"]}
+    values = {**page, "accelerator": v100, "clock_mhz": page["clock_mhz"]}
     query = "?" + query_from_values(key, values, page)
-    assert f"{key}.clock=1830" in query, query
+    assert f"{key}.clock_mhz=1830" in query, query
     out = open_widgets(key, query, widget_state(key, page))
     assert out["ok"] and out["html"] == run(key, values)["html"]
     reopened = {**page, **widget_values(key, {**widget_state(key, page), **out["controls"]})}
@@ -278,7 +295,7 @@ def test_a_link_opens_with_its_values_and_the_same_result_as_cpython():
 
 
 def test_a_preset_named_in_a_link_fills_in_what_the_link_leaves_out():
-    """As the Jupyter shell does for a preset given by name (LinkedCalcWidget)."""
+    """As the Jupyter shell does for a preset given by name (CalcWidget)."""
     with_presets = [(k, p) for k in KEYS for p in get(k).presets if p.values]
     assert with_presets, "some calculator has presets"
     key, p = with_presets[0]

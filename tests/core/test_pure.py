@@ -63,9 +63,9 @@ def test_widget_values_map_indices_and_whole_floats():
 
     calc = get("memory.gpu_count")
     acc = calc.control("accelerator")
-    values = widget_values("memory.gpu_count", {"params": 405, "accelerator": 1, "mode": 1})
-    assert values == {"params": 405.0, "accelerator": acc.options[1][1], "mode": "inference"}
-    assert isinstance(values["params"], float)
+    values = widget_values("memory.gpu_count", {"n_params_billion": 405, "accelerator": 1, "mode": 1})
+    assert values == {"n_params_billion": 405.0, "accelerator": acc.options[1][1], "mode": "inference"}
+    assert isinstance(values["n_params_billion"], float)
     import pytest
 
     with pytest.raises(ValueError, match="option number 99"):

@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 
 from mlcalc import compute, spec
-from mlcalc.widgets.accelerators import (
+from mlcalc.widgets import (
     CatalogueWidget, CompareWidget, MfuWidget, OffersWidget, PeakWidget, RooflineWidget, ShapeEfficiencyWidget,
     TrainingCostWidget,
 )
@@ -28,7 +28,7 @@ def test_catalogue_widget_filters_sorts_and_switches_source():
 
 
 def test_compare_widget_ratio():
-    w = CompareWidget("A100-80GB", "H100-SXM")
+    w = CompareWidget(a="A100-80GB", b="H100-SXM")
     bf16 = next(r for r in w.last_result if r[0].startswith("bf16"))
     assert bf16[3] == f"{989.5 / 312:.2f}x"
     fp8 = next(r for r in w.last_result if r[0].startswith("fp8"))
@@ -36,13 +36,13 @@ def test_compare_widget_ratio():
 
 
 def test_peak_widget_follows_clock_and_accelerator():
-    w = PeakWidget("Gaudi3")
+    w = PeakWidget(accelerator="Gaudi3")
     assert w.last_result[1] == pytest.approx(spec("Gaudi3").peak_flops("bf16"), rel=0.001)
-    w.clock.value = 1600  # Bekman's chapter: shipping Gaudi 3 runs at 1,600 MHz -> 1,677 TFLOPS
+    w.clock_mhz.value = 1600  # Bekman's chapter: shipping Gaudi 3 runs at 1,600 MHz -> 1,677 TFLOPS
     assert w.last_result[1] / 1e12 == pytest.approx(1677.7, abs=0.1)
     w.accelerator.value = "A100-80GB"
-    assert w.clock.value == 1410
-    w.clock.value = 0
+    assert w.clock_mhz.value == 1410
+    w.clock_mhz.value = 0
     assert "clock_mhz=0" in w.last_error
 
 
@@ -67,7 +67,7 @@ def test_offers_widget_three_offers():
     assert len(w.last_result.results) == 3 and w.last_result.missing == ()
     h100, a100, _ = w.last_result.results
     assert a100.time_s / h100.time_s == pytest.approx(989.5 * 64 / (312 * 192))
-    w.rows[0][2].value = -1
+    w.price_1.value = -1
     assert "price_per_gpu_hour=-1" in w.last_error
 
 
@@ -75,7 +75,7 @@ def test_mfu_widget_bekman_example_and_tokens_mode():
     w = MfuWidget()
     assert w.last_result[0] == pytest.approx(0.5)  # 624 TFLOP in 4 s on an A100
     w.mode.value = "tokens"
-    w.params.value = 1.0
+    w.n_params_billion.value = 1.0
     w.tokens_per_s.value = 312e12 * 0.25 / 6e9
     assert w.last_result[0] == pytest.approx(0.25)
     w.tokens_per_s.value = -5
@@ -113,9 +113,9 @@ def test_widgets_update():
 
 # Narayanan et al. 2021, Tables 1-2: the 175B configuration has 174.6B parameters, the 1T one 1008.0B.
 def test_flops_widget_presets_and_bad_input():
-    from mlcalc.widgets.accelerators import FlopsWidget
+    from mlcalc.widgets import FlopsWidget
 
-    w = FlopsWidget("GPT-3 175B")
+    w = FlopsWidget(preset="GPT-3 175B")
     assert w.last_result.n_params / 1e9 == pytest.approx(174.6, abs=0.05)
     assert w.last_result.ratio_to_n == pytest.approx(8, rel=0.03)
     w.preset.value = "Megatron GPT 1008B"

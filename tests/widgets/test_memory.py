@@ -24,9 +24,9 @@ def test_widget_follows_the_accelerator():
 
 def test_bad_input_is_shown_inline_and_widget_recovers():
     w = GpuCountWidget()
-    w.params.value = -3
+    w.n_params_billion.value = -3
     assert "params" in w.last_error and "params" in w.message.value
     assert w.last_result.n_gpus == 22  # the last good answer stays
-    w.params.value = 7
+    w.n_params_billion.value = 7
     assert w.last_error == "" and w.message.value == ""
     assert w.last_result.n_gpus == 2  # 7e9*18*1.25/85.0e9 = 1.85 -> 2

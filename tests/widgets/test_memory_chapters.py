@@ -15,22 +15,22 @@ def test_bytes_per_param_switches_convention():
     assert sum(w.last_result.values()) == pytest.approx(120e9)  # ZeRO: 16 x 7.5B
     w.convention.value = "bekman"
     assert sum(w.last_result.values()) == pytest.approx(135e9)  # Bekman: 18 x 7.5B
-    w.params.value = -1
+    w.n_params_billion.value = -1
     assert "params (billions)" in w.last_error and "params (billions)" in w.message.value
     assert sum(w.last_result.values()) == pytest.approx(135e9)
-    w.params.value = 1
+    w.n_params_billion.value = 1
     assert w.last_error == ""
 
 
 def test_zero_widget_reproduces_figure_1_and_rejects_bad_offload():
-    w = ZeroWidget(n_params_billion=7.5, dp=64, stage=1)
+    w = ZeroWidget(n_params_billion=7.5, dp=64, zero_stage=1)
     assert round(w.last_result.device_bytes / 1e9, 1) == 31.4  # ZeRO paper, Figure 1
-    w.stage.value = 3
+    w.zero_stage.value = 3
     assert round(w.last_result.device_bytes / 1e9, 1) == 1.9
-    w.stage.value = 2
+    w.zero_stage.value = 2
     w.offload_par.value = True  # parameters can be offloaded only with stage 3
     assert "offload_params" in w.last_error
-    w.stage.value = 3
+    w.zero_stage.value = 3
     assert w.last_error == "" and w.last_result.cpu_parts["parameters"] > 0
     w.offload_opt.value = True  # ZeRO-Infinity style: every model state in host memory
     assert w.last_result.device_bytes == 0
@@ -65,7 +65,7 @@ def test_moe_widget_shows_total_and_active():
 def test_training_widget_fits_and_reports_bad_pipeline_depth():
     w = TrainingFitWidget(model="Llama-3 70B", accelerator="H100-SXM", dp=4, tp=8, pp=1, zero_stage=3)
     assert w.last_result.fits
-    w.stage.value = 0
+    w.zero_stage.value = 0
     assert not w.last_result.fits
     w.pp.value = 3  # 80 layers do not split into 3 stages
     assert "pp" in w.last_error and "n_layers" in w.last_error
@@ -74,17 +74,17 @@ def test_training_widget_fits_and_reports_bad_pipeline_depth():
 def test_cpu_widget_counts_bekman_cores_and_rejects_negative_ram():
     w = CpuWidget(accelerators=8, workers=3)
     assert w.last_result.cores == 32 and w.last_result.dataloader_workers == 24
-    w.ram_per_worker.value = -1
+    w.ram_per_worker_gb.value = -1
     assert "GB per worker" in w.last_error
-    w.ram_per_worker.value = 1
+    w.ram_per_worker_gb.value = 1
     w.offload.value = True
     m = memory.model_preset("Llama-3 8B")
     assert w.last_result.ram_parts_bytes["offloaded model states"] == pytest.approx(16 * m.n_params())
 
 
 @pytest.mark.parametrize("widget, control, value", [
-    (ZeroWidget, "dp", 128), (ActivationWidget, "seq_len", 4096), (ServingWidget, "context", 4096),
-    (TrainingFitWidget, "micro_batch", 2), (BytesPerParamWidget, "params", 70.0),
+    (ZeroWidget, "dp", 128), (ActivationWidget, "seq_len", 4096), (ServingWidget, "context_len", 4096),
+    (TrainingFitWidget, "micro_batch", 2), (BytesPerParamWidget, "n_params_billion", 70.0),
 ])
 def test_updates_work(widget, control, value):
     w = widget()

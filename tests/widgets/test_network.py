@@ -15,9 +15,9 @@ def test_units_widget_bekman_example_and_bad_input():
     w = BandwidthUnitsWidget(value=800, unit="Gb/s", nics_per_node=1)
     # Bekman: "if you are told you get 800Gbps, expect ~640Gbps" (= 80 GB/s).
     assert w.last_result.expected_node_bytes_per_s == pytest.approx(80e9)
-    w.nics.value = 0
+    w.nics_per_node.value = 0
     assert "nics_per_node" in w.last_error and "nics_per_node" in w.message.value
-    w.nics.value = 8  # DGX H100-like: 8 x 800 Gb/s
+    w.nics_per_node.value = 8  # DGX H100-like: 8 x 800 Gb/s
     assert w.last_error == "" and w.last_result.node_bytes_per_s == pytest.approx(800e9)
     w.direction.value = "bidirectional"
     assert w.last_result.one_direction_bytes_per_s == pytest.approx(50e9)
@@ -35,7 +35,7 @@ def test_collective_widget_slowest_link_and_bad_input():
     fab, t = w.last_result
     # NCCL maintainers: NVLink ~370 of 450 GB/s (nccl-tests#212); 46-48 GB/s per 400G NIC (nccl-tests#290).
     assert fab.bottleneck == "intra-node" and fab.busbw_bytes_per_s == pytest.approx(370e9, rel=1e-3)
-    w.nodes.value = 2  # rings cross nodes through all 8 NICs: 8 x 47 = 376 GB/s, NVLink still slower
+    w.n_nodes.value = 2  # rings cross nodes through all 8 NICs: 8 x 47 = 376 GB/s, NVLink still slower
     fab, t = w.last_result
     assert fab.bottleneck == "intra-node" and fab.busbw_bytes_per_s == pytest.approx(370e9, rel=1e-3)
     w.system.value = "DGX-A100"  # 8 x 24 GB/s HDR NICs < 235 GB/s NVLink: the network sets the pace
@@ -50,10 +50,10 @@ def test_collective_widget_slowest_link_and_bad_input():
     w.efficiency.value = 0.0
     assert "efficiency" in w.last_error
     w.efficiency.value = 1.0
-    w.measured.value = 40.0  # a measured busbw (GB/s) replaces the links
+    w.measured_busbw_gb_s.value = 40.0  # a measured busbw (GB/s) replaces the links
     fab, t = w.last_result
     assert w.last_error == "" and fab.busbw_bytes_per_s == pytest.approx(40e9)
-    w.measured.value = -1.0
+    w.measured_busbw_gb_s.value = -1.0
     assert "measured_busbw_gb_s" in w.last_error
 
 
@@ -73,7 +73,7 @@ def test_layout_widget_reproduces_table1_and_reports_bad_input():
     w = LayoutWidget(model="GPT-1008B", n_nodes=384, global_batch=3072)
     lay = w.last_result.layout
     assert (lay.tp, lay.pp, lay.dp) == (8, 64, 6)  # Narayanan et al. 2021, Table 1
-    w.nodes.value = 3
+    w.n_nodes.value = 3
     assert "n_gpus" in w.last_error
 
 
@@ -94,12 +94,12 @@ def test_topology_widget_rail_only_row():
     # Rail-only paper row N = 32768, radix 128: 1280 vs 256 switches, 75% cheaper.
     assert (r.fat_tree.switches, r.rail_only.switches) == (1280, 256)
     assert round(100 * r.cost_reduction) == 75
-    w.n.value = 1000
+    w.n_gpus.value = 1000
     assert "hb_domain" in w.last_error
 
 
 @pytest.mark.parametrize("make, poke", [
-    (CollectiveWidget, lambda w: setattr(w.size, "value", 2 ** 20)),
+    (CollectiveWidget, lambda w: setattr(w.message_bytes, "value", 2 ** 20)),
     (PipelineWidget, lambda w: setattr(w.p, "value", 8)),
     (LayoutWidget, lambda w: setattr(w.mfu, "value", 0.4)),
     (TopologyWidget, lambda w: setattr(w.radix, "value", 32)),

@@ -7,17 +7,19 @@ import pytest
 pytest.importorskip("ipywidgets")
 
 from mlcalc import calc
-from mlcalc.widgets import accelerators as acc_widgets
-from mlcalc.widgets import network as net_widgets
-from mlcalc.widgets._shell import LinkedCalcWidget
+from mlcalc import widgets
+from mlcalc.widgets import CalcWidget
 
-SHELLS = [cls for module in (acc_widgets, net_widgets) for cls in vars(module).values()
-          if isinstance(cls, type) and issubclass(cls, LinkedCalcWidget) and cls.__module__ == module.__name__]
+SHELLS = [getattr(widgets, name) for name in widgets.__all__
+          if getattr(getattr(widgets, name), "calc", None) is not None
+          and getattr(widgets, name).calc.key.startswith(("accelerators.", "network."))]
 
 
-def test_every_calculator_of_both_areas_has_a_shell():
-    keys = {cls.calc.key for cls in SHELLS}
-    assert keys == {k for k in calc.REGISTRY if k.startswith(("accelerators.", "network."))}
+def test_every_calculator_has_a_shell_named_by_its_calc():
+    # the classes are made from the registry: one per calculator, under the name its Calc gives
+    made = {name: getattr(widgets, name) for name in widgets.__all__ if name not in ("CalcWidget", "widget_class")}
+    assert {cls.calc.key for cls in made.values()} == set(calc.REGISTRY)
+    assert all(issubclass(cls, CalcWidget) and cls.__name__ == name == cls.calc.widget for name, cls in made.items())
     assert len(SHELLS) == 16
 
 
@@ -32,11 +34,11 @@ def test_shell_shows_what_run_computes(cls):
 
 
 def test_offers_sliders_have_a_width_and_the_peak_clock_follows():
-    w = acc_widgets.OffersWidget()
-    for _, _, _, mfu in w.rows:
-        assert mfu.layout.min_width == "240px"  # three MFU sliders, none collapses to a bare handle
-    p = acc_widgets.PeakWidget("Gaudi3")
-    assert p.clock.value == 1750  # Intel's white paper: Gaudi 3's matrix engines at 1,750 MHz -> 1,835 TFLOPS
+    w = widgets.OffersWidget()
+    for i in (1, 2, 3):
+        assert getattr(w, f"mfu_{i}").layout.min_width == "240px"  # three MFU sliders, none collapses to a bare handle
+    p = widgets.PeakWidget(accelerator="Gaudi3")
+    assert p.clock_mhz.value == 1750  # Intel's white paper: Gaudi 3's matrix engines at 1,750 MHz -> 1,835 TFLOPS
     assert p.last_result[1] / 1e12 == pytest.approx(1835, rel=0.001)
 
 

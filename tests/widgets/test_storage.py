@@ -38,7 +38,7 @@ def test_dataloader_widget_cosmoflow_and_presets():
     assert w.workload.value == "custom"
     assert w.last_result.flop_per_byte == pytest.approx(2 * 226_743, rel=1e-3)
     _assert_inline_error_then_recovery(w, w.sample_mib, -1, 0.14, "sample (MiB)")
-    _assert_inline_error_then_recovery(w, w.per_node, 0, 8, "accelerators per node")
+    _assert_inline_error_then_recovery(w, w.accelerators_per_node, 0, 8, "accelerators per node")
 
 
 def test_llm_widget_is_tiny_bandwidth():
@@ -46,7 +46,7 @@ def test_llm_widget_is_tiny_bandwidth():
     bw, job = w.last_result
     assert bw.samples_per_s == pytest.approx(400e12 / (6 * 7e9))
     assert job == pytest.approx(bw.per_accelerator_bytes_per_s * 1024)
-    _assert_inline_error_then_recovery(w, w.params, 0, 7, "params (billions)")
+    _assert_inline_error_then_recovery(w, w.n_params_billion, 0, 7, "params (billions)")
     _assert_inline_error_then_recovery(w, w.n_gpus, 0, 8, "GPUs in the job")
 
 
@@ -58,8 +58,8 @@ def test_checkpoint_widget_bloom():
     assert write.seconds == pytest.approx(size.total_bytes / 60e9)
     w.contents.value = "weights only (bf16)"
     assert w.last_result[0].bytes_per_param == 2
-    _assert_inline_error_then_recovery(w, w.nodes, 0, 48, "nodes writing")
-    _assert_inline_error_then_recovery(w, w.fs, -5, 60, "filesystem write GB/s")
+    _assert_inline_error_then_recovery(w, w.n_nodes, 0, 48, "nodes writing")
+    _assert_inline_error_then_recovery(w, w.filesystem_gb_per_s, -5, 60, "filesystem write GB/s")
 
 
 def test_interval_widget_llama3_scale():
@@ -67,33 +67,33 @@ def test_interval_widget_llama3_scale():
     # 5.8 years per GPU over 16,384 GPUs: a failure every ~3.1 h (Llama 3 saw one every 3.09 h).
     assert w.last_result["mtbf_s"] / 3600 == pytest.approx(3.10, abs=0.01)
     assert w.last_result["best"].fraction >= w.last_result["chosen"].fraction - 1e-9
-    _assert_inline_error_then_recovery(w, w.ckpt, 0, 60, "blocking per checkpoint (s)")
-    _assert_inline_error_then_recovery(w, w.restart, -1, 10, "restart (min)")
+    _assert_inline_error_then_recovery(w, w.checkpoint_s, 0, 60, "blocking per checkpoint (s)")
+    _assert_inline_error_then_recovery(w, w.restart_min, -1, 10, "restart (min)")
 
 
 def test_capacity_widget_bekman_rule():
     w = CapacityWidget(dataset_tb=100, checkpoint_tb=0, checkpoints_kept=0, other_tb=0)
     assert w.last_result.to_buy_bytes / 1e12 == pytest.approx(125)  # Bekman: 100 TB usable -> 125 TB
-    _assert_inline_error_then_recovery(w, w.kept, -1, 0, "checkpoints kept")
+    _assert_inline_error_then_recovery(w, w.checkpoints_kept, -1, 0, "checkpoints kept")
 
 
 def test_startup_widget():
     w = StartupWidget(n_nodes=1, processes_per_node=1, n_files=479, ops_per_file=13619 / 479, metadata_kops=1000, op_latency_ms=1)
     assert w.last_result.seconds == pytest.approx(13.619)  # blister's 13,619 ops at 1 ms each
-    w.nodes.value = 2048  # 2048 x 13,619 ops at 1e6 ops/s = 27.9 s > 13.6 s
+    w.n_nodes.value = 2048  # 2048 x 13,619 ops at 1e6 ops/s = 27.9 s > 13.6 s
     assert w.last_result.bottleneck == "metadata server"
     assert w.last_result.seconds == pytest.approx(2048 * 13619 / 1e6)
-    _assert_inline_error_then_recovery(w, w.kops, 0, 12, "metadata server (k ops/s)")
+    _assert_inline_error_then_recovery(w, w.metadata_kops, 0, 12, "metadata server (k ops/s)")
 
 
 @pytest.mark.parametrize(
     "make, control, value",
     [
-        (DataloaderWidget, "tflops", 50.0),
-        (CheckpointWidget, "params", 70.0),
-        (CheckpointIntervalWidget, "interval", 2.0),
-        (CapacityWidget, "usable", 0.89),
-        (StartupWidget, "nodes", 128),
+        (DataloaderWidget, "achieved_tflops", 50.0),
+        (CheckpointWidget, "n_params_billion", 70.0),
+        (CheckpointIntervalWidget, "interval_h", 2.0),
+        (CapacityWidget, "usable_fraction", 0.89),
+        (StartupWidget, "n_nodes", 128),
     ],
 )
 def test_update_works(make, control, value):
