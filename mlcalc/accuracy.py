@@ -203,7 +203,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "mlcalc.steptime.predict_step", "step time", "run", 0.15, "notebooks/hardware/accuracy",
            lambda: _dist("step")),
     Family("train-multigpu-memory", "Peak memory per GPU of FSDP2, tensor- and pipeline-parallel training",
-           "mlcalc.steptime.predict_step (mlcalc.memory.training_memory)", "peak memory", "run", 0.10,
+           "mlcalc.steptime.predict_step (mlcalc.memory.eager_layout_peak)", "peak memory", "run", 0.10,
            "notebooks/hardware/accuracy", lambda: _dist("memory")),
     Family("decode", "Decode tokens per second of Llama-shaped models (eager transformers)",
            "mlcalc.serving.decode_step", "tokens per second", "point", 0.25, "notebooks/memory/serving", _decode),

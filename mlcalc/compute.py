@@ -320,8 +320,9 @@ def wall_time_s_from_gpu_hours(gpu_hours: float, n_gpus: int) -> float:
     return gpu_hours / n_gpus * SECONDS_PER_HOUR
 
 
-class Offer(NamedTuple):
-    """One way to buy the compute for a run: which accelerator, how many, at what price."""
+class ClusterOffer(NamedTuple):
+    """A cluster offered for a run: which accelerator, how many, at what price per GPU-hour, at what MFU
+    (:class:`mlcalc.plan.Offer` is the planner's: a way to get a chip, rent, HPC or buy)."""
 
     name: str  # label shown in tables, e.g. "8 x H100 on cloud A"
     accelerator: str  # catalogue key, e.g. "H100-SXM"
@@ -335,14 +336,14 @@ class Offer(NamedTuple):
 class OfferResult(NamedTuple):
     """An offer and what the run would cost on it."""
 
-    offer: Offer  # the offer itself
+    offer: ClusterOffer  # the offer itself
     peak_flops_per_gpu: float  # FLOP/s per GPU from the offer's flops_source
     time_s: float  # wall-clock time, seconds
     gpu_hours: float  # GPU-hours
     cost: float  # total price
 
 
-def compare_offers(total_flops: float, offers: Iterable[Offer]) -> list[OfferResult]:
+def compare_offers(total_flops: float, offers: Iterable[ClusterOffer]) -> list[OfferResult]:
     """Time and cost of the same run on each offer, in the order given."""
     results = []
     for i, offer in enumerate(offers):
@@ -799,7 +800,7 @@ __all__ = [
     "MFU_CONVENTION",
     "utilization",
     "gpt_iteration_flops",
-    "Offer",
+    "ClusterOffer",
     "OfferResult",
     "RooflinePoint",
     "RunCost",

@@ -146,13 +146,38 @@ def layout(case: DistCase) -> Any:
                            grad_accum=case.n_micro)
 
 
-def machine(case: DistCase) -> Any:
-    """The card's measured machine (a single-GPU run of the book on the same kind of card)."""
-    from mlcalc import hfruns
+#: The run whose host floors (``train_dist.py --floors``) give each card's DTensor and FSDP2 host constants: measured
+#: once, held for every run on that kind of card.
+FLOORS_RUN = MappingProxyType({"NVIDIA H200": "h200x2-2026-11-26-train-dist-heldout"})
 
-    if case.device not in MACHINE_RUN:
-        raise ValueError(f"device={case.device!r} is not allowed: no measured machine for it ({sorted(MACHINE_RUN)})")
-    return hfruns.machine(MACHINE_RUN[case.device])
+
+def host_floors(run: str) -> tuple[Mapping[str, Any], ...]:
+    """The host floors of a run (every rank's rows, each with its ``rank``), or () where it measured none."""
+    out = []
+    for d in _files(run):
+        fl = d.get("host_floors", {})
+        for rank, rows in enumerate(fl.get("per_rank", ()) or ()):
+            out += [MappingProxyType({**r, "rank": rank}) for r in rows]
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _machine(device: str) -> Any:
+    from mlcalc import hfruns, steptime
+
+    if device not in MACHINE_RUN:
+        raise ValueError(f"device={device!r} is not allowed: no measured machine for it ({sorted(MACHINE_RUN)})")
+    base = hfruns.machine(MACHINE_RUN[device])
+    if device in FLOORS_RUN:
+        base = steptime.with_dist_host(base, host_floors(FLOORS_RUN[device]))
+    return base
+
+
+def machine(case: DistCase) -> Any:
+    """The card's measured machine: a single-GPU run of the book on the same kind of card (matmul, attention and
+    element-wise rates, host constants per op) and, where measured, the DTensor and FSDP2 host costs of the card's
+    host floors (:data:`FLOORS_RUN`) in units of its plain op (:func:`mlcalc.steptime.with_dist_host`)."""
+    return _machine(case.device)
 
 
 @lru_cache(maxsize=None)

@@ -1117,5 +1117,202 @@ def cpu_needs(
                                              max(load, off) + workers_ram))
 
 
+
+# ---------------------------------------------------------------------------
+# Eager PyTorch on several GPUs: FSDP2, DTensor tensor parallel, torch.distributed.pipelining
+# ---------------------------------------------------------------------------
+
+# What the eager multi-GPU program (scripts/gpu/train_dist.py: PyTorch 2.11) allocates beyond
+# :func:`training_peak`'s one-GPU program, read off the PyTorch source:
+# - FSDP2 (torch/distributed/fsdp/_fully_shard): fp32 sharded parameters, gradients and AdamW states
+#   (16 bytes per parameter / dp); MixedPrecisionPolicy(param_dtype=bf16) runs without autocast, so the
+#   residual stream and every activation are bf16 and no bf16 weight copies are cached. A layer's bf16
+#   parameters are unsharded only while it runs. At a layer's post-backward (FSDPParamGroup.post_backward:
+#   reshard, then foreach_reduce) the backward pass holds the prefetched layer's unsharded bf16
+#   parameters (2) and its all-gather buffer (2), this layer's bf16 gradients (2) and the fp32
+#   reduce-scatter input they are copied into (4; one such buffer in flight, reduce_scatter_max_input_buffers
+#   = 1): FSDP2_BACKWARD_BYTES_PER_LAYER_PARAM = 10. The root group (embedding, final norm, output layer)
+#   is all-gathered when the backward pass reaches the output layer and stays unsharded, with its bf16
+#   gradients, until the root's post-backward at the end of the backward pass, which reshards it and copies
+#   its bf16 gradients (2) into an fp32 reduce-scatter input (4): 6 bytes per root parameter.
+# - DTensor tensor parallel with sequence parallel (torch/distributed/tensor/parallel): the norms run on
+#   the sequence shard; PrepareModuleInput all-gathers their output, so the bf16 copies that autocast
+#   makes for Q, K, V, gate and up (and the bf16 norm outputs under FSDP) are of the whole sequence;
+#   everything inside attention and the MLP is split over the heads / the inner width.
+# - torch.distributed.pipelining: GPipe runs every micro-batch's forward before any backward, 1F1B keeps
+#   at most pp - stage micro-batches in flight (Schedule1F1B's warm-up); the last stage keeps each
+#   micro-batch's output (the bf16 logits) until the step returns, and the loss of each micro-batch in
+#   flight keeps its fp32 log-softmax; gradients accumulate over micro-batches, so they exist from the
+#   first backward on; torch.autocast around the schedule keeps its bf16 weight cache for the whole step.
+FSDP2_BACKWARD_BYTES_PER_LAYER_PARAM = 10.0
+FSDP2_ROOT_END_BYTES_PER_PARAM = 6.0
+PIPELINE_SCHEDULES = ("1f1b", "gpipe")
+# The loss over tensor-parallel (vocabulary-sharded) logits under loss_parallel
+# (torch/distributed/tensor/parallel/loss.py), bytes per local logit: forward, the bf16 logits (2), their
+# fp32 copy (4), ``shifted = x - max`` (4) and ``exp(shifted)`` (4), then the log-softmax result in its
+# place: 14; backward (``_nll_loss_and_log_softmax_backward``), the saved log-softmax (4), ``grad_input =
+# zeros_like(x)`` (4), ``grad_input + exp(x)`` (4) and its product with the output gradient (4): 16.
+LOSS_PARALLEL_BYTES = (14.0, 16.0)
+
+
+def eager_layout_peak(
+    model: models.ModelConfig,
+    micro_batch: int,
+    seq_len: int,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    dp: int = 1,
+    fsdp: bool = False,
+    sequence_parallel: bool = True,
+    recompute: str = "none",
+    schedule: str = "1f1b",
+    n_micro: int = 1,
+) -> TrainingPeak:
+    """Peak ``torch.cuda.max_memory_allocated`` of the fullest GPU of an eager multi-GPU training step.
+
+    The program is this book's (``scripts/gpu/train_dist.py``, see the notes above): ``tp`` DTensor
+    tensor-parallel ranks (``sequence_parallel``: norms on the sequence shard), ``pp`` pipeline stages
+    (``schedule`` "1f1b" or "gpipe", ``n_micro`` micro-batches of ``micro_batch`` sequences), ``dp`` FSDP2
+    shards when ``fsdp`` (else no data parallelism: ``dp`` must be 1), full activation checkpointing when
+    ``recompute`` is "full"; without pipelining ``n_micro`` > 1 is gradient accumulation. Without FSDP: fp32 weights, torch.autocast(bf16), as :func:`training_peak`.
+    Each stage is counted phase by phase (end of forward, the loss, the first and last layer of the
+    backward pass, the end of the step); the largest over phases and stages is the peak.
+    """
+    b = _check.positive_int("micro_batch", micro_batch)
+    s = _check.positive_int("seq_len", seq_len)
+    tp = _check.positive_int("tp", tp)
+    pp = _check.positive_int("pp", pp)
+    dp = _check.positive_int("dp", dp)
+    m_mb = _check.positive_int("n_micro", n_micro)
+    _check.choice("recompute", recompute, RECOMPUTE)
+    _check.choice("schedule", schedule, PIPELINE_SCHEDULES)
+    _check.choice("fsdp", fsdp, (True, False))
+    _check.choice("sequence_parallel", sequence_parallel, (True, False))
+    m, h = model, model.hidden
+    if dp > 1 and not fsdp:
+        raise ValueError(f"dp={dp!r} is not allowed without fsdp: the program shards data-parallel ranks with FSDP2")
+    if pp > m.n_layers:
+        raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={m.n_layers} stages")
+    if m.n_heads % tp:
+        raise ValueError(f"tp={tp!r} is not allowed: it must divide n_heads={m.n_heads}")
+    sp = sequence_parallel and tp > 1
+    T = float(b) * s
+    prec = "bf16-master" if fsdp else "fp32-autocast"
+    stream = 2.0 if fsdp else 4.0
+    cast = 0.0 if fsdp else 1.0
+    shard = float(tp * (dp if fsdp else 1))
+    L = m.n_layers
+    emb = float(m.vocab * h + m.learned_positions * h)
+    out = float(m.vocab * h)  # the output layer (a tied one is a copy on the last stage of a pipeline)
+    fnorm = float(m._norm_params(h))
+    P_layer = (float(m.n_params()) - float(m.n_embedding_params()) - fnorm) / L
+    mats_layer = float(m.n_matrix_params()) / L
+
+    def divided(parts: Mapping[str, float]) -> float:
+        """Per token bytes of one layer on this GPU: what tensor parallelism splits and what it does not."""
+        tot = 0.0
+        for k, v in parts.items():
+            if k == "bf16 copies of norm outputs (autocast)" or k == "norm outputs (read by the projections)":
+                tot += v  # made from the all-gathered (or replicated) input: the whole sequence
+            elif k in ("norms", "layer input (full recomputation)"):
+                tot += v / (tp if sp else 1)
+            else:
+                tot += v / tp
+        return tot
+
+    def layer_parts(rc: str) -> dict[str, float]:
+        parts = dict(layer_activation_parts(m, prec, "flash", rc, s))
+        if fsdp and m.norm == "rmsnorm" and rc != "full":
+            # bf16 stream: each RMSNorm keeps x.float() (4) and its normalized bf16 output (2); its output
+            # (weight x normalized, bf16) is what the projections read and keep (2)
+            parts["norms"] = m.norms_per_layer * 6.0 * h
+            parts["norm outputs (read by the projections)"] = 2.0 * h * 2
+        return parts
+
+    A = divided(layer_parts(recompute)) * T  # one layer, one micro-batch
+    A_full = divided(layer_parts("none")) * T  # a layer's working set while it is recomputed
+    head = ((2 * stream if m.norm == "rmsnorm" else stream) * h / (tp if sp else 1) + 2.0 * h) * T
+    flowing = stream * h * T / (tp if sp else 1)
+    TV = T * m.vocab / tp
+    loss_f, loss_b = LOSS_PARALLEL_BYTES if tp > 1 else LOSS_CONVENTIONS["hf"]
+    full = recompute == "full"
+    per, extra = divmod(L, pp)
+    stages: dict[str, dict[str, dict[str, float]]] = {}
+    for st in range(pp):
+        first, last = st == 0, st == pp - 1
+        n_layers = per + (1 if st < extra else 0)
+        P_s = n_layers * P_layer + (emb if first else 0.0) + ((fnorm + (out if (pp > 1 or not m.tied_embeddings)
+                                                                        else 0.0)) if last else 0.0)
+        states = {"weights (fp32)": 4.0 * P_s / shard, "AdamW states (fp32)": 8.0 * P_s / shard}
+        grads_all = 4.0 * P_s / shard
+        mats_here = n_layers * mats_layer + (out if last else 0.0)
+        w16_all = 2.0 * cast * mats_here / tp  # autocast's bf16 copies of every matrix of the stage
+        w16_out = 2.0 * cast * (out if last else 0.0) / tp
+        w16_layer = 2.0 * cast * mats_layer / tp
+        acts = n_layers * A + (head if last else 0.0)
+        root = (emb if first else 0.0) + ((fnorm + out) if last else 0.0)  # FSDP2's root group on this stage
+        ws_fsdp = FSDP2_BACKWARD_BYTES_PER_LAYER_PARAM * P_layer / tp if fsdp else 0.0
+        ws = (A_full + (0.0 if pp > 1 else w16_layer) if full else 0.0) + ws_fsdp + flowing
+        cands: dict[str, dict[str, float]] = {}
+        if pp == 1:  # n_micro > 1: gradient accumulation, the gradients of earlier micro-batches are kept
+            if m_mb > 1:
+                states = {**states, "gradients (accumulated)": grads_all}
+            w16_saved = w16_out if full else w16_all
+            root_bwd = {"root group unsharded (bf16) and the output layer's bf16 gradient":
+                        (2.0 * root + 2.0 * out) / tp} if fsdp else {}
+            if not fsdp:
+                cands["end of forward (autocast cache)"] = {**states, "bf16 weight copies (autocast cache)": w16_all,
+                                                            "activations": acts, "logits (bf16)": 2.0 * TV}
+            cands["loss, forward"] = {**states, "bf16 weight copies (autocast)": w16_saved, "activations": acts,
+                                      "logits (loss)": loss_f * TV}
+            cands["loss, backward"] = {**states, "bf16 weight copies (autocast)": w16_saved, "activations": acts,
+                                       "logits (loss)": loss_b * TV}
+            g_out = 0.0 if (fsdp or m_mb > 1) else 4.0 * (fnorm + out) / shard
+            cands["backward, last layer"] = {**states, "bf16 weight copies (autocast)": w16_saved, **root_bwd,
+                                             "gradients (output layer)": g_out,
+                                             "activations": acts - head, "layer working set": ws}
+            g_most = 0.0 if m_mb > 1 else grads_all - 4.0 * (P_layer + emb) / shard
+            cands["backward, first layer"] = {**states, "bf16 weight copies (autocast)": w16_out + (
+                0.0 if full else w16_layer), **root_bwd, "gradients (all but the first layer)": g_most,
+                "activations": A, "layer working set": ws}
+            end = {**states, "gradients": 0.0 if m_mb > 1 else grads_all, "input gradient": flowing}
+            if fsdp:
+                end["root group: bf16 gradients and their fp32 reduce-scatter input"] = \
+                    FSDP2_ROOT_END_BYTES_PER_PARAM * root / tp
+            cands["end of backward"] = end
+        else:
+            held = {**states, "bf16 weight copies (autocast cache, whole step)": w16_all}
+            if fsdp:  # under pipelining FSDP2 keeps every layer unsharded after the forward (no reshard)
+                held["unsharded bf16 parameters (no reshard after forward)"] = 2.0 * P_s / tp
+            if schedule == "gpipe":
+                for k in (0, 1):  # the first and the second micro-batch's backward
+                    if k >= m_mb:
+                        break
+                    c = {**held, "gradients": grads_all if k else 0.0, "activations": (m_mb - k) * acts,
+                         "layer working set": ws}
+                    if last:
+                        c["logits: kept outputs (bf16), log-softmax (fp32) in flight, the loss's gradients"] = \
+                            TV * (6.0 * (m_mb - k) + 2.0 * k + loss_b - 4.0)
+                    cands[f"stage {st}, backward of micro-batch {k + 1}"] = c
+            else:
+                n_in = min(m_mb, pp - st)
+                lg = {}
+                if last:
+                    lg = {"logits: kept outputs (bf16), the loss in flight": TV * (2.0 * m_mb + loss_b)}
+                cands[f"stage {st}, warm-up ({n_in} in flight)"] = {
+                    **held, "activations": n_in * acts, "layer working set": ws,
+                    **({"logits: the loss in flight": (2.0 + loss_b) * TV} if last else {})}
+                if m_mb > n_in:
+                    cands[f"stage {st}, steady 1F1B ({n_in} in flight)"] = {
+                        **held, "gradients": grads_all, "activations": n_in * acts, "layer working set": ws, **lg}
+        stages[f"stage {st}" if pp > 1 else "one stage"] = cands
+    totals = {k: sum(v.values()) for cs in stages.values() for k, v in cs.items()}
+    flat = {k: v for cs in stages.values() for k, v in cs.items()}
+    phase = max(totals, key=lambda k: totals[k])
+    return TrainingPeak(totals[phase], MappingProxyType({k: v for k, v in flat[phase].items() if v}), phase,
+                        MappingProxyType(totals))
+
+
 # Object parameters (a ModelConfig, a Fabric, a list of offers...) are checked by type before each call.
 _check.guard(globals())

@@ -401,13 +401,14 @@ class _Layout(NamedTuple):
     budget_bytes: float  # model-state bytes allowed per GPU (memory x state_memory_fraction)
 
 
-class Layout(_Layout):
-    """How GPUs split the work: tensor x pipeline x data parallel (checked when built)."""
+class GridLayout(_Layout):
+    """How GPUs split the work, a tensor x pipeline x data-parallel grid with the model-state bytes each GPU
+    holds (checked when built; the step-time engine's fuller description is :class:`mlcalc.steptime.Layout`)."""
 
     __slots__ = ()
 
     def __new__(cls, tp: int, pp: int, dp: int, state_bytes_per_gpu: float = 0.0,
-                budget_bytes: float = 0.0) -> "Layout":
+                budget_bytes: float = 0.0) -> "GridLayout":
         return super().__new__(cls, _check.positive_int("tp", tp), _check.positive_int("pp", pp),
                                _check.positive_int("dp", dp),
                                _check.non_negative("state_bytes_per_gpu", state_bytes_per_gpu),
@@ -415,7 +416,7 @@ class Layout(_Layout):
 
 
 def suggest_layout(model: Workload, n_gpus: int, gpus_per_node: int, gpu_memory_bytes: float,
-                   bytes_per_param: float = 16.0, state_memory_fraction: float = 0.5) -> Layout:
+                   bytes_per_param: float = 16.0, state_memory_fraction: float = 0.5) -> GridLayout:
     """Tensor parallel inside the node, pipeline across nodes, data parallel outside.
 
     1. Smallest power-of-two tp <= gpus_per_node whose share of the model states fits
@@ -446,7 +447,7 @@ def suggest_layout(model: Workload, n_gpus: int, gpus_per_node: int, gpu_memory_
         pp = fits[0]
     if n_gpus % (tp * pp):
         raise ValueError(f"n_gpus={n_gpus!r} is not allowed: it must be a multiple of tp x pp = {tp * pp}")
-    return Layout(tp, pp, n_gpus // (tp * pp), states / (tp * pp), budget)
+    return GridLayout(tp, pp, n_gpus // (tp * pp), states / (tp * pp), budget)
 
 
 class CommLine(NamedTuple):
@@ -461,7 +462,7 @@ class CommLine(NamedTuple):
 class Budget(NamedTuple):
     """Communication against compute for one training step of a layout."""
 
-    layout: Layout  # the layout
+    layout: GridLayout  # the layout
     lines: tuple[CommLine, ...]  # per parallelism
     compute_s: float  # compute time per step
     dp_overlap: Overlap  # the data-parallel gradient traffic against the backward pass
@@ -505,7 +506,7 @@ def parallel_busbw_bytes_per_s(fab: net.Fabric, tp: int, parallelism: str, ep: i
     return min(intra, node / tp), "inter-node"
 
 
-def layout_budget(model: Workload, layout: Layout, fab: net.Fabric, global_batch: int, micro_batch: int,
+def layout_budget(model: Workload, layout: GridLayout, fab: net.Fabric, global_batch: int, micro_batch: int,
                   flops_per_gpu: float, mfu: float = 0.5, dp_strategy: str = "ddp",
                   bytes_per_value: float = 2.0) -> Budget:
     """Per-step communication of a tp x pp x dp layout on a fabric, against compute.
@@ -517,8 +518,8 @@ def layout_budget(model: Workload, layout: Layout, fab: net.Fabric, global_batch
     Tensor and pipeline traffic is counted as exposed; the gradient traffic of data
     parallelism may hide behind the backward pass.
     """
-    if not isinstance(layout, Layout):
-        layout = Layout(*layout)
+    if not isinstance(layout, GridLayout):
+        layout = GridLayout(*layout)
     global_batch = _check.positive_int("global_batch", global_batch)
     b = _check.positive_int("micro_batch", micro_batch)
     if global_batch % (b * layout.dp):
@@ -570,7 +571,7 @@ def layout_budget(model: Workload, layout: Layout, fab: net.Fabric, global_batch
 __all__ = [
     "BACKWARD_SHARE", "COLLECTIVES_USED", "DP_STRATEGIES", "FLOPS_PER_PARAM_PER_TOKEN", "MAX_MICRO_BATCHES",
     "MAX_LAYERS", "MAX_SLOTS", "MAX_STAGES", "NARAYANAN_TABLE1",
-    "SCHEDULES", "Budget", "CommLine", "Layout", "Op", "Overlap", "Slot", "Timeline", "Workload", "bubble_fraction",
+    "SCHEDULES", "Budget", "CommLine", "GridLayout", "Op", "Overlap", "Slot", "Timeline", "Workload", "bubble_fraction",
     "data_parallel_ops", "expert_parallel_ops", "layout_budget", "overlap", "parallel_busbw_bytes_per_s",
     "pipeline_parallel_ops",
     "pipeline_schedule", "reference_model", "step_compute_s", "suggest_layout", "tensor_parallel_ops", "wire_bytes",

@@ -222,8 +222,9 @@ def _flops_per_token(model: memory.ModelConfig, s: int) -> float:
     return compute.executed_flops_per_token(model, s)
 
 
-class Layout(NamedTuple):
-    """A parallel layout and what one training step costs on it."""
+class PlannedLayout(NamedTuple):
+    """A parallel layout the planner chose and what one training step costs on it (the engine's input is
+    :class:`mlcalc.steptime.Layout`)."""
 
     tp: int  # tensor-parallel size (inside a node)
     pp: int  # pipeline stages
@@ -454,7 +455,7 @@ def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_le
 
 
 def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
-                flops_source: str = "achievable") -> Layout | None:
+                flops_source: str = "achievable") -> PlannedLayout | None:
     """The fastest layout of ``n_gpus`` chips that fits memory (None if none fits).
 
     Over :func:`layout_candidates`, each with selective recomputation if it fits, else full. Exact:
@@ -509,7 +510,7 @@ def _micro_bound(key: tuple, pp: int, m: int, n_layers: int) -> float:
 
 
 @lru_cache(maxsize=4096)
-def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float, flops_source: str) -> Layout | None:
+def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float, flops_source: str) -> PlannedLayout | None:
     global _micro_bound_on
     try:
         return _best_layout_visit(model, chip, n, s, batch, flops_source)
@@ -522,7 +523,7 @@ def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: fl
 
 
 def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float,
-                       flops_source: str) -> Layout | None:
+                       flops_source: str) -> PlannedLayout | None:
     """The first layout, in the order of :func:`_step_floor`, whose step is the shortest of those that fit.
 
     Visited best-first by a lower bound of each step (the larger of the FLOP floor and the micro-batch bound),
@@ -547,7 +548,7 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
             lowest = min(lowest, max(b, f))
         return lowest, promise
 
-    best: Layout | None = None
+    best: PlannedLayout | None = None
     at = -1  # best's place in floor order
 
     def beaten(b: float, i: int) -> bool:  # a step of at least b, at place i, cannot replace the best
@@ -569,7 +570,7 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
         if _micro_bound_on:
             _learn(key, _micro_s(p, m), t.step_s, pp, m, L)
         if best is None or t.step_s < best.step_s or (t.step_s == best.step_s and i < at):
-            best, at = Layout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s), i
+            best, at = PlannedLayout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s), i
 
     # First the layout whose known micro-batches promise the shortest step (a good best early prunes the
     # rest); then every one by its bound, skipped once the bound cannot beat the best. The order changes only
@@ -771,7 +772,7 @@ class Plan:
 
     offer: Offer  # the chip and how it is paid for
     n_gpus: int  # accelerators
-    layout: Layout  # tp x pp x dp and the step time
+    layout: PlannedLayout  # tp x pp x dp and the step time
     tokens_per_s: float  # whole job, before failures
     mfu: float  # model FLOPs (6 N + attention) per second over the advertised bf16 peak
     days: float  # wall-clock days, failures and (HPC) queue share included
@@ -826,7 +827,7 @@ def _owned_rate_of(purchase: float, board_power_w: float, node_power_kw: float,
 class _Run(NamedTuple):
     """What a count of one chip does, whatever the price: the layout, the rate, the failures."""
 
-    layout: Layout
+    layout: PlannedLayout
     tokens_per_s: float
     mfu: float
     held_s: float  # GPUs held: training plus what failures cost
@@ -834,7 +835,7 @@ class _Run(NamedTuple):
 
 
 def _run(model: memory.ModelConfig, chip: str, n: int, n_tokens: float, seq_len: int, global_batch_tokens: float,
-         fs: float, node: float, restart: float | None, layout: Layout | None = None) -> _Run | None:
+         fs: float, node: float, restart: float | None, layout: PlannedLayout | None = None) -> _Run | None:
     lay = layout if layout is not None else _best_layout(model, chip, n, seq_len, global_batch_tokens, "achievable")
     if lay is None:
         return None
@@ -919,7 +920,7 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
              budget_dollars: float = math.inf, hpc_availability: float | None = None,
              filesystem_write_bytes_per_s: float | None = None, node_storage_bytes_per_s: float | None = None,
              restart_s: float | None = None, tco_kwargs: Mapping[str, Any] | None = None,
-             layout: Layout | None = None) -> Plan | None:
+             layout: PlannedLayout | None = None) -> Plan | None:
     """The plan for ``n_gpus`` (any count up to :data:`MAX_GPUS`) of an offer (None if the model fits
     no layout of that many); ``layout``: this one (e.g. :func:`layout_as_run`) instead of the fastest."""
     _check_model(model)
@@ -931,8 +932,8 @@ def evaluate(model: memory.ModelConfig, offer: Offer, n_gpus: int, n_tokens: flo
     deadline, budget = _limit("deadline_days", deadline_days), _limit("budget_dollars", budget_dollars)
     avail, fs, node, restart = _defaults(hpc_availability, filesystem_write_bytes_per_s, node_storage_bytes_per_s,
                                          restart_s)
-    if layout is not None and not isinstance(layout, Layout):
-        raise ValueError(f"layout={_check._fmt(layout)} is not allowed: give a plan.Layout (plan.layout_as_run)")
+    if layout is not None and not isinstance(layout, PlannedLayout):
+        raise ValueError(f"layout={_check._fmt(layout)} is not allowed: give a plan.PlannedLayout (plan.layout_as_run)")
     run = _run(model, offer.chip, n, n_tokens, s, batch, fs, node, restart, layout)
     if run is None:
         return None
@@ -1192,7 +1193,7 @@ class RunCheck(NamedTuple):
     predicted_days: float  # the planner's wall-clock days (likewise)
     published_days: float | None  # as published (None if not)
     error: float  # predicted / published - 1 on GPU-hours (on days if no GPU-hours are published)
-    layout: Layout  # the layout the planner picked
+    layout: PlannedLayout  # the layout the planner picked
     mfu: float  # the planner's MFU
     goodput: float  # the planner's goodput after failures
     what: str  # what the published figure counts
@@ -1219,9 +1220,9 @@ def published_runs() -> Mapping[str, Mapping[str, Any]]:
 
 
 def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
-                  layout: Mapping[str, Any]) -> Layout:
+                  layout: Mapping[str, Any]) -> PlannedLayout:
     """One given layout (a published run's: tp, pp, recompute and optionally micro_batch, zero, schedule,
-    virtual_stages, sequence_parallel) with the engine's step and memory, as a planner :class:`Layout`."""
+    virtual_stages, sequence_parallel) with the engine's step and memory, as a planner :class:`PlannedLayout`."""
     _check_model(model)
     _check.choice("chip", chip, chips())
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
@@ -1241,7 +1242,7 @@ def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: in
                           schedule=layout.get("schedule", "1f1b"), virtual_stages=layout.get("virtual_stages", 1),
                           recompute=layout.get("recompute", "selective"), micro_batch=mb, grad_accum=m)
     p = _predict(model, chip, lay, s)
-    return Layout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
+    return PlannedLayout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
                   p.bubble_s, p.comm_exposed_s, p.step_s)
 
 
@@ -1437,7 +1438,7 @@ def compare(a: Plan, b: Plan) -> list[tuple[str, float, float, str]]:
 
 
 __all__ = [
-    "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "Layout", "MAX_COUNTS", "MAX_GPUS", "Needs", "Offer",
+    "CHAPTERS", "CHINCHILLA_TOKENS_PER_PARAM", "GPU_COUNTS", "PlannedLayout", "MAX_COUNTS", "MAX_GPUS", "Needs", "Offer",
     "PLAN_PAGE", "Plan", "RunCheck", "ENGINE", "Search", "StepTime", "Tco", "WAYS", "best_layout",
     "break_even_utilization", "candidate_counts", "check_offer", "check_run", "chinchilla_tokens", "chip_info",
     "chips", "compare", "data", "default", "device_mtbf_s", "evaluate", "explain", "flops_per_token", "layout_as_run", "engine_layout",

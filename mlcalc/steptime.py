@@ -66,6 +66,11 @@ class Machine(NamedTuple):
     device_bytes: float = 0.0  # memory capacity a fit may use (0: unknown)
     peak_flops_per_s: float = 0.0  # dense bf16 peak, the MFU denominator (0: unknown)
     fp8_matmul_speedup: float = 0.0  # fp8 / bf16 matmul rate as published for the chip (0: no fp8)
+    # eager multi-GPU programs (from host floors, :func:`dist_host_constants`; 0: not measured, ignored):
+    host_s_per_dtensor_op: float = 0.0  # host time a forward op on DTensors takes beyond a plain op
+    host_s_per_dtensor_backward_op: float = 0.0  # the same for a backward op
+    host_s_per_fsdp_layer: float = 0.0  # host time FSDP2 adds per layer to a forward pass (hooks, gathers, copies)
+    host_s_per_fsdp_backward_layer: float = 0.0  # ... and to a backward pass (gathers, reduce-scatters)
 
 
 def flat_machine(name: str, matmul_flops_per_s: float, memory_bytes_per_s: float,
@@ -489,6 +494,92 @@ def op_counts(model: ModelConfig, recompute: bool = False) -> Mapping[str, float
     return MappingProxyType({"forward": float(fwd), "backward": float(bwd), "recomputed forward": refwd})
 
 
+# Operations the eager multi-GPU program (scripts/gpu/train_dist.py) dispatches per layer beyond the one-GPU
+# program, counted with a TorchDispatchMode in its host floors on torch 2.11 / CUDA (the run
+# h200x2-2026-11-26-train-dist-heldout, host_floors.per_rank[*].ops; differences over 4 layers): DTensor tensor
+# parallel with sequence parallel runs 107 forward and 163 backward ops per layer (54 and 114 of them on DTensors)
+# where the one-GPU program runs 80 and 145; full recomputation adds 159 backward ops per layer (100 on DTensors)
+# against 137; outside the layers (embedding, output layer, loss_parallel) 13 and 8 more ops, 19 and 37 on DTensors.
+TP_EXTRA_OPS_PER_LAYER = MappingProxyType({"forward": 27, "backward": 18, "recompute": 22})
+TP_DTENSOR_OPS_PER_LAYER = MappingProxyType({"forward": 54, "backward": 114, "recompute": 100})
+TP_EXTRA_OPS_OUTSIDE = MappingProxyType({"forward": 13, "backward": 8})
+TP_DTENSOR_OPS_OUTSIDE = MappingProxyType({"forward": 19, "backward": 37})
+# The one-GPU program's ops per layer in the same count (forward, backward): what the floors' per-op cost divides by.
+PLAIN_OPS_PER_LAYER = MappingProxyType({"forward": 80, "backward": 145})
+
+
+def dist_host_constants(floors: Iterable[Mapping[str, Any]]) -> tuple[float, float, float, float]:
+    """Host cost of the eager multi-GPU programs from their host floors (``train_dist.py --floors``), in units of
+    the floors' own plain operation: (extra per forward op on DTensors, extra per backward op on DTensors, FSDP2's
+    extra per layer forward, per layer backward), forward ones in plain forward ops, backward ones in plain
+    backward ops.
+
+    ``floors``: the rows of every rank (program "plain", "tp" or "fsdp", recompute, n_layers, fwd_s, bwd_s, rank):
+    one pass each of a model so narrow that the device idles, at two layer counts. Per rank, a program's time per
+    layer is the difference over the layers; the median over ranks is taken. The plain program's time per op (per
+    layer over :data:`PLAIN_OPS_PER_LAYER`) is the unit; tensor parallel's plain ops cost one unit each, and what
+    is left of its time per layer, over its DTensor ops, is the DTensor extra; FSDP2's extra is its time per layer
+    over the plain program's. As ratios measured on one host at one moment they carry to a machine whose plain op
+    cost was measured on another day (:func:`with_dist_host`). One set per software stack, not per model or run.
+    """
+    per: dict[tuple[str, str], list[float]] = {}
+    ranks: dict[tuple[str, int], dict[int, Mapping[str, Any]]] = {}
+    for r in floors:
+        if r.get("recompute"):
+            continue
+        ranks.setdefault((str(r["program"]), int(r.get("rank", 0))), {})[int(r["n_layers"])] = r
+    for (prog, _), by_l in ranks.items():
+        if len(by_l) < 2:
+            continue
+        lo, hi = min(by_l), max(by_l)
+        for ph, key in (("forward", "fwd_s"), ("backward", "bwd_s")):
+            per.setdefault((prog, ph), []).append((float(by_l[hi][key]) - float(by_l[lo][key])) / (hi - lo))
+    need = [(p, ph) for p in ("plain", "tp", "fsdp") for ph in ("forward", "backward")]
+    missing = [k for k in need if k not in per]
+    if missing:
+        raise ValueError(f"floors is not allowed: no rows at two layer counts for {missing}")
+    t = {k: max(0.0, statistics.median(v)) for k, v in per.items()}
+    dt, fs = [], []
+    for ph in ("forward", "backward"):
+        unit = t[("plain", ph)] / PLAIN_OPS_PER_LAYER[ph]
+        if unit <= 0:
+            raise ValueError(f"floors is not allowed: the plain program's {ph} time does not grow with layers")
+        tp_ops = PLAIN_OPS_PER_LAYER[ph] + TP_EXTRA_OPS_PER_LAYER[ph]
+        dt.append(max(0.0, (t[("tp", ph)] / unit - tp_ops) / TP_DTENSOR_OPS_PER_LAYER[ph]))
+        fs.append(max(0.0, (t[("fsdp", ph)] - t[("plain", ph)]) / unit))
+    return dt[0], dt[1], fs[0], fs[1]
+
+
+def with_dist_host(machine: Machine, floors: Iterable[Mapping[str, Any]]) -> Machine:
+    """``machine`` with the DTensor and FSDP2 host constants of :func:`dist_host_constants`, priced at its own
+    host seconds per plain forward and backward op."""
+    df, db, ff, fb = dist_host_constants(floors)
+    return machine._replace(host_s_per_dtensor_op=df * machine.host_s_per_op,
+                            host_s_per_dtensor_backward_op=db * machine.host_s_per_backward_op,
+                            host_s_per_fsdp_layer=ff * machine.host_s_per_op,
+                            host_s_per_fsdp_backward_layer=fb * machine.host_s_per_backward_op)
+
+
+def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompute: bool,
+                     outside: bool) -> dict[str, float]:
+    """Host seconds the eager multi-GPU program adds to one micro-batch's passes on one GPU (see the counts above)."""
+    hf, hb = machine.host_s_per_op, machine.host_s_per_backward_op
+    xf, xb = machine.host_s_per_dtensor_op, machine.host_s_per_dtensor_backward_op
+    f = b = 0.0
+    if tp > 1:
+        f += layers * (TP_EXTRA_OPS_PER_LAYER["forward"] * hf + TP_DTENSOR_OPS_PER_LAYER["forward"] * xf)
+        b += layers * (TP_EXTRA_OPS_PER_LAYER["backward"] * hb + TP_DTENSOR_OPS_PER_LAYER["backward"] * xb)
+        if recompute:
+            b += layers * (TP_EXTRA_OPS_PER_LAYER["recompute"] * hf + TP_DTENSOR_OPS_PER_LAYER["recompute"] * xf)
+        if outside:
+            f += TP_EXTRA_OPS_OUTSIDE["forward"] * hf + TP_DTENSOR_OPS_OUTSIDE["forward"] * xf
+            b += TP_EXTRA_OPS_OUTSIDE["backward"] * hb + TP_DTENSOR_OPS_OUTSIDE["backward"] * xb
+    if fsdp:
+        f += layers * machine.host_s_per_fsdp_layer
+        b += layers * machine.host_s_per_fsdp_backward_layer
+    return {"forward": f, "backward": b}
+
+
 def host_constants_from_floors(floors: Iterable[tuple[ModelConfig, bool, float, float]]) -> tuple[float, float, float]:
     """Host seconds per forward op, per backward op and per checkpointed layer, from host-bound runs.
 
@@ -529,7 +620,7 @@ class StepTime(NamedTuple):
 
 def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float], att_rate: float,
             eb: Mapping[str, float], ops: Mapping[str, float], machine: Machine, n_layers: int, recompute: bool,
-            fp8: bool = False) -> StepTime:
+            fp8: bool = False, host_extra: Mapping[str, float] | None = None) -> StepTime:
     """Forward, backward and optimizer time of one GPU's kernels (the rule of the module docstring)."""
     fp32_rate = machine.fp32_matmul_flops_per_s
     speedup = (machine.fp8_matmul_speedup or 1.0) if fp8 else 1.0
@@ -546,6 +637,8 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
     host["forward"] = ops["forward"] * machine.host_s_per_op + ckpt
     host["backward"] = (ops["backward"] * machine.host_s_per_backward_op
                         + ops["recomputed forward"] * machine.host_s_per_op + ckpt)
+    for ph, extra in (host_extra or {}).items():  # DTensor and FSDP2 host work, spread over the pass's ops
+        host[ph] += extra
     for phase in ("forward", "backward"):
         gs = [g for g in gemms if g.phase == phase]
         ew = sum(v for k, v in eb.items() if k.startswith(phase))
@@ -685,6 +778,10 @@ RULES = MappingProxyType({
                 "the bubble is (p/2 - 1) / m of the micro-batches' time",
     "host": "eager: each operation takes the longer of dispatching it and running it; megatron: the host "
             "runs ahead of the device (no host time)",
+    "eager-pipeline": "eager pipeline: each stage is its own process, so per micro-batch it takes the longer of its "
+                      "device and host time, and the bubble is the time of the other stages (without the output layer)",
+    "eager-dist-host": "eager: ops on DTensors (tensor parallel) and FSDP2's per-layer hooks, gathers and reduce-scatters "
+                       "cost the host what the machine's host floors measured, in plain ops of the same host",
     "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
              "dense bf16 peak; HFU adds the recomputed forward",
 })
@@ -815,6 +912,24 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
                                   ep=layout.ep)
 
 
+def eager_memory(model: ModelConfig, layout: Layout, *, seq_len: int) -> Any:
+    """Peak memory of the eager program in ``layout`` phase by phase (:func:`mlcalc.memory.eager_layout_peak`:
+    one GPU, FSDP2 = ZeRO-3, DTensor tensor parallel, GPipe / 1F1B pipelines, and their mixes), or None for a
+    layout that model does not cover (DDP or ZeRO-1/2 over several replicas, context or expert parallel,
+    interleaved or DualPipe schedules, selective recomputation): those take :func:`training_fit`."""
+    from mlcalc import memory
+
+    lay = layout
+    if (lay.dp > 1 and lay.zero != 3) or lay.cp > 1 or lay.ep > 1 or lay.recompute == "selective" or (
+            lay.pp > 1 and lay.schedule not in memory.PIPELINE_SCHEDULES) or model.n_heads % lay.tp \
+            or lay.pp > model.n_layers:
+        return None
+    return memory.eager_layout_peak(model, lay.micro_batch, seq_len, tp=lay.tp, pp=lay.pp, dp=lay.dp,
+                                    fsdp=lay.dp > 1, sequence_parallel=lay.sequence_parallel, recompute=lay.recompute,
+                                    schedule=lay.schedule if lay.pp > 1 else "1f1b",
+                                    n_micro=lay.grad_accum)
+
+
 def default_system(chip: str) -> str | None:
     """The network system (mlcalc/data/links.json) a chip trains in by default, from the catalogue."""
     from mlcalc.accelerators import spec
@@ -881,9 +996,29 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     else:
         ops = MappingProxyType({k: val * L_here / L for k, val in ops_all.items()})
         run = mach
-    st = _passes(model, gemms, att, att_rate, eb, ops, run, L_here, full, dtype == "fp8")
+    extra = (_dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, L_here, full, True)
+             if engine == "eager" else None)
+    st = _passes(model, gemms, att, att_rate, eb, ops, run, L_here, full, dtype == "fp8", extra)
     fwd, bwd, opt = st.parts_s["forward"], st.parts_s["backward"], st.parts_s["optimizer (fused AdamW)"]
     device_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
+    other_mb = fwd + bwd  # a pipeline stage without the output layer (what the other stages take per micro-batch)
+    eager_pipe = pp > 1 and engine == "eager" and lay.schedule in ("1f1b", "gpipe")
+    if eager_pipe:
+        # Each stage is its own process: its host issues a micro-batch's work while its device still runs the
+        # previous one or waits for the neighbouring stage, so per micro-batch a stage takes the longer of its
+        # device time and its host time (not operation by operation, as one GPU's step does).
+        dev_f = sum(val for k, val in st.device_s.items() if k.startswith("forward"))
+        dev_b = sum(val for k, val in st.device_s.items() if k.startswith("backward"))
+        fwd, bwd = max(dev_f, st.host_s["forward"]), max(dev_b, st.host_s["backward"])
+        g_o = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, L_here, False)
+        eb_o = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep,
+                                 sequence_parallel=lay.sequence_parallel and tp > 1, layers=L_here, logits=False,
+                                 engine=engine, optimizer_shard=shard, pp=pp)
+        eb_o = MappingProxyType({**eb_o, "loss: logits (fp32 copy, log-softmax, its gradient)": 0.0})
+        extra_o = _dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, L_here, full, False)
+        so = _passes(model, g_o, att, att_rate, eb_o, ops, run, L_here, full, dtype == "fp8", extra_o)
+        other_mb = sum(max(sum(val for k, val in so.device_s.items() if k.startswith(ph)), so.host_s[ph])
+                       for ph in ("forward", "backward"))
 
     # ---- communication
     comm: dict[str, tuple[float, float]] = {}
@@ -965,7 +1100,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
             frac = (pp // 2 - 1) / m
         else:
             frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
-    bubble = frac * m * per_mb
+    # the bubble: the other stages' time of the micro-batches that fill and drain the pipeline (with the output
+    # layer on the last stage, the other stages are the faster ones)
+    bubble = frac * m * (per_mb - fwd - bwd + other_mb if eager_pipe else per_mb)
     step = m * per_mb + bubble + dp_exposed + opt
     parts = {
         "forward (kernels and host)": m * fwd, "backward (kernels and host)": m * bwd,
@@ -976,12 +1113,20 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     }
     host_hidden_not = m * max(0.0, fwd + bwd - device_mb)
 
-    # ---- memory (the training-fit chapter's model)
+    # ---- memory: the eager program phase by phase where it is modelled (memory.eager_layout_peak), else the
+    # training-fit chapter's model
     cap = mach.device_bytes or None
-    fit = training_fit(model, lay, seq_len=s, device_bytes=cap or 1e18, engine=engine,
-                       reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0)
-    mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
-    peak = sum(mem_parts.values())
+    eager_peak = eager_memory(model, lay, seq_len=s) if engine == "eager" else None
+    if eager_peak is not None:
+        mem_parts = dict(eager_peak.parts_bytes)
+        peak = eager_peak.total_bytes
+        fits = peak + MEMORY_RESERVE_FRACTION * cap <= cap if cap else True
+    else:
+        fit = training_fit(model, lay, seq_len=s, device_bytes=cap or 1e18, engine=engine,
+                           reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0)
+        mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
+        peak = sum(mem_parts.values())
+        fits = fit.fits if cap else True
 
     # ---- FLOPs (one convention: compute.palm_flops_per_token)
     tokens = lay.global_batch * s
@@ -992,6 +1137,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     mfu = mf / (step * n * peak_f) if peak_f else math.nan
     hfu = hf / (step * n * peak_f) if peak_f else math.nan
     notes = [RULES["flops"], RULES["host"]]
+    dist_host = engine == "eager" and (
+        (tp > 1 and (mach.host_s_per_dtensor_op or mach.host_s_per_dtensor_backward_op))
+        or (dpg > 1 and lay.zero == 3 and (mach.host_s_per_fsdp_layer or mach.host_s_per_fsdp_backward_layer)))
+    notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)))
+              if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
@@ -1000,7 +1150,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     return StepPrediction(
         _check.result("step_s", step), _check.result("compute_s", m * device_mb), host_hidden_not, total_comm,
         exposed, bubble, opt, MappingProxyType(parts), MappingProxyType(comm), peak, MappingProxyType(mem_parts),
-        cap, fit.fits if cap else True, tokens / step, mf, hf, mfu, hfu, tuple(notes))
+        cap, fits, tokens / step, mf, hf, mfu, hfu, tuple(notes))
 
 
 def textbook_step_time(model: ModelConfig, batch: int, seq_len: int, flops_per_s: float, mfu: float = 1.0) -> float:

@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/planner_equality.py --write /tmp/before.json   # before the change
     .venv/bin/python scripts/planner_equality.py --check /tmp/before.json   # after: exit 1 on any difference
+    .venv/bin/python scripts/planner_equality.py --plain --write /tmp/plain.json  # the same code without its shortcuts
 
 What is recorded, as ``repr`` (every float to its last bit):
 
@@ -135,13 +136,30 @@ def record(quick: bool, only: str = "") -> dict[str, str]:
     return out | calcs
 
 
+def plain() -> None:
+    """The planner without its shortcuts: no micro-batch bound (the layouts visited in floor order, stopped by the
+    FLOP floor alone) and nothing remembered between searches but the layouts (as before the shortcuts)."""
+    from mlcalc import plan
+
+    plan._micro_bound_on = False
+    plan._MICRO.clear()
+    plan._best_layout.cache_clear()
+    plan._run_cached = plan._run  # type: ignore[assignment]
+    plan._price_cached = plan._price  # type: ignore[assignment]
+    plan._owned_rate = lambda purchase, power, node_kw, kw: plan.tco(  # type: ignore[assignment]
+        purchase, power, node_kw, goodput=1.0, **kw).per_useful_gpu_hour
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", type=pathlib.Path, help="record the answers here")
     parser.add_argument("--check", type=pathlib.Path, help="compare with the answers recorded here")
     parser.add_argument("--quick", action="store_true", help="every 7th model, every 5th option (a few minutes less)")
+    parser.add_argument("--plain", action="store_true", help="record the planner without its shortcuts (see plain())")
     parser.add_argument("--only", default="", help="only calculators whose key holds this (no layouts)")
     args = parser.parse_args(argv)
+    if args.plain:
+        plain()
     now = record(args.quick, args.only)
     if args.write:
         args.write.write_text(json.dumps(now, indent=0, sort_keys=True) + "\n")

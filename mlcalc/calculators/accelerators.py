@@ -383,7 +383,7 @@ class OffersResult(NamedTuple):
 def _offers_compute(v: Mapping[str, Any]) -> OffersResult:
     n_params, n_tokens = run_tokens(v)
     total = compute.training_flops(n_params, n_tokens)
-    offers = [compute.Offer(f"{v[f'n_gpus_{i}']} x {v[f'accelerator_{i}']}", v[f"accelerator_{i}"], v[f"n_gpus_{i}"],
+    offers = [compute.ClusterOffer(f"{v[f'n_gpus_{i}']} x {v[f'accelerator_{i}']}", v[f"accelerator_{i}"], v[f"n_gpus_{i}"],
                             v[f"price_{i}"], v[f"mfu_{i}"], dtype=accelerators.training_dtype(v[f"accelerator_{i}"]),
                             flops_source=v["source"]) for i in range(1, N_OFFERS + 1)]
     results, missing = [], []

@@ -203,7 +203,7 @@ def workload(v: Mapping[str, Any]) -> par.Workload:
     return par.Workload(model, _check.positive_int("seq_len", v["seq_len"]))
 
 
-def _budget(v: Mapping[str, Any], layout: par.Layout) -> par.Budget:
+def _budget(v: Mapping[str, Any], layout: par.GridLayout) -> par.Budget:
     s = net.system(v["system"])
     n_gpus = layout.tp * layout.pp * layout.dp
     if n_gpus % s.gpus_per_node:
@@ -253,7 +253,7 @@ def budget_controls(accelerator: str = "A100-80GB") -> tuple[Control, ...]:
 
 def _step_comm_compute(v: Mapping[str, Any]) -> par.Budget:
     tp = _check.choice("tp", v["tp"], [1, 2, 4, 8])
-    return _budget(v, par.Layout(tp, _check.positive_int("pp", v["pp"]), _check.positive_int("dp", v["dp"]), 0.0, 0.0))
+    return _budget(v, par.GridLayout(tp, _check.positive_int("pp", v["pp"]), _check.positive_int("dp", v["dp"]), 0.0, 0.0))
 
 
 def _step_comm_view(b: par.Budget, v: Mapping[str, Any]) -> View:

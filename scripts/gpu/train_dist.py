@@ -28,6 +28,10 @@ over the timed steps, memory after a step (parameters + optimizer states), total
 to issue a step (Python returns before the GPU finishes: near the step time means the host sets the pace).
 
     torchrun --nproc_per_node 4 scripts/gpu/train_dist.py --out results_w4.json [--cpu-tiny] [--baseline]
+             [--sweep first|heldout] [--floors]
+
+``--floors`` (with more than one GPU) first times each program's host floor (:func:`host_floors`: a narrow model
+at 2 and 6 layers, 64 tokens, every op it dispatches counted), what ``mlcalc.steptime.dist_host_constants`` reads.
 
 Results are rewritten after every case; a relaunch skips cases already recorded (a case that was started but
 never finished, e.g. a hang that the NCCL watchdog ended, is recorded as failed).
@@ -79,7 +83,8 @@ def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompu
         raise ValueError(f"schedule={schedule!r}: pipelining needs 'gpipe' or '1f1b'")
     parts = [f"fsdp{dp}" if dp > 1 else "", f"tp{tp}" if tp > 1 else "", f"pp{pp}-{schedule}" if pp > 1 else ""]
     layout = "x".join(p for p in parts if p) or "single"
-    short = model.name.replace(" (untied)", "").replace("Llama-3.2 ", "").replace("Llama-3 ", "").replace(" ", "")
+    short = model.name.replace(" (untied)", "").replace("Llama-3.2 ", "").replace("Llama-3 ", "").replace(
+        "Llama-2 ", "Llama2-").replace(" ", "")
     cid = f"w{world}-{layout}-{short}-s{seq_len}-mb{micro_batch}" + (f"-m{n_micro}" if pp > 1 else "") + (
         "-ac" if recompute else "")
     return {"id": cid, "model": models.as_dict(model), "world": world, "dp": dp, "tp": tp, "pp": pp,
@@ -150,6 +155,49 @@ def gpu_cases() -> list[dict[str, Any]]:
         case(b8, 2, 2048, 1, True, dp=2),
         case(b8, 2, 8192, 1, True, dp=2, min_gib=100),
     ]
+
+
+def heldout_cases() -> list[dict[str, Any]]:
+    """The held-out sweep (run on another card than the first sweep, with other shapes, lengths and batches):
+    1B, 3B and 8B Llama shapes and Llama-2 7B (multi-head attention, 32k vocabulary, 11008-wide MLP), sequences
+    of 2048, 4096 and 8192, checkpointing off and on; FSDP2, tensor parallel and both pipeline schedules on 2
+    GPUs, and the same program on 1. Sized to fit 80 GB H100s with fp32 AdamW states."""
+    b1, b3, b8 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    l7 = models.preset("Llama-2 7B")
+    return [
+        # 2 GPUs: FSDP2
+        case(b1, 2, 4096, 2, False, dp=2),
+        case(b1, 2, 4096, 2, True, dp=2),
+        case(b3, 2, 2048, 4, True, dp=2),
+        case(b3, 2, 4096, 1, False, dp=2),
+        case(l7, 2, 2048, 1, True, dp=2),
+        case(l7, 2, 4096, 2, True, dp=2),
+        case(b8, 2, 4096, 1, True, dp=2),
+        case(b8, 2, 2048, 2, True, dp=2),
+        # tensor parallel (sequence parallel, loss parallel)
+        case(b1, 2, 4096, 2, False, tp=2),
+        case(b1, 2, 2048, 2, True, tp=2),
+        case(b3, 2, 4096, 1, False, tp=2),
+        case(b3, 2, 8192, 1, True, tp=2),
+        case(l7, 2, 2048, 1, True, tp=2),
+        case(l7, 2, 4096, 1, False, tp=2),
+        # pipeline
+        case(b1, 2, 4096, 1, False, pp=2, n_micro=4, schedule="gpipe"),
+        case(b1, 2, 2048, 2, False, pp=2, n_micro=8, schedule="1f1b"),
+        case(b3, 2, 2048, 2, True, pp=2, n_micro=4, schedule="gpipe"),
+        case(b3, 2, 4096, 1, False, pp=2, n_micro=8, schedule="1f1b"),
+        case(l7, 2, 2048, 1, True, pp=2, n_micro=8, schedule="1f1b"),
+        case(l7, 2, 4096, 1, True, pp=2, n_micro=4, schedule="gpipe"),
+        # the fullest last
+        case(b8, 2, 2048, 1, True, tp=2),
+        # 1 GPU
+        case(b1, 1, 4096, 2, False),
+        case(b3, 1, 2048, 2, True),
+        case(b1, 1, 8192, 1, False),
+    ]
+
+
+SWEEPS = {"first": gpu_cases, "heldout": heldout_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -621,6 +669,105 @@ def baseline(torch: Any, dev: Any, cpu: bool) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Host floors: each program's host time per layer, at a size where the device idles
+# ---------------------------------------------------------------------------------------------
+
+FLOOR_TOKENS = 64  # one sequence of 64 tokens: every kernel is shorter than its dispatch
+FLOOR_LAYERS = (2, 6)  # the per-layer cost is the difference over 4 layers
+
+
+def floor_model(n_layers: int) -> ModelConfig:
+    """A narrow Llama-shaped model (same operations per layer as the sweep's, kernels of a few microseconds)."""
+    return models.preset("Llama-3.2 1B").replace(name=f"host probe {n_layers}L", n_layers=n_layers, hidden=256,
+                                                 n_heads=8, n_kv_heads=4, head_dim=32, ffn_hidden=512, vocab=512,
+                                                 tied_embeddings=False, published_params=0.0)
+
+
+def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7) -> dict[str, Any]:
+    """Host time of the forward and backward pass of each program (one GPU with autocast; FSDP2 over every rank;
+    tensor parallel over every rank), with and without checkpointing, at 2 and 6 layers: the median of ``reps``
+    after two warm-up steps, as issued (Python returns) and as finished (synchronized), and the operations each
+    pass dispatches, counted with a TorchDispatchMode (those with a DTensor argument apart)."""
+    import contextlib
+
+    from torch.distributed.tensor import DTensor
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    F = torch.nn.functional
+    world = runner.world
+
+    class Count(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.n = {"dtensor": 0, "plain": 0}
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            leaves = torch.utils._pytree.tree_leaves((args, kwargs))
+            self.n["dtensor" if any(isinstance(a, DTensor) for a in leaves) else "plain"] += 1
+            return func(*args, **kwargs)
+
+    rows = []
+    for prog in ("plain", "tp", "fsdp"):
+        for rc in (False, True):
+            for n_layers in FLOOR_LAYERS:
+                m = floor_model(n_layers)
+                kw = {"tp": world} if prog == "tp" else {"dp": world} if prog == "fsdp" else {}
+                c = case(m, world if kw else 1, FLOOR_TOKENS, 1, rc, **kw)
+                model, opt, step, mesh, notes = runner.build(c)
+                for _ in range(2):
+                    step()
+                runner.sync()
+                tokens = torch.randint(0, m.vocab, (1, FLOOR_TOKENS), device=runner.dev)
+                lossctx: Any = contextlib.nullcontext
+                if prog == "tp":
+                    from torch.distributed.tensor.parallel import loss_parallel
+                    lossctx = loss_parallel
+                amp = (contextlib.nullcontext if prog == "fsdp" else
+                       (lambda: torch.autocast(device_type=runner.dev.type, dtype=torch.bfloat16)))
+
+                def one(count: bool = False) -> tuple[float, ...]:
+                    cf, cb = Count(), Count()
+                    runner.sync()
+                    torch.distributed.barrier()
+                    t0 = time.perf_counter()
+                    with lossctx():
+                        with (cf if count else contextlib.nullcontext()):
+                            with amp():
+                                logits = model(tokens)
+                            loss = F.cross_entropy(logits.flatten(0, 1).float(), tokens.flatten(0, 1))
+                        del logits
+                        t1 = time.perf_counter()
+                        runner.sync()
+                        t2 = time.perf_counter()
+                        with (cb if count else contextlib.nullcontext()):
+                            loss.backward()
+                    t3 = time.perf_counter()
+                    runner.sync()
+                    t4 = time.perf_counter()
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+                    runner.sync()
+                    if count:
+                        return (cf.n["plain"], cf.n["dtensor"], cb.n["plain"], cb.n["dtensor"])
+                    return (t1 - t0, t2 - t0, t3 - t2, t4 - t2)
+
+                got = [one() for _ in range(reps)]
+                ops = one(count=True)
+                med = [statistics.median(g[i] for g in got) for i in range(4)]
+                rows.append({"program": prog, "recompute": rc, "n_layers": n_layers, "tokens": FLOOR_TOKENS,
+                             "world": world if kw else 1, "fwd_issue_s": med[0], "fwd_s": med[1],
+                             "bwd_issue_s": med[2], "bwd_s": med[3],
+                             "ops": {"fwd_plain": ops[0], "fwd_dtensor": ops[1], "bwd_plain": ops[2],
+                                     "bwd_dtensor": ops[3]}})
+                del model, opt, step
+                gc.collect()
+    per_rank: list[Any] = [None] * world
+    torch.distributed.all_gather_object(per_rank, rows)
+    return {"model": models.as_dict(floor_model(FLOOR_LAYERS[0])), "layers": list(FLOOR_LAYERS), "per_rank": per_rank}
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def environment(torch: Any, dev: Any) -> dict[str, Any]:
@@ -663,6 +810,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="JSON file (rewritten after each case)")
     ap.add_argument("--cpu-tiny", action="store_true", help="tiny model, gloo on the CPU (a test)")
     ap.add_argument("--baseline", action="store_true", help="measure matmul, collectives and host time first")
+    ap.add_argument("--sweep", default="first", choices=sorted(SWEEPS), help="which list of GPU cases")
+    ap.add_argument("--floors", action="store_true", help="measure the host floors of each program (with --baseline)")
     ap.add_argument("--only", default="", help="comma-separated case ids (default: every case of this world size)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
@@ -684,7 +833,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in (cpu_cases() if cpu else gpu_cases()) if c["world"] == world]
+    cases = [c for c in (cpu_cases() if cpu else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if c["id"] in keep]
@@ -721,6 +870,22 @@ def main(argv: list[str] | None = None) -> int:
             result["baseline"] = {"error": f"{type(err).__name__}: {err}"[:800]}
         result["baseline"]["wall_s"] = time.time() - t0
         save()
+    floors_mark = os.path.join(state, os.path.basename(args.out) + ".floors")
+    if args.floors and world > 1 and "host_floors" not in result and os.path.exists(floors_mark):
+        result["host_floors"] = {"error": "the launch ended during the host floors (crash or NCCL timeout)"}
+        save()
+    if args.floors and world > 1 and "host_floors" not in result:
+        if rank == 0:
+            open(floors_mark, "w").close()
+        t0 = time.time()
+        try:
+            result["host_floors"] = host_floors(torch, Runner(torch, dev, cpu), cpu)
+        except Exception as err:  # noqa: BLE001 - record and go on
+            result["host_floors"] = {"error": f"{type(err).__name__}: {err}"[:800]}
+        result["host_floors"]["wall_s"] = time.time() - t0
+        save()
+        if rank == 0:
+            print(f"host floors {time.time() - t0:.1f} s", flush=True)
         if rank == 0:
             print(f"baseline {time.time() - t0:.1f} s", flush=True)
     runner = Runner(torch, dev, cpu)

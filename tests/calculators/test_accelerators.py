@@ -51,8 +51,8 @@ def test_training_cost_from_a_token_budget():
 def test_offers_chart_and_table():
     view = _evaluate(calcs.OFFERS, n_params_billion=7, n_tokens_billion=300)
     results = compute.compare_offers(compute.training_flops(7e9, 300e9), [
-        compute.Offer("a", "H100-SXM", 64, 3.0, 0.4), compute.Offer("b", "A100-80GB", 192, 1.0, 0.4),
-        compute.Offer("c", "MI300X", 64, 2.5, 0.3)])
+        compute.ClusterOffer("a", "H100-SXM", 64, 3.0, 0.4), compute.ClusterOffer("b", "A100-80GB", 192, 1.0, 0.4),
+        compute.ClusterOffer("c", "MI300X", 64, 2.5, 0.3)])
     rows = chart_values(view.chart)
     assert [r["days"] for r in rows] == pytest.approx([r.time_s / 86400 for r in results], rel=1e-5)
     assert [r["cost"] for r in rows] == pytest.approx([r.cost for r in results], rel=1e-5)

@@ -21,7 +21,8 @@ def test_the_families_read_every_run_of_their_data():
     # one case per measured training case of every Hugging Face run, per multi-GPU run, per decode point
     n_hf = sum(len(hfruns.cases(r)) for r in hfruns.runs())
     assert len(accuracy.cases("train-memory-1gpu")) == len(accuracy.cases("train-step-1gpu")) == n_hf == 84
-    assert len(accuracy.cases("train-multigpu-step")) == sum(len(distruns.cases(r)) for r in distruns.runs()) == 24
+    assert len(accuracy.cases("train-multigpu-step")) == sum(len(distruns.cases(r)) for r in distruns.runs()) == 48
+    assert len(accuracy.cases("train-multigpu-memory")) == 48  # the first sweep and the held-out one
     assert len(accuracy.cases("decode")) == sum(len(serving.check_decode(r)) for r in serving.DECODE_RUNS)
     assert len(accuracy.cases("collectives")) == 10  # five collectives over 4 and over 2 GPUs
 
@@ -35,12 +36,14 @@ def test_summary_is_the_cases():
 
 
 # The page's takeaway: on one GPU the predictions hold (memory within 10% on every run, step time within 20% on all
-# but one), the multi-GPU engine does not yet (its misses have causes: tests/core/test_distruns.py).
+# but one); on several GPUs memory holds on every run and step time on most (its misses have causes:
+# tests/core/test_distruns.py).
 def test_the_takeaways_follow_from_the_data():
     mem, step = accuracy.summary("train-memory-1gpu"), accuracy.summary("train-step-1gpu")
     assert mem.within == mem.n_measured and step.within >= step.n_measured - 1
     multi = accuracy.summary("train-multigpu-step")
-    assert multi.within < multi.n_measured
+    assert multi.n_measured - 8 <= multi.within < multi.n_measured
+    assert accuracy.summary("train-multigpu-memory").within == accuracy.summary("train-multigpu-memory").n_measured
     assert all(c.cause for c in accuracy.cases("train-multigpu-step")
                if abs(c.error) > accuracy.FAMILIES["train-multigpu-step"].target)
 

@@ -1,6 +1,7 @@
 """The calculator core: every registered calculator runs with its defaults, and run() never raises."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -48,3 +49,17 @@ def test_greyed_out_controls_come_with_the_result():
     c = REGISTRY["memory.gpu_count"]
     assert out["ok"] and out["inactive"] == c.disabled(c.values({"mode": "inference"}))
     assert out["inactive"] and calc.run("memory.gpu_count", {"mode": "train"})["inactive"] == []
+
+
+def test_a_calculator_names_its_widget_once_and_greys_nothing_by_default():
+    # register() refuses a widget name that is not a class name, or one another calculator has
+    c = REGISTRY["memory.gpu_count"]
+    with pytest.raises(ValueError, match="widget='gpu count'"):
+        calc.register(replace(c, key="test.bad_name", widget="gpu count"))
+    with pytest.raises(ValueError, match="memory.gpu_count has that name"):
+        calc.register(replace(c, key="test.twin", widget=c.widget))
+    assert "test.bad_name" not in REGISTRY and "test.twin" not in REGISTRY
+    # a calculator without an inactive rule greys out nothing, whatever the values
+    plain = REGISTRY["memory.bytes_per_param"]
+    assert plain.inactive(plain.defaults()) == frozenset() and plain.disabled(plain.defaults()) == []
+    assert c.disabled(c.values({"mode": "inference"})) == ["convention"]

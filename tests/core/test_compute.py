@@ -129,7 +129,7 @@ def test_a_measured_table_can_be_registered():
     try:
         assert "my-run" in compute.flops_sources()
         assert compute.achievable_flops("H100-SXM", "bf16", "my-run") == 700e12
-        offers = [compute.Offer("measured H100", "H100-SXM", 8, 2.0, mfu=1.0, flops_source="my-run")]
+        offers = [compute.ClusterOffer("measured H100", "H100-SXM", 8, 2.0, mfu=1.0, flops_source="my-run")]
         (res,) = compute.compare_offers(700e12 * 8 * 3600, offers)
         assert res.time_s == pytest.approx(3600)
     finally:
@@ -147,8 +147,8 @@ def test_three_older_gpus_for_the_price_of_one():
     new, old = compute.compare_offers(
         total,
         [
-            compute.Offer("1 x H100", "H100-SXM", 64, 3.0, mfu=0.4),
-            compute.Offer("3 x A100", "A100-80GB", 192, 1.0, mfu=0.4),
+            compute.ClusterOffer("1 x H100", "H100-SXM", 64, 3.0, mfu=0.4),
+            compute.ClusterOffer("3 x A100", "A100-80GB", 192, 1.0, mfu=0.4),
         ],
     )
     assert old.time_s / new.time_s == pytest.approx(989.5 / 936)

@@ -91,3 +91,113 @@ def test_bad_input_names_the_parameter():
         distruns.cases("no-such-run")
     with pytest.raises(ValueError, match="world="):
         distruns.baseline(RUN, 4)
+
+
+# Peak memory per GPU is the program counted phase by phase (mlcalc.memory.eager_layout_peak): every measured case
+# within the issue's 10%, FSDP2, tensor parallel, both pipeline schedules and one GPU alike.
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_peak_memory_within_target_on_every_run(case):
+    assert abs(distruns.check(case).memory_error) <= distruns.MEMORY_TARGET, case.id
+
+
+# The fullest GPU of these pipelines is the last stage (the output layer, the loss, the kept outputs), as measured.
+def test_the_fullest_pipeline_stage_is_the_last():
+    for c in CASES:
+        if c.pp > 1:
+            assert c.peak_bytes_per_rank[-1] == max(c.peak_bytes_per_rank), c.id
+            assert distruns.predict(c).memory_parts  # the stage and phase are named
+            assert "stage 1" in memory_phase(c)
+
+
+def memory_phase(c):
+    from mlcalc import memory
+
+    return memory.eager_layout_peak(c.model, c.micro_batch, c.seq_len, tp=c.tp, pp=c.pp, dp=c.dp, fsdp=c.dp > 1,
+                                    sequence_parallel=c.tp > 1, recompute="full" if c.recompute else "none",
+                                    schedule=c.schedule or "1f1b", n_micro=c.n_micro).phase
+
+
+# Pipeline step time: each stage takes the longer of its device and host time per micro-batch, the bubble is the
+# other stages' time: every measured pipeline run within the issue's 15%.
+def test_pipeline_step_time_within_target():
+    for c in CASES:
+        if c.pp > 1:
+            assert abs(distruns.check(c).step_error) <= distruns.STEP_TARGET, c.id
+
+
+# ---- the held-out run: other shapes (Llama-2 7B: multi-head attention, 32k vocabulary), lengths and batches, another
+# call (asked for H100s to change the card too: H200s came); the engine was not changed after seeing it except for
+# reading its host floors (below), which are the one calibration of DTensor's and FSDP2's host cost.
+HELD = "h200x2-2026-11-26-train-dist-heldout"
+HELD_CASES = distruns.cases(HELD)
+
+
+def test_the_held_out_run_covers_the_issue():
+    multi = [c for c in HELD_CASES if c.world > 1]
+    assert len(multi) == 21 and len(HELD_CASES) == 24 and not distruns.failed(HELD)
+    assert {c.family for c in multi} == {"fsdp", "tp", "pp"}
+    assert {c.schedule for c in multi if c.pp > 1} == {"gpipe", "1f1b"}
+    assert len({c.model.name for c in multi}) == 4 and "Llama-2 7B" in {c.model.name for c in multi}
+    assert {c.seq_len for c in multi} == {2048, 4096, 8192}
+    assert {c.recompute for c in multi} == {False, True}
+    assert all(c.device == "NVIDIA H200" for c in HELD_CASES)  # the card that came (asked for H100s)
+    # no case of the first run is repeated at the same shape, length and batch but one, the 8B TP case: a repeat
+    # that shows how much a host-bound step varies from call to call (912 and 1001 ms)
+    first = {(c.model.name, c.family, c.schedule, c.seq_len, c.micro_batch, c.n_micro, c.recompute) for c in CASES}
+    again = [c.id for c in multi if (c.model.name, c.family, c.schedule, c.seq_len, c.micro_batch, c.n_micro,
+                                     c.recompute) in first]
+    assert again == ["w2-tp2-8B-s2048-mb1-ac"]
+    s1 = next(c.step_s for c in CASES if c.id == again[0])
+    s2 = next(c.step_s for c in HELD_CASES if c.id == again[0])
+    assert 0.05 < s2 / s1 - 1 < 0.15
+
+
+@pytest.mark.parametrize("case", HELD_CASES, ids=_id)
+def test_held_out_memory_within_target_and_misses_have_causes(case):
+    chk = distruns.check(case)
+    assert abs(chk.memory_error) <= distruns.MEMORY_TARGET, case.id
+    if abs(chk.step_error) > distruns.STEP_TARGET:
+        assert chk.step_cause and chk.step_cause != "(no cause stated)", (case.id, chk.step_error)
+
+
+def test_held_out_step_time_record():
+    s = distruns.summary(HELD)
+    assert s["step_within"] >= 20 and s["memory_within"] == 24
+
+
+# The host floors counted the ops each program dispatches (TorchDispatchMode, torch 2.11 on CUDA): the engine's
+# constants are those counts, per layer (the difference between 6 and 2 layers over 4).
+def test_floor_op_counts_are_the_engine_constants():
+    from mlcalc import steptime
+
+    rows = distruns.host_floors(HELD)
+    assert rows and {r["rank"] for r in rows} == {0, 1}
+
+    def per_layer(prog, rc, key):
+        by = {r["n_layers"]: r["ops"][key] for r in rows if r["program"] == prog and r["recompute"] == rc
+              and r["rank"] == 0}
+        return (by[6] - by[2]) / 4
+
+    plain = {ph: per_layer("plain", False, f"{k}_plain") for ph, k in (("forward", "fwd"), ("backward", "bwd"))}
+    assert plain == dict(steptime.PLAIN_OPS_PER_LAYER)
+    for ph, k in (("forward", "fwd"), ("backward", "bwd")):
+        dt = per_layer("tp", False, f"{k}_dtensor")
+        total = dt + per_layer("tp", False, f"{k}_plain")
+        assert dt == steptime.TP_DTENSOR_OPS_PER_LAYER[ph]
+        assert total - plain[ph] == steptime.TP_EXTRA_OPS_PER_LAYER[ph]
+    rc_dt = per_layer("tp", True, "bwd_dtensor") - per_layer("tp", False, "bwd_dtensor")
+    assert rc_dt == steptime.TP_DTENSOR_OPS_PER_LAYER["recompute"]
+
+
+# An op on DTensors costs the host several plain ops (the first run's micro-probe saw 3-4x for one element-wise op;
+# the floors, a whole layer's worth, 8-10x); FSDP2 adds its hooks, gathers and reduce-scatters per layer.
+def test_dist_host_constants_from_the_floors():
+    from mlcalc import steptime
+
+    df, db, ff, fb = steptime.dist_host_constants(distruns.host_floors(HELD))
+    assert 5 < df < 15 and 5 < db < 15
+    assert 40 < ff < 150 and 80 < fb < 300
+    with pytest.raises(ValueError, match="floors"):
+        steptime.dist_host_constants([])
+    m = distruns.machine(HELD_CASES[0])
+    assert m.host_s_per_dtensor_op == pytest.approx(df * m.host_s_per_op)

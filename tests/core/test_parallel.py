@@ -147,7 +147,7 @@ def test_data_parallel_ring_gets_the_node_network_divided_by_tp():
     assert par.parallel_busbw_bytes_per_s(fab, 8, "tensor") == (pytest.approx(fab.intra_bytes_per_s), "intra-node")
     # Pure data parallelism over 2 DGX A100: the gradient ring runs at the node's 188 GB/s, not 23.5.
     m = par.reference_model("GPT-1.7B")
-    b = par.layout_budget(m, par.Layout(1, 1, 16), net.fabric("DGX-A100", 2), 512, 1, 312e12)
+    b = par.layout_budget(m, par.GridLayout(1, 1, 16), net.fabric("DGX-A100", 2), 512, 1, 312e12)
     (dp,) = b.lines
     assert dp.link == "inter-node"
     grads = 2 * m.n_params  # bf16
@@ -176,7 +176,7 @@ def test_wire_bytes_rule_of_thumb_option():
     (lambda: par.suggest_layout(par.reference_model("GPT-1008B"), 3072, 8, 1e9), "gpu_memory_bytes"),
     (lambda: par.suggest_layout(par.reference_model("GPT-145.6B"), 100, 8, 80e9), "n_gpus"),
     (lambda: par.overlap(1, 1, backward_share=0), "backward_share"),
-    (lambda: par.layout_budget(par.reference_model("GPT-1.7B"), par.Layout(1, 1, 16, 0, 0),
+    (lambda: par.layout_budget(par.reference_model("GPT-1.7B"), par.GridLayout(1, 1, 16, 0, 0),
                                net.fabric("DGX-A100", 2), 100, 1, 312e12), "global_batch"),
     (lambda: par.pipeline_schedule("1f1b", 1e30, 8), "p"),
     (lambda: par.pipeline_schedule("1f1b", 8, 10**6), "m"),
@@ -186,9 +186,9 @@ def test_wire_bytes_rule_of_thumb_option():
     (lambda: par.Op("x", "gather", 1e9, 1, 8), "collective"),
     (lambda: par.Op("x", "all_reduce", 1e9, 1, 0), "group"),
     (lambda: par.wire_bytes(par.Op("x", "all_reduce", 1e9, 1, 8), volume="3x"), "volume"),
-    (lambda: par.Layout(0, 1, 1), "tp"),
+    (lambda: par.GridLayout(0, 1, 1), "tp"),
     (lambda: par.Workload(models.preset("Mistral 7B").replace(n_layers=10**9)), "n_layers"),
-    (lambda: par.Layout(1, 1, 1, -5.0), "state_bytes_per_gpu"),
+    (lambda: par.GridLayout(1, 1, 1, -5.0), "state_bytes_per_gpu"),
     (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 16, "data"), "tp"),
     (lambda: par.parallel_busbw_bytes_per_s(net.fabric("DGX-A100", 2), 8, "context"), "parallelism"),
 ])

@@ -22,7 +22,7 @@ def _every_layout(m, chip, n, s, batch):
             if mem.fits:
                 t = plan.step_time(m, chip, n, tp, pp, dp, mb, rc, s)
                 if best is None or t.step_s < best.step_s:
-                    best = plan.Layout(tp, pp, dp, 1, mb, rc, mem.total_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s)
+                    best = plan.PlannedLayout(tp, pp, dp, 1, mb, rc, mem.total_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s)
                 break
     return best
 

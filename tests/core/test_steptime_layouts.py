@@ -147,3 +147,38 @@ def test_every_result_is_finite():
         p = _pred(**lay)
         for v in (p.step_s, p.compute_s, p.comm_s, p.comm_exposed_s, p.bubble_s, p.peak_bytes_per_gpu, p.mfu):
             assert math.isfinite(v) and v >= 0
+
+
+# Eager multi-GPU host cost (mlcalc.steptime.dist_host_constants, from the H200's host floors): a machine that
+# measured it charges tensor parallel's DTensor ops and FSDP2's per-layer work; the megatron engine charges no host.
+def test_eager_dtensor_and_fsdp_host_cost():
+    from mlcalc import hfruns, steptime
+
+    plain = hfruns.machine("h200x2-2026-11-26-train-hf-run2")
+    dist = plain._replace(host_s_per_dtensor_op=100e-6, host_s_per_dtensor_backward_op=80e-6,
+                          host_s_per_fsdp_layer=1e-3, host_s_per_fsdp_backward_layer=2e-3)
+    lay_tp = steptime.Layout(tp=2, sequence_parallel=True)
+    lay_fs = steptime.Layout(dp=2, zero=3)
+    for lay in (lay_tp, lay_fs):
+        a = steptime.predict_step(L3_8B, lay, seq_len=2048, machine=plain, engine="eager")
+        b = steptime.predict_step(L3_8B, lay, seq_len=2048, machine=dist, engine="eager")
+        assert b.step_s > a.step_s and steptime.RULES["eager-dist-host"] in b.notes
+        assert steptime.RULES["eager-dist-host"] not in a.notes
+        m1 = steptime.predict_step(L3_8B, lay, seq_len=2048, machine=plain, engine="megatron")
+        m2 = steptime.predict_step(L3_8B, lay, seq_len=2048, machine=dist, engine="megatron")
+        assert m1.step_s == m2.step_s
+    # 32 layers x (54 DTensor ops x 100 us + 27 extra plain ops x the plain cost) more host in the forward alone
+    extra = steptime._dist_host_extra(dist, 2, False, 32, False, False)["forward"]
+    assert extra == pytest.approx(32 * (54 * 100e-6 + 27 * dist.host_s_per_op))
+
+
+# An eager pipeline stage takes the longer of its device and host time per micro-batch; the bubble is the other
+# stages' time (no output layer), so it is shorter than the fullest stage's.
+def test_eager_pipeline_bubble_is_the_other_stages():
+    from mlcalc import hfruns, steptime
+
+    mach = hfruns.machine("h200x2-2026-11-26-train-hf-run2")
+    lay = steptime.Layout(pp=2, schedule="1f1b", grad_accum=8)
+    p = steptime.predict_step(L3_8B, lay, seq_len=2048, machine=mach, engine="eager")
+    per_mb = (p.parts_s["forward (kernels and host)"] + p.parts_s["backward (kernels and host)"]) / 8
+    assert 0 < p.bubble_s < per_mb and steptime.RULES["eager-pipeline"] in p.notes

@@ -64,3 +64,28 @@ def test_named_conventions_against_published_counts():
     # GPT-NeoX's get_flops (2021-05 to 2023-09): 6 N + 60 s h l
     assert compute.gpt_neox_flops_per_token(m, 2048) == pytest.approx(
         6 * m.n_params() + 60 * 2048 * m.hidden * m.n_layers)
+
+
+# Public classes two modules still both define, each a rename still to do (#22 item 3): the list may only shrink.
+SHARED_CLASS_NAMES = {"Check", "System", "Workload", "StepTime"}
+
+
+def test_no_two_modules_define_a_public_class_of_the_same_name():
+    import collections
+    import importlib
+    import inspect
+    import pkgutil
+
+    import mlcalc
+
+    where = collections.defaultdict(list)
+    for info in pkgutil.walk_packages(mlcalc.__path__, "mlcalc."):
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if inspect.isclass(obj) and obj.__module__ == mod.__name__ and not name.startswith("_"):
+                where[name].append(mod.__name__)
+    shared = {name for name, mods in where.items() if len(mods) > 1}
+    assert shared <= SHARED_CLASS_NAMES, {name: where[name] for name in shared - SHARED_CLASS_NAMES}
+    # the offers and layouts are named for what they are
+    assert {"ClusterOffer", "Offer", "PlannedLayout", "GridLayout", "Layout"} <= set(where)
+    assert where["Offer"] == ["mlcalc.plan"] and where["Layout"] == ["mlcalc.steptime"]
