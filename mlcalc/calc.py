@@ -92,7 +92,7 @@ class View:
 
     text: str = ""  # plain text, one finding per line
     table: Table | None = None  # a small table under the text
-    chart: dict | None = None  # a Vega-Lite v5 spec as a plain dict (data inline), see mlcalc.vl
+    chart: dict | None = None  # a Vega-Lite v5 spec as a plain dict (data inline), built by a kind of mlcalc.charts
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Static, print-quality figures for the chapters (matplotlib): helpers every chapter shares.
 
-The calculators draw their charts from data (Vega-Lite, :mod:`mlcalc.vl`); matplotlib is for the
+The calculators draw their charts from data (Vega-Lite, :mod:`mlcalc.charts`); matplotlib is for the
 chapters' static figures only. Needs the ``widgets`` extra (matplotlib).
 """
 

@@ -6,13 +6,11 @@ functions only) and ``view`` (text, a small table, a Vega-Lite chart as a dict).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping, NamedTuple
 
-from mlcalc import _check, accelerators, compute, models, vl
+from mlcalc import _check, accelerators, charts, compute, models
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
-from mlcalc.calculators._charts import chart
 from mlcalc.calculators._common import accelerator_control, money
 
 VENDOR_COLORS = {"NVIDIA": "#76b900", "AMD": "#ed1c24", "Intel": "#0071c5", "Google": "#fbbc04", "AWS": "#8c564b"}
@@ -41,50 +39,6 @@ def source_control(default: str = "advertised") -> Control:
 
 # --------------------------------------------------------------------------- catalogue
 
-LABEL_SLOTS = (-5, 9, -19, 23, -33, 37)  # vertical offsets (px) tried in turn for a dot's label
-CHAR_PX = 6.6  # about one character's width at the charts' 11 px
-LINE_PX = 12  # one line of an 11 px label
-LABEL_GAP = 6  # px between a dot and its label
-PHONE_PLOT_PX = 270  # the plot's width on a 390 px phone (a 350 px chart less its y axis): labels must fit it
-
-
-def _place_labels(data: list[dict[str, Any]], x_dom: list[float], y_dom: list[float], width: float,
-                  height: float) -> list[tuple[str, int, str]]:
-    """Where each dot's label goes, so that it stays inside the plot and labels do not overlap.
-
-    For each dot: the side of the dot its label is on ("left" or "right", the side with room for it even on a
-    phone's narrow plot), a vertical offset (greedy, the first free slot on the log axes at ``width`` x
-    ``height`` px) and the label's text: several names at one dot stack one per line where one line would not fit.
-    """
-
-    def frac(v: float, lo: float, hi: float) -> float:
-        return math.log(v / lo) / math.log(hi / lo)
-
-    placed: list[tuple[float, float, float, float]] = []
-    out = []
-    for d in data:
-        fx = frac(d["tbps"], *x_dom)
-        room = {"right": (1 - fx) * PHONE_PLOT_PX - LABEL_GAP, "left": fx * PHONE_PLOT_PX - LABEL_GAP}
-        text = d["label"]
-        side = "right" if room["right"] >= CHAR_PX * len(text) or room["right"] >= room["left"] else "left"
-        if CHAR_PX * len(text) > room[side]:
-            text = "\n".join(text.split(" / "))
-        lines = text.split("\n")
-        w = CHAR_PX * max(len(line) for line in lines)
-        h = LINE_PX * len(lines)
-        x0 = fx * width + LABEL_GAP if side == "right" else fx * width - LABEL_GAP - w
-        yc = height * (1 - frac(d["tflops"], *y_dom))
-        choice_ = LABEL_SLOTS[0]
-        for dy in LABEL_SLOTS:
-            box = (x0, yc + dy - h / 2, x0 + w, yc + dy + h / 2)
-            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
-                choice_ = dy
-                break
-        placed.append((x0, yc + choice_ - h / 2, x0 + w, yc + choice_ + h / 2))
-        out.append((side, choice_, text))
-    return out
-
-
 def _catalogue_compute(v: Mapping[str, Any]) -> list[compute.CatalogueRow]:
     return compute.catalogue_rows(v["dtype"], v["source"], v["sort_by"])
 
@@ -108,30 +62,13 @@ def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> V
     vendors = [name for name in VENDOR_COLORS if any(r.vendor == name for r in rows)]
     x_dom = [min(d["tbps"] for d in data) / 1.25, max(d["tbps"] for d in data) * 1.6]
     y_dom = [min(d["tflops"] for d in data) / 1.3, max(d["tflops"] for d in data) * 1.3]
-    x = vl.field("tbps", title="memory bandwidth, TB/s (log)",
-                 scale=vl.log_scale(domain=[vl.clean(e) for e in x_dom], nice=False))
-    y = vl.field("tflops", title=f"dense {dtype} TFLOPS (log)",
-                 scale=vl.log_scale(domain=[vl.clean(e) for e in y_dom], nice=False))
-    places = _place_labels(data, x_dom, y_dom, width=vl.WIDTH - 120, height=300)
-    labels = [{"mark": {"type": "text", "align": "left" if side == "right" else "right", "lineBreak": "\n",
-                        "dx": LABEL_GAP if side == "right" else -LABEL_GAP, "dy": dy},
-               "data": {"values": vl.rows({**d, "label": text} for d, (s, y_, text) in zip(data, places)
-                                          if (s, y_) == (side, dy))},
-               "encoding": {"x": x, "y": y, "text": vl.field("label", "nominal")}}
-              for side, dy in sorted({(s, y_) for s, y_, _ in places})]
-    spec_ = chart(
-        title=f"Compute against memory bandwidth ({source})", height=300,
-        layer=[
-            {"data": {"values": vl.rows(data)}, "mark": {"type": "point", "filled": True, "size": 60, "opacity": 1},
-             "encoding": {"x": x, "y": y,
-                          "color": vl.field("vendor", "nominal", title="",
-                                            scale={"domain": vendors, "range": [VENDOR_COLORS[n] for n in vendors]}),
-                          "tooltip": [vl.field("label", "nominal", title="accelerator"),
-                                      vl.field("tflops", title="TFLOPS", format=",.1f"),
-                                      vl.field("tbps", title="TB/s", format=",.2f")]}},
-            *labels,
-        ],
-    )
+    spec_ = charts.labelled_scatter(
+        f"Compute against memory bandwidth ({source})", data,
+        x=charts.q("tbps", "memory bandwidth, TB/s (log)", log=True, domain=x_dom, nice=False),
+        y=charts.q("tflops", f"dense {dtype} TFLOPS (log)", log=True, domain=y_dom, nice=False),
+        color_by="vendor", colors={n: VENDOR_COLORS[n] for n in vendors}, height=300,
+        tooltip=[charts.tip("label", "accelerator", kind="nominal"), charts.tip("tflops", "TFLOPS", ",.1f"),
+                 charts.tip("tbps", "TB/s", ",.2f")])
     n = len(rows)
     text = f"{n} accelerators with a {dtype} figure ({source}), sorted by {compute.SORT_KEYS[v['sort_by']]}"
     return View(text=text, table=table, chart=spec_)
@@ -193,17 +130,11 @@ def _compare_view(rows: list[CompareRow], v: Mapping[str, Any]) -> View:
     table = Table(("figure", v["a"], v["b"], "B / A"), tuple((r.label, r.a, r.b, r.ratio) for r in rows))
     data = [{"figure": r.label, "ratio": r.ratio_value, "order": i} for i, r in enumerate(rows)
             if r.ratio_value is not None]
-    y = vl.field("figure", "nominal", title="", sort=[d["figure"] for d in data])
-    spec_ = chart(
-        title=f"{v['b']} / {v['a']}, figure by figure (1 = equal)", height=max(60, 24 * len(data)),
-        layer=[
-            {"data": {"values": vl.rows(data)}, "mark": "bar",
-             "encoding": {"y": y, "x": vl.field("ratio", title="B / A"),
-                          "tooltip": [vl.field("figure", "nominal"), vl.field("ratio", format=".2f")]}},
-            {"data": {"values": [{"ratio": 1.0}]}, "mark": {"type": "rule", "color": "black"},
-             "encoding": {"x": vl.field("ratio")}},
-        ],
-    )
+    spec_ = charts.bars(
+        f"{v['b']} / {v['a']}, figure by figure (1 = equal)", data, name="figure", sort=[str(d["figure"]) for d in data],
+        x=charts.q("ratio", "B / A"),
+        tooltip=[charts.tip("figure", kind="nominal"), charts.tip("ratio", fmt=".2f")],
+        extra=[charts.line([{"ratio": 1.0}], along="x", field="ratio")])
     return View(table=table, chart=spec_ if data else None)
 
 
@@ -336,31 +267,17 @@ def _training_cost_view(result: tuple[float, float, compute.RunCost], v: Mapping
         days = compute.training_time_s(total, n, peak, x) / compute.SECONDS_PER_DAY
         curve.append({"mfu": x * 100, "days": days, "cost": days * per_day})
     top = max([c["days"] for c in curve] + [rc.days]) * 1.05
-    x_enc = vl.field("mfu", title="MFU, % of the chosen peak")
-    days_scale = {"domain": [0, vl.clean(top)], "nice": False}
-    here = [{"mfu": u * 100, "days": rc.days, "cost": rc.cost,
-             "label": f"{u:.0%}: {rc.days:,.1f} days, {money(rc.cost)}"}]
+    here = {"mfu": u * 100, "days": rc.days, "cost": rc.cost, "label": f"{u:.0%}: {rc.days:,.1f} days, {money(rc.cost)}"}
     # Two y axes for one curve (cost = days x GPUs x 24 h x price): independent scales with explicit,
     # proportional domains, so the invisible cost line lies exactly under the days line.
-    spec_ = chart(
-        title=f"{n:,} x {v['accelerator']}, {v['dtype']} {v['source']}: days and cost against MFU", height=240,
-        layer=[
-            {"data": {"values": vl.rows(curve)}, "mark": {"type": "line", "color": vl.PALETTE[0]},
-             "encoding": {"x": x_enc, "y": vl.field("days", title="days", scale=days_scale),
-                          "tooltip": [vl.field("mfu", title="MFU %"), vl.field("days", format=",.2f"),
-                                      vl.field("cost", title="cost ($)", format="$,.0f")]}},
-            {"data": {"values": vl.rows(curve)}, "mark": {"type": "line", "opacity": 0},
-             "encoding": {"x": x_enc,
-                          "y": vl.field("cost", title=f"cost at {_price(price)}/GPU-hour",
-                                        scale={"domain": [0, vl.clean(top * per_day) or 1], "nice": False},
-                                        axis={"orient": "right", "format": "$.3~s"})}},
-            vl.marker(here[0], x_enc, vl.field("days", scale=days_scale, axis=None), color=vl.PALETTE[3]),
-            {"data": {"values": vl.rows(here)}, "mark": {"type": "text", "align": "left", "dx": 7, "dy": -8},
-             "encoding": {"x": x_enc, "y": vl.field("days", scale=days_scale, axis=None),
-                          "text": vl.field("label", "nominal")}},
-        ],
-        resolve={"scale": {"y": "independent"}},
-    )
+    spec_ = charts.sweep(
+        f"{n:,} x {v['accelerator']}, {v['dtype']} {v['source']}: days and cost against MFU", curve,
+        x=charts.q("mfu", "MFU, % of the chosen peak"), y=charts.q("days", "days", domain=[0, top], nice=False), color=charts.PALETTE[0], height=240,
+        tooltip=[charts.tip("mfu", "MFU %"), charts.tip("days", fmt=",.2f"), charts.tip("cost", "cost ($)", "$,.0f")],
+        twin=charts.q("cost", f"cost at {_price(price)}/GPU-hour", domain=[0, charts.clean(top * per_day) or 1],
+                      nice=False, axis={"orient": "right", "format": "$.3~s"}),
+        extra=[charts.point(here, charts.q("mfu"), charts.q("days", domain=[0, top], nice=False, axis=None),
+                            color=charts.PALETTE[3], label="label")])
     return View(text=text, chart=spec_)
 
 
@@ -495,21 +412,12 @@ def _offers_view(r: OffersResult, v: Mapping[str, Any]) -> View:
     )
     data = [{"offer": f"{i + 1}: {r.offer.name}", "days": r.time_s / 86400, "cost": r.cost,
              "label": f"{r.time_s / 86400:,.1f} days, {money(r.cost)}"} for i, r in enumerate(results)]
-    y = vl.field("offer", "nominal", title="", sort=None)
-    # The label sits inside the bar from its start (a label past the bar's end would squeeze the plot on a
-    # narrow screen); light bars keep dark text readable inside and outside them.
-    x = vl.field("days", title="days", scale={"domainMin": 0})
-    spec_ = chart(
-        data, title=f"The same run on each offer: days (bars) and cost ({v['source']} peak)",
-        height=36 * len(data), padding=vl.PAD_RIGHT,
-        layer=[
-            {"mark": {"type": "bar", "color": "#a8bcdc"},
-             "encoding": {"y": y, "x": x, "tooltip": [vl.field("offer", "nominal"), vl.field("days", format=",.2f"),
-                                                      vl.field("cost", title="cost ($)", format="$,.0f")]}},
-            {"mark": {"type": "text", "align": "left", "dx": 4, "x": 0},
-             "encoding": {"y": y, "text": vl.field("label", "nominal")}},
-        ],
-    )
+    # Light bars keep dark text readable inside and outside them.
+    spec_ = charts.bars(
+        f"The same run on each offer: days (bars) and cost ({v['source']} peak)", data, name="offer",
+        x=charts.q("days", "days", zero=True), bar_color="#a8bcdc", labels="start",
+        tooltip=[charts.tip("offer", kind="nominal"), charts.tip("days", fmt=",.2f"),
+                 charts.tip("cost", "cost ($)", "$,.0f")])
     text = tokens_line(n_params, n_tokens, v)
     if r.missing:
         text += f"\nleft out, no {v['source']} figure for their chip: {'; '.join(r.missing)}"
@@ -630,42 +538,17 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
     lo = min(1.0, point.intensity / 3)
     hi = max(ridge * 30, point.intensity * 3)
     roof = [{"i": x, "tflops": min(peak, x * bw) / 1e12} for x in (lo, ridge, hi)]
-    here: list[dict[str, Any]] = [{"i": point.intensity, "tflops": point.attainable_flops / 1e12,
-                                   "bound": f"{point.bound}-bound",  # the dot's colour tells the bound
-                                   "label": f"{label}\n{point.fraction_of_peak:.0%} of peak"}]
-    # The label goes below the dot, right of it (under the roof) where it fits even on a phone's plot, else left.
-    room = (1 - math.log(point.intensity / lo) / math.log(hi / lo)) * PHONE_PLOT_PX - 7
-    right = CHAR_PX * max(len(line) for line in here[0]["label"].split("\n")) <= room
-    ridge_label = f"ridge {ridge:,.0f} FLOP/B"  # at the plot's foot, right of the rule where it fits, else left
-    ridge_right = CHAR_PX * len(ridge_label) <= (1 - math.log(ridge / lo) / math.log(hi / lo)) * PHONE_PLOT_PX - 4
-    x = vl.field("i", title="arithmetic intensity, FLOP per byte (log)", scale=vl.log_scale())
-    y = vl.field("tflops", title=f"attainable {v['dtype']} TFLOPS (log)", scale=vl.log_scale())
-    spec_ = chart(
-        title=f"{v['accelerator']}: {peak / 1e12:,.0f} TFLOPS ({v['source']}), {bw / 1e12:.2f} TB/s",
-        height=240,
-        layer=[
-            {"data": {"values": vl.rows(roof)}, "mark": {"type": "line", "color": "black"},
-             "encoding": {"x": x, "y": y}},
-            {"data": {"values": vl.rows([{"i": ridge, "label": ridge_label}])},
-             "layer": [
-                 {"mark": {"type": "rule", "color": "#8c8c8c", "strokeDash": [3, 3]}, "encoding": {"x": x}},
-                 {"mark": {"type": "text", "align": "left" if ridge_right else "right", "baseline": "bottom",
-                           "dx": 4 if ridge_right else -4, "dy": -4,
-                           "y": {"expr": "height"}},
-                  "encoding": {"x": x, "text": vl.field("label", "nominal")}},
-             ]},
-            {"data": {"values": vl.rows(here)}, "layer": [
-                {"mark": {"type": "point", "filled": True, "size": 80},
-                 "encoding": {"x": x, "y": y,
-                              "color": vl.field("bound", "nominal", title="",
-                                                scale={"domain": ["memory-bound", "compute-bound"],
-                                                       "range": [vl.PALETTE[3], vl.PALETTE[2]]})}},
-                {"mark": {"type": "text", "align": "left" if right else "right", "lineBreak": "\n", "baseline": "top",
-                          "dx": 7 if right else -7, "dy": 6},
-                 "encoding": {"x": x, "y": y, "text": vl.field("label", "nominal")}},
-            ]},
-        ],
-    )
+    here: list[dict[str, Any]] = [{"i": point.intensity, "tflops": point.attainable_flops / 1e12, "bound": f"{point.bound}-bound",
+             "label": f"{label}\n{point.fraction_of_peak:.0%} of peak"}]  # the dot's colour tells the bound
+    ridge_label = f"ridge {ridge:,.0f} FLOP/B"
+    x = charts.q("i", "arithmetic intensity, FLOP per byte (log)", log=True)
+    y = charts.q("tflops", f"attainable {v['dtype']} TFLOPS (log)", log=True)
+    spec_ = charts.sweep(
+        f"{v['accelerator']}: {peak / 1e12:,.0f} TFLOPS ({v['source']}), {bw / 1e12:.2f} TB/s", roof, x=x, y=y,
+        color="black", height=240,
+        extra=[charts.marker_text([{"i": ridge, "label": ridge_label}], charts.q("i")),
+               charts.point(here[0], charts.q("i"), charts.q("tflops"), label="label", below=True, by="bound",
+                            colors={"memory-bound": charts.PALETTE[3], "compute-bound": charts.PALETTE[2]})])
     return View(text="\n".join(lines), chart=spec_)
 
 
@@ -737,21 +620,13 @@ def _shape_view(r: ShapeResult, v: Mapping[str, Any]) -> View:
     for n, e in zip(r.ns, r.curve):
         data.append({"n": n, "pct": e.efficiency * 100, "series": "tile x wave"})
         data.append({"n": n, "pct": e.wave_efficiency * 100, "series": "wave only"})
-    x = vl.field("n", title="N")
-    y = vl.field("pct", title="useful work, %", scale={"zero": False})
-    mark = [{"n": center, "pct": here.efficiency * 100, "label": f"N={center}: {here.efficiency:.1%}"}]
-    spec_ = chart(
-        title=f"M={v['m']}, K={v['k']}, {v['tile']} tiles, {r.n_sms} SMs ({v['accelerator']})", height=240,
-        layer=[
-            vl.series_lines(data, x, y, "series", mark={"type": "line", "strokeWidth": 1.5}),
-            {"data": {"values": vl.rows(mark)}, "layer": [
-                {"mark": {"type": "point", "filled": True, "size": 70, "color": vl.PALETTE[3]},
-                 "encoding": {"x": x, "y": y}},
-                {"mark": {"type": "text", "align": "left", "dx": 6, "dy": 12},
-                 "encoding": {"x": x, "y": y, "text": vl.field("label", "nominal")}},
-            ]},
-        ],
-    )
+    mark = {"n": center, "pct": here.efficiency * 100, "label": f"N={center}: {here.efficiency:.1%}"}
+    spec_ = charts.sweep(
+        f"M={v['m']}, K={v['k']}, {v['tile']} tiles, {r.n_sms} SMs ({v['accelerator']})", data,
+        x=charts.q("n", "N"), y=charts.q("pct", "useful work, %", zero=False), series="series", width=1.5,
+        height=240,
+        extra=[charts.point(mark, charts.q("n"), charts.q("pct", zero=False), color=charts.PALETTE[3], size=70,
+                            label="label", below=True)])
     return View(text=text, chart=spec_)
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from mlcalc import _check, facility, vl
+from mlcalc import _check, charts, facility
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
-from mlcalc.calculators import _charts
 from mlcalc.calculators._common import finite, money
 
 CUSTOM = "custom"
@@ -50,14 +49,8 @@ def _cluster_view(c: facility.ClusterPower, v: Mapping[str, Any]) -> View:
     parts = _power_parts(c)
     table = Table(("part", "MW", "share"), tuple((name, kw / 1000, f"{kw / c.facility_kw:.0%}") for name, kw in parts))
     rows = [{"bar": "facility", "part": name, "mw": kw / 1000, "order": i} for i, (name, kw) in enumerate(parts)]
-    chart = _charts.chart(
-        rows, title=f"{c.facility_kw / 1000:,.1f} MW at the meter for {c.n_gpus:,} GPUs", height=110, mark="bar",
-        encoding={"y": vl.field("bar", "nominal", title="", axis=None),
-                  "x": vl.field("mw", title="MW (1e6 W)", stack="zero"),
-                  "color": vl.field("part", "nominal", title="", sort=None, scale={"range": vl.PALETTE[:3]}),
-                  "order": vl.field("order"),
-                  "tooltip": [vl.field("part", "nominal"), vl.field("mw", title="MW", format=",.2f")]},
-    )
+    chart = charts.parts(rows, title=f"{c.facility_kw / 1000:,.1f} MW at the meter for {c.n_gpus:,} GPUs",
+                         value="mw", value_title="MW (1e6 W)", colors=charts.PALETTE[:3], tip_title="MW")
     return View(text=text, table=table, chart=chart)
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from mlcalc import _check, failures, storage, vl
+from mlcalc import _check, charts, failures, storage
 from mlcalc.calc import Calc, Control, Table, View, register
-from mlcalc.calculators import _charts
 from mlcalc.calculators._common import finite
 
 # Categories of the record whose failures take a node out until it is repaired (hardware).
@@ -38,12 +37,9 @@ def _interruptions_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
     table = Table(("category (Llama 3's Table 5)", "expected", "share"),
                   tuple((k, n, f"{n / i.unexpected:.1%}") for k, n in cats))
     rows = [{"category": k, "n": n} for k, n in cats]
-    chart = _charts.chart(
-        rows, title=f"{i.unexpected:,.0f} unexpected interruptions, by cause", height=30 * len(rows), mark="bar",
-        encoding={"y": vl.field("category", "nominal", title="", sort=None),
-                  "x": vl.field("n", title="expected interruptions"),
-                  "tooltip": [vl.field("category", "nominal"), vl.field("n", title="expected", format=",.1f")]},
-    )
+    chart = charts.bars(f"{i.unexpected:,.0f} unexpected interruptions, by cause", rows, name="category",
+                        x=charts.q("n", "expected interruptions"),
+                        tooltip=[charts.tip("category", kind="nominal"), charts.tip("n", "expected", ",.1f")])
     return View(text=text, table=table, chart=chart)
 
 
@@ -103,15 +99,9 @@ def _goodput_view(g: failures.ScaleGoodput, v: Mapping[str, Any]) -> View:
                   + tuple((name, f"{x:.2%}") for name, x in parts))
     rows = [{"bar": "time", "part": "training", "share": g.fraction, "order": 0}]
     rows += [{"bar": "time", "part": name, "share": x, "order": k + 1} for k, (name, x) in enumerate(parts)]
-    chart = _charts.chart(
-        rows, title=f"Goodput {g.fraction:.1%} at {int(v['n_gpus']):,} GPUs", height=110, mark="bar",
-        encoding={"y": vl.field("bar", "nominal", title="", axis=None),
-                  "x": vl.field("share", title="share of wall-clock time", stack="normalize", axis={"format": ".0%"}),
-                  "color": vl.field("part", "nominal", title="", sort=None,
-                                    scale={"range": ["#55a868"] + vl.PALETTE[:6]}),
-                  "order": vl.field("order"),
-                  "tooltip": [vl.field("part", "nominal"), vl.field("share", format=".2%")]},
-    )
+    chart = charts.parts(rows, title=f"Goodput {g.fraction:.1%} at {int(v['n_gpus']):,} GPUs", value="share",
+                         value_title="share of wall-clock time", share=True, colors=["#55a868"] + charts.PALETTE[:6],
+                         fmt=".2%")
     return View(text=text, table=table, chart=chart)
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from mlcalc import _check, compute, finetune, memory, steptime, vl
+from mlcalc import _check, charts, compute, finetune, memory, steptime
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators import _charts
 from mlcalc.calculators._common import finite
 from mlcalc.units import GB
 
@@ -59,19 +58,8 @@ def _view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
     parts = sorted(mem.parts_bytes.items(), key=lambda kv: -kv[1])
     table = Table(("held at the peak", "GB (1e9 bytes)"), tuple((k, b / GB) for k, b in parts))
     rows = [{"bar": "peak", "part": k, "gb": b / GB, "order": i} for i, (k, b) in enumerate(parts)]
-    chart = _charts.chart(
-        title=f"{mem.total_bytes / GB:,.1f} GB against {dev / GB:,.0f} GB (black line)", height=110,
-        layer=[
-            {"data": {"values": vl.rows(rows)}, "mark": "bar",
-             "encoding": {"y": vl.field("bar", "nominal", title="", axis=None),
-                          "x": vl.field("gb", title="GB (1e9 bytes)", stack="zero"),
-                          "color": vl.field("part", "nominal", title="", sort=None),
-                          "order": vl.field("order"),
-                          "tooltip": [vl.field("part", "nominal"), vl.field("gb", title="GB", format=",.2f")]}},
-            {"data": {"values": vl.rows([{"gb": dev / GB}])}, "mark": {"type": "rule", "color": "black", "strokeWidth": 2},
-             "encoding": {"x": vl.field("gb")}},
-        ],
-    )
+    chart = charts.parts(rows, title=f"{mem.total_bytes / GB:,.1f} GB against {dev / GB:,.0f} GB (black line)",
+                         value="gb", value_title="GB (1e9 bytes)", capacity={"gb": dev / GB}, tip_title="GB")
     return View(text=text, table=table, chart=chart)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from mlcalc import _check, vl
+from mlcalc import _check, charts
 from mlcalc import measured as ms
 from mlcalc import network as net
 from mlcalc.accelerators import spec
@@ -27,20 +27,16 @@ def _busbw_chart(curve: ms.BusbwCurve, title: str, size: float | None = None, bu
     step = max(1, -(-len(curve.sizes_bytes) // MAX_CURVE_POINTS))  # thin a long sweep to at most 200 points
     points = [{"bytes": int(s), "size": si(s, "B", binary=True), "busbw": g}
               for s, g in list(zip(curve.sizes_bytes, curve.busbw_gbps))[::step]]
-    x = vl.field("bytes", title="message size, bytes (nccl-tests convention, log scale)",
-                 scale=vl.log_scale(base=2), axis={"labelExpr": _BINARY_LABEL})
-    layer: list[dict] = [
-        {"data": {"values": vl.rows(points)}, "mark": {"type": "line", "point": True},
-         "encoding": {"x": x, "y": vl.field("busbw", title="busbw, GB/s (1e9 B/s)"),
-                      "tooltip": [vl.field("size", "nominal"), vl.field("busbw", title="GB/s", format=",.1f")]}},
-        {"data": {"values": vl.rows([{"busbw": link / 1e9, "what": "NVLink 4, one direction (datasheet)"}])},
-         "mark": {"type": "rule", "color": vl.PALETTE[3], "strokeDash": [6, 3]},
-         "encoding": {"y": vl.field("busbw"), "tooltip": [vl.field("what", "nominal"), vl.field("busbw")]}},
-    ]
+    extra = [charts.line([{"busbw": link / 1e9, "what": "NVLink 4, one direction (datasheet)"}], along="y",
+                         field="busbw", color=charts.PALETTE[3], dash=[6, 3], what="what")]
     if size is not None and busbw is not None:
-        layer.append(vl.marker({"bytes": int(size), "busbw": busbw / 1e9}, vl.field("bytes"), vl.field("busbw"),
-                               size=90, tooltip=[vl.field("busbw", title="GB/s at this size", format=",.1f")]))
-    return vl.chart(title=title, layer=layer)
+        extra.append(charts.point({"bytes": int(size), "busbw": busbw / 1e9}, charts.q("bytes"), charts.q("busbw"),
+                                  size=90, tooltip=[charts.tip("busbw", "GB/s at this size", ",.1f")]))
+    return charts.sweep(
+        title, points, x=charts.q("bytes", "message size, bytes (nccl-tests convention, log scale)", log=2,
+                                  axis={"labelExpr": _BINARY_LABEL}),
+        y=charts.q("busbw", "busbw, GB/s (1e9 B/s)"), points=True,
+        tooltip=[charts.tip("size", kind="nominal"), charts.tip("busbw", "GB/s", ",.1f")], extra=extra)
 
 
 # Axis labels in binary units (1 KiB, 1 MiB, 1 GiB) for a log-2 byte axis.

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, TypedDict
 
-from mlcalc import _check, memory, vl
+from mlcalc import _check, charts, memory
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators import _charts
 from mlcalc.calculators._common import accelerator_control, cite, cited, finite
 
 # Bekman's own split of its 18 bytes (weights 6, gradients 4, AdamW 8), the page's worked example.
@@ -37,26 +36,6 @@ def _gpu_count_compute(v: Mapping[str, Any]) -> memory.GpuEstimate:
     return r
 
 
-def parts_against_capacity(title: str, parts: list[dict], capacity_gb: float, what: str, fmt: str,
-                           gb_title: str | None) -> dict:
-    """One stacked bar of what fills the memory (rows: part, gb, order) and a rule at the memory there is."""
-    gb_tip = vl.field("gb", format=fmt) if gb_title is None else vl.field("gb", title=gb_title, format=fmt)
-    return vl.chart(
-        title=title,
-        height=150,
-        layer=[
-            {"data": {"values": vl.rows(parts)}, "mark": "bar",
-             "encoding": {"x": vl.field("gb", title="GB (1e9 bytes)", stack="zero"),
-                          "color": vl.field("part", "nominal", title="", sort=None),
-                          "order": vl.field("order"),
-                          "tooltip": [vl.field("part", "nominal"), gb_tip]}},
-            {"data": {"values": vl.rows([{"gb": capacity_gb, "what": what}])},
-             "mark": {"type": "rule", "color": "black", "strokeWidth": 2},
-             "encoding": {"x": vl.field("gb"), "tooltip": [vl.field("what", "nominal"), gb_tip]}},
-        ],
-    )
-
-
 def _gpu_count_view(r: memory.GpuEstimate, v: Mapping[str, Any]) -> View:
     verb = "train" if v["mode"] == "train" else "serve"
     per_param = (r.total_bytes - r.parts_bytes["activations (headroom)"]) / (float(v["n_params_billion"]) * 1e9)
@@ -69,9 +48,10 @@ def _gpu_count_view(r: memory.GpuEstimate, v: Mapping[str, Any]) -> View:
         text += f"\n{per_param:g} bytes/param: bf16 weights (the bytes/param convention counts training only)"
     parts = [{"part": name, "gb": nbytes / 1e9, "order": i} for i, (name, nbytes) in enumerate(r.parts_bytes.items())]
     capacity = r.n_gpus * r.gpu_memory_bytes / 1e9
-    chart = parts_against_capacity(
-        f"{r.n_gpus:,} x {v['accelerator']} = {capacity:,.0f} GB for {r.total_bytes / 1e9:,.0f} GB needed",
-        parts, capacity, "memory of the accelerators", ",.0f", gb_title=None)
+    chart = charts.parts(
+        parts, title=f"{r.n_gpus:,} x {v['accelerator']} = {capacity:,.0f} GB for {r.total_bytes / 1e9:,.0f} GB needed",
+        value="gb", value_title="GB (1e9 bytes)", capacity={"gb": capacity, "what": "memory of the accelerators"},
+        fmt=",.0f", height=150)
     return View(text=text, chart=chart)
 
 
@@ -108,8 +88,9 @@ POW2_TP = (1, 2, 4, 8, 16)
 SEQ_LENS = tuple(2**k for k in range(7, 18))  # 128 ... 131,072 tokens
 
 
-def _color(domain: list[str]) -> dict[str, Any]:
-    return {"domain": domain, "range": [CATEGORY_COLORS.get(d, "#999999") for d in domain]}
+def _colors(domain: list[str]) -> dict[str, str]:
+    """Each category's colour, by name (grey for one without its own)."""
+    return {d: CATEGORY_COLORS.get(d, "#999999") for d in domain}
 
 
 def _model_control(default: str) -> Control:
@@ -148,20 +129,10 @@ def _bytes_per_param_view(result: dict[str, float], v: Mapping[str, Any]) -> Vie
             if b:
                 rows.append({"convention": name, "category": cat, "bytes": b, "order": j})
         totals.append({"convention": name, "bytes": c.total, "label": f"{c.total:g}"})
-    y = vl.field("convention", "nominal", title="", sort=[r["convention"] for r in totals])
-    chart = vl.chart(
-        title=f"Bytes per parameter by convention (▶ {v['convention']}: {conv.total:g})", height=260,
-        layer=[
-            {"data": {"values": vl.rows(rows)}, "mark": "bar",
-             "encoding": {"y": y, "x": vl.field("bytes", title="bytes per parameter", stack="zero"),
-                          "color": vl.field("category", "nominal", title="", scale=_color(list(memory.CATEGORIES))),
-                          "order": vl.field("order"),
-                          "tooltip": [vl.field("convention", "nominal"), vl.field("category", "nominal"),
-                                      vl.field("bytes")]}},
-            {"data": {"values": vl.rows(totals)}, "mark": {"type": "text", "align": "left", "dx": 4},
-             "encoding": {"y": y, "x": vl.field("bytes"), "text": vl.field("label", "nominal")}},
-        ],
-    )
+    chart = charts.parts(
+        rows, title=f"Bytes per parameter by convention (▶ {v['convention']}: {conv.total:g})", value="bytes",
+        value_title="bytes per parameter", part="category", bar="convention", bars=[str(r["convention"]) for r in totals],
+        colors=_colors(list(memory.CATEGORIES)), fmt=None, bar_tip=True, totals=totals, height=260)
     return View(text="\n".join(lines), table=table, chart=chart)
 
 
@@ -205,25 +176,16 @@ def _zero_view(r: memory.ZeroMemory, v: Mapping[str, Any]) -> View:
             gb = memory.zero_model_state_bytes(n, dp, stage, v["convention"], opt, par).device_bytes / 1e9
             lines.append({"dp": dp, "gb": gb, "stage": name})
     top = 1.6 * dev / 1e9
-    x = vl.field("dp", title="data-parallel degree Nd (log scale)", scale=vl.log_scale(base=2), axis={"format": "d"})
-    chart = _charts.chart(  # its title wrapped: with a long accelerator name one line passed the chart's edge
-        title=f"Model states per device against Nd; dashed: one {v['accelerator']} ({dev / 1e9:g} GB)",
+    chart = charts.sweep(
+        f"Model states per device against Nd; dashed: one {v['accelerator']} ({dev / 1e9:g} GB)", lines,
+        x=charts.q("dp", "data-parallel degree Nd (log scale)", log=2, fmt="d"),
+        y=charts.q("gb", "GB per device (1e9 bytes)", domain=[0, top]), series="stage", dashes=False, points=True,
+        clip=True, tooltip=[charts.tip("stage", kind="nominal"), charts.tip("dp"), charts.tip("gb", "GB", ",.2f")],
         height=200,
-        layer=[
-            {"data": {"values": vl.rows(lines)}, "mark": {"type": "line", "point": True, "clip": True},
-             "encoding": {"x": x, "y": vl.field("gb", title="GB per device (1e9 bytes)",
-                                                scale={"domain": [0, vl.clean(top)]}),
-                          "color": vl.field("stage", "nominal", title="", sort=None),
-                          "tooltip": [vl.field("stage", "nominal"), vl.field("dp"),
-                                      vl.field("gb", title="GB", format=",.2f")]}},
-            {"data": {"values": vl.rows([{"gb": dev / 1e9, "what": f"one {v['accelerator']}"}])},
-             "mark": {"type": "rule", "color": "black", "strokeDash": [6, 3]},
-             "encoding": {"y": vl.field("gb"), "tooltip": [vl.field("what", "nominal"), vl.field("gb")]}},
-            {"data": {"values": vl.rows([{"dp": int(v["dp"]), "what": "chosen Nd"}])},
-             "mark": {"type": "rule", "color": "#888888", "strokeDash": [2, 2]},
-             "encoding": {"x": vl.field("dp"), "tooltip": [vl.field("what", "nominal"), vl.field("dp")]}},
-        ],
-    )
+        extra=[charts.line([{"gb": dev / 1e9, "what": f"one {v['accelerator']}"}], along="y", field="gb",
+                           dash=[6, 3], what="what"),
+               charts.line([{"dp": int(v["dp"]), "what": "chosen Nd"}], along="x", field="dp", color="#888888",
+                           dash=[2, 2], what="what")])
     return View(text=text, table=table, chart=chart)
 
 
@@ -308,21 +270,10 @@ def _activation_view(per_layer: float, v: Mapping[str, Any]) -> View:
         totals.append({"case": label, "mib": total, "label": f"{total:,.0f}"})
     names = list(dict.fromkeys(row["part"] for row in rows))
     colors = {short: color for color, short in ACTIVATION_KINDS.values()}
-    y = vl.field("case", "nominal", title="", sort=[label for label, _ in ACTIVATION_CASES])
-    chart = vl.chart(
-        title=f"Activation memory per layer (Korthikanti et al. 2023), TP = {int(v['tp'])}", height=250,
-        layer=[
-            {"data": {"values": vl.rows(rows)}, "mark": "bar",
-             "encoding": {"y": y, "x": vl.field("mib", title="MiB per layer (2**20 bytes)",
-                                                stack="zero"),
-                          "color": vl.field("part", "nominal", title="", sort=names,
-                                            scale={"domain": names, "range": [colors[n] for n in names]}),
-                          "order": vl.field("order"),
-                          "tooltip": [vl.field("case", "nominal"), vl.field("part", "nominal"),
-                                      vl.field("mib", title="MiB", format=",.0f")]}},
-            {"data": {"values": vl.rows(totals)}, "layer": vl.bar_end_labels(y, "mib")},
-        ],
-    )
+    chart = charts.parts(
+        rows, title=f"Activation memory per layer (Korthikanti et al. 2023), TP = {int(v['tp'])}", value="mib",
+        value_title="MiB per layer (2**20 bytes)", bar="case", bars=[label for label, _ in ACTIVATION_CASES],
+        colors={n: colors[n] for n in names}, tip_title="MiB", fmt=",.0f", bar_tip=True, totals=totals, height=250)
     return View(text=text, chart=chart)
 
 
@@ -380,9 +331,10 @@ def _serving_view(est: memory.ServingEstimate, v: Mapping[str, Any]) -> View:
     usable = est.n_devices * est.usable_bytes_per_device / 1e9
     parts = [{"part": "weights", "gb": est.weights_bytes / 1e9, "order": 0},
              {"part": "KV cache", "gb": est.kv_cache_bytes / 1e9, "order": 1}]
-    chart = parts_against_capacity(
-        f"{est.n_devices:,} x {acc}: {usable:,.1f} GB usable for {est.total_bytes / 1e9:,.1f} GB",
-        parts, usable, f"usable memory of {est.n_devices:,} x {acc}", ",.1f", gb_title="GB")
+    chart = charts.parts(
+        parts, title=f"{est.n_devices:,} x {acc}: {usable:,.1f} GB usable for {est.total_bytes / 1e9:,.1f} GB",
+        value="gb", value_title="GB (1e9 bytes)", capacity={"gb": usable, "what": f"usable memory of {est.n_devices:,} x {acc}"},
+        fmt=",.1f", tip_title="GB", height=150)
     return View(text=text, chart=chart)
 
 
@@ -418,13 +370,8 @@ def _moe_view(s: memory.MoeSummary, v: Mapping[str, Any]) -> View:
             {"what": "computed per token (active)", "billions": s.active_params / 1e9}]
     for row in rows:
         row["label"] = f"{row['billions']:,.1f}B"
-    y = vl.field("what", "nominal", title="", sort=None)
-    chart = vl.chart(
-        rows, title=f"Parameters of {v['model']}", height=120,
-        layer=[{"mark": "bar", "encoding": {"y": y, "x": vl.field("billions", title="parameters (billions)"),
-                                            "color": vl.field("what", "nominal", legend=None, sort=None)}},
-               *vl.bar_end_labels(y, "billions")],
-    )
+    chart = charts.bars(f"Parameters of {v['model']}", rows, name="what", x=charts.q("billions", "parameters (billions)"),
+                        color_by="what", legend=False, labels="end")
     return View(text=text, chart=chart)
 
 
@@ -470,16 +417,9 @@ def _training_view(fit: memory.TrainingFit, v: Mapping[str, Any]) -> View:
                      f"(dp {best.dp} x tp {best.tp} x pp {best.pp}, {best.total_bytes / 1e9:,.1f} GB each)")
     names = [name for name, nbytes in fit.parts_bytes.items() if nbytes]
     parts = [{"part": name, "gb": fit.parts_bytes[name] / 1e9, "order": i} for i, name in enumerate(names)]
-    bar = {"title": f"dp{fit.dp} tp{fit.tp} pp{fit.pp}, ZeRO-{fit.zero_stage}", "width": 120, "height": 200,
-           "layer": [
-               {"data": {"values": vl.rows(parts)}, "mark": "bar",
-                "encoding": {"y": vl.field("gb", title="GB per device", stack="zero"),
-                             "color": vl.field("part", "nominal", title="", sort=names, scale=_color(names)),
-                             "order": vl.field("order"),
-                             "tooltip": [vl.field("part", "nominal"), vl.field("gb", title="GB", format=",.1f")]}},
-               {"data": {"values": vl.rows([{"gb": fit.device_bytes / 1e9, "what": "device memory"}])},
-                "mark": {"type": "rule", "color": "black", "strokeDash": [6, 3]},
-                "encoding": {"y": vl.field("gb"), "tooltip": [vl.field("what", "nominal"), vl.field("gb")]}}]}
+    bar = charts.parts_panel(parts, title=f"dp{fit.dp} tp{fit.tp} pp{fit.pp}, ZeRO-{fit.zero_stage}", value="gb",
+                             value_title="GB per device", capacity={"gb": fit.device_bytes / 1e9, "what": "device memory"},
+                             colors=_colors(names), fmt=",.1f", tip_title="GB")
     cells = []
     for z, row in zip(memory.ZERO_STAGES, grid):
         for mb, nbytes in zip(MICRO_BATCHES, row):
@@ -487,20 +427,10 @@ def _training_view(fit: memory.TrainingFit, v: Mapping[str, Any]) -> View:
             cells.append({"zero": f"ZeRO-{z}", "micro_batch": mb, "gb": nbytes / 1e9,
                           "ratio": min(nbytes / fit.device_bytes, 2.0),
                           "label": f"{nbytes / 1e9:,.0f}" + ("" if ok else " X")})
-    heat = {"title": f"GB per {v['accelerator']}; X: does not fit", "width": 260, "height": 160,
-            "data": {"values": vl.rows(cells)},
-            "encoding": {"x": vl.field("micro_batch", "ordinal", title="micro-batch size", axis={"labelAngle": 0}),
-                         "y": vl.field("zero", "ordinal", title="")},
-            "layer": [
-                {"mark": "rect", "encoding": {
-                    "color": vl.field("ratio", title="share of the device",
-                                      scale={"scheme": "redyellowgreen", "reverse": True, "domain": [0, 2]},
-                                      legend={"format": ".0%"}),
-                    "tooltip": [vl.field("zero", "nominal"), vl.field("micro_batch", "ordinal"),
-                                vl.field("gb", title="GB", format=",.1f")]}},
-                {"mark": {"type": "text", "fontSize": 11}, "encoding": {"text": vl.field("label", "nominal")}}]}
-    chart = {"$schema": vl.SCHEMA, "config": vl.CONFIG, "title": f"{v['model']} on {v['accelerator']}",
-             "hconcat": [bar, heat], "resolve": {"scale": {"color": "independent"}}}
+    heat = charts.heatmap(cells, title=f"GB per {v['accelerator']}; X: does not fit", x="micro_batch",
+                          x_title="micro-batch size", y="zero", value="ratio", value_title="share of the device",
+                          domain=[0, 2], tip=[("gb", "GB", ",.1f")])
+    chart = charts.panels(f"{v['model']} on {v['accelerator']}", [bar, heat])
     return View(text="\n".join(lines), chart=chart)
 
 

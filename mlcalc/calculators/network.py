@@ -9,12 +9,11 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from mlcalc import _check, models, vl
+from mlcalc import _check, charts, models
 from mlcalc import network as net
 from mlcalc import parallel as par
 from mlcalc.accelerators import spec, training_dtype
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators._charts import chart
 from mlcalc.calculators._common import accelerator_control, si
 
 
@@ -85,12 +84,8 @@ def _generations_view(result: tuple[net.Speedup, ...], v: Mapping[str, Any]) -> 
         data.append({"gpu": s.gpu, "what": "NVLink (GB/s, one direction)", "x": s.intra_node,
                      "label": f"{s.intra_node:.1f}x"})
     log = bool(v["log_scale"])
-    y = vl.field("x", title=f"speed-up over {v['baseline']}" + (" (log)" if log else ""),
-                 scale=vl.log_scale() if log else {})
-    x = vl.field("gpu", "nominal", title="", sort=None, axis={"labelAngle": 0})
-    offset = vl.field("what", "nominal", sort=None)
-    spec_ = chart(
-        data, title="Compute outgrows the intra-node network", height=220, layer=vl.grouped_bars(x, offset, y, "what"))
+    y = charts.q("x", f"speed-up over {v['baseline']}" + (" (log)" if log else ""), log=log)
+    spec_ = charts.grouped("Compute outgrows the intra-node network", data, x="gpu", group="what", y=y)
     return View(table=table, chart=spec_)
 
 
@@ -136,7 +131,7 @@ def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[s
             f"{gbs(fab.busbw_bytes_per_s)}); "
             f"{pace} (GB = 1e9 bytes, per direction)")
     sweep = [(s, net.fabric_collective_time(s, fab, collective, algorithm)) for s in SWEEP_BYTES]
-    x = vl.field("bytes", title="message size, bytes (log)", scale=vl.log_scale(), axis={"format": "~s"})
+    x = charts.q("bytes", "message size, bytes (log)", log=True, fmt="~s")
     title = f"{collective} ({algorithm}) on {fab.n_ranks:,} GPUs"
     if v["plot"] == "time":
         data = []
@@ -145,24 +140,20 @@ def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[s
             data.append({"bytes": s, "part": "latency part", "s": c.latency_s})
             if c.bandwidth_s > 0:
                 data.append({"bytes": s, "part": "bandwidth part", "s": c.bandwidth_s})
-        y = vl.field("s", title="time, seconds (log)", scale=vl.log_scale(), axis={"format": "~s"})
+        y = charts.q("s", "time, seconds (log)", log=True, fmt="~s")
         here = {"bytes": size, "s": t.time_s}
-        layers = [vl.series_lines(data, x, y, "part")]
-        title += ": time against message size"
+        spec_ = charts.sweep(title + ": time against message size", data, x=x, y=y, series="part", height=240,
+                             extra=[charts.point(here, x, y, size=70)])
     else:
         data = [{"bytes": s, "busbw": c.busbw_bytes_per_s / 1e9} for s, c in sweep]
-        y = vl.field("busbw", title="bus bandwidth, GB/s")
+        y = charts.q("busbw", "bus bandwidth, GB/s")
         here = {"bytes": size, "busbw": t.busbw_bytes_per_s / 1e9}
-        layers = [
-            {"data": {"values": vl.rows(data)}, "mark": {"type": "line", "color": vl.PALETTE[2]},
-             "encoding": {"x": x, "y": y}},
-            {"data": {"values": vl.rows([{"busbw": fab.busbw_bytes_per_s / 1e9, "what": "the links' bus bandwidth"}])},
-             "mark": {"type": "rule", "color": "#8c8c8c", "strokeDash": [3, 3]},
-             "encoding": {"y": y, "tooltip": [vl.field("what", "nominal"), vl.field("busbw", format=",.1f")]}},
-        ]
-        title += ": bus bandwidth against message size"
-    layers.append(vl.marker(here, x, y, size=70))
-    return View(text=text, chart=chart(title=title, height=240, layer=layers))
+        spec_ = charts.sweep(
+            title + ": bus bandwidth against message size", data, x=x, y=y, color=charts.PALETTE[2], height=240,
+            extra=[charts.line([{"busbw": fab.busbw_bytes_per_s / 1e9, "what": "the links' bus bandwidth"}], along="y",
+                               field="busbw", color="#8c8c8c", dash=[3, 3], what="what", fmt=",.1f"),
+                   charts.point(here, x, y, size=70)])
+    return View(text=text, chart=spec_)
 
 
 COLLECTIVE = register(Calc(
@@ -235,25 +226,15 @@ def _budget_view(b: par.Budget, v: Mapping[str, Any], first: str = "") -> View:
     data += [{"what": f"{ln.parallelism} ({ln.link})", "s": ln.time_s,
               "kind": "can hide" if ln.parallelism == "data" else "exposed"}
              for ln in b.lines]
-    y = vl.field("what", "nominal", title="", sort=None)
-    x = vl.field("s", title="seconds per step")
     lay = b.layout
-    spec_ = chart(
-        title=f"tp={lay.tp} x pp={lay.pp} x dp={lay.dp}: step {b.step_s:,.2f} s, {b.exposed_s:,.2f} s exposed; "
-              "dotted: the backward pass",
-        height=28 * len(data),
-        layer=[
-            {"data": {"values": vl.rows(data)}, "mark": "bar",
-             "encoding": {"y": y, "x": x, "color": vl.field("kind", "nominal", title="", sort=None, legend=None,
-                                                           scale={"domain": ["compute", "exposed", "can hide"],
-                                                                  "range": [vl.PALETTE[2], vl.PALETTE[0],
-                                                                            vl.PALETTE[1]]}),
-                          "tooltip": [vl.field("what", "nominal"), vl.field("s", format=",.3f")]}},
-            {"data": {"values": vl.rows([{"s": ov.window_s, "what": "the backward pass"}])},
-             "mark": {"type": "rule", "color": "#4d4d4d", "strokeDash": [3, 3]},
-             "encoding": {"x": x, "tooltip": [vl.field("what", "nominal"), vl.field("s", format=",.3f")]}},
-        ],
-    )
+    spec_ = charts.bars(
+        f"tp={lay.tp} x pp={lay.pp} x dp={lay.dp}: step {b.step_s:,.2f} s, {b.exposed_s:,.2f} s exposed; "
+        "dotted: the backward pass", data, name="what", x=charts.q("s", "seconds per step"),
+        color_by="kind", legend=False,
+        colors={"compute": charts.PALETTE[2], "exposed": charts.PALETTE[0], "can hide": charts.PALETTE[1]},
+        tooltip=[charts.tip("what", kind="nominal"), charts.tip("s", fmt=",.3f")],
+        extra=[charts.line([{"s": ov.window_s, "what": "the backward pass"}], along="x", field="s", color="#4d4d4d",
+                           dash=[3, 3], what="what", fmt=",.3f")])
     return View(text="\n".join(lines), table=table, chart=spec_)
 
 
@@ -347,24 +328,14 @@ def _pipeline_view(t: par.Timeline, v: Mapping[str, Any]) -> View:
     data = [{"gpu": f"GPU {s.device}", "start": s.start, "end": s.end,
              "phase": "forward" if s.phase == "F" else "backward", "chunk": s.chunk + 1, "micro": s.micro + 1}
             for s in t.slots]
-    y = vl.field("gpu", "nominal", title="", sort=None)
-    x = vl.field("start", title="time (one stage's forward pass = 1)", scale={"domain": [0, t.makespan], "nice": False})
-    layers = [{"mark": {"type": "bar", "stroke": "white", "strokeWidth": 0.5},
-               "encoding": {"y": y, "x": x, "x2": vl.field("end"),
-                            "color": vl.field("phase", "nominal", title="", sort=["forward", "backward"],
-                                              scale={"domain": ["forward", "backward"],
-                                                     "range": [vl.PALETTE[0], vl.PALETTE[1]]}),
-                            "opacity": {"condition": {"test": "datum.chunk == 1", "value": 1}, "value": 0.45},
-                            "tooltip": [vl.field("gpu", "nominal"), vl.field("phase", "nominal"),
-                                        vl.field("chunk", title="model chunk"), vl.field("micro", title="micro-batch"),
-                                        vl.field("start"), vl.field("end")]}}]
-    if 2 * m * chunks <= 16:  # micro-batch numbers only where the boxes are wide enough for them
-        layers.append({"mark": {"type": "text", "color": "white"},
-                       "transform": [{"calculate": "(datum.start + datum.end) / 2", "as": "mid"}],
-                       "encoding": {"y": y, "x": vl.field("mid"), "text": vl.field("micro")}})
     label = KIND_LABELS[v["kind"]] + (f", v={chunks}" if v["kind"] == "interleaved" else "")
-    spec_ = chart(data, title=f"{label}: p={p}, m={m}; bubble {t.bubble_fraction:.1%} of compute",
-                  height=26 * p, layer=layers)
+    spec_ = charts.timeline(
+        f"{label}: p={p}, m={m}; bubble {t.bubble_fraction:.1%} of compute", data, lane="gpu", start="start",
+        end="end", phase="phase", colors={"forward": charts.PALETTE[0], "backward": charts.PALETTE[1]},
+        span=t.makespan, x_title="time (one stage's forward pass = 1)", solid="datum.chunk == 1", numbers="micro",
+        lanes=p, tooltip=[charts.tip("gpu", kind="nominal"), charts.tip("phase", kind="nominal"),
+                          charts.tip("chunk", "model chunk"), charts.tip("micro", "micro-batch"), charts.tip("start"),
+                          charts.tip("end")])
     return View(text=text, chart=spec_)
 
 
@@ -408,18 +379,12 @@ def _topology_view(r: net.TopologyResult, v: Mapping[str, Any]) -> View:
     for name, c in designs:
         data.append({"what": "switches", "design": name, "count": c.switches, "label": f"{c.switches:,}"})
         data.append({"what": "transceivers", "design": name, "count": c.transceivers, "label": f"{c.transceivers:,}"})
-    x = vl.field("what", "nominal", title="", sort=None, axis={"labelAngle": 0})
-    offset = vl.field("design", "nominal", sort=None)
     floor = 10.0 ** math.floor(math.log10(min(d["count"] for d in data)))  # bars start here on the log axis
-    top = vl.clean(2.5 * max(d["count"] for d in data))  # room above the tallest bar for its label
-    y = vl.field("count", title="count (log)", scale=vl.log_scale(domainMin=floor, domainMax=top))
-    y2 = {"datum": floor}
-    spec_ = chart(
-        data, height=220,
-        title=(f"{int(v['n_gpus']):,} GPUs, radix {v['radix']}, HB domain {v['hb_domain']}: "
-               f"cost reduction {r.cost_reduction:.0%}"),
-        layer=vl.grouped_bars(x, offset, y, "design", y2=y2),
-    )
+    top = 2.5 * max(d["count"] for d in data)  # room above the tallest bar for its label
+    spec_ = charts.grouped(
+        f"{int(v['n_gpus']):,} GPUs, radix {v['radix']}, HB domain {v['hb_domain']}: "
+        f"cost reduction {r.cost_reduction:.0%}", data,
+        x="what", group="design", y=charts.q("count", "count (log)", log=True, domain=[floor, top]), floor=floor)
     return View(text=text, chart=spec_)
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, TypedDict
 
-from mlcalc import _check, live, memory, plan, serving, vl
+from mlcalc import _check, charts, live, memory, plan, serving
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators import _charts
 from mlcalc.calculators._common import money
 
 _MODELS = tuple(memory.model_presets())
@@ -120,23 +119,15 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
     if shown:
         pts = [{"offer": p.offer.name, "days": p.days, "dollars": p.dollars, "gpus": p.n_gpus,
                 "feasible": "meets both" if p.feasible else "misses one"} for p in dict.fromkeys(shown)]
-        chart = _charts.chart(
-            title=("Each offer's cheapest plan that meets both limits: days against dollars" if res.cheapest
-                   else "Each offer's fastest plan: days against dollars"),
-            layer=[
-                {"data": {"values": vl.rows(pts)}, "mark": {"type": "point", "filled": True, "size": 90},
-                 "encoding": {"x": vl.field("days", title="days (wall clock, failures included)"),
-                              "y": vl.field("dollars", title="dollars for the run (USD)", scale=vl.log_scale()),
-                              # one column: two of long offer names pass a 520 px chart's edge
-                              "color": vl.field("offer", "nominal", title="", legend={"columns": 1}),
-                              # its own legend above the plot: beside the offers' legend it would pass the edge
-                              "shape": vl.field("feasible", "nominal", title="", legend={"orient": "top"}),
-                              "tooltip": [vl.field("offer", "nominal"), vl.field("gpus"),
-                                          vl.field("days", format=",.1f"), vl.field("dollars", format="$,.0f")]}},
-                {"data": {"values": vl.rows([{"days": float(v["deadline_days"]), "what": "deadline"}])},
-                 "mark": {"type": "rule", "color": "black", "strokeDash": [4, 3]},
-                 "encoding": {"x": vl.field("days"), "tooltip": [vl.field("what", "nominal")]}},
-            ])
+        chart = charts.scatter(
+            "Each offer's cheapest plan that meets both limits: days against dollars" if res.cheapest
+            else "Each offer's fastest plan: days against dollars", pts,
+            x=charts.q("days", "days (wall clock, failures included)"),
+            y=charts.q("dollars", "dollars for the run (USD)", log=True), color_by="offer", shape_by="feasible",
+            size=90, tooltip=[charts.tip("offer", kind="nominal"), charts.tip("gpus"), charts.tip("days", fmt=",.1f"),
+                              charts.tip("dollars", fmt="$,.0f")],
+            extra=[charts.line([{"days": float(v["deadline_days"]), "what": "deadline"}], along="x", field="days",
+                               dash=[4, 3], what="what")])
     return View(text="\n".join(lines), table=table, chart=chart)
 
 
@@ -299,20 +290,16 @@ def _tco_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
         data += [{"utilization": x, "usd": y, "way": label} for x, y in curve]
     if r["hpc"] is not None:
         data += [{"utilization": x, "usd": r["hpc"], "way": "academic HPC (subsidised)"} for x, _ in r["curve"]]
-    layers = [{"data": {"values": vl.rows(data)}, "mark": {"type": "line", "point": False},
-               "encoding": {"x": vl.field("utilization", title="utilization of owned or committed GPUs",
-                                          axis={"format": "%"}),
-                            "y": vl.field("usd", title="USD per useful GPU-hour", scale=vl.log_scale()),
-                            "color": vl.field("way", "nominal", title="", legend={"columns": 1}),
-                            "tooltip": [vl.field("way", "nominal"), vl.field("utilization", format=".0%"),
-                                        vl.field("usd", format="$,.2f")]}}]
+    extra = []
     if 0 < even <= 1:
-        layers.append({"data": {"values": vl.rows([{"utilization": even, "what": "break-even with renting"}])},
-                       "mark": {"type": "rule", "color": "black", "strokeDash": [4, 3]},
-                       "encoding": {"x": vl.field("utilization"), "tooltip": [vl.field("what", "nominal"),
-                                                                             vl.field("utilization", format=".0%")]}})
-    chart = _charts.chart(title="Cost of a useful GPU-hour: owning and commitments fall with utilization, "
-                                "renting on demand does not", layer=layers)
+        extra.append(charts.line([{"utilization": even, "what": "break-even with renting"}], along="x",
+                                 field="utilization", dash=[4, 3], what="what", fmt=".0%"))
+    chart = charts.sweep(
+        "Cost of a useful GPU-hour: owning and commitments fall with utilization, renting on demand does not", data,
+        x=charts.q("utilization", "utilization of owned or committed GPUs", fmt="%"),
+        y=charts.q("usd", "USD per useful GPU-hour", log=True), series="way", dashes=False, legend_columns=1,
+        tooltip=[charts.tip("way", kind="nominal"), charts.tip("utilization", fmt=".0%"), charts.tip("usd", fmt="$,.2f")],
+        extra=extra)
     return View(text="\n".join(lines), table=Table(("part (per GPU-hour of the hardware's life)", "USD"), tuple(rows)),
                 chart=chart)
 
@@ -429,13 +416,12 @@ def _serve_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
         table = Table(("batch", "tokens/s per GPU", "TPOT (ms)", "bound"),
                       tuple((c["batch"], f"{c['tokens_per_s_per_gpu']:,.0f}", f"{c['tpot_ms']:,.1f}", c["bound"])
                             for c in r["curve"]))
-    chart = _charts.chart(
-        r["curve"], mark={"type": "line", "point": True},
-        encoding={"x": vl.field("batch", title="batch (sequences per replica)", scale=vl.log_scale()),
-                  "y": vl.field("tokens_per_s_per_gpu", title="decode tokens/s per GPU", scale=vl.log_scale()),
-                  "tooltip": [vl.field("batch"), vl.field("tokens_per_s_per_gpu", format=",.0f"),
-                              vl.field("tpot_ms", format=",.1f"), vl.field("bound", "nominal")]},
-        title="Batching moves decode along the roofline: more tokens per weight read") if r["curve"] else None
+    chart = charts.sweep(
+        "Batching moves decode along the roofline: more tokens per weight read", r["curve"],
+        x=charts.q("batch", "batch (sequences per replica)", log=True),
+        y=charts.q("tokens_per_s_per_gpu", "decode tokens/s per GPU", log=True), points=True,
+        tooltip=[charts.tip("batch"), charts.tip("tokens_per_s_per_gpu", fmt=",.0f"), charts.tip("tpot_ms", fmt=",.1f"),
+                 charts.tip("bound", kind="nominal")]) if r["curve"] else None
     return View(text="\n".join(lines), table=table, chart=chart)
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from mlcalc import _check, storage, vl
+from mlcalc import _check, charts, storage
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
-from mlcalc.calculators import _charts
 from mlcalc.calculators._common import decades, finite, geomspace
 from mlcalc.storage import GB, TB, GiB, MiB
 from mlcalc.units import SECONDS_PER_HOUR as HOUR
@@ -14,8 +13,6 @@ YEAR_S = 365.0 * 24 * HOUR
 
 # Per-node (or per-device) figures a node's dataloader can compare itself with.
 COMPARE_FILESYSTEMS = ("nfs-tcp", "nfs-nconnect", "nvme-p4500", "nvme-980pro-fio")
-BAR_ROW_PX = 50  # px per filesystem in the bandwidth chart: a bar with its name above it
-BAR_PX = 20  # px, the thickness of such a bar
 ENOUGH, NOT_ENOUGH = "enough for one node", "not enough"
 
 # --------------------------------------------------------------------------- dataloader
@@ -49,32 +46,16 @@ def _dataloader_view(bw: storage.DataloaderBandwidth, v: Mapping[str, Any]) -> V
     values = [b["gb_per_s"] for b in bars] + [need]
     ticks = decades(min(values) / 3, max(values) * 3)
     domain = [ticks[0], ticks[-1]]  # whole decades, so the bars start at the axis
-    x = vl.field("gb_per_s", title="GB/s (1e9 bytes/s), log scale", scale=vl.log_scale(domain=[vl.clean(d) for d in domain]),
+    x = charts.q("gb_per_s", "GB/s (1e9 bytes/s), log scale", log=True, domain=domain,
                  axis={"values": ticks, "format": "~g"})
-    # Each bar's name sits above it inside the plot (a y axis of long names would squeeze the plot on a phone).
-    y = vl.field("filesystem", "nominal", title="", sort=None, axis=None)
-    chart = _charts.chart(  # fitted to the width only: the plot keeps its height of BAR_ROW_PX per bar
-        title=f"One node needs {need:,.3g} GB/s (black line)",
-        height=BAR_ROW_PX * len(bars),
-        layer=[
-            {"data": {"values": vl.rows(bars)}, "layer": [
-                {"mark": {"type": "bar", "clip": True, "size": BAR_PX},
-                 "encoding": {"y": y, "x": x,
-                              "x2": {"datum": vl.clean(domain[0])},  # bars start at the axis (a log scale has no 0)
-                              "color": vl.field("verdict", "nominal", title="",
-                                                scale={"domain": [ENOUGH, NOT_ENOUGH],
-                                                       "range": ["#55a868", "#c44e52"]}),
-                              "tooltip": [vl.field("filesystem", "nominal"), vl.field("scope", "nominal"),
-                                          vl.field("gb_per_s", title="GB/s", format=",.3g")]}},
-                {"mark": {"type": "text", "align": "left", "baseline": "bottom", "x": 0, "dy": -(BAR_PX // 2 + 1)},
-                 "encoding": {"y": y, "text": vl.field("filesystem", "nominal")}},
-            ]},
-            {"data": {"values": vl.rows([{"gb_per_s": need, "what": "one node's need"}])},
-             "mark": {"type": "rule", "color": "black", "strokeWidth": 2},
-             "encoding": {"x": vl.field("gb_per_s"), "tooltip": [vl.field("what", "nominal"),
-                                                                 vl.field("gb_per_s", title="GB/s", format=",.3g")]}},
-        ],
-    )
+    chart = charts.bars(
+        f"One node needs {need:,.3g} GB/s (black line)", bars, name="filesystem", x=x, names_above=True,
+        start=domain[0], color_by="verdict",
+        colors={ENOUGH: "#55a868", NOT_ENOUGH: "#c44e52"},
+        tooltip=[charts.tip("filesystem", kind="nominal"), charts.tip("scope", kind="nominal"),
+                 charts.tip("gb_per_s", "GB/s", ",.3g")],
+        extra=[charts.line([{"gb_per_s": need, "what": "one node's need"}], along="x", field="gb_per_s", width=2,
+                           what="what", fmt=",.3g")])
     return View(text=text, chart=chart)
 
 
@@ -219,23 +200,18 @@ def _interval_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
             f"lost work {c.lost_work_fraction:.1%}, restarts {c.restart_fraction:.1%}); "
             f"at Daly's interval {b.fraction:.1%}")
     hours = [t / HOUR for t, _ in r["curve"]] + [r["interval_s"] / HOUR]
-    x = vl.field("hours", title="compute time between checkpoints (hours, log scale)", scale=vl.log_scale(),
+    x = charts.q("hours", "compute time between checkpoints (hours, log scale)", log=True,
                  axis={"values": decades(min(hours), max(hours)), "format": "~g"})
-    y = vl.field("goodput", title="goodput", axis={"format": ".0%"}, scale={"zero": False})
+    y = charts.q("goodput", "goodput", fmt=".0%", zero=False)
     rules = [{"hours": r["young_s"] / HOUR, "what": f"Young: {r['young_s'] / HOUR:.2f} h"},
              {"hours": r["daly_s"] / HOUR, "what": f"Daly: {r['daly_s'] / HOUR:.2f} h"}]
-    chart = vl.chart(
-        title=f"Goodput against the interval; chosen: {r['interval_s'] / HOUR:.2f} h -> {c.fraction:.1%}",
-        layer=[
-            {"data": {"values": vl.rows({"hours": t / HOUR, "goodput": g} for t, g in r["curve"])},
-             "mark": {"type": "line", "color": vl.PALETTE[0]}, "encoding": {"x": x, "y": y}},
-            {"data": {"values": vl.rows(rules)}, "mark": {"type": "rule", "color": "#555555"},
-             "encoding": {"x": vl.field("hours"), "strokeDash": vl.field("what", "nominal", title="", sort=None),
-                          "tooltip": [vl.field("what", "nominal")]}},
-            vl.marker({"hours": r["interval_s"] / HOUR, "goodput": c.fraction}, vl.field("hours"), vl.field("goodput"),
-                      color=vl.PALETTE[3], tooltip=[vl.field("hours", format=".2f"), vl.field("goodput", format=".1%")]),
-        ],
-    )
+    chart = charts.sweep(
+        f"Goodput against the interval; chosen: {r['interval_s'] / HOUR:.2f} h -> {c.fraction:.1%}",
+        ({"hours": t / HOUR, "goodput": g} for t, g in r["curve"]), x=x, y=y, color=charts.PALETTE[0],
+        extra=[charts.line(rules, along="x", field="hours", color="#555555", what="what", dash_by="what"),
+               charts.point({"hours": r["interval_s"] / HOUR, "goodput": c.fraction}, charts.q("hours"),
+                            charts.q("goodput"), color=charts.PALETTE[3],
+                            tooltip=[charts.tip("hours", fmt=".2f"), charts.tip("goodput", fmt=".1%")])])
     return View(text=text, chart=chart)
 
 
@@ -281,16 +257,9 @@ def _capacity_view(cap: storage.Capacity, v: Mapping[str, Any]) -> View:
             for i, (name, nbytes) in enumerate(cap.parts_bytes.items())]
     rows.append({"bar": "buy", "part": f"to buy at {cap.usable_fraction:.0%} usable", "tb": cap.to_buy_bytes / TB,
                  "order": len(rows)})
-    chart = vl.chart(
-        rows, title=f"Store {cap.needed_bytes / TB:,.1f} TB, buy {cap.to_buy_bytes / TB:,.1f} TB", height=170,
-        mark="bar",
-        encoding={"y": vl.field("bar", "nominal", title="", sort=["store", "buy"]),
-                  "x": vl.field("tb", title="TB (1e12 bytes)", stack="zero"),
-                  "color": vl.field("part", "nominal", title="", sort=None,
-                                    scale={"range": vl.PALETTE[:3] + ["#999999"]}),
-                  "order": vl.field("order"),
-                  "tooltip": [vl.field("part", "nominal"), vl.field("tb", title="TB", format=",.1f")]},
-    )
+    chart = charts.parts(rows, title=f"Store {cap.needed_bytes / TB:,.1f} TB, buy {cap.to_buy_bytes / TB:,.1f} TB",
+                         value="tb", value_title="TB (1e12 bytes)", bar="bar", bars=["store", "buy"],
+                         colors=charts.PALETTE[:3] + ["#999999"], tip_title="TB", fmt=",.1f", height=170)
     return View(text=text, chart=chart)
 
 
@@ -341,18 +310,14 @@ def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
                   {"nodes": n, "seconds": server, "curve": "metadata server bound"}]
     top = max(4096.0, 2.0 * nodes)
     seconds = [row["seconds"] for row in lines] + [r.seconds]
-    x = vl.field("nodes", title="nodes starting at once (log scale)", scale=vl.log_scale(),
-                 axis={"values": decades(1.0, top), "format": "~s"})
-    y = vl.field("seconds", title="seconds (log scale)", scale=vl.log_scale(),
+    x = charts.q("nodes", "nodes starting at once (log scale)", log=True, axis={"values": decades(1.0, top), "format": "~s"})
+    y = charts.q("seconds", "seconds (log scale)", log=True,
                  axis={"values": decades(min(seconds), max(seconds)), "format": ",~g"})
-    chart = vl.chart(
-        title=f"Start-up time: {nodes:,} nodes take {r.seconds:,.0f} s ({r.bottleneck})", height=280,
-        layer=[
-            vl.series_lines(lines, x, y, "curve", mark={"type": "line"}),
-            vl.marker({"nodes": float(nodes), "seconds": r.seconds}, vl.field("nodes"), vl.field("seconds"),
-                      tooltip=[vl.field("nodes", format=",.0f"), vl.field("seconds", format=",.1f")]),
-        ],
-    )
+    chart = charts.sweep(
+        f"Start-up time: {nodes:,} nodes take {r.seconds:,.0f} s ({r.bottleneck})", lines, x=x, y=y, series="curve",
+        height=280,
+        extra=[charts.point({"nodes": float(nodes), "seconds": r.seconds}, charts.q("nodes"), charts.q("seconds"),
+                            tooltip=[charts.tip("nodes", fmt=",.0f"), charts.tip("seconds", fmt=",.1f")])])
     return View(text=text, chart=chart)
 
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import ipywidgets as widgets
 from IPython.display import display
 
+from mlcalc.charts import title_of
 from mlcalc.vl import chart_values
 from mlcalc.calc import Calc, Control, View, check_chart, error_message, view_html, view_plain
 
@@ -194,8 +195,7 @@ def html_snapshot(title: str, view: View | None, error: str = "") -> str:
     if view is not None:
         parts.append(view_html(view))
         if view.chart is not None:
-            title_ = view.chart.get("title", "")
-            text = " ".join(title_) if isinstance(title_, list) else str(title_)
+            text = title_of(view.chart)
             parts.append(f"<p><em>Chart{': ' + html.escape(text) if text else ''} (drawn when the cell runs).</em></p>")
     if error:
         parts.append(f"<p><strong>{html.escape(error)}</strong></p>")
@@ -209,8 +209,7 @@ def plain_summary(key: str, view: View | None, error: str = "") -> str:
     if view is not None:
         lines.append(view_plain(view))
         if view.chart is not None:
-            title = view.chart.get("title", "")
-            lines.append(f"chart: {' '.join(title) if isinstance(title, list) else title}")  # a wrapped title
+            lines.append(f"chart: {title_of(view.chart)}")
             lines.extend(json.dumps(row, sort_keys=True, ensure_ascii=False) for row in chart_values(view.chart))
     if error:
         lines.append(f"(error shown: {error})")

@@ -9,6 +9,7 @@ import pytest
 from mlcalc import calc, memory, spec
 from mlcalc.calculators import memory as cm
 from mlcalc.calculators._common import AUTHOR_YEAR
+from mlcalc.charts import title_of
 from mlcalc.vl import chart_values
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -68,7 +69,7 @@ def test_activation_chart_is_table_2():
     assert totals["TP + SP + selective"] == pytest.approx(sbh * 34 / t, rel=1e-5)
     assert totals["full recompute (TP + SP)"] == pytest.approx(sbh * 2 / t, rel=1e-5)
     assert per_layer / 2**20 == pytest.approx(totals["TP + SP"], rel=1e-5)
-    assert "Korthikanti et al. 2023" in view.chart["title"]
+    assert "Korthikanti et al. 2023" in title_of(view.chart)
 
 
 def test_serving_chart_does_not_grow_with_the_batch():

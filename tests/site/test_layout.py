@@ -233,6 +233,6 @@ def test_page_layout(browser, site_url, docname, width):
             assert calc["controls"] >= 1, "a calculator with no controls"
             assert calc["output"] >= 1, "a calculator whose output area is empty"
     assert seen == [], "\n".join(seen)
-    # Text cut off by a chart's edge is a defect of that chart's spec (mlcalc.calculators, mlcalc.vl) or of
-    # the site script's narrowing of it (book/_static/mlcalc-live.js fitToColumn): fix it there.
+    # Text cut off by a chart's edge is a defect of its chart kind (mlcalc.charts, which owns how a chart fits
+    # its column): fix it there.
     assert problems == [], f"{docname} at {WIDTHS[width]} px:\n" + "\n".join(problems)
