@@ -1036,8 +1036,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     tp_f = tp_b = 0.0
     if tp > 1:
         f_tp = fab(tp, 1)
+        # Two blocks per layer (attention, MLP), each with one collective pair a pass: two all-reduces without
+        # sequence parallelism, two all-gathers and two reduce-scatters with it (Korthikanti et al. 2022, 4.2.2:
+        # "the communication bandwidth used is the same"), as mlcalc.parallel.tensor_parallel_ops counts them.
         if lay.sequence_parallel:
-            one = _collective_s(act, f_tp, "all_gather") + _collective_s(act, f_tp, "reduce_scatter")
+            one = 2 * (_collective_s(act, f_tp, "all_gather") + _collective_s(act, f_tp, "reduce_scatter"))
         else:
             one = 2 * _collective_s(act, f_tp, "all_reduce")
         tp_f, tp_b = one * L_here, one * L_here * (2 if full else 1)
