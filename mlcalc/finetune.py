@@ -215,3 +215,6 @@ def measured() -> tuple[Mapping[str, Any], ...]:
 __all__ = ["ADAM_BYTES", "ADAPTER_DTYPES", "ATTENTION_MODULES", "FineTuneMemory", "METHODS", "MODULES", "NF4_DQ_BITS", "TARGET_PRESETS",
            "finetune_flops_per_token", "finetune_memory", "finetune_step_s", "lora_params", "measured",
            "module_shapes"]
+
+
+_check.guard(globals())
