@@ -29,7 +29,8 @@ if [ "${MLCALC_SNAPSHOT:-1}" = "0" ]; then
   echo "no Pyodide snapshot (MLCALC_SNAPSHOT=0): the site's Python starts cold"
 elif [ -f "$dest/snapshot.json" ] && [ -f "$dest/mlcalc.snapshot.gz" ] && grep -q "\"wheel_sha256\": \"$sha\"" "$dest/snapshot.json" \
      && grep -q "\"maker_sha256\": \"$maker\"" "$dest/snapshot.json" \
-     && { [ "${MLCALC_SNAPSHOT_WARM:-1}" = "0" ] || ! grep -q '"warmed": null' "$dest/snapshot.json"; }; then
+     && { if [ "${MLCALC_SNAPSHOT_WARM:-0}" = "1" ]; then ! grep -q '"warmed": null' "$dest/snapshot.json";
+          else grep -q '"warmed": null' "$dest/snapshot.json"; fi; }; then
   echo "Pyodide snapshot already made for this wheel"
 elif ! command -v node >/dev/null; then
   rm -f "$dest/snapshot.json" "$dest"/mlcalc.snapshot*

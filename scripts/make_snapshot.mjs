@@ -28,9 +28,10 @@ pyodide.unpackArchive(wheel, "wheel", { extractDir: sitePackages });
 pyodide.FS.writeFile("/tmp/mlcalc.whl", wheel); // (read after the snapshot: the file system is not in it)
 // What the worker's Python needs for any page: every calculator registered, the bridge imported.
 pyodide.runPython(IMPORTS());
-// Then every calculator run once with its defaults (mlcalc.warm): the modules and data files a first change
-// would load, and the default answers' caches, are in the snapshot (MLCALC_SNAPSHOT_WARM=0: not done).
-const warm = process.env.MLCALC_SNAPSHOT_WARM === "0" ? null : JSON.parse(pyodide.runPython(WARM()));
+// Opt-in (MLCALC_SNAPSHOT_WARM=1): every calculator run once with its defaults (mlcalc.warm) before the snapshot.
+// Off by default: it grows the heap past the 30 MiB Pyodide restores into (37.7 MB), and _loadSnapshot then fails
+// ("RangeError: offset is out of bounds"), so the site started cold on every page (measured 2026-11-26).
+const warm = process.env.MLCALC_SNAPSHOT_WARM === "1" ? JSON.parse(pyodide.runPython(WARM())) : null;
 const snapshot = pyodide.makeMemorySnapshot();
 writeFileSync(outPath, snapshot);
 // The wheel's files the worker writes again after a restore: all but the modules already imported (their
