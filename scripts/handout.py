@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from typing import Any
 
 import yaml
 
@@ -175,9 +176,11 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path, timeout_s: int = 300) -> list[list]:
+def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path, timeout_s: int = 300, browser: Any = None) -> list[list]:
     """Serve ``site`` on 127.0.0.1 and print ``page`` to ``out`` on A4 with headless Chromium.
 
+    ``browser``: a Playwright browser already running in this thread (the tests' session one: Playwright's
+    sync API runs one instance per thread); without it, one is started and closed here.
     Returns what still passes the printable width after :data:`FIT_JS` (empty when all fits).
     """
     if not pathlib.Path(CHROMIUM).exists():
@@ -189,28 +192,40 @@ def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path, timeout_s: int =
     url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"])
-            try:
-                tab = browser.new_page(viewport={"width": PRINT_WIDTH_PX, "height": 1000})
-                tab.emulate_media(media="print")
-                tab.goto(url, wait_until="load", timeout=timeout_s * 1000)
-                # MathJax typesets after load: wait for it (and the charts' first paint) before measuring
-                tab.wait_for_function("!window.MathJax || !MathJax.startup || MathJax.startup.promise", timeout=60_000)
-                tab.evaluate("window.MathJax && MathJax.startup && MathJax.startup.promise")
-                tab.wait_for_timeout(1500)
-                tab.evaluate(FIT_JS)
-                left = tab.evaluate(OVERFLOW_JS, PRINT_WIDTH_PX)
-                tab.pdf(path=str(out), format=PAPER, print_background=True,
-                        margin={side: f"{MARGIN_MM}mm" for side in ("top", "right", "bottom", "left")})
-            finally:
-                browser.close()
+        if browser is not None:
+            left = _print(browser, url, out, timeout_s)
+        else:
+            with sync_playwright() as pw:
+                own = pw.chromium.launch(executable_path=CHROMIUM, args=[
+                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run"])
+                try:
+                    left = _print(own, url, out, timeout_s)
+                finally:
+                    own.close()
     finally:
         server.shutdown()
     if not out.exists() or out.stat().st_size == 0:
         raise SystemExit(f"Chromium did not print {url}")
+    return left
+
+
+def _print(browser: Any, url: str, out: pathlib.Path, timeout_s: int) -> list[list]:
+    """Open ``url`` in a new tab of ``browser``, fit its wide blocks, print it to ``out``; what still overflows."""
+    tab = browser.new_page(viewport={"width": PRINT_WIDTH_PX, "height": 1000})
+    try:
+        tab.emulate_media(media="print")
+        tab.goto(url, wait_until="load", timeout=timeout_s * 1000)
+        # MathJax typesets after load: wait for it (and the charts' first paint) before measuring
+        tab.wait_for_function("!window.MathJax || !MathJax.startup || MathJax.startup.promise", timeout=60_000)
+        tab.evaluate("window.MathJax && MathJax.startup && MathJax.startup.promise")
+        tab.wait_for_timeout(1500)
+        tab.evaluate(FIT_JS)
+        left: list[list] = tab.evaluate(OVERFLOW_JS, PRINT_WIDTH_PX)
+        tab.pdf(path=str(out), format=PAPER, print_background=True,
+                margin={side: f"{MARGIN_MM}mm" for side in ("top", "right", "bottom", "left")})
+    finally:
+        tab.close()
     return left
 
 

@@ -47,7 +47,7 @@ def test_page_title_reads_the_first_heading():
 
 
 @pytest.mark.browser
-def test_handout_pdf_fits_the_paper(strict_build, tmp_path):
+def test_handout_pdf_fits_the_paper(strict_build, browser, tmp_path):
     # every page prints whole: nothing passes the printable width of A4 once wide blocks are fitted,
     # page 1 is the title page, and the question sheet is one sheet of paper
     if strict_build.returncode != 0:
@@ -60,7 +60,7 @@ def test_handout_pdf_fits_the_paper(strict_build, tmp_path):
     joined.write_text(handout.build_html(site, pages), encoding="utf-8")
     out = tmp_path / "handout.pdf"
     try:
-        left = handout.print_pdf(site, joined.name, out)
+        left = handout.print_pdf(site, joined.name, out, browser=browser)
     finally:
         joined.unlink(missing_ok=True)
     assert left == [], left[:10]
@@ -72,7 +72,7 @@ def test_handout_pdf_fits_the_paper(strict_build, tmp_path):
     sheet.write_text(handout.build_html(site, [handout.QUESTION_SHEET], front_matter=False), encoding="utf-8")
     q = tmp_path / "questions.pdf"
     try:
-        assert handout.print_pdf(site, sheet.name, q) == []
+        assert handout.print_pdf(site, sheet.name, q, browser=browser) == []
     finally:
         sheet.unlink(missing_ok=True)
     assert handout.page_count(q) == 1

@@ -355,7 +355,7 @@ def test_bad_input_shows_the_inline_message_and_the_calculator_keeps_working(liv
     try:
         _goto_live(page, site_url, docname)
         calc_el = page.locator(".mlcalc-calculator").first
-        box = calc_el.locator(".mlcalc-ctl-params input")
+        box = calc_el.locator(".mlcalc-ctl-n_params_billion input")
         before = page.evaluate(STATE, 0)
         box.fill("-3")
         box.press("Enter")
@@ -366,8 +366,8 @@ def test_bad_input_shows_the_inline_message_and_the_calculator_keeps_working(liv
         assert state["stale"] >= 1, "the last result stays, marked stale"
         _check_parity(page, 0, "params=-3")
         # Hostile values straight to the worker: it answers each with a message, and survives.
-        hostile = [{"params": "abc"}, {"params": None}, {"params": 1e308}, {"nope": 1}, {"accelerator": 10**9},
-                   {"params": [1, [2, {"x": None}]]}, {"mode": -1}, {"headroom": "NaN"}]
+        hostile = [{"n_params_billion": "abc"}, {"n_params_billion": None}, {"n_params_billion": 1e308}, {"nope": 1},
+                   {"accelerator": 10**9}, {"n_params_billion": [1, [2, {"x": None}]]}, {"mode": -1}, {"headroom": "NaN"}]
         for values in hostile:
             out = page.evaluate("([k, v]) => window.mlcalcLive.run(k, v)", ["memory.gpu_count", values])
             assert set(out) >= {"ok"}, out
