@@ -22,7 +22,7 @@ import statistics
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 from mlcalc import _check, memory, serving
 
@@ -437,15 +437,21 @@ def check_load_simulation(run: str = RUN) -> list[LoadCheck]:
     :func:`mlcalc.serving.simulate_replica` with :func:`load_step_model`, the engine's 64 slots and its at most 4
     prompts prefilled per iteration."""
     st = load_step_model(run)
-    slots = int(run_data(run)["load"]["slots"])
+    return _replay_load(run, lambda rate: st)
+
+
+def _replay_load(run: str, step_model: Callable[[float], serving.StepModel]) -> list[LoadCheck]:
+    """Each rate's recorded arrivals replayed through :func:`mlcalc.serving.simulate_replica` with
+    ``step_model(rate)``, the engine's slots and its prompts prefilled per iteration, beside what was measured."""
+    load = run_data(run)["load"]
+    slots, max_prefills = int(load["slots"]), int(load["max_prefill_per_iteration"])
     measured = {r.rate: r for r in load_runs(run)}
     out = []
-    for r in run_data(run)["load"]["runs"]:
+    for r in load["runs"]:
         if "error" in r:
             continue
         reqs = serving.trace_requests([(float(q["arrival"]), int(q["in"]), int(q["out"])) for q in r["requests"]])
-        sim = serving.simulate_replica(st, reqs, max_batch=slots,
-                                       max_prefills=int(run_data(run)["load"]["max_prefill_per_iteration"]))
+        sim = serving.simulate_replica(step_model(float(r["rate"])), reqs, max_batch=slots, max_prefills=max_prefills)
         m = measured[float(r["rate"])]
         out.append(LoadCheck(m.rate, m, sim, sim.ttft_p50_s / m.ttft_p50_s - 1.0, sim.tpot_p50_s / m.tpot_p50_s - 1.0))
     return out
@@ -474,19 +480,7 @@ def measured_step_model(rate: float, run: str = RUN) -> serving.StepModel:
 
 def check_load_scheduler(run: str = RUN) -> list[LoadCheck]:
     """:func:`check_load_simulation` with :func:`measured_step_model`: the scheduler alone."""
-    slots = int(run_data(run)["load"]["slots"])
-    mp = int(run_data(run)["load"]["max_prefill_per_iteration"])
-    measured = {r.rate: r for r in load_runs(run)}
-    out = []
-    for r in run_data(run)["load"]["runs"]:
-        if "error" in r:
-            continue
-        reqs = serving.trace_requests([(float(q["arrival"]), int(q["in"]), int(q["out"])) for q in r["requests"]])
-        sim = serving.simulate_replica(measured_step_model(float(r["rate"]), run), reqs, max_batch=slots,
-                                       max_prefills=mp)
-        m = measured[float(r["rate"])]
-        out.append(LoadCheck(m.rate, m, sim, sim.ttft_p50_s / m.ttft_p50_s - 1.0, sim.tpot_p50_s / m.tpot_p50_s - 1.0))
-    return out
+    return _replay_load(run, lambda rate: measured_step_model(rate, run))
 
 
 #: Why the simulation of the load test misses (measured in the run: ``load_gpu1.json``'s iterations).
