@@ -819,7 +819,8 @@
       });
     });
     var rest = Object.assign({}, copy, { signals: (copy.signals || []).filter(function (sg) { return sg.name !== "mlcalc_title"; }) });
-    return { spec: copy, data: data, title: title, shape: simple ? JSON.stringify(ordered ? [rest] : [rest, labels]) : null };
+    return { spec: copy, data: data, title: title, shape: simple ? JSON.stringify(ordered ? [rest] : [rest, labels]) : null,
+             frame: simple ? JSON.stringify([rest]) : null };
   }
 
   // Whether every discrete scale of a compiled Vega spec (its groups' included) orders its domain by itself:
@@ -895,6 +896,22 @@
         });
         if (parts.title !== null) view.signal("mlcalc_title", parts.title);
         done = view.runAsync().then(function () { return self.embedded; });
+      } else if (self.embedded && parts.frame && parts.frame === self.frame) {
+        // Same chart, other categories on a scale that keeps the data's order: emptied first, then filled
+        // (two passes of its dataflow, one paint), it takes them in their order, as a new chart would.
+        if (timing) timing.chartHow = "emptied and filled";
+        self.updates = (self.updates || 0) + 1;
+        var again = self.embedded.view;
+        Object.keys(parts.data).forEach(function (name) {
+          again.change(name, window.vega.changeset().remove(window.vega.truthy));
+        });
+        done = again.runAsync().then(function () {
+          Object.keys(parts.data).forEach(function (name) {
+            again.change(name, window.vega.changeset().insert(parts.data[name]));
+          });
+          if (parts.title !== null) again.signal("mlcalc_title", parts.title);
+          return again.runAsync();
+        }).then(function () { return self.embedded; });
       } else {
         var vg = Object.assign({}, parts.spec, {
           data: (parts.spec.data || []).map(function (d) {
@@ -911,6 +928,7 @@
       return done.then(function (res) {
         self.embedded = res;
         self.shape = parts.shape;
+        self.frame = parts.frame;
         self.spec = spec;
         box.mlcalcSpec = spec;
         el.classList.add("mlcalc-drawn");
