@@ -189,6 +189,19 @@ _COLUMN_PARALLEL = ("attention q", "attention k", "attention v", "attention qkv"
 _ROW_PARALLEL = ("attention out", "mlp out", "shared expert out", "expert out")
 
 
+# The largest parallel degree (tp, pp, ep, cp) a helper accepts: past the GPU count of any published run.
+MAX_DEGREE = 2**20
+
+
+def _degree(name: str, value: Any) -> int:
+    return _check.positive_int(name, value, MAX_DEGREE)
+
+
+def _stage_layers(model: ModelConfig, layers: Any) -> int:
+    """The layers one GPU holds (a pipeline stage): default all, else 1..n_layers."""
+    return model.n_layers if layers is None else _check.bounded_int("layers", layers, 1, model.n_layers)
+
+
 def _split(n: int, ways: int) -> int:
     return max(1, -(-n // ways))  # ceil: a rank with a partial share pays for a whole one
 
@@ -202,6 +215,8 @@ def layer_products(model: ModelConfig, tokens: int, moe_layer: bool, tp: int = 1
     ``ep`` places ``experts / ep`` experts on each GPU, which then sees the routed tokens of ``ep`` GPUs;
     ``fused_qkv``: one product for Q, K and V together (GPT-2's ``c_attn``, the book's GPT program).
     """
+    tokens = _check.positive_int("tokens", tokens, MAX_TOKENS)
+    tp, ep = _degree("tp", tp), _degree("ep", ep)
     out = _layer_products(model, tokens, moe_layer, ep)
     if fused_qkv and model.attention != "mla":
         qkv = [r for r in out if r[4] in ("attention q", "attention k", "attention v")]
@@ -268,8 +283,8 @@ def step_gemms(model: ModelConfig, batch: int, seq_len: int, recompute: bool = F
     layers after in the model's proportion; ``logits``: whether it holds the output layer (the last stage).
     """
     _, _, T = _tokens(batch, seq_len)
-    T = _split(T, cp)
-    L = model.n_layers if layers is None else layers
+    T = _split(T, _degree("cp", cp))
+    L = _stage_layers(model, layers)
     n_moe = round(model.n_moe_layers * L / model.n_layers)
     kinds = [(L - n_moe, False), (n_moe, True)]
     out: list[Gemm] = []
@@ -404,6 +419,7 @@ def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> fl
 
 def params_per_gpu(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1) -> float:
     """Parameters one GPU holds before ZeRO sharding: the model over tp x pp, routed experts also over ep."""
+    tp, pp, ep = _degree("tp", tp), _degree("pp", pp), _degree("ep", ep)
     experts = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
     return (model.n_params() - experts + experts / ep) / (tp * pp)
 
@@ -421,8 +437,10 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
     """
     _check.choice("engine", engine, ENGINES)
     _, _, T = _tokens(batch, seq_len)
-    T = _split(T, cp)
-    L = model.n_layers if layers is None else layers
+    T = _split(T, _degree("cp", cp))
+    tp = _degree("tp", tp)
+    L = _stage_layers(model, layers)
+    optimizer_shard = _check.fraction("optimizer_shard", optimizer_shard)
     per_tok = (elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer)(model)
     split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
              for k, v in per_tok.items()}
