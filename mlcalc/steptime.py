@@ -726,6 +726,10 @@ class Layout:
     recompute: str = "none"  # "none", "selective" or "full" activation recomputation
     micro_batch: int = 1  # sequences per micro-batch per replica
     grad_accum: int = 1  # micro-batches per replica per optimizer step
+    # Megatron-LM's pipeline "scatter/gather" (Narayanan et al. 2021, 4.1): each tensor-parallel rank sends 1/tp of
+    # a stage's output between nodes and the next stage all-gathers it over NVLink; False: every rank sends the whole
+    # activation (DeepSpeed's pipeline engine). With sequence parallelism the output is already split (no gather).
+    scatter_gather: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
@@ -735,6 +739,7 @@ class Layout:
         _check.choice("schedule", self.schedule, SCHEDULES)
         _check.choice("recompute", self.recompute, RECOMPUTE)
         _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
+        _check.choice("scatter_gather", self.scatter_gather, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -789,6 +794,9 @@ RULES = MappingProxyType({
             "its gradients, overlapped with that micro-batch's pass; only the excess is exposed",
     "pipeline": "the pipeline bubble is (p - 1) / (m v) of the micro-batches' time (Narayanan et al. 2021); "
                 "each micro-batch's activation send forward and gradient send backward is exposed",
+    "scatter-gather": "pipeline sends: each tensor-parallel rank sends 1/t of the activation between nodes and the "
+                      "next stage all-gathers it inside its node (Megatron-LM's scatter/gather, Narayanan et al. 2021, "
+                      "4.1)",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
     "dualpipe": "DualPipe (DeepSeek-AI 2024, 3.2.1) runs two micro-batches' chunks together: each one's expert "
@@ -1082,7 +1090,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     pp_f = pp_b = 0.0
     if pp > 1:
         f_pp = fab(2, tp * cp * dp)
-        send = _p2p_s(act / (tp if lay.sequence_parallel else 1), f_pp) * v
+        split = tp > 1 and (lay.sequence_parallel or lay.scatter_gather)
+        send = _p2p_s(act / (tp if split else 1), f_pp)
+        if split and not lay.sequence_parallel:  # scatter/gather: the next stage all-gathers the pieces over NVLink
+            send += _collective_s(act, fab(tp, 1), "all_gather")
+        send *= v
         pp_f = pp_b = send
         comm["pipeline"] = (m * 2 * send, m * 2 * send)
     z3_f = z3_b = 0.0
@@ -1163,7 +1175,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
         or (dpg > 1 and lay.zero == 3 and (mach.host_s_per_fsdp_layer or mach.host_s_per_fsdp_backward_layer)))
     notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)))
               if on]
-    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1), ("context", cp > 1),
+    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
+                                     ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
+                                      and not lay.sequence_parallel), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
     total_comm = sum(t for t, _ in comm.values())
