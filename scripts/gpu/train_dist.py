@@ -663,8 +663,10 @@ def profile_steps(torch: Any, runner: "Runner", step: Any, c: dict[str, Any], tr
     if trace_dir:
         keep = [[e.get("cat"), e.get("name", "")[:60], e.get("ts"), e.get("dur"), e.get("tid"),
                  (e.get("args") or {}).get("correlation"), (e.get("args") or {}).get("stream")]
-                for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime",
-                                                    "cuda_driver", "user_annotation")]
+                for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "user_annotation") or (
+                    e.get("cat") in ("cuda_runtime", "cuda_driver") and any(
+                        k in str(e.get("name", "")) for k in ("Launch", "Synchronize", "Memcpy", "Memset",
+                                                              "WaitEvent", "Malloc", "Free")))]
         os.makedirs(trace_dir, exist_ok=True)
         with gzip.open(os.path.join(trace_dir, f"probe-{c['id']}-r{runner.rank}.json.gz"), "wt") as f:
             json.dump({"fields": ["cat", "name", "ts_us", "dur_us", "tid", "correlation", "stream"],
