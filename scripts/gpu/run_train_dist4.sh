@@ -30,7 +30,7 @@ NGPU=$($PY -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || ec
   env | grep -E '^(NCCL_|TORCH_SYMM|TORCH_NCCL|NVSHMEM_|CUDA_VISIBLE|OMP_|PYTORCH_)' | sort
 } > "$OUT_DIR/machine.txt" 2>&1
 cat "$OUT_DIR/machine.txt"
-if [ "$NGPU" -ge 1 ]; then CPU=; SWEEP="--sweep four"; else CPU=--cpu-tiny; SWEEP=; NGPU=4; fi
+if [ "$NGPU" -ge 1 ]; then CPU=; SWEEP="--sweep ${SWEEP_NAME:-four}"; else CPU=--cpu-tiny; SWEEP=; NGPU=4; fi
 now() { echo $(( $(date +%s) - T0 )); }
 
 launch() {  # $1: world size, $2: start no case after (s), $3: kill after (s), $4: extra flags; relaunched at most 3 times

@@ -70,7 +70,8 @@ def _untied(name: str) -> ModelConfig:
 
 
 def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompute: bool, dp: int = 1, tp: int = 1,
-         pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0, probe: bool = False) -> dict[str, Any]:
+         pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0, probe: bool = False,
+         tag: str = "") -> dict[str, Any]:
     """One run: ``dp`` FSDP shards x ``tp`` tensor x ``pp`` pipeline = ``world`` GPUs; every data-parallel
     rank trains ``n_micro`` micro-batches of ``micro_batch`` sequences per step (``n_micro`` > 1 only with
     pipelining), so a step holds ``dp x n_micro x micro_batch`` sequences. ``min_gib``: skipped on cards with
@@ -87,7 +88,7 @@ def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompu
     short = model.name.replace(" (untied)", "").replace("Llama-3.2 ", "").replace("Llama-3 ", "").replace(
         "Llama-2 ", "Llama2-").replace(" ", "")
     cid = f"w{world}-{layout}-{short}-s{seq_len}-mb{micro_batch}" + (f"-m{n_micro}" if pp > 1 else "") + (
-        "-ac" if recompute else "")
+        "-ac" if recompute else "") + (f"-{tag}" if tag else "")
     return {"id": cid, "model": models.as_dict(model), "world": world, "dp": dp, "tp": tp, "pp": pp,
             "schedule": schedule if pp > 1 else "", "n_micro": n_micro, "micro_batch": micro_batch,
             "seq_len": seq_len, "recompute": recompute, "layout": layout,
@@ -216,7 +217,21 @@ def four_cases() -> list[dict[str, Any]]:
     ]
 
 
-SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases}
+def rerun_cases() -> list[dict[str, Any]]:
+    """A second, short call (2 GPUs): the three baseline cases of :func:`four_cases` before any profiling, then one
+    profiled case, then the same three again (``-after``): does a finished torch.profiler session leave the host
+    slower? Last, a profiled FSDP2 case (the engine's largest FSDP residual over max(host, device))."""
+    b1, b3, b8 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    base = [dict(b1=b1, seq=2048, mb=4, rc=False, kw={"dp": 2}),
+            dict(b1=b3, seq=2048, mb=2, rc=False, kw={"tp": 2}),
+            dict(b1=b1, seq=2048, mb=1, rc=False, kw={"pp": 2, "n_micro": 8, "schedule": "1f1b"})]
+    first = [case(x["b1"], 2, x["seq"], x["mb"], x["rc"], **x["kw"]) for x in base]
+    again = [case(x["b1"], 2, x["seq"], x["mb"], x["rc"], tag="after", **x["kw"]) for x in base]
+    return first + [case(b3, 2, 2048, 2, False, tp=2, probe=True, tag="probe")] + again + [
+        case(b8, 2, 2048, 1, True, dp=2, probe=True)]
+
+
+SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
