@@ -486,12 +486,13 @@ def host_probe_series(dev: torch.device, quick: bool, result: dict, save, durati
                 sync(dev)
                 r["graph_s"] = (time.perf_counter() - t0) / 20
             rec["repeats"].append(r)
-            if len(rec["repeats"]) % 10 == 0:
+            es = sorted(x["eager_s"] for x in rec["repeats"])
+            rec["eager_min_s"], rec["eager_median_s"], rec["eager_max_s"] = es[0], es[len(es) // 2], es[-1]
+            if len(rec["repeats"]) % 5 == 0:
                 save()
             time.sleep(0.5)
     es = sorted(x["eager_s"] for x in rec["repeats"])
     if es:
-        rec["eager_min_s"], rec["eager_median_s"], rec["eager_max_s"] = es[0], es[len(es) // 2], es[-1]
         print("host series", len(es), "repeats, eager ms min/median/max", round(es[0] * 1e3, 2),
               round(es[len(es) // 2] * 1e3, 2), round(es[-1] * 1e3, 2), flush=True)
     save()

@@ -14,7 +14,7 @@ set -u -o pipefail
 OUT_DIR=${1:?give an output folder}
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=${WORK:-$(mktemp -d /tmp/serve4.XXXXXX)}
-BUDGET_S=${BUDGET_S:-400}
+BUDGET_S=${BUDGET_S:-380}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export TOKENIZERS_PARALLELISM=false TRANSFORMERS_VERBOSITY=error
 PY=${PY:-python3}
@@ -46,7 +46,7 @@ if [ "$NGPU" -ge 1 ]; then Q=; else Q=--quick; fi
 dev() { [ "$NGPU" -ge 1 ] && echo "cuda:0" || echo cpu; }
 vis() { [ "$NGPU" -ge 1 ] && echo $(( $1 % NGPU )) || echo ""; }
 B="$HERE/bench_serve.py"
-A_END=${A_END:-175}
+A_END=${A_END:-140}
 a_left() { local l=$((A_END - $(el))); [ "$l" -lt 5 ] && l=5; echo "$l"; }
 job() {  # $1: gpu index, then what to run
   local g=$1; shift
