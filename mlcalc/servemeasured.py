@@ -30,7 +30,13 @@ RUN = "h200x2-2026-11-26-serve"
 #: The second call (same scripts plus the kernel probe, scripts/gpu/bench_kernels.py): 2 x H200 again (the
 #: lender gave H200s for an H100 ask).
 RUN2 = "h200x2-2026-11-26-serve2"
-RUNS = (RUN, RUN2)
+#: The third call (scripts/gpu/run_serve4.sh, 4 x H200, asked for 4 x H100): tensor-parallel decode on 1, 2 and 4
+#: GPUs, every architecture at batch x context points no earlier call measured (predicted before the call:
+#: scripts/gpu/serve4_predictions.json), a host probe timed next to every eager timing group, the 32-layer floor
+#: probe over and over (while the other GPUs worked and alone), decode attention as transformers and the engine call
+#: it, transformers' grouped experts at prefill sizes.
+RUN4 = "h200x4-2026-11-26-serve4"
+RUNS = (RUN, RUN2, RUN4)
 ARCHS = ("llama8b", "mha7b", "gemma3_4b", "mixtral_8l", "dsv2lite_8l")
 PATHS = ("eager", "graph")
 #: The issue's targets: every CUDA-graph point within 20 %, every eager point within 25 %.
@@ -388,6 +394,8 @@ def check_load_steps(run: str = RUN) -> list[MeasuredCheck]:
     """The load test's decode iterations: per batch bucket, the median measured step against the engine's step
     (:func:`predict_engine` at the engine's allocated cache length, which every step reads whole)."""
     load = run_data(run)["load"]
+    if load is None:  # a run without the load test
+        return []
     steps: dict[int, list[float]] = {}
     for r in load["runs"]:
         for it in r.get("iterations", ()):
