@@ -12,6 +12,11 @@ for each architecture its floor measured on a tiny model of the same class (2 an
 step time per layer and outside the layers, and the CUDA-graph replay time per layer (the GPU time of a layer's
 kernels when they do almost nothing). None of the checked points enters it.
 
+Published results (mlcalc/data/serving_published.json): TensorRT-LLM's static-batch tables of v0.9.0
+(:func:`check_published`, :func:`check_first_token`) and its in-flight-batching tables of v0.17
+(:func:`check_inflight`: the benchmark run as it runs, :func:`inflight`), and DeepGEMM's FP8 matmul times
+(:func:`check_fp8_gemm`), which check the FP8 matmul law those use (:func:`fp8_gemm_s`).
+
 Base units: seconds, bytes, FLOP/s.
 """
 
@@ -610,10 +615,239 @@ def check_first_token() -> list[FirstTokenCheck]:
     return out
 
 
+# ------------------------------------------------------------------------------- FP8 matmuls on Hopper
+
+def fp8_gemm_s(m: int, n: int, k: int, chip_key: str = "H100-SXM", groups: int = 1) -> float:
+    """Seconds of an FP8 matmul of ``m x k`` by ``n x k`` (``groups`` of them, as a grouped MoE matmul runs):
+    every byte it moves -- the FP8 weights ``n k`` and inputs ``m k``, the bf16 output ``2 m n`` -- at the card's
+    read rate, plus its FLOPs ``2 m n k`` at the achievable FP8 matmul rate, one after the other (not overlapped).
+
+    The roofline's ``max`` of the two is a bound no kernel beats; DeepGEMM's published H800 times (:func:`check_fp8_gemm`)
+    sit near this sum from 64 to 8,192 rows: FP8 tensor cores finish a tile's math about as fast as its bytes
+    arrive, so at these sizes little of one hides behind the other. DeepGEMM's 128 x 7,168 x 16,384 matmul takes
+    46.6 us (645 TFLOPS); this law gives 64.2, the roofline 42.7; its CUTLASS 3.6 baseline took 1.4x DeepGEMM's:
+
+    >>> round(fp8_gemm_s(128, 7168, 16384) * 1e6, 1)
+    64.2
+    """
+    mm, nn, kk = _check.positive_int("m", m), _check.positive_int("n", n), _check.positive_int("k", k)
+    g = _check.positive_int("groups", groups)
+    moved = g * (nn * kk + mm * kk + 2.0 * mm * nn)
+    return moved / serving.read_bandwidth(chip_key) + g * 2.0 * mm * nn * kk / serving.matmul_rate(chip_key, "fp8")
+
+
+class GemmCheck(NamedTuple):
+    """A published FP8 matmul time next to :func:`fp8_gemm_s` and the roofline bound."""
+
+    layout: str  # "dense", "grouped contiguous", "grouped masked"
+    groups: int
+    m: int
+    n: int
+    k: int
+    published_s: float  # DeepGEMM's time (2 m n k groups / its TFLOPS)
+    baseline_s: float  # its CUTLASS 3.6-based baseline (DeepGEMM's time x the speedup)
+    predicted_s: float  # :func:`fp8_gemm_s`
+    roofline_s: float  # max(bytes / read rate, FLOPs / matmul rate): the bound
+    error: float  # predicted / published - 1
+
+
+def check_fp8_gemm() -> list[GemmCheck]:
+    """DeepGEMM's published FP8 matmul table (serving_published.json "fp8_gemm") against :func:`fp8_gemm_s`."""
+    t = published()["fp8_gemm"]
+    chip_key = t["chip"]
+    bw, rate = serving.read_bandwidth(chip_key), serving.matmul_rate(chip_key, "fp8")
+    out = []
+    for r in t["rows"]:
+        g, m, n, k = int(r["groups"]), int(r["m"]), int(r["n"]), int(r["k"])
+        flops = g * 2.0 * m * n * k
+        pub = flops / (float(r["tflops"]) * 1e12)
+        pred = fp8_gemm_s(m, n, k, chip_key, g)
+        roof = max(g * (n * k + m * k + 2.0 * m * n) / bw, flops / rate)
+        out.append(GemmCheck(r["layout"], g, m, n, k, pub, pub * float(r["speedup"]), pred, roof, pred / pub - 1.0))
+    return out
+
+
+# ------------------------------------------------------------------------ in-flight batching at maximum load
+
+#: trtllm-bench's engine-size heuristic (tensorrt_llm/bench/build/tuning.py, ``finetune_setting``): the batch is
+#: capped at 4,096 requests ("to avoid decoder buffer size becoming too large") and the tokens of one iteration at
+#: 32,768 ("to avoid TRT activation buffer becoming too large"), at least 2,048.
+TRTLLM_MAX_BATCH = 4096
+TRTLLM_MAX_TOKENS = 32768
+TRTLLM_MIN_TOKENS = 2048
+#: ``--kv_cache_free_gpu_mem_fraction 0.95``: the share of the memory left beside the weights given to the KV
+#: cache in "the majority of cases" of TensorRT-LLM's performance overview (v0.17).
+TRTLLM_KV_FRACTION = 0.95
+
+
+class Inflight(NamedTuple):
+    """One iteration of in-flight batching in steady state at maximum load, and the throughput it gives."""
+
+    batch: int  # requests decoding together (KV room for prompt + output each, or the engine's caps)
+    kv_tokens: int  # KV tokens the replica holds
+    prefill_tokens: float  # prompt tokens the iteration carries: batch / output requests enter per iteration
+    gemm_s: float  # the matmuls of every token of the iteration: max(read the weights touched, their FLOPs)
+    attention_s: float  # decode attention: every running sequence's cache read once
+    prefill_attention_s: float  # the new prompts' causal attention FLOPs
+    comm_s: float  # tensor-parallel all-reduces of every token of the iteration
+    iteration_s: float  # the sum: one forward pass runs its kernels one after another
+    tokens_per_s: float  # output tokens/s of the replica: batch / iteration
+
+
+def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
+             kv_fraction: float = TRTLLM_KV_FRACTION) -> Inflight:
+    """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
+    queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
+    room for its prompt and whole output is free ("Guaranteed No Evict").
+
+    Steady state: ``B`` requests decode together, ``B`` = the KV tokens the replica holds (``kv_fraction`` of the
+    memory beside the weights, as ``--kv_cache_free_gpu_mem_fraction`` sets it) over ``prompt + output``, capped
+    by trtllm-bench's heuristic (:data:`TRTLLM_MAX_BATCH` requests, :data:`TRTLLM_MAX_TOKENS` tokens an
+    iteration). Every request stays ``output`` iterations, so each iteration ``B / output`` requests leave and as
+    many enter with their prompts: one forward pass carries ``B`` decode tokens and ``B x prompt / output`` prompt
+    tokens (the context and generation phases batched together). Its kernels run one after another: the matmuls of
+    all its tokens (the longer of reading the weights those tokens touch and their FLOPs at the matmul rate; the
+    output projection only for the tokens that sample), the decode attention reading every running sequence's
+    cache (mean context ``prompt + output / 2``), the prompts' causal attention FLOPs, and the tensor-parallel
+    all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`). Output tokens/s = ``B`` / iteration.
+
+    TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
+    9,488 output tokens/s; this gives about 1 % more:
+
+    >>> round(inflight(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 1, 2048, 2048).tokens_per_s / 9488.42, 2)
+    1.01
+    """
+    tp = _check.positive_int("tp", tp)
+    p = _check.positive_int("prompt", prompt)
+    o = _check.positive_int("output", output)
+    frac = _check.fraction("kv_fraction", kv_fraction)
+    wb = memory.dtype_bytes(dtype)
+    mem = serving.spec(chip_key).memory_bytes
+    free = mem - model.n_params() * wb / tp
+    per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
+    kv_tokens = int(frac * free // per_tok) if free > 0 else 0
+    if kv_tokens < p + o:
+        raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key}: the KV room beside the weights "
+                         f"({max(0, kv_tokens):,} tokens) does not hold one request of {p + o:,} tokens")
+    share = 1.0 + p / o  # tokens an iteration carries per running request
+    b = min(kv_tokens // (p + o), TRTLLM_MAX_BATCH, int(max(TRTLLM_MIN_TOKENS, min(TRTLLM_MAX_TOKENS,
+                                                                                    TRTLLM_MAX_BATCH * share)) // share))
+    b = max(1, b)
+    pre = b * p / o
+    tokens = b + pre
+    rate = serving.matmul_rate(chip_key, dtype)
+    bw = serving.read_bandwidth(chip_key)
+    head = model.vocab * model.hidden
+    body = model.n_active_params() - model.params_breakdown()["embeddings"] - (0 if model.tied_embeddings else head)
+    flops = 2.0 * body * tokens + 2.0 * head * (b + b / o)  # logits only where a token is sampled
+    weights = memory.decode_weight_params(model, max(1, round(tokens))) * wb / tp
+    if dtype == "fp8":
+        # FP8 matmuls: every byte (weights, inputs, outputs) at the read rate plus the FLOPs at the achievable
+        # rate, one after the other (:func:`fp8_gemm_s`, the law DeepGEMM's published times follow)
+        gemm = (weights + tokens * gemm_activation_bytes_per_token(model, tp)) / bw + flops / (tp * rate)
+    else:
+        gemm = max(weights / bw, flops / (tp * rate))
+    attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / serving.kv_split(model, tp) / bw
+    lay = memory.kv_layout(model)
+    mean_ctx = (p + 1) / 2.0
+    local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
+    pattn = pre * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
+                                                                          + lay.local_layers * local) / (tp * rate)
+    comm = serving.comm_s(model, chip_key, max(1, round(tokens)), tp) if tp > 1 else 0.0
+    it = gemm + attn + pattn + comm
+    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, it, b / it)
+
+
+def gemm_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in_bytes: float = 1.0,
+                                    out_bytes: float = 2.0) -> float:
+    """Bytes the matmuls of one token move besides their weights, all layers, per GPU of ``tp``: each reads its
+    input (``in_bytes`` a value: FP8 activations, as TensorRT-LLM's FP8 path quantizes them) and writes its output
+    (``out_bytes``: bf16). QKV (query and key/value widths split over the GPUs), attention output, the feed-forward
+    (or the ``experts_per_token`` experts a token visits, and the shared ones) and its down projection; the
+    hidden-sized outputs of the output and down projections are whole on every GPU (before the all-reduce)."""
+    t = _check.positive_int("tp", tp)
+    h = model.hidden
+    kv_split_ = min(t, max(1, model.n_kv_heads))
+    qkv = model.q_width / t + model.n_kv_heads * (model.head_dim + model.v_dim) / kv_split_
+    mats = 3 if model.gated_mlp else 2
+
+    def ffn(width: float) -> float:
+        return in_bytes * (h + width / t) + out_bytes * ((mats - 1) * width / t + h)
+
+    per_layer = in_bytes * (h + model.attn_out_width / t) + out_bytes * (qkv + h)
+    dense = model.n_layers - model.n_moe_layers
+    total = model.n_layers * per_layer + dense * ffn(model.ffn_hidden)
+    if model.is_moe:
+        total += model.n_moe_layers * (model.experts_per_token + model.n_shared_experts) * ffn(model.expert_ffn)
+    return total
+
+
+class InflightCheck(NamedTuple):
+    """A published in-flight-batching throughput next to :func:`inflight`'s."""
+
+    source: str  # key of the table in serving_published.json ("inflight")
+    chip: str
+    model: str
+    gpus: int
+    input: int
+    output: int
+    batch: int  # the steady batch the model finds
+    published: float  # output tokens/s of the whole system
+    predicted: float
+    error: float  # predicted / published - 1
+    cause: str
+
+
+def check_inflight() -> list[InflightCheck]:
+    """Every row of the published in-flight-batching tables (serving_published.json "inflight") against
+    :func:`inflight`, with the cause of each row outside 25 % (:func:`inflight_miss_cause`)."""
+    out = []
+    for key, table in published()["inflight"]["tables"].items():
+        for r in table["rows"]:
+            model = memory.model_preset(r["model"])
+            tp, p, o = int(r["tp"]), int(r["input"]), int(r["output"])
+            got = inflight(model, table["chip"], tp, p, o, table["dtype"])
+            pub = float(r["out_tokens_per_s"])
+            err = got.tokens_per_s / pub - 1.0
+            out.append(InflightCheck(key, table["chip"], r["model"], tp, p, o, got.batch, pub, got.tokens_per_s, err,
+                                     inflight_miss_cause(model, tp, got) if abs(err) > 0.25 else ""))
+    return out
+
+
+#: Why an in-flight row misses, by what the same table shows (each in its own words).
+INFLIGHT_CAUSES = MappingProxyType({
+    "moe": ("Mixtral's expert layers: the same table's dense rows on as many GPUs are within 25 % (Llama 3.1 70B at "
+            "TP 2 and 4) while every Mixtral miss over-predicts, more with more GPUs; TensorRT-LLM 0.17 runs the "
+            "experts tensor-parallel (each of the 8 experts split over every GPU, no expert parallelism in the "
+            "page's build command), so each GPU runs 8 grouped matmuls an eighth as wide and routes every token "
+            "twice, which the model charges as dense FP8 matmuls of the same bytes and FLOPs"),
+    "tp8": ("eight-way tensor parallelism with a decode-heavy batch: on the same table the over-prediction grows "
+            "with the GPU count at the same lengths (Llama 3.1 70B, 128 in / 2,048 out on H100 at TP 2, 4 and 8) "
+            "while the prefill-heavy 2,048/128 rows stay within 25 %: each layer's two all-reduces of about 1,700 "
+            "tokens (28 MB) are charged at the NCCL law mlcalc.network checks at 1 GiB, a rate eight GPUs do not "
+            "reach at that size, and each GPU's matmuls are an eighth as wide"),
+    "compute": ("8,192 tokens an iteration at the engine's cap of 4,096 requests: the table gives the H200 the H100's "
+                "throughput (29,526 vs 28,837 tokens/s) although its memory is 1.4x faster, so the time is the FP8 "
+                "compute of those tokens (matmuls, the 4,096 samplings over a 128,256-word vocabulary), which the "
+                "model charges at the achievable matmul rate"),
+})
+
+
+def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight) -> str:
+    """The stated cause of an in-flight row outside 25 % (empty when none is known)."""
+    if model.is_moe:
+        return INFLIGHT_CAUSES["moe"]
+    if tp >= 8:
+        return INFLIGHT_CAUSES["tp8"]
+    if got.batch >= TRTLLM_MAX_BATCH:
+        return INFLIGHT_CAUSES["compute"]
+    return ""
+
+
 __all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "gemm_activation_bytes_per_token", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token"]

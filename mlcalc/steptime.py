@@ -189,6 +189,19 @@ _COLUMN_PARALLEL = ("attention q", "attention k", "attention v", "attention qkv"
 _ROW_PARALLEL = ("attention out", "mlp out", "shared expert out", "expert out")
 
 
+# The largest parallel degree (tp, pp, ep, cp) a helper accepts: past the GPU count of any published run.
+MAX_DEGREE = 2**20
+
+
+def _degree(name: str, value: Any) -> int:
+    return _check.positive_int(name, value, MAX_DEGREE)
+
+
+def _stage_layers(model: ModelConfig, layers: Any) -> int:
+    """The layers one GPU holds (a pipeline stage): default all, else 1..n_layers."""
+    return model.n_layers if layers is None else _check.bounded_int("layers", layers, 1, model.n_layers)
+
+
 def _split(n: int, ways: int) -> int:
     return max(1, -(-n // ways))  # ceil: a rank with a partial share pays for a whole one
 
@@ -202,6 +215,8 @@ def layer_products(model: ModelConfig, tokens: int, moe_layer: bool, tp: int = 1
     ``ep`` places ``experts / ep`` experts on each GPU, which then sees the routed tokens of ``ep`` GPUs;
     ``fused_qkv``: one product for Q, K and V together (GPT-2's ``c_attn``, the book's GPT program).
     """
+    tokens = _check.positive_int("tokens", tokens, MAX_TOKENS)
+    tp, ep = _degree("tp", tp), _degree("ep", ep)
     out = _layer_products(model, tokens, moe_layer, ep)
     if fused_qkv and model.attention != "mla":
         qkv = [r for r in out if r[4] in ("attention q", "attention k", "attention v")]
@@ -268,8 +283,8 @@ def step_gemms(model: ModelConfig, batch: int, seq_len: int, recompute: bool = F
     layers after in the model's proportion; ``logits``: whether it holds the output layer (the last stage).
     """
     _, _, T = _tokens(batch, seq_len)
-    T = _split(T, cp)
-    L = model.n_layers if layers is None else layers
+    T = _split(T, _degree("cp", cp))
+    L = _stage_layers(model, layers)
     n_moe = round(model.n_moe_layers * L / model.n_layers)
     kinds = [(L - n_moe, False), (n_moe, True)]
     out: list[Gemm] = []
@@ -404,6 +419,7 @@ def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> fl
 
 def params_per_gpu(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1) -> float:
     """Parameters one GPU holds before ZeRO sharding: the model over tp x pp, routed experts also over ep."""
+    tp, pp, ep = _degree("tp", tp), _degree("pp", pp), _degree("ep", ep)
     experts = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
     return (model.n_params() - experts + experts / ep) / (tp * pp)
 
@@ -421,8 +437,10 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
     """
     _check.choice("engine", engine, ENGINES)
     _, _, T = _tokens(batch, seq_len)
-    T = _split(T, cp)
-    L = model.n_layers if layers is None else layers
+    T = _split(T, _degree("cp", cp))
+    tp = _degree("tp", tp)
+    L = _stage_layers(model, layers)
+    optimizer_shard = _check.fraction("optimizer_shard", optimizer_shard)
     per_tok = (elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer)(model)
     split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
              for k, v in per_tok.items()}
@@ -708,6 +726,10 @@ class Layout:
     recompute: str = "none"  # "none", "selective" or "full" activation recomputation
     micro_batch: int = 1  # sequences per micro-batch per replica
     grad_accum: int = 1  # micro-batches per replica per optimizer step
+    # Megatron-LM's pipeline "scatter/gather" (Narayanan et al. 2021, 4.1): each tensor-parallel rank sends 1/tp of
+    # a stage's output between nodes and the next stage all-gathers it over NVLink; False: every rank sends the whole
+    # activation (DeepSpeed's pipeline engine). With sequence parallelism the output is already split (no gather).
+    scatter_gather: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
@@ -717,6 +739,7 @@ class Layout:
         _check.choice("schedule", self.schedule, SCHEDULES)
         _check.choice("recompute", self.recompute, RECOMPUTE)
         _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
+        _check.choice("scatter_gather", self.scatter_gather, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -771,6 +794,9 @@ RULES = MappingProxyType({
             "its gradients, overlapped with that micro-batch's pass; only the excess is exposed",
     "pipeline": "the pipeline bubble is (p - 1) / (m v) of the micro-batches' time (Narayanan et al. 2021); "
                 "each micro-batch's activation send forward and gradient send backward is exposed",
+    "scatter-gather": "pipeline sends: each tensor-parallel rank sends 1/t of the activation between nodes and the "
+                      "next stage all-gathers it inside its node (Megatron-LM's scatter/gather, Narayanan et al. 2021, "
+                      "4.1)",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
     "dualpipe": "DualPipe (DeepSeek-AI 2024, 3.2.1) runs two micro-batches' chunks together: each one's expert "
@@ -1064,7 +1090,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     pp_f = pp_b = 0.0
     if pp > 1:
         f_pp = fab(2, tp * cp * dp)
-        send = _p2p_s(act / (tp if lay.sequence_parallel else 1), f_pp) * v
+        split = tp > 1 and (lay.sequence_parallel or lay.scatter_gather)
+        send = _p2p_s(act / (tp if split else 1), f_pp)
+        if split and not lay.sequence_parallel:  # scatter/gather: the next stage all-gathers the pieces over NVLink
+            send += _collective_s(act, fab(tp, 1), "all_gather")
+        send *= v
         pp_f = pp_b = send
         comm["pipeline"] = (m * 2 * send, m * 2 * send)
     z3_f = z3_b = 0.0
@@ -1145,7 +1175,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
         or (dpg > 1 and lay.zero == 3 and (mach.host_s_per_fsdp_layer or mach.host_s_per_fsdp_backward_layer)))
     notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)))
               if on]
-    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1), ("context", cp > 1),
+    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
+                                     ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
+                                      and not lay.sequence_parallel), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
     total_comm = sum(t for t, _ in comm.values())

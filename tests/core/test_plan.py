@@ -40,21 +40,21 @@ def test_device_mtbf_from_llama3():
 
 # Published runs: the planner sees each run's model, tokens, sequence length, batch, GPU count and chip, and the
 # layout its source states (BLOOM, OPT, GPT-3, Llama 3); the step time is the engine's. The target: 20%.
-@pytest.mark.parametrize("name", ["BLOOM 176B", "GPT-3 175B (Megatron estimate)", "OPT-175B"])
+@pytest.mark.parametrize("name", ["BLOOM 176B", "GPT-3 175B (Megatron estimate)", "OPT-175B", "Llama 3 405B"])
 def test_published_runs_within_20_percent(name):
     r = plan.check_run(name)
     assert abs(r.error) < 0.20, r
     assert "known_miss" not in plan.published_runs()[name]
 
 
-def test_llama3_is_a_stated_miss():
-    # Dubey et al. 2024, Table 4: TP 8, PP 16, DP 128 on 16,384 H100 and an interleaved schedule (3.3.2) without
-    # its number of virtual stages. With sequence-parallel traffic counted in full (two all-gathers and two
-    # reduce-scatters per layer and pass, Korthikanti et al. 2022, 4.2.2) and the 2 virtual stages assumed, the
-    # planner's GPU-hours land above the model card's 30.84M by more than 20%: a stated miss, not a fitted one.
+def test_llama3_runs_its_papers_layout():
+    # Dubey et al. 2024, Table 4: TP 8, PP 16, DP 128 on 16,384 H100; 3.3.2: an interleaved schedule with one layer
+    # per model chunk (the first chunk holds only the embedding once one layer is taken off it), so 8 virtual stages
+    # for 126 + 2 layers over 16 ranks. Against the model card's 30.84M GPU-hours (interruptions included).
     r = plan.check_run("Llama 3 405B")
-    assert 0.20 <= r.error < 0.30, r
-    assert "gives no cause" in plan.published_runs()["Llama 3 405B"]["known_miss"]
+    assert (r.layout.tp, r.layout.pp, r.layout.dp, r.layout.n_micro) == (8, 16, 128, 16)
+    assert plan.published_runs()["Llama 3 405B"]["layout"]["virtual_stages"] == 8
+    assert r.layout.bubble_s / (r.layout.step_s - r.layout.bubble_s) == pytest.approx(15 / 128, rel=0.05)
 
 
 def test_opt_against_its_failure_free_days():

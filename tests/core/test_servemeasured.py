@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import math
+import statistics
 
 import pytest
 
@@ -262,3 +263,88 @@ def test_the_scheduler_alone_reproduces_the_load_test():
     assert all(-0.6 < c.ttft_p50_error < 0 for c in checks[2:])
     with pytest.raises(ValueError, match="rate="):
         sm.measured_step_model(5.0)
+
+
+# ------------------------------------------------------------------ FP8 matmuls and in-flight batching (published)
+
+def test_fp8_gemm_law_against_deepgemm_published_times():
+    checks = sm.check_fp8_gemm()
+    assert len(checks) == 28  # DeepGEMM README 'Performance': 18 dense, 4 grouped contiguous, 6 grouped masked shapes
+    by = {(c.layout, c.groups, c.m, c.n, c.k): c for c in checks}
+    # DeepGEMM README (H800, FP8, 2025-02): M=128, N=7168, K=16384 at 645 TFLOPS, 1.4x its CUTLASS 3.6 baseline
+    c = by[("dense", 1, 128, 7168, 16384)]
+    assert c.published_s == pytest.approx(2 * 128 * 7168 * 16384 / 645e12)
+    assert c.baseline_s == pytest.approx(1.4 * c.published_s)
+    # same README: M=4096, N=7168, K=16384 at 1,358 TFLOPS; 4 groups of 8,192 x 4096 x 7168 at 1,297 TFLOPS
+    assert by[("dense", 1, 4096, 7168, 16384)].published_s == pytest.approx(2 * 4096 * 7168 * 16384 / 1358e12)
+    assert by[("grouped contiguous", 4, 8192, 4096, 7168)].published_s == pytest.approx(
+        4 * 2 * 8192 * 4096 * 7168 / 1297e12)
+    for c in checks:
+        # the roofline (bytes at the read rate, FLOPs at the achievable rate: the larger) is a bound no kernel beats
+        assert c.roofline_s <= c.published_s
+        assert c.predicted_s >= c.roofline_s
+    # the no-overlap law is near the published times; the roofline is biased low
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 24  # of 28, pinned
+    assert statistics.median(abs(c.error) for c in checks) < 0.12
+    assert statistics.median(c.roofline_s / c.published_s - 1 for c in checks) < -0.15
+
+
+def test_inflight_published_rows_pinned():
+    # NVIDIA TensorRT-LLM docs/source/performance/perf-overview.md at v0.17, 'Throughput Measurements' (FP8, output
+    # tokens/s of the whole system at maximum load, trtllm-bench)
+    rows = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in sm.check_inflight()}
+    pins = {("H100-SXM", "Llama-3.1 8B", 1, 2048, 2048): 9488.42,
+            ("H200-SXM", "Llama-3.1 8B", 1, 128, 2048): 25398.86,
+            ("H200-SXM", "Llama-3.1 70B", 1, 128, 2048): 4165.68,
+            ("H100-SXM", "Llama-3.1 70B", 2, 128, 2048): 6169.58,
+            ("H100-SXM", "Llama-3.1 70B", 4, 2048, 128): 1302.6,
+            ("H100-SXM", "Llama-3.1 70B", 8, 2048, 128): 1923.41,
+            ("H100-SXM", "Mixtral 8x7B", 2, 128, 2048): 22830.08,
+            ("H200-SXM", "Mixtral 8x7B", 1, 2048, 2048): 6940.32}
+    for key, pub in pins.items():
+        assert rows[key].published == pub, key
+        assert abs(rows[key].error) <= 0.25, rows[key]
+
+
+def test_inflight_within_25_percent_or_cause_stated():
+    checks = sm.check_inflight()
+    assert len(checks) == 44
+    assert {c.model for c in checks} == {"Llama-3.1 8B", "Llama-3.1 70B", "Mixtral 8x7B"}
+    assert {c.gpus for c in checks} == {1, 2, 4, 8}
+    for c in checks:
+        assert math.isfinite(c.predicted) and c.predicted > 0
+        assert (abs(c.error) > 0.25) == bool(c.cause), c
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 28  # of 44, pinned
+    by = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in checks}
+    # what the stated causes claim, on the same table: dense 70B on 2 and 4 GPUs is within 25 % ...
+    assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B" and c.gpus in (2, 4))
+    # ... the 70B over-prediction grows with the GPU count at 128 in / 2,048 out, and the prefill-heavy rows hold
+    e = [by[("H100-SXM", "Llama-3.1 70B", tp, 128, 2048)].error for tp in (2, 4, 8)]
+    assert 0 < e[0] < e[1] < e[2]
+    assert all(abs(c.error) <= 0.25 for c in checks if c.input == 2048 and c.output == 128 and not c.model.startswith("Mix"))
+    # ... the 128/128 row at the 4,096-request cap: the H200 published within 3 % of the H100
+    h100, h200 = by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)], by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)]
+    assert h100.batch == h200.batch == sm.TRTLLM_MAX_BATCH and abs(h200.published / h100.published - 1) < 0.03
+
+
+def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
+    llama70 = memory.model_preset("Llama-3.1 70B")
+    r = sm.inflight(llama70, "H100-SXM", 2, 128, 2048)
+    # KV room: 95 % of (memory - FP8 weights / 2) per GPU, each GPU 4 of the 8 KV heads (1 byte a value)
+    room = 0.95 * (serving.spec("H100-SXM").memory_bytes - llama70.n_params() / 2)
+    per_tok = 2 * 80 * 8 * 128 / 2
+    assert r.kv_tokens == int(room // per_tok)
+    assert r.batch == r.kv_tokens // (128 + 2048)
+    assert r.prefill_tokens == pytest.approx(r.batch * 128 / 2048)
+    assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s)
+    assert r.tokens_per_s == pytest.approx(r.batch / r.iteration_s)
+    # short requests: trtllm-bench's heuristic caps the batch at 4,096
+    assert sm.inflight(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 1, 128, 128).batch == 4096
+    # the KV room sets the throughput: 70B on one H100 holds a few dozen requests of 2,176 tokens, on two ~7x more
+    one = sm.inflight(llama70, "H100-SXM", 1, 128, 2048)
+    assert one.batch < 50 and r.batch > 5 * one.batch and r.tokens_per_s > 4 * one.tokens_per_s
+    # BF16 70B does not fit one H100: refused, naming the parameter
+    with pytest.raises(ValueError, match="tp"):
+        sm.inflight(llama70, "H100-SXM", 1, 128, 128, "bf16")
+    with pytest.raises(ValueError, match="prompt"):
+        sm.inflight(llama70, "H100-SXM", 2, 0, 128)
