@@ -201,8 +201,9 @@ def arch_floor(arch: str, path: str, run: str = RUN, host_s: float | None = None
     how = ""
     if path == "eager" and host_s is not None:
         units = {int(x["n_layers"]): host_units(x["eager"]) for x in tiny}
-        if all(u is not None for u in units.values()):
-            t = {n: u * _check.positive("host_s", host_s) for n, u in units.items()}
+        known = {n: u for n, u in units.items() if u is not None}
+        if len(known) == len(units):
+            t = {n: u * _check.positive("host_s", host_s) for n, u in known.items()}
             how = f", at the host speed next to the point ({host_s * 1e3:.2f} ms probe)"
     per = max(0.0, (t[8] - t[2]) / 6.0)
     return serving.Floor(max(0.0, t[2] - 2.0 * per), per, f"tiny {arch} (2 and 8 layers), {path}, {card(run)}{how}")

@@ -427,6 +427,18 @@ def test_each_answer_is_explained_in_a_sentence_a_reader_can_check():
         held_days = p.gpu_hours / p.n_gpus / 24
         assert 1.4e12 / p.tokens_per_s / p.needs.goodput / 86400 == pytest.approx(held_days)
         assert p.days == pytest.approx(held_days / (plan.default("hpc_availability") if p.offer.way == "hpc" else 1))
+        # the rate: tokens/s = the step's tokens / its time, the time = kernels + bubble + exposed communication
+        # (the engine's parts), and the memory the layout needs against what the chip has
+        lay = p.layout
+        seqs = lay.dp * lay.n_micro * lay.micro_batch
+        assert f"a step of {seqs:,} sequences ({lay.dp:,} replicas x {lay.n_micro:,} micro-batches" in text
+        assert f"{seqs * 4096:,} tokens, takes {lay.step_s:,.2f} s = {lay.compute_s:,.2f} s of kernels" in text
+        assert lay.compute_s + lay.bubble_s + lay.comm_s == pytest.approx(lay.step_s)
+        assert seqs * 4096 / lay.step_s == pytest.approx(p.tokens_per_s)
+        assert f"{p.mfu:.1%} MFU" in text and "6 N + 12 L H Q T" in text
+        cap = plan.spec(p.offer.chip).memory_bytes
+        assert f"{lay.memory_bytes / 1e9:,.1f} GB per GPU of the {cap / 1e9:,.1f} GB it has" in text
+        assert lay.memory_bytes <= cap
 
 
 # --------------------------------------------------------------------------- a caller's bad input
