@@ -23,6 +23,7 @@ Base units: seconds, bytes, FLOP/s.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from functools import lru_cache
 from importlib import resources
@@ -42,6 +43,11 @@ RUN2 = "h200x2-2026-11-26-serve2"
 #: it, transformers' grouped experts at prefill sizes.
 RUN4 = "h200x4-2026-11-26-serve4"
 RUNS = (RUN, RUN2, RUN4)
+#: Streaming multiprocessors of an H100 SXM and of an H200 (both the GH100 die with 132 SMs enabled: NVIDIA H100
+#: Tensor Core GPU Architecture whitepaper, Table 3; the H200 product brief: the same Hopper GPU with HBM3e).
+HOPPER_SMS = 132
+#: The run whose kernel probe measured decode attention as the engine and transformers call it (kernels4_gpu*.json).
+ATTN_RUN = RUN4
 ARCHS = ("llama8b", "mha7b", "gemma3_4b", "mixtral_8l", "dsv2lite_8l")
 PATHS = ("eager", "graph")
 #: The issue's targets: every CUDA-graph point within 20 %, every eager point within 25 %.
@@ -242,6 +248,46 @@ def graph_layer_floor_s(arch: str, run: str = RUN, fused: bool = False, batch: i
     return max(0.0, arch_floor(arch, "graph", run).per_layer_s - n * law.empty_s)
 
 
+@lru_cache(maxsize=None)
+def _hf_attention_probe(run: str = ATTN_RUN) -> dict[tuple[int, int, int], dict[tuple[int, int], tuple[float, float]]]:
+    """The kernel probe's SDPA calls as transformers makes them at decode, by head shape (heads, q/k dim, v dim):
+    {(batch, length): (seconds, bytes of K and V read)}."""
+    out: dict[tuple[int, int, int], dict[tuple[int, int], tuple[float, float]]] = {}
+    for n in run_data(run)["names"]:
+        if n.startswith("kernels4_"):
+            for r in _read(n, run)["decode_attention"]:
+                if r.get("kind") == "hf" and "s" in r:
+                    key = (int(r["kv_heads"]), int(r["head_dim"]), int(r["v_head_dim"]))
+                    out.setdefault(key, {})[(int(r["batch"]), int(r["length"]))] = (float(r["s"]), float(r["kv_bytes"]))
+    return out
+
+
+def hf_sdpa_excess_s(arch: str, batch: int, context: int, run: str = RUN) -> float:
+    """GPU seconds per layer (mean over the layers) that transformers' SDPA call at decode takes beyond the K and V
+    bytes it reads at the run's read rate, from the kernel probe of the same call (``decode_attention``, kind "hf":
+    one query row per head, K and V expanded to every query head, a boolean mask) at this (batch, cache) for the
+    architecture's head shape, less a null kernel's time (:func:`mlcalc.serving.null_kernel_s`: the tiny model's
+    SDPA call, which does almost nothing, is already in its replayed layer). A layer that attends to a window
+    attends to min(context, window) positions.
+    0 where the probe did not run that shape and size (the bytes at the read rate stand)."""
+    model = arch_model(arch, run)
+    b, c = _check.positive_int("batch", batch), _check.positive_int("context", context)
+    heads = model.n_heads
+    dq, dv = (model.qk_head_dim, model.v_dim) if model.attention == "mla" else (model.head_dim, model.head_dim)
+    pts = _hf_attention_probe().get((heads, dq, dv))
+    if not pts:
+        return 0.0
+    floor = serving.null_kernel_s()
+    bw = read_bandwidth(run)
+    lay = memory.kv_layout(model)
+    total = 0.0
+    for n, length in ((lay.global_layers, c), (lay.local_layers, min(c, lay.window) if lay.window else c)):
+        if n and (b, length) in pts:
+            t, kv = pts[(b, length)]
+            total += n * max(0.0, t - floor - kv / bw)
+    return total / model.n_layers
+
+
 def predict_hf(arch: str, path: str, batch: int, context: int, run: str = RUN,
                host_s: float | None = None) -> serving.DecodeStep:
     """transformers' decode step as the run made it: the card's read bandwidth and matmul rate, ``repeat_kv``'s
@@ -255,12 +301,13 @@ def predict_hf(arch: str, path: str, batch: int, context: int, run: str = RUN,
     bw, rate = read_bandwidth(run), matmul_rate(run)
     copy = serving.measured_copy_bandwidth()
     law = matmul_law(run)
+    sdpa = hf_sdpa_excess_s(arch, batch, context, run)
     if path == "eager":
         return serving.decode_step(model, batch, context, bw, rate, 1, arch_floor(arch, "eager", run, host_s), copy,
-                                   small_kernels_s=serving.engine_small_kernels_s("hf-eager", model),
+                                   small_kernels_s=serving.engine_small_kernels_s("hf-eager", model) + sdpa,
                                    cache_layout="transformers", matmul_law=law, fused=False)
     return serving.decode_step(model, batch, context, bw, rate, 1, None, copy,
-                               small_kernels_s=graph_layer_floor_s(arch, run, False, batch),
+                               small_kernels_s=graph_layer_floor_s(arch, run, False, batch) + sdpa,
                                cache_layout="transformers", matmul_law=law, fused=False)
 
 
@@ -302,6 +349,44 @@ class Prefill(NamedTuple):
     bound: str
 
 
+@lru_cache(maxsize=None)
+def _grouped_prefill_probe(run: str = ATTN_RUN) -> tuple[tuple[int, int, int, float, float], ...]:
+    """The kernel probe's grouped expert matmuls at prefill sizes: (experts, n, k, rows per expert, FLOP/s)."""
+    return tuple((int(r["experts"]), int(r["n"]), int(r["k"]), float(r["rows"]) / int(r["experts"]),
+                  float(r["flops_per_s"]))
+                 for n in run_data(run)["names"] if n.startswith("kernels4_")
+                 for r in _read(n, run).get("grouped_prefill", ()) if "s" in r)
+
+
+def grouped_prefill_rate(model: memory.ModelConfig, tokens: int, run: str = ATTN_RUN) -> float:
+    """FLOP/s of transformers' grouped expert matmul (every expert's weights in one kernel, tokens sorted by
+    expert) over ``tokens`` prompt tokens, each sent to ``experts_per_token`` of the experts: the kernel probe's
+    rate for the same number of experts (Mixtral's 8, DeepSeek-V2-Lite's 64), FLOP-weighted over its two expert
+    matrices, interpolated on log rows per expert (held at the probed ends). A few hundred rows per expert run at
+    a fraction of a dense matmul's rate."""
+    t = _check.positive_int("tokens", tokens)
+    pts = [x for x in _grouped_prefill_probe(run) if x[0] == model.n_experts]
+    if not pts:
+        raise ValueError(f"model.n_experts={model.n_experts!r} is not allowed: the probe ran "
+                         f"{sorted({x[0] for x in _grouped_prefill_probe(run)})} experts")
+    x = math.log(t * model.experts_per_token / model.n_experts)
+    secs = flops = 0.0
+    for nk in sorted({(e[1], e[2]) for e in pts}):
+        xs = sorted((math.log(e[3]), e[4]) for e in pts if (e[1], e[2]) == nk)
+        if x <= xs[0][0]:
+            r = xs[0][1]
+        elif x >= xs[-1][0]:
+            r = xs[-1][1]
+        else:
+            i = max(j for j in range(len(xs)) if xs[j][0] <= x)
+            f = (x - xs[i][0]) / (xs[i + 1][0] - xs[i][0])
+            r = xs[i][1] * (1 - f) + xs[i + 1][1] * f
+        fl = float(nk[0] * nk[1])
+        secs += fl / r
+        flops += fl
+    return flops / secs
+
+
 def predict_hf_prefill(arch: str, batch: int, prompt: int, run: str = RUN, host_s: float | None = None) -> Prefill:
     """One eager prefill of ``batch`` prompts of ``prompt`` tokens in transformers 5.17 (``logits_to_keep=1``):
     matmuls ``2 N`` per token at the card's matmul rate (the output projection for one token per prompt);
@@ -317,6 +402,9 @@ def predict_hf_prefill(arch: str, batch: int, prompt: int, run: str = RUN, host_
     head = model.vocab * model.hidden
     body = model.n_active_params() - model.params_breakdown()["embeddings"] - (0 if model.tied_embeddings else head)
     mm = (2.0 * body * b * p + 2.0 * head * b) / rate
+    if model.is_moe:  # the routed experts run as transformers' grouped matmul, at its probed rate for these rows
+        routed = model.n_moe_layers * model.experts_per_token * model.mlp_params_per_expert()
+        mm += 2.0 * routed * b * p * (1.0 / grouped_prefill_rate(model, b * p) - 1.0 / rate)
     lay = memory.kv_layout(model)
     att = 0.0
     for local, n in ((False, lay.global_layers), (True, lay.local_layers)):
@@ -371,11 +459,6 @@ def engine_layer_floor_s(run: str = RUN) -> float:
     return arch_floor("llama8b", "graph", run).per_layer_s * ENGINE_OPS_PER_LAYER / HF_LLAMA_OPS_PER_LAYER
 
 
-#: Streaming multiprocessors of an H100 SXM and of an H200 (both the GH100 die with 132 SMs enabled: NVIDIA H100
-#: Tensor Core GPU Architecture whitepaper, Table 3; the H200 product brief: the same Hopper GPU with HBM3e).
-HOPPER_SMS = 132
-#: The run whose kernel probe measured decode attention as the engine and transformers call it (kernels4_gpu*.json).
-ATTN_RUN = RUN4
 
 
 class EngineAttentionLaw(NamedTuple):
@@ -616,15 +699,12 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
     if c.path == "eager" and c.bound == "launch floor" and abs(c.error) <= 2 * sp.spread:
         return (f"host floor: the same 32-layer eager probe took {sp.min_s * 1e3:.1f} to {sp.max_s * 1e3:.1f} ms in "
                 f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it")
-    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).is_moe:
-        return ("MoE prefill: transformers runs the experts as one grouped matmul over every expert (a few hundred "
-                "rows each) after sorting and gathering the tokens; the prediction takes the dense 8192^3 matmul rate "
-                "for them, and the kernel probe measured the grouped matmul at decode sizes only")
-    if c.what == "decode" and c.path == "graph" and c.error < 0 and c.engine == "transformers":
-        return ("transformers' attention call at decode (the masked SDPA after repeat_kv; for MLA, the per-head keys "
-                "and values rebuilt from the latent) costs tens of microseconds per layer at small caches (the H200 "
-                "attention micro-benchmark: 30-40 us a call), which the tiny model's 64-token cache does not show; "
-                "the prediction charges the cache bytes, not a per-call time")
+    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).attention == "mla":
+        return ("DeepSeek-V2-Lite's prefill (MLA and 64 experts) takes a quarter to a third longer than its parts: "
+                "every projection at the card's matmul rate, the routed experts at the grouped matmul's probed "
+                "prefill rate, attention at the probed SDPA rate for its 192/128 head, the counted element-wise "
+                "bytes; Mixtral's prefill, checked the same way, is within 25 %: the missing time is in the MLA "
+                "layer, not located")
     if (c.what == "decode" and c.engine == "serve_engine" and c.error < 0 and c.batch >= 128
             and tp_model(c.arch).hidden >= 8192):
         return ("the Llama 3 70B layer at batch 128 takes about 240 us a layer more than its probed parts (the "
