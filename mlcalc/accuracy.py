@@ -115,7 +115,7 @@ def _decode() -> tuple[Case, ...]:
 
 def _serve(kind: str) -> tuple[Case, ...]:
     """The serving run measured for this book (mlcalc.servemeasured), one family per path: "graph" (a decode step
-    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-2 GPUs), "eager", "prefill"."""
+    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-4 GPUs), "eager", "prefill"."""
     from mlcalc import servemeasured as sm
 
     out = []
@@ -131,13 +131,16 @@ def _serve(kind: str) -> tuple[Case, ...]:
 
 
 def _serve_published() -> tuple[Case, ...]:
-    """TensorRT-LLM's published tables (v0.9.0, H100 and H200, FP8): static-batch throughput and first-token latency."""
+    """TensorRT-LLM's published tables (H100 and H200, FP8): v0.9.0's static-batch throughput and first-token latency,
+    v0.17's in-flight-batching throughput at full load."""
     from mlcalc import servemeasured as sm
 
     out = [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, batch {c.batch}, {c.input} in / {c.output} out",
                 "published", c.source, c.predicted, c.published, c.cause) for c in sm.check_published()]
     out += [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, first token of {c.input}", "published",
                  c.source, c.predicted_s, c.published_s, c.cause) for c in sm.check_first_token()]
+    out += [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, in-flight at full load, {c.input} in / "
+                 f"{c.output} out", "published", c.source, c.predicted, c.published, c.cause) for c in sm.check_inflight()]
     return tuple(out)
 
 
@@ -207,7 +210,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "notebooks/hardware/accuracy", lambda: _dist("memory")),
     Family("decode", "Decode tokens per second of Llama-shaped models (eager transformers)",
            "mlcalc.serving.decode_step", "tokens per second", "point", 0.25, "notebooks/memory/serving", _decode),
-    Family("serve-graph", "Decode step time replayed from a CUDA graph (transformers, a plain-PyTorch engine; 1-2 GPUs)",
+    Family("serve-graph", "Decode step time replayed from a CUDA graph (transformers, a plain-PyTorch engine; 1-4 GPUs)",
            "mlcalc.serving.decode_step (mlcalc.servemeasured)", "step time", "point", 0.20, "notebooks/memory/serving",
            lambda: _serve("graph")),
     Family("serve-eager", "Decode step time of five architectures in eager transformers",
@@ -216,8 +219,9 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
     Family("serve-prefill", "Prefill time of five architectures in eager transformers",
            "mlcalc.servemeasured.predict_hf_prefill", "prefill time", "point", 0.25,
            "notebooks/memory/serving", lambda: _serve("prefill")),
-    Family("serve-published", "TensorRT-LLM's published throughput and first-token latency (v0.9.0, FP8)",
-           "mlcalc.serving.predict_decode / predict_prefill (mlcalc.servemeasured)", "throughput or latency", "point",
+    Family("serve-published", "TensorRT-LLM's published throughput (v0.9.0 static batches, v0.17 in-flight batching) "
+           "and first-token latency (v0.9.0), FP8",
+           "mlcalc.serving.predict_decode / predict_prefill, mlcalc.servemeasured.inflight", "throughput or latency", "point",
            0.25, "notebooks/memory/serving", _serve_published),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", 0.15, "notebooks/network/collectives",

@@ -189,6 +189,19 @@ _COLUMN_PARALLEL = ("attention q", "attention k", "attention v", "attention qkv"
 _ROW_PARALLEL = ("attention out", "mlp out", "shared expert out", "expert out")
 
 
+# The largest parallel degree (tp, pp, ep, cp) a helper accepts: past the GPU count of any published run.
+MAX_DEGREE = 2**20
+
+
+def _degree(name: str, value: Any) -> int:
+    return _check.positive_int(name, value, MAX_DEGREE)
+
+
+def _stage_layers(model: ModelConfig, layers: Any) -> int:
+    """The layers one GPU holds (a pipeline stage): default all, else 1..n_layers."""
+    return model.n_layers if layers is None else _check.bounded_int("layers", layers, 1, model.n_layers)
+
+
 def _split(n: int, ways: int) -> int:
     return max(1, -(-n // ways))  # ceil: a rank with a partial share pays for a whole one
 
@@ -202,6 +215,8 @@ def layer_products(model: ModelConfig, tokens: int, moe_layer: bool, tp: int = 1
     ``ep`` places ``experts / ep`` experts on each GPU, which then sees the routed tokens of ``ep`` GPUs;
     ``fused_qkv``: one product for Q, K and V together (GPT-2's ``c_attn``, the book's GPT program).
     """
+    tokens = _check.positive_int("tokens", tokens, MAX_TOKENS)
+    tp, ep = _degree("tp", tp), _degree("ep", ep)
     out = _layer_products(model, tokens, moe_layer, ep)
     if fused_qkv and model.attention != "mla":
         qkv = [r for r in out if r[4] in ("attention q", "attention k", "attention v")]
@@ -268,8 +283,8 @@ def step_gemms(model: ModelConfig, batch: int, seq_len: int, recompute: bool = F
     layers after in the model's proportion; ``logits``: whether it holds the output layer (the last stage).
     """
     _, _, T = _tokens(batch, seq_len)
-    T = _split(T, cp)
-    L = model.n_layers if layers is None else layers
+    T = _split(T, _degree("cp", cp))
+    L = _stage_layers(model, layers)
     n_moe = round(model.n_moe_layers * L / model.n_layers)
     kinds = [(L - n_moe, False), (n_moe, True)]
     out: list[Gemm] = []
@@ -404,6 +419,7 @@ def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> fl
 
 def params_per_gpu(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1) -> float:
     """Parameters one GPU holds before ZeRO sharding: the model over tp x pp, routed experts also over ep."""
+    tp, pp, ep = _degree("tp", tp), _degree("pp", pp), _degree("ep", ep)
     experts = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
     return (model.n_params() - experts + experts / ep) / (tp * pp)
 
@@ -421,8 +437,10 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
     """
     _check.choice("engine", engine, ENGINES)
     _, _, T = _tokens(batch, seq_len)
-    T = _split(T, cp)
-    L = model.n_layers if layers is None else layers
+    T = _split(T, _degree("cp", cp))
+    tp = _degree("tp", tp)
+    L = _stage_layers(model, layers)
+    optimizer_shard = _check.fraction("optimizer_shard", optimizer_shard)
     per_tok = (elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer)(model)
     split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
              for k, v in per_tok.items()}
@@ -569,8 +587,8 @@ def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompu
     if tp > 1:
         f += layers * (TP_EXTRA_OPS_PER_LAYER["forward"] * hf + TP_DTENSOR_OPS_PER_LAYER["forward"] * xf)
         b += layers * (TP_EXTRA_OPS_PER_LAYER["backward"] * hb + TP_DTENSOR_OPS_PER_LAYER["backward"] * xb)
-        if recompute:
-            b += layers * (TP_EXTRA_OPS_PER_LAYER["recompute"] * hf + TP_DTENSOR_OPS_PER_LAYER["recompute"] * xf)
+        if recompute:  # the recomputed forward costs the host what the forward does (RULES["eager-recompute-host"])
+            b += layers * (TP_EXTRA_OPS_PER_LAYER["forward"] * hf + TP_DTENSOR_OPS_PER_LAYER["forward"] * xf)
         if outside:
             f += TP_EXTRA_OPS_OUTSIDE["forward"] * hf + TP_DTENSOR_OPS_OUTSIDE["forward"] * xf
             b += TP_EXTRA_OPS_OUTSIDE["backward"] * hb + TP_DTENSOR_OPS_OUTSIDE["backward"] * xb
@@ -660,6 +678,12 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
                         + n_att * max(dev[f"{phase}: attention"] / n_att, per_op)
                         + n_ew * max(dev[f"{phase}: element-wise"] / n_ew, per_op))
         parts[phase] = max(parts[phase], host[phase])
+        # A host-bound pass (its host time over its device time) takes its host time: the host runs ahead while
+        # a long kernel runs, so the kernel costs no time of its own (measured: h200x4-2026-11-26-train-dist4's
+        # profiled tensor-parallel steps, the slower rank's device busy 255 of 670 ms, its kernels starting at their
+        # launch (median lag 0), the step its host's issue time).
+        if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
+            parts[phase] = host[phase]
     dev["optimizer"] = eb["optimizer: fused AdamW"] / bw
     parts["optimizer (fused AdamW)"] = dev["optimizer"]
     flop = sum(g.flop for g in gemms) + att["forward"] + att["backward"]
@@ -708,6 +732,10 @@ class Layout:
     recompute: str = "none"  # "none", "selective" or "full" activation recomputation
     micro_batch: int = 1  # sequences per micro-batch per replica
     grad_accum: int = 1  # micro-batches per replica per optimizer step
+    # Megatron-LM's pipeline "scatter/gather" (Narayanan et al. 2021, 4.1): each tensor-parallel rank sends 1/tp of
+    # a stage's output between nodes and the next stage all-gathers it over NVLink; False: every rank sends the whole
+    # activation (DeepSpeed's pipeline engine). With sequence parallelism the output is already split (no gather).
+    scatter_gather: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
@@ -717,6 +745,7 @@ class Layout:
         _check.choice("schedule", self.schedule, SCHEDULES)
         _check.choice("recompute", self.recompute, RECOMPUTE)
         _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
+        _check.choice("scatter_gather", self.scatter_gather, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -771,17 +800,25 @@ RULES = MappingProxyType({
             "its gradients, overlapped with that micro-batch's pass; only the excess is exposed",
     "pipeline": "the pipeline bubble is (p - 1) / (m v) of the micro-batches' time (Narayanan et al. 2021); "
                 "each micro-batch's activation send forward and gradient send backward is exposed",
+    "scatter-gather": "pipeline sends: each tensor-parallel rank sends 1/t of the activation between nodes and the "
+                      "next stage all-gathers it inside its node (Megatron-LM's scatter/gather, Narayanan et al. 2021, "
+                      "4.1)",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
     "dualpipe": "DualPipe (DeepSeek-AI 2024, 3.2.1) runs two micro-batches' chunks together: each one's expert "
                 "all-to-all and pipeline sends hide behind the other's computation (only the excess is exposed), and "
                 "the bubble is (p/2 - 1) / m of the micro-batches' time",
-    "host": "eager: each operation takes the longer of dispatching it and running it; megatron: the host "
-            "runs ahead of the device (no host time)",
+    "host": "eager: each operation takes the longer of dispatching it and running it, and a pass whose host time "
+            "exceeds its device time takes its host time (the host never waits inside a pass: it issues on while "
+            "long kernels run); megatron: the host runs ahead of the device (no host time)",
     "eager-pipeline": "eager pipeline: each stage is its own process, so per micro-batch it takes the longer of its "
-                      "device and host time, and the bubble is the time of the other stages (without the output layer)",
+                      "device and host time, and the bubble is the time of the other stages (without the output "
+                      "layer), less the time its device idles behind a slower host (the host issues on through the "
+                      "waits for the other stages)",
     "eager-dist-host": "eager: ops on DTensors (tensor parallel) and FSDP2's per-layer hooks, gathers and reduce-scatters "
                        "cost the host what the machine's host floors measured, in plain ops of the same host",
+    "eager-recompute-host": "eager tensor parallel with full recomputation: the recomputed forward costs the host "
+                            "what the forward does",
     "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
              "dense bf16 peak; HFU adds the recomputed forward",
 })
@@ -914,20 +951,22 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
 
 def eager_memory(model: ModelConfig, layout: Layout, *, seq_len: int) -> Any:
     """Peak memory of the eager program in ``layout`` phase by phase (:func:`mlcalc.memory.eager_layout_peak`:
-    one GPU, FSDP2 = ZeRO-3, DTensor tensor parallel, GPipe / 1F1B pipelines, and their mixes), or None for a
-    layout that model does not cover (DDP or ZeRO-1/2 over several replicas, context or expert parallel,
-    interleaved or DualPipe schedules, selective recomputation): those take :func:`training_fit`."""
+    one GPU, FSDP2 = ZeRO-3, FSDP's SHARD_GRAD_OP = ZeRO-2 without pipelining, DTensor tensor parallel, GPipe /
+    1F1B pipelines, and their mixes), or None for a layout that model does not cover (DDP or ZeRO-1 over several
+    replicas, context or expert parallel, interleaved or DualPipe schedules, selective recomputation): those take
+    :func:`training_fit`."""
     from mlcalc import memory
 
     lay = layout
-    if (lay.dp > 1 and lay.zero != 3) or lay.cp > 1 or lay.ep > 1 or lay.recompute == "selective" or (
+    grad_op = lay.dp > 1 and lay.zero == 2 and lay.pp == 1  # PyTorch's ZeRO-2: FSDP without reshard after forward
+    if (lay.dp > 1 and lay.zero != 3 and not grad_op) or lay.cp > 1 or lay.ep > 1 or lay.recompute == "selective" or (
             lay.pp > 1 and lay.schedule not in memory.PIPELINE_SCHEDULES) or model.n_heads % lay.tp \
             or lay.pp > model.n_layers:
         return None
     return memory.eager_layout_peak(model, lay.micro_batch, seq_len, tp=lay.tp, pp=lay.pp, dp=lay.dp,
                                     fsdp=lay.dp > 1, sequence_parallel=lay.sequence_parallel, recompute=lay.recompute,
                                     schedule=lay.schedule if lay.pp > 1 else "1f1b",
-                                    n_micro=lay.grad_accum)
+                                    n_micro=lay.grad_accum, reshard_after_forward=not grad_op)
 
 
 def default_system(chip: str) -> str | None:
@@ -1064,7 +1103,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     pp_f = pp_b = 0.0
     if pp > 1:
         f_pp = fab(2, tp * cp * dp)
-        send = _p2p_s(act / (tp if lay.sequence_parallel else 1), f_pp) * v
+        split = tp > 1 and (lay.sequence_parallel or lay.scatter_gather)
+        send = _p2p_s(act / (tp if split else 1), f_pp)
+        if split and not lay.sequence_parallel:  # scatter/gather: the next stage all-gathers the pieces over NVLink
+            send += _collective_s(act, fab(tp, 1), "all_gather")
+        send *= v
         pp_f = pp_b = send
         comm["pipeline"] = (m * 2 * send, m * 2 * send)
     z3_f = z3_b = 0.0
@@ -1106,6 +1149,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     # the bubble: the other stages' time of the micro-batches that fill and drain the pipeline (with the output
     # layer on the last stage, the other stages are the faster ones)
     bubble = frac * m * (per_mb - fwd - bwd + other_mb if eager_pipe else per_mb)
+    if eager_pipe:  # a host-bound stage's host issues on through the waits: its device's idle time absorbs the bubble
+        dev_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
+        bubble = max(0.0, bubble - m * max(0.0, fwd + bwd - dev_mb))
     step = m * per_mb + bubble + dp_exposed + opt
     parts = {
         "forward (kernels and host)": m * fwd, "backward (kernels and host)": m * bwd,
@@ -1143,9 +1189,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     dist_host = engine == "eager" and (
         (tp > 1 and (mach.host_s_per_dtensor_op or mach.host_s_per_dtensor_backward_op))
         or (dpg > 1 and lay.zero == 3 and (mach.host_s_per_fsdp_layer or mach.host_s_per_fsdp_backward_layer)))
-    notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)))
-              if on]
-    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1), ("context", cp > 1),
+    notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)),
+                                     ("eager-recompute-host", bool(dist_host) and tp > 1 and full)) if on]
+    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
+                                     ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
+                                      and not lay.sequence_parallel), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
     total_comm = sum(t for t, _ in comm.values())

@@ -40,21 +40,21 @@ def test_device_mtbf_from_llama3():
 
 # Published runs: the planner sees each run's model, tokens, sequence length, batch, GPU count and chip, and the
 # layout its source states (BLOOM, OPT, GPT-3, Llama 3); the step time is the engine's. The target: 20%.
-@pytest.mark.parametrize("name", ["BLOOM 176B", "GPT-3 175B (Megatron estimate)", "OPT-175B"])
+@pytest.mark.parametrize("name", ["BLOOM 176B", "GPT-3 175B (Megatron estimate)", "OPT-175B", "Llama 3 405B"])
 def test_published_runs_within_20_percent(name):
     r = plan.check_run(name)
     assert abs(r.error) < 0.20, r
     assert "known_miss" not in plan.published_runs()[name]
 
 
-def test_llama3_is_a_stated_miss():
-    # Dubey et al. 2024, Table 4: TP 8, PP 16, DP 128 on 16,384 H100 and an interleaved schedule (3.3.2) without
-    # its number of virtual stages. With sequence-parallel traffic counted in full (two all-gathers and two
-    # reduce-scatters per layer and pass, Korthikanti et al. 2022, 4.2.2) and the 2 virtual stages assumed, the
-    # planner's GPU-hours land above the model card's 30.84M by more than 20%: a stated miss, not a fitted one.
+def test_llama3_runs_its_papers_layout():
+    # Dubey et al. 2024, Table 4: TP 8, PP 16, DP 128 on 16,384 H100; 3.3.2: an interleaved schedule with one layer
+    # per model chunk (the first chunk holds only the embedding once one layer is taken off it), so 8 virtual stages
+    # for 126 + 2 layers over 16 ranks. Against the model card's 30.84M GPU-hours (interruptions included).
     r = plan.check_run("Llama 3 405B")
-    assert 0.20 <= r.error < 0.30, r
-    assert "gives no cause" in plan.published_runs()["Llama 3 405B"]["known_miss"]
+    assert (r.layout.tp, r.layout.pp, r.layout.dp, r.layout.n_micro) == (8, 16, 128, 16)
+    assert plan.published_runs()["Llama 3 405B"]["layout"]["virtual_stages"] == 8
+    assert r.layout.bubble_s / (r.layout.step_s - r.layout.bubble_s) == pytest.approx(15 / 128, rel=0.05)
 
 
 def test_opt_against_its_failure_free_days():
@@ -479,6 +479,18 @@ def test_each_answer_is_explained_in_a_sentence_a_reader_can_check():
         held_days = p.gpu_hours / p.n_gpus / 24
         assert 1.4e12 / p.tokens_per_s / p.needs.goodput / 86400 == pytest.approx(held_days)
         assert p.days == pytest.approx(held_days / (plan.default("hpc_availability") if p.offer.way == "hpc" else 1))
+        # the rate: tokens/s = the step's tokens / its time, the time = kernels + bubble + exposed communication
+        # (the engine's parts), and the memory the layout needs against what the chip has
+        lay = p.layout
+        seqs = lay.dp * lay.n_micro * lay.micro_batch
+        assert f"a step of {seqs:,} sequences ({lay.dp:,} replicas x {lay.n_micro:,} micro-batches" in text
+        assert f"{seqs * 4096:,} tokens, takes {lay.step_s:,.2f} s = {lay.compute_s:,.2f} s of kernels" in text
+        assert lay.compute_s + lay.bubble_s + lay.comm_s == pytest.approx(lay.step_s)
+        assert seqs * 4096 / lay.step_s == pytest.approx(p.tokens_per_s)
+        assert f"{p.mfu:.1%} MFU" in text and "6 N + 12 L H Q T" in text
+        cap = plan.spec(p.offer.chip).memory_bytes
+        assert f"{lay.memory_bytes / 1e9:,.1f} GB per GPU of the {cap / 1e9:,.1f} GB it has" in text
+        assert lay.memory_bytes <= cap
 
 
 # --------------------------------------------------------------------------- a caller's bad input
@@ -556,3 +568,22 @@ def test_the_job_mtbf_is_the_failure_model():
     nd = plan.needs(models.preset("Llama-3 8B"), 16384, 8, 1e6, 1e12, 1e11, 5e10, 600.0)
     assert nd.mtbf_s == pytest.approx(failures.interruptions(16384, 1.0, 8).mtbf_s)
     assert nd.mtbf_s / 3600 == pytest.approx(54 * 24 / 419, rel=0.01)
+
+
+def test_climategpts_miss_states_what_was_tried():
+    # The stated miss also says what was tried: the engine on layouts a Megatron-class 7B run could use spans the
+    # published 14,131 GPU-hours (Thulke et al. 2024, Table 1): TP 4 with full recomputation and TP 8 with selective
+    # land within 20% of it, the planner's fastest (data parallel only) at about half. The paper states none.
+    e = plan.published_runs()["ClimateGPT-FSC-7B"]
+    m = plan.run_model(e)
+
+    def hours(tp, rc):
+        lay = plan.layout_as_run(m, "H100-SXM", 160, 4096, e["global_batch_tokens"],
+                                 {"tp": tp, "pp": 1, "recompute": rc, "sequence_parallel": tp > 1})
+        tps = lay.dp * lay.n_micro * lay.micro_batch * 4096 / lay.step_s
+        return e["n_tokens"] / tps * 160 / 3600
+
+    for tp, rc in ((4, "full"), (8, "selective")):
+        assert abs(hours(tp, rc) / e["gpu_hours"] - 1) < 0.20, (tp, rc)
+    assert hours(1, "selective") < 0.6 * e["gpu_hours"]
+    assert "TP 1 to 8" in e["known_miss"] and "over 4 GPUs with full" in e["known_miss"]

@@ -127,10 +127,8 @@ def _param_strategy(name: str, ann, default, hostile: bool, model_ok: bool = Fal
     return None
 
 
-# Modules whose functions are driven with every model preset too (and hostile non-models). steptime's helpers
-# (params_per_gpu, elementwise_bytes, layer_products, step_gemms) are not yet: driven so, they accept a parallel
-# degree they should refuse (left for a later change, known).
-MODEL_MODULES = {"mlcalc.finetune"}
+# Modules whose functions are driven with every model preset too (and hostile non-models).
+MODEL_MODULES = {"mlcalc.finetune", "mlcalc.steptime"}
 
 
 def _drivable(fn):
