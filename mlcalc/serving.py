@@ -1401,22 +1401,37 @@ ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-publish
                                     "hf-eager": ("decode", "serve-eager")})
 
 
+#: What each family's cases are, as the planner's "checked" sentence names them.
+_FAMILY_WHAT = MappingProxyType({
+    "serve-graph": "decode steps measured on H100/H200 from a CUDA graph",
+    "serve-published": "published TensorRT-LLM throughputs and first-token latencies (FP8, 1-8 GPUs)",
+    "decode": "eager decode steps of Llama-shaped models measured",
+    "serve-eager": "eager decode steps of five architectures measured",
+})
+
+
 @lru_cache(maxsize=None)
 def _engine_record(engine: str) -> str:
     from mlcalc import accuracy  # the book's record of every checked case; imported here (it imports this module)
-    return "; ".join(f"{accuracy.FAMILIES[f].title}: {accuracy.family_line(f)}" for f in ENGINE_FAMILIES[engine])
+    parts = []
+    for f in ENGINE_FAMILIES[engine]:
+        s = accuracy.summary(f)
+        parts.append(f"{s.within} of {s.n_measured + s.n_published} {_FAMILY_WHAT[f]} within "
+                     f"±{accuracy.FAMILIES[f].target:.0%} (median error {s.median_abs_error:.0%}, worst "
+                     f"{s.worst_error:+.0%})")
+    return "; ".join(parts)
 
 
 def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int, context: int, tp: int) -> str:
     """Where the decode model was checked for ``engine`` (the accuracy page's families, :data:`ENGINE_FAMILIES`),
-    and whether (model size, chip, batch, context, tp) is inside what was measured: Llama-shaped and five other
+    and whether (model size, chip, batch, context, tp) is inside that range: Llama-shaped and five other
     architectures of 1-8B (cut-down MoE and MLA models among them) on H100 and H200, batch 1-128, context
-    512-8192, tensor parallel 1-2 measured; TensorRT-LLM's published tables of 7B-70B models on H100 and H200,
-    tensor parallel 1-4.
+    512-8192, tensor parallel 1-2 measured; TensorRT-LLM's published tables of 7B-70B models (Mixtral among them)
+    on H100 and H200, tensor parallel 1-8, in-flight batches up to 4,096 requests.
     """
     _check.choice("engine", engine, ENGINES)
     try:
-        text = f"Checked ({engine}): " + _engine_record(engine) + "."
+        text = f"Checked ({engine} engine): " + _engine_record(engine) + "."
     except (ImportError, ValueError, KeyError):  # a checkout without the measured files
         within, n_runs, worst1, worstn = _checked_summary()
         text = (f"Checked: {within} of {n_runs} measured hf-eager decode points within 25%; TensorRT-LLM's "
@@ -1426,12 +1441,13 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
         outside.append(f"{model.n_params() / 1e9:,.0f}B parameters (checked 1-70B)")
     if chip not in ("H100-SXM", "H200-SXM"):
         outside.append(f"{chip} (checked H100 and H200)")
-    if tp > 4:
-        outside.append(f"{tp} GPUs per replica (checked 1-4)")
-    if batch > 128 or context > 8192:
-        outside.append(f"batch {batch:,}, context {context:,} (measured to 128 and 8,192)")
-    return text + (" This plan is outside it: " + "; ".join(outside) + "." if outside else
-                   " This plan is inside it.")
+    if tp > 8:
+        outside.append(f"{tp} GPUs per replica (checked 1-8)")
+    if batch > 4096 or context > 8192:
+        outside.append(f"batch {batch:,}, context {context:,} (checked to 4,096 and 8,192)")
+    here = f"This plan (tp {tp}, batch up to {batch:,}, context {context:,})"
+    return text + (f" {here} is outside the checked range: " + "; ".join(outside) + "." if outside else
+                   f" {here} is inside the checked range.")
 
 
 def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, prompt_tokens: int,
