@@ -136,19 +136,25 @@ def misses(run: str) -> Mapping[str, str]:
     return MappingProxyType({k: v for k, v in json.loads(f.read_text()).items() if not k.startswith("_")})
 
 
-def layout(case: DistCase) -> Any:
-    """The engine's layout of a case: FSDP is ZeRO-3, tensor parallel with sequence parallel, checkpointing full."""
+def layout(case: Any) -> Any:
+    """The engine's layout of a case (a :class:`DistCase` or a planned case of ``train_dist.py``, read by attribute
+    or key): FSDP is ZeRO-3, tensor parallel with sequence parallel, checkpointing full."""
     from mlcalc import steptime
 
-    return steptime.Layout(tp=case.tp, pp=case.pp, dp=case.dp, zero=3 if case.dp > 1 else 0,
-                           sequence_parallel=case.tp > 1, schedule=case.schedule or "1f1b",
-                           recompute="full" if case.recompute else "none", micro_batch=case.micro_batch,
-                           grad_accum=case.n_micro)
+    def get(k: str) -> Any:
+        return case[k] if isinstance(case, Mapping) else getattr(case, k)
+
+    return steptime.Layout(tp=int(get("tp")), pp=int(get("pp")), dp=int(get("dp")), zero=3 if get("dp") > 1 else 0,
+                           sequence_parallel=get("tp") > 1, schedule=get("schedule") or "1f1b",
+                           recompute="full" if get("recompute") else "none", micro_batch=int(get("micro_batch")),
+                           grad_accum=int(get("n_micro")))
 
 
 #: The run whose host floors (``train_dist.py --floors``) give each card's DTensor and FSDP2 host constants: measured
-#: once, held for every run on that kind of card.
-FLOORS_RUN = MappingProxyType({"NVIDIA H200": "h200x2-2026-11-26-train-dist-heldout"})
+#: once, held for every run on that kind of card. They are ratios to the same host's plain op (one software stack:
+#: torch 2.11, the same program), so the H100 takes the H200's, priced at its own measured plain op.
+FLOORS_RUN = MappingProxyType({"NVIDIA H200": "h200x2-2026-11-26-train-dist-heldout",
+                               "NVIDIA H100 80GB HBM3": "h200x2-2026-11-26-train-dist-heldout"})
 
 
 def host_floors(run: str) -> tuple[Mapping[str, Any], ...]:
@@ -187,6 +193,25 @@ def predict(case: DistCase) -> Any:
 
     return steptime.predict_step(case.model, layout(case), seq_len=case.seq_len, machine=machine(case),
                                  gpus_per_node=8, engine="eager")
+
+
+def predict_planned(case: Mapping[str, Any], device: str) -> Any:
+    """The engine's prediction of a planned case (one dict of ``train_dist.py``'s sweeps: model, dp, tp, pp,
+    schedule, n_micro, micro_batch, seq_len, recompute) on a card named as torch names it: what a run's
+    ``predictions.json`` holds, made before the run."""
+    from mlcalc import steptime
+
+    return steptime.predict_step(models.from_dict(case["model"]), layout(case), seq_len=int(case["seq_len"]),
+                                 machine=_machine(device), gpus_per_node=8, engine="eager")
+
+
+@lru_cache(maxsize=None)
+def predictions(run: str) -> Mapping[str, Any]:
+    """The predictions a run committed before its call (``predictions.json``: per card, case id -> step_s and
+    peak_bytes), or {} where it has none."""
+    _check.choice("run", run, runs())
+    f = _root().joinpath(run).joinpath("predictions.json")
+    return MappingProxyType(json.loads(f.read_text())) if f.is_file() else MappingProxyType({})
 
 
 @dataclass(frozen=True)

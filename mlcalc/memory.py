@@ -1168,6 +1168,7 @@ def eager_layout_peak(
     recompute: str = "none",
     schedule: str = "1f1b",
     n_micro: int = 1,
+    reshard_after_forward: bool = True,
 ) -> TrainingPeak:
     """Peak ``torch.cuda.max_memory_allocated`` of the fullest GPU of an eager multi-GPU training step.
 
@@ -1176,6 +1177,10 @@ def eager_layout_peak(
     (``schedule`` "1f1b" or "gpipe", ``n_micro`` micro-batches of ``micro_batch`` sequences), ``dp`` FSDP2
     shards when ``fsdp`` (else no data parallelism: ``dp`` must be 1), full activation checkpointing when
     ``recompute`` is "full"; without pipelining ``n_micro`` > 1 is gradient accumulation. Without FSDP: fp32 weights, torch.autocast(bf16), as :func:`training_peak`.
+    ``reshard_after_forward=False`` (FSDP's SHARD_GRAD_OP, ZeRO-2; FSDP2's ``fully_shard(reshard_after_forward=False)``):
+    each layer's bf16 parameters, once gathered for its forward, stay unsharded until its backward has run, so the
+    forward, the loss and the backward hold them for the whole stage (2 bytes per parameter / tp) on top of the
+    sharded states; after the backward they are sharded again.
     Each stage is counted phase by phase (end of forward, the loss, the first and last layer of the
     backward pass, the end of the step); the largest over phases and stages is the peak.
     """
@@ -1189,6 +1194,7 @@ def eager_layout_peak(
     _check.choice("schedule", schedule, PIPELINE_SCHEDULES)
     _check.choice("fsdp", fsdp, (True, False))
     _check.choice("sequence_parallel", sequence_parallel, (True, False))
+    _check.choice("reshard_after_forward", reshard_after_forward, (True, False))
     m, h = model, model.hidden
     if dp > 1 and not fsdp:
         raise ValueError(f"dp={dp!r} is not allowed without fsdp: the program shards data-parallel ranks with FSDP2")
@@ -1256,8 +1262,11 @@ def eager_layout_peak(
         ws = (A_full + (0.0 if pp > 1 else w16_layer) if full else 0.0) + ws_fsdp + flowing
         cands: dict[str, dict[str, float]] = {}
         if pp == 1:  # n_micro > 1: gradient accumulation, the gradients of earlier micro-batches are kept
+            end_states = states
             if m_mb > 1:
-                states = {**states, "gradients (accumulated)": grads_all}
+                states = end_states = {**states, "gradients (accumulated)": grads_all}
+            if fsdp and not reshard_after_forward:  # SHARD_GRAD_OP: gathered in the forward, kept to the backward
+                states = {**states, "unsharded bf16 parameters (no reshard after forward)": 2.0 * P_s / tp}
             w16_saved = w16_out if full else w16_all
             root_bwd = {"root group unsharded (bf16) and the output layer's bf16 gradient":
                         (2.0 * root + 2.0 * out) / tp} if fsdp else {}
@@ -1276,7 +1285,7 @@ def eager_layout_peak(
             cands["backward, first layer"] = {**states, "bf16 weight copies (autocast)": w16_out + (
                 0.0 if full else w16_layer), **root_bwd, "gradients (all but the first layer)": g_most,
                 "activations": A, "layer working set": ws}
-            end = {**states, "gradients": 0.0 if m_mb > 1 else grads_all, "input gradient": flowing}
+            end = {**end_states, "gradients": 0.0 if m_mb > 1 else grads_all, "input gradient": flowing}
             if fsdp:
                 end["root group: bf16 gradients and their fp32 reduce-scatter input"] = \
                     FSDP2_ROOT_END_BYTES_PER_PARAM * root / tp

@@ -1163,7 +1163,22 @@ def explain(p: Plan, model: memory.ModelConfig, n_tokens: float) -> str:
         cost = (f"{p.n_gpus:,} GPUs x {p.gpu_hours / p.n_gpus:,.0f} h x ${p.offer.price_per_gpu_hour:,.3f} "
                 f"= ${p.dollars:,.0f}")
     return (f"{p.n_gpus:,} x {p.offer.chip} as tp={lay.tp} x pp={lay.pp} x dp={lay.dp} ({lay.recompute} "
-            f"recomputation, {lay.step_s:,.2f} s a step): {days}; {cost}. " + explain_goodput(p.needs))
+            f"recomputation): {explain_step(p)} {days}; {cost}. " + explain_goodput(p.needs))
+
+
+def explain_step(p: Plan) -> str:
+    """Where a plan's rate comes from: the step's tokens, its time part by part (the engine's), the MFU and the
+    memory fit, each a number a reader can redo."""
+    lay = p.layout
+    seqs = lay.dp * lay.n_micro * lay.micro_batch
+    reserve = steptime.MEMORY_RESERVE_FRACTION
+    return (f"a step of {seqs:,} sequences ({lay.dp:,} replicas x {lay.n_micro:,} micro-batches of "
+            f"{lay.micro_batch:,}), {p.tokens_per_s * lay.step_s:,.0f} tokens, takes {lay.step_s:,.2f} s = "
+            f"{lay.compute_s:,.2f} s of kernels + {lay.bubble_s:,.2f} s of pipeline bubble + {lay.comm_s:,.2f} s of "
+            f"communication not hidden (mlcalc.steptime.predict_step), so {p.tokens_per_s:,.0f} tokens/s and "
+            f"{p.mfu:.1%} MFU (6 N + 12 L H Q T FLOP per token over the bf16 peak); it needs "
+            f"{lay.memory_bytes / 1e9:,.1f} GB per GPU of the {spec(p.offer.chip).memory_bytes / 1e9:,.1f} GB it has, "
+            f"{reserve:.0%} of it held back for the CUDA context and buffers (mlcalc.memory.training_memory).")
 
 
 def explain_goodput(nd: Needs) -> str:
@@ -1443,7 +1458,7 @@ __all__ = [
     "PLAN_PAGE", "Plan", "RunCheck", "ENGINE", "Search", "StepTime", "Tco", "WAYS", "best_layout",
     "break_even_utilization", "candidate_counts", "check_offer", "check_run", "chinchilla_tokens", "chip_info",
     "chips", "compare", "data", "default", "device_mtbf_s", "evaluate", "explain", "flops_per_token", "layout_as_run", "engine_layout",
-    "layout_candidates", "layout_memory", "leanest_memory_bytes", "needs", "offered_chips", "offers", "plan_json",
+    "explain_step", "layout_candidates", "layout_memory", "leanest_memory_bytes", "needs", "offered_chips", "offers", "plan_json",
     "plan_markdown", "plan_numbers", "plan_record", "published_runs", "run_model", "search", "step_time",
     "step_time_floor", "tco",
 ]

@@ -940,20 +940,22 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
 
 def eager_memory(model: ModelConfig, layout: Layout, *, seq_len: int) -> Any:
     """Peak memory of the eager program in ``layout`` phase by phase (:func:`mlcalc.memory.eager_layout_peak`:
-    one GPU, FSDP2 = ZeRO-3, DTensor tensor parallel, GPipe / 1F1B pipelines, and their mixes), or None for a
-    layout that model does not cover (DDP or ZeRO-1/2 over several replicas, context or expert parallel,
-    interleaved or DualPipe schedules, selective recomputation): those take :func:`training_fit`."""
+    one GPU, FSDP2 = ZeRO-3, FSDP's SHARD_GRAD_OP = ZeRO-2 without pipelining, DTensor tensor parallel, GPipe /
+    1F1B pipelines, and their mixes), or None for a layout that model does not cover (DDP or ZeRO-1 over several
+    replicas, context or expert parallel, interleaved or DualPipe schedules, selective recomputation): those take
+    :func:`training_fit`."""
     from mlcalc import memory
 
     lay = layout
-    if (lay.dp > 1 and lay.zero != 3) or lay.cp > 1 or lay.ep > 1 or lay.recompute == "selective" or (
+    grad_op = lay.dp > 1 and lay.zero == 2 and lay.pp == 1  # PyTorch's ZeRO-2: FSDP without reshard after forward
+    if (lay.dp > 1 and lay.zero != 3 and not grad_op) or lay.cp > 1 or lay.ep > 1 or lay.recompute == "selective" or (
             lay.pp > 1 and lay.schedule not in memory.PIPELINE_SCHEDULES) or model.n_heads % lay.tp \
             or lay.pp > model.n_layers:
         return None
     return memory.eager_layout_peak(model, lay.micro_batch, seq_len, tp=lay.tp, pp=lay.pp, dp=lay.dp,
                                     fsdp=lay.dp > 1, sequence_parallel=lay.sequence_parallel, recompute=lay.recompute,
                                     schedule=lay.schedule if lay.pp > 1 else "1f1b",
-                                    n_micro=lay.grad_accum)
+                                    n_micro=lay.grad_accum, reshard_after_forward=not grad_op)
 
 
 def default_system(chip: str) -> str | None:

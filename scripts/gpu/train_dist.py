@@ -70,11 +70,13 @@ def _untied(name: str) -> ModelConfig:
 
 
 def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompute: bool, dp: int = 1, tp: int = 1,
-         pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0) -> dict[str, Any]:
+         pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0, probe: bool = False,
+         tag: str = "") -> dict[str, Any]:
     """One run: ``dp`` FSDP shards x ``tp`` tensor x ``pp`` pipeline = ``world`` GPUs; every data-parallel
     rank trains ``n_micro`` micro-batches of ``micro_batch`` sequences per step (``n_micro`` > 1 only with
     pipelining), so a step holds ``dp x n_micro x micro_batch`` sequences. ``min_gib``: skipped on cards with
-    less memory (a layout that cannot fit an 80 GB card with fp32 AdamW states)."""
+    less memory (a layout that cannot fit an 80 GB card with fp32 AdamW states). ``probe``: after the timed steps,
+    two more under ``torch.profiler`` (:func:`profile_steps`)."""
     if dp * tp * pp != world:
         raise ValueError(f"dp={dp} x tp={tp} x pp={pp} is not world={world}")
     if pp == 1 and n_micro != 1:
@@ -86,12 +88,12 @@ def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompu
     short = model.name.replace(" (untied)", "").replace("Llama-3.2 ", "").replace("Llama-3 ", "").replace(
         "Llama-2 ", "Llama2-").replace(" ", "")
     cid = f"w{world}-{layout}-{short}-s{seq_len}-mb{micro_batch}" + (f"-m{n_micro}" if pp > 1 else "") + (
-        "-ac" if recompute else "")
+        "-ac" if recompute else "") + (f"-{tag}" if tag else "")
     return {"id": cid, "model": models.as_dict(model), "world": world, "dp": dp, "tp": tp, "pp": pp,
             "schedule": schedule if pp > 1 else "", "n_micro": n_micro, "micro_batch": micro_batch,
             "seq_len": seq_len, "recompute": recompute, "layout": layout,
             "global_batch": dp * n_micro * micro_batch, "tokens_per_step": dp * n_micro * micro_batch * seq_len,
-            "min_gib": min_gib}
+            "min_gib": min_gib, **({"probe": True} if probe else {})}
 
 
 def gpu_cases() -> list[dict[str, Any]]:
@@ -197,7 +199,39 @@ def heldout_cases() -> list[dict[str, Any]]:
     ]
 
 
-SWEEPS = {"first": gpu_cases, "heldout": heldout_cases}
+def four_cases() -> list[dict[str, Any]]:
+    """The 4-GPU sweep (issue 24's combined layouts): every 4-GPU case of :func:`gpu_cases` (FSDP 4, TP 4, PP 4 alone;
+    FSDP 2 x TP 2 on a 2-D mesh, PP 2 x FSDP 2, PP 2 x TP 2), then, on GPUs 0 and 1, two tensor-parallel cases the
+    engine over-predicted on the earlier 2-GPU calls, profiled (``probe``: device busy time against host issue
+    time, :func:`profile_steps`), and three earlier 2-GPU cases again as a baseline of this machine."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    l7 = models.preset("Llama-2 7B")
+    w4 = [c for c in gpu_cases() if c["world"] == 4]
+    mixed = [c for c in w4 if sum(n > 1 for n in (c["dp"], c["tp"], c["pp"])) > 1]  # the combined layouts first
+    return mixed + [c for c in w4 if c not in mixed] + [
+        case(b3, 2, 8192, 1, False, tp=2, probe=True),
+        case(l7, 2, 2048, 1, True, tp=2, probe=True),
+        case(b3, 2, 2048, 2, False, tp=2, probe=True),
+        case(b1, 2, 2048, 4, False, dp=2),
+        case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b"),
+    ]
+
+
+def rerun_cases() -> list[dict[str, Any]]:
+    """A second, short call (2 GPUs): the three baseline cases of :func:`four_cases` before any profiling, then one
+    profiled case, then the same three again (``-after``): does a finished torch.profiler session leave the host
+    slower? Last, a profiled FSDP2 case (the engine's largest FSDP residual over max(host, device))."""
+    b1, b3, b8 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    base = [dict(b1=b1, seq=2048, mb=4, rc=False, kw={"dp": 2}),
+            dict(b1=b3, seq=2048, mb=2, rc=False, kw={"tp": 2}),
+            dict(b1=b1, seq=2048, mb=1, rc=False, kw={"pp": 2, "n_micro": 8, "schedule": "1f1b"})]
+    first = [case(x["b1"], 2, x["seq"], x["mb"], x["rc"], **x["kw"]) for x in base]
+    again = [case(x["b1"], 2, x["seq"], x["mb"], x["rc"], tag="after", **x["kw"]) for x in base]
+    return first + [case(b3, 2, 2048, 2, False, tp=2, probe=True, tag="probe")] + again + [
+        case(b8, 2, 2048, 1, True, dp=2, probe=True)]
+
+
+SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -213,6 +247,8 @@ def cpu_cases() -> list[dict[str, Any]]:
         seen.add(key)
         out.append(case(tiny, c["world"], 32, 2, c["recompute"], dp=c["dp"], tp=c["tp"], pp=c["pp"],
                         n_micro=c["n_micro"], schedule=c["schedule"]))
+    out.append(case(tiny, 2, 48, 2, True, tp=2, probe=True))
+    out.append(case(tiny, 4, 48, 2, False, dp=2, tp=2, probe=True))
     return out
 
 
@@ -325,6 +361,7 @@ class Runner:
         self.Llama = build_model_classes(torch)
         self.meshes: dict[tuple[Any, ...], Any] = {}
         self.fused = True  # fused AdamW; turned off for good if it fails on these parameters
+        self.trace_dir = ""  # where probe cases write their compact traces
 
     def mesh(self, dims: tuple[tuple[str, int], ...]) -> Any:
         from torch.distributed.device_mesh import init_device_mesh
@@ -519,10 +556,137 @@ class Runner:
                        peak_reserved_bytes=torch.cuda.max_memory_reserved(self.dev),
                        after_step_allocated_bytes=after_step,
                        total_memory_bytes=torch.cuda.get_device_properties(self.dev).total_memory)
+        if c.get("probe"):  # after the memory readings: the profiler's own buffers stay out of them
+            try:
+                row["probe"] = profile_steps(torch, self, step, c, self.trace_dir)
+            except Exception as e:  # noqa: BLE001 - the probe is extra: record and go on
+                row["probe"] = {"error": f"{type(e).__name__}: {e}"[:800]}
         rows: list[Any] = [None] * self.world
         dist.all_gather_object(rows, row)
         del model, opt, step
         return {"ranks": rows}
+
+
+# ---------------------------------------------------------------------------------------------
+# The probe: where a host-bound step's time goes (device busy time against host issue time)
+# ---------------------------------------------------------------------------------------------
+
+PROBE_STEPS = 3  # profiled steps; the first is left out (the profiler's own start-up)
+#: CUDA runtime calls in which the host waits for the device (time not spent issuing work).
+BLOCKING_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+                  "cudaMemcpyAsync", "cudaStreamWaitEvent_blocking", "cudaFree", "cudaMalloc")
+
+
+def _union_s(intervals: list[tuple[float, float]], lo: float, hi: float) -> float:
+    """Seconds covered by the union of (start_us, end_us) intervals, clipped to [lo, hi] (microseconds in)."""
+    total, cur_a, cur_b = 0.0, None, None
+    for a, b in sorted((max(a, lo), min(b, hi)) for a, b in intervals if b > lo and a < hi):
+        if cur_b is None or a > cur_b:
+            if cur_b is not None:
+                total += cur_b - cur_a
+            cur_a, cur_b = a, b
+        else:
+            cur_b = max(cur_b, b)
+    if cur_b is not None:
+        total += cur_b - cur_a
+    return total / 1e6
+
+
+def trace_summary(events: list[dict[str, Any]], steps: list[dict[str, float]]) -> list[dict[str, Any]]:
+    """Per profiled step (``steps``: each one's annotation name, wall and issue seconds), from a Chrome trace of
+    torch.profiler: the device's busy time (union of kernels: compute kernels, NCCL kernels, all), the kernels'
+    summed time, the host's time inside blocking CUDA calls while it issued the step, and how far the device ran
+    behind the host (each kernel's start minus its launch call's start)."""
+    ann = {e["name"]: e for e in events if e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith(
+        "probe_step_")}
+    kern = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e]
+    rt = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and "dur" in e]
+    launch = {e.get("args", {}).get("correlation"): e for e in rt}
+    out = []
+    for st in steps:
+        a = ann.get(st["name"])
+        if a is None:
+            out.append({"name": st["name"], "error": "no annotation in the trace"})
+            continue
+        lo = float(a["ts"])
+        hi = lo + st["wall_s"] * 1e6
+        issue_hi = lo + st["issue_s"] * 1e6
+        ks = [e for e in kern if float(e["ts"]) < hi and float(e["ts"]) + float(e["dur"]) > lo]
+        nccl = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ks if "nccl" in e["name"].lower()]
+        comp = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ks if "nccl" not in e["name"].lower()]
+        lags = []
+        for e in ks:
+            c = launch.get(e.get("args", {}).get("correlation"))
+            if c is not None and "nccl" not in e["name"].lower():
+                lags.append((float(e["ts"]) - float(c["ts"])) / 1e6)
+        lags.sort()
+        blocked = sum(float(e["dur"]) for e in rt if any(e["name"].startswith(b) for b in BLOCKING_CALLS)
+                      and lo <= float(e["ts"]) < issue_hi) / 1e6
+        n_launch = sum(1 for e in rt if "Launch" in e["name"] and lo <= float(e["ts"]) < issue_hi)
+        out.append({
+            "name": st["name"], "wall_s": st["wall_s"], "issue_s": st["issue_s"],
+            "event_s": st.get("event_s"),
+            "compute_busy_s": _union_s(comp, lo, hi), "nccl_busy_s": _union_s(nccl, lo, hi),
+            "all_busy_s": _union_s(comp + nccl, lo, hi),
+            "compute_kernel_sum_s": sum(b - a for a, b in comp) / 1e6, "n_compute_kernels": len(comp),
+            "n_nccl_kernels": len(nccl), "n_launch_calls": n_launch,
+            "host_blocked_s": blocked,
+            "compute_busy_during_issue_s": _union_s(comp, lo, issue_hi),
+            "lag_median_s": lags[len(lags) // 2] if lags else None,
+            "lag_p90_s": lags[int(0.9 * (len(lags) - 1))] if lags else None,
+            "lag_max_s": lags[-1] if lags else None,
+        })
+    return out
+
+
+def profile_steps(torch: Any, runner: "Runner", step: Any, c: dict[str, Any], trace_dir: str) -> dict[str, Any]:
+    """``PROBE_STEPS`` more steps under torch.profiler (CPU and CUDA activity), each between barriers as the
+    timed steps, with CUDA events around each on the current stream; returns :func:`trace_summary` of every step
+    but the first, and writes a compact trace (kernels, CUDA runtime calls, annotations) to ``trace_dir``."""
+    import gzip
+
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    dist = torch.distributed
+    cuda = not runner.cpu
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    steps = []
+    t_start = time.time()
+    with profile(activities=acts) as prof:
+        for i in range(PROBE_STEPS):
+            dist.barrier()
+            runner.sync()
+            ev = [torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)] if cuda else None
+            t0 = time.perf_counter()
+            with record_function(f"probe_step_{i}"):
+                if ev:
+                    ev[0].record()
+                step()
+                if ev:
+                    ev[1].record()
+            t1 = time.perf_counter()
+            runner.sync()
+            t2 = time.perf_counter()
+            steps.append({"name": f"probe_step_{i}", "wall_s": t2 - t0, "issue_s": t1 - t0,
+                          "event_s": ev[0].elapsed_time(ev[1]) / 1e3 if ev else None})
+    path = os.path.join("/tmp", f"probe-{os.getpid()}.json")
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        events = json.load(f).get("traceEvents", [])
+    os.remove(path)
+    summ = trace_summary(events, steps[1:])
+    if trace_dir:
+        keep = [[e.get("cat"), e.get("name", "")[:60], e.get("ts"), e.get("dur"), e.get("tid"),
+                 (e.get("args") or {}).get("correlation"), (e.get("args") or {}).get("stream")]
+                for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "user_annotation") or (
+                    e.get("cat") in ("cuda_runtime", "cuda_driver") and any(
+                        k in str(e.get("name", "")) for k in ("Launch", "Synchronize", "Memcpy", "Memset",
+                                                              "WaitEvent", "Malloc", "Free")))]
+        os.makedirs(trace_dir, exist_ok=True)
+        with gzip.open(os.path.join(trace_dir, f"probe-{c['id']}-r{runner.rank}.json.gz"), "wt") as f:
+            json.dump({"fields": ["cat", "name", "ts_us", "dur_us", "tid", "correlation", "stream"],
+                       "steps": steps, "events": keep}, f)
+    return {"steps": steps, "summary": summ, "wall_s": time.time() - t_start}
 
 
 def summarise(c: dict[str, Any], ranks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -819,6 +983,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deadline", type=float, default=0.0, help="epoch seconds: start no case after this")
     ap.add_argument("--nccl-timeout-s", type=float, default=90.0)
     ap.add_argument("--state-dir", default="", help="folder for the progress file (default: beside --out)")
+    ap.add_argument("--trace-dir", default="", help="folder for the probe cases' compact traces (default: none)")
     args = ap.parse_args(argv)
     import torch
     import torch.distributed as dist
@@ -889,6 +1054,7 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0:
             print(f"baseline {time.time() - t0:.1f} s", flush=True)
     runner = Runner(torch, dev, cpu)
+    runner.trace_dir = args.trace_dir
     for c in cases:
         if c["id"] in done:
             continue

@@ -203,3 +203,26 @@ def test_llama3_long_context_miss_states_the_flop_count():
         if "TFLOP/s" in text:
             assert f"{causal:.0f} TFLOP/s" in text
         assert text in e["known_miss"]
+
+
+# MosaicML ran every MPT row (llm-foundry benchmarking README, 2024-01-06) on 80 GB H100s: MPT-1B and 3B with
+# FSDP SHARD_GRAD_OP (ZeRO-2), 7B to 70B with FULL_SHARD. The fit is the eager program's phase by phase
+# (memory.eager_layout_peak): FULL_SHARD holds one layer's bf16 parameters at a time, SHARD_GRAD_OP keeps every
+# layer's bf16 parameters from its forward to its backward (2 bytes per parameter more). Every row must fit.
+def test_every_mpt_run_fits_its_h100s():
+    from mlcalc import memory
+    for name in MPT:
+        c = training_runs.check(name)
+        assert c.prediction.fits, (name, c.prediction.peak_bytes_per_gpu / 1e9)
+    e = training_runs.runs()["MPT-3B (512 H100, FSDP)"]
+    m, lay = training_runs.model_of(e), training_runs.layout_of(e)
+    assert lay.zero == 2 and "SHARD_GRAD_OP" in e["where"]
+    parts = training_runs.check("MPT-3B (512 H100, FSDP)").prediction.memory_parts
+    assert parts["unsharded bf16 parameters (no reshard after forward)"] == pytest.approx(2 * m.n_params())
+    full = memory.eager_layout_peak(m, lay.micro_batch, e["seq_len"], dp=lay.dp, fsdp=True)
+    grad_op = memory.eager_layout_peak(m, lay.micro_batch, e["seq_len"], dp=lay.dp, fsdp=True,
+                                       reshard_after_forward=False)
+    assert grad_op.total_bytes - full.total_bytes == pytest.approx(2 * m.n_params())
+    assert "bf16 weight copies (autocast)" not in parts  # FSDP's bf16 parameters, no autocast cache
+    with pytest.raises(ValueError, match="reshard_after_forward"):
+        memory.eager_layout_peak(m, 1, 2048, dp=2, fsdp=True, reshard_after_forward="no")
