@@ -115,7 +115,7 @@ def _decode() -> tuple[Case, ...]:
 
 def _serve(kind: str) -> tuple[Case, ...]:
     """The serving run measured for this book (mlcalc.servemeasured), one family per path: "graph" (a decode step
-    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-2 GPUs), "eager", "prefill"."""
+    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-4 GPUs), "eager", "prefill"."""
     from mlcalc import servemeasured as sm
 
     out = []
@@ -210,7 +210,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "notebooks/hardware/accuracy", lambda: _dist("memory")),
     Family("decode", "Decode tokens per second of Llama-shaped models (eager transformers)",
            "mlcalc.serving.decode_step", "tokens per second", "point", 0.25, "notebooks/memory/serving", _decode),
-    Family("serve-graph", "Decode step time replayed from a CUDA graph (transformers, a plain-PyTorch engine; 1-2 GPUs)",
+    Family("serve-graph", "Decode step time replayed from a CUDA graph (transformers, a plain-PyTorch engine; 1-4 GPUs)",
            "mlcalc.serving.decode_step (mlcalc.servemeasured)", "step time", "point", 0.20, "notebooks/memory/serving",
            lambda: _serve("graph")),
     Family("serve-eager", "Decode step time of five architectures in eager transformers",

@@ -225,7 +225,8 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
                 kv_bytes_per_value: float = 2.0, tp_allreduce_s: float = 0.0,
                 small_kernels_s: float = 0.0, cache_layout: str = "engine", ep: int = 1,
                 matmul_law: MatmulLaw | None = None, fused: bool = True,
-                attention_law: tuple[float, float] | None = None) -> DecodeStep:
+                attention_law: tuple[float, float] | None = None,
+                attention_s: float | None = None) -> DecodeStep:
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
     Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
@@ -252,7 +253,8 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     ``read_bytes_per_s``; the output projection likewise. None: one stream at ``read_bytes_per_s``.
     ``attention_law``: ``(fixed_s, bytes_per_s)`` of the attention kernel a program calls once per layer
     (:func:`masked_decode_attention_law`: SDPA with a boolean mask at decode), instead of the cache at
-    ``read_bytes_per_s``.
+    ``read_bytes_per_s``. ``attention_s``: seconds of that one call per layer, given by a law of the kernel a
+    program calls (e.g. :func:`mlcalc.servemeasured.engine_attention_s`); it replaces both.
 
     TensorRT-LLM performance.md (v0.9.0, FP8): Llama 2 7B on one H100 SXM, static batches of 56 with 2,048 tokens
     in and out, 2,826 output tokens/s; these steps (:func:`check_benchmarks`) give about 3 % more:
@@ -287,8 +289,12 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     kv_layer = seq_kv / L * group / split
     extra_layer = attention_extra_bytes(model, c, kvb, cache_layout) / L * group / split
     n_kv = model.n_heads if (model.attention == "mla") else model.n_kv_heads
-    read_kv = (attention_time_s(kv_layer, model.n_heads, n_kv, bw, copy_bytes_per_s) if attention_law is None
-               else attention_law[0] + kv_layer / _check.positive("attention_law bytes_per_s", attention_law[1]))
+    if attention_s is not None:
+        read_kv = _check.non_negative("attention_s", attention_s)
+    elif attention_law is None:
+        read_kv = attention_time_s(kv_layer, model.n_heads, n_kv, bw, copy_bytes_per_s)
+    else:
+        read_kv = attention_law[0] + kv_layer / _check.positive("attention_law bytes_per_s", attention_law[1])
     attn = max(read_kv + extra_layer / bw,
                attention_flops_per_token(model, c, cache_layout) / L * group / tp / rate)
     if model.attention == "mla" and cache_layout == "transformers":

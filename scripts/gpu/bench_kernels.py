@@ -43,6 +43,18 @@ ATTN_POINTS = [(8, 512), (1, 2048), (4, 2048), (1, 8192)]  # (batch, length)
 #: holds them (gate and up fused), run by its grouped_mm path
 GROUPED_SHAPES = [(8, 28672, 4096, 2), (8, 4096, 14336, 2), (64, 2816, 2048, 6), (64, 2048, 1408, 6)]
 ELEM_BYTES = [2**22, 2**24, 2**26, 2**28, 2**30]
+#: Decode attention as each program calls it (scripts/gpu/serve4 call): transformers 5.17 ("hf": one query row per
+#: head, K and V already expanded to every query head by repeat_kv, a boolean mask of shape (b, 1, 1, L)) and the
+#: plain engine ("engine": the g query heads of a KV head as g query rows, K and V not expanded, the same mask).
+#: (heads or KV heads, g query rows, q/k head dim, v head dim)
+DEC_ATTN_HF = [(32, 1, 128, 128), (8, 1, 256, 256), (16, 1, 192, 128)]
+DEC_ATTN_ENGINE = [(8, 4, 128, 128), (4, 4, 128, 128), (2, 4, 128, 128), (8, 8, 128, 128), (4, 8, 128, 128),
+                   (2, 8, 128, 128)]
+DEC_ATTN_HF_POINTS = [(1, 512), (8, 512), (32, 512), (128, 512), (8, 2048), (32, 2048), (1, 8192), (16, 8192),
+                      (2, 1024), (16, 1024), (64, 1024), (4, 4096), (24, 4096)]
+DEC_ATTN_ENGINE_POINTS = [(1, 2048), (8, 2048), (32, 2048), (128, 2048), (8, 8192), (64, 1024), (16, 4096)]
+#: prefill rows (tokens x experts per token) through transformers' grouped expert matmul
+GROUPED_PREFILL_TOKENS = [512, 2048, 8192]
 
 
 def left() -> float:
@@ -227,6 +239,79 @@ def grouped(dev, quick, out):
             torch.cuda.empty_cache()
 
 
+def decode_attention(dev, quick, out):
+    """SDPA at decode as transformers and the plain engine call it, replayed from a CUDA graph over enough distinct
+    caches (one per layer, as in a step) that they do not stay in L2: seconds per call."""
+    target = 2**20 if quick else 256 * 2**20
+    cases = ([("hf", 4, 1, 16, 16), ("engine", 2, 2, 16, 16)] if quick else
+             [("hf",) + c for c in DEC_ATTN_HF] + [("engine",) + c for c in DEC_ATTN_ENGINE])
+    for kind, h, g, dq, dv in cases:
+        pts = [(2, 32), (1, 64)] if quick else (DEC_ATTN_HF_POINTS if kind == "hf" else DEC_ATTN_ENGINE_POINTS)
+        for b, L in pts:
+            if left() < 5:
+                out.append({"kind": kind, "heads": h, "error": "skipped: out of time"})
+                continue
+            rec = {"kind": kind, "kv_heads": h, "q_rows": g, "head_dim": dq, "v_head_dim": dv, "batch": b, "length": L}
+            try:
+                kv_bytes = b * h * L * (dq + dv) * 2
+                copies = int(max(1, min(32, -(-target // kv_bytes))))
+                q = torch.randn(b, h, g, dq, device=dev, dtype=torch.bfloat16)
+                ks = [torch.randn(b, h, L, dq, device=dev, dtype=torch.bfloat16) for _ in range(copies)]
+                vs = [torch.randn(b, h, L, dv, device=dev, dtype=torch.bfloat16) for _ in range(copies)]
+                mask = torch.ones(b, 1, 1, L, device=dev, dtype=torch.bool)
+                mask[:, :, :, L - 1:] = True
+                mask[0, :, :, : L // 4] = False  # not all ones (as in a slot not yet full)
+                ys = []
+
+                def f():
+                    ys.clear()
+                    for k, v in zip(ks, vs):
+                        ys.append(F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
+
+                r = timeit(graphed(f, dev), dev)
+                rec.update({"copies": copies, "kv_bytes": kv_bytes, "s": r["s"] / copies,
+                            "bytes_per_s": kv_bytes / (r["s"] / copies), "timing": r})
+                print("dec_attn", kind, h, g, dq, dv, b, L, f"{r['s'] / copies * 1e6:.1f} us", flush=True)
+                del ks, vs, ys
+            except Exception as exc:  # noqa: BLE001
+                rec["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            out.append(rec)
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
+
+
+def grouped_prefill(dev, quick, out):
+    """transformers' grouped expert matmul at prefill sizes: ``tokens x experts_per_token`` rows routed uniformly
+    at random over the experts: FLOP/s."""
+    gm = getattr(F, "grouped_mm", None) or torch._grouped_mm
+    shapes = [(4, 32, 16, 2)] if quick else GROUPED_SHAPES
+    for e, n, k, topk in shapes:
+        try:
+            w = torch.empty(e, n, k, device=dev, dtype=torch.bfloat16).normal_()
+            for t in ([16, 64] if quick else GROUPED_PREFILL_TOKENS):
+                if left() < 5:
+                    out.append({"experts": e, "n": n, "k": k, "tokens": t, "error": "skipped: out of time"})
+                    continue
+                g = torch.Generator().manual_seed(t)
+                ids = torch.stack([torch.randperm(e, generator=g)[:topk] for _ in range(t)]).reshape(-1)
+                counts = torch.bincount(ids, minlength=e)
+                offs = torch.cumsum(counts, 0).to(torch.int32).to(dev)
+                x = torch.randn(t * topk, k, device=dev, dtype=torch.bfloat16)
+                r = timeit(graphed(lambda: gm(x, w.transpose(-2, -1), offs=offs), dev), dev)
+                fl = 2.0 * t * topk * n * k
+                out.append({"experts": e, "n": n, "k": k, "experts_per_token": topk, "tokens": t, "rows": t * topk,
+                            "s": r["s"], "flops": fl, "flops_per_s": fl / r["s"], "timing": r})
+                print("grouped_prefill", e, n, k, t, f"{fl / r['s'] / 1e12:.0f} TFLOP/s", flush=True)
+            del w
+        except Exception as exc:  # noqa: BLE001
+            out.append({"experts": e, "n": n, "k": k, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+SECTIONS = ("gemv", "grouped", "elementwise", "attention", "matmul", "decode_attention", "grouped_prefill")
+
+
 def main():
     global DEADLINE
     ap = argparse.ArgumentParser()
@@ -234,7 +319,13 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--deadline-s", type=float, default=float("inf"))
+    ap.add_argument("--sections", default="gemv,grouped,elementwise,attention,matmul",
+                    help=f"comma-separated, of {SECTIONS}")
     a = ap.parse_args()
+    sections = [x for x in a.sections.split(",") if x]
+    bad = [x for x in sections if x not in SECTIONS]
+    if bad:
+        raise SystemExit(f"--sections {bad} not among {SECTIONS}")
     DEADLINE = a.deadline_s
     dev = torch.device(a.device)
     if dev.type == "cuda":
@@ -243,7 +334,7 @@ def main():
     res = {"schema": 1, "tool": "scripts/gpu/bench_kernels.py", "device": str(dev),
            "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
            "torch": torch.__version__, "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-           "gemv": [], "grouped": [], "matmul": [], "attention": [], "elementwise": []}
+           "sections": sections, **{name: [] for name in sections}}
 
     def save():
         res["wall_s"] = time.perf_counter() - T0
@@ -252,7 +343,10 @@ def main():
         os.replace(a.out + ".tmp", a.out)
 
     with torch.inference_mode():
-        for name, fn in (("gemv", gemv), ("grouped", grouped), ("elementwise", elementwise), ("attention", attention), ("matmul", matmul)):
+        fns = {"gemv": gemv, "grouped": grouped, "elementwise": elementwise, "attention": attention, "matmul": matmul,
+               "decode_attention": decode_attention, "grouped_prefill": grouped_prefill}
+        for name in sections:
+            fn = fns[name]
             try:
                 fn(dev, a.quick, res[name])
             except Exception as exc:  # noqa: BLE001

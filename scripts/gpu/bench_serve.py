@@ -52,6 +52,73 @@ DEADLINE = float("inf")
 DECODE_POINTS = [(1, 512), (8, 512), (32, 512), (128, 512), (8, 2048), (32, 2048), (1, 8192), (16, 8192)]
 DECODE_POINTS_MHA = [(1, 512), (8, 512), (32, 512), (128, 512), (8, 2048), (32, 2048), (1, 8192), (4, 8192)]
 PREFILL_POINTS = [(1, 512), (1, 2048), (1, 8192), (8, 512), (4, 2048)]
+#: Points none of the earlier calls measured (``--points heldout``: the serve4 call checks the model on them)
+HELDOUT_DECODE = [(2, 1024), (16, 1024), (64, 1024), (4, 4096), (24, 4096)]
+HELDOUT_PREFILL = [(2, 1024), (1, 4096), (2, 4096)]
+POINTS = "main"
+#: ``--adjacent-probe``: before each timing group of an eager decode point, the host probe (a tiny 8-layer Llama,
+#: one eager decode step, 5 back to back) is timed too, so each point carries the host's speed at that moment
+HOST_PROBE = None
+
+
+def host_state() -> dict:
+    """CPU counters at this moment (Linux): jiffies of steal and of all states, the mean clock of the CPUs."""
+    out = {"t": time.time()}
+    try:
+        with open("/proc/stat") as fh:
+            f = [int(x) for x in fh.readline().split()[1:]]
+        out["jiffies"] = sum(f)
+        out["steal_jiffies"] = f[7] if len(f) > 7 else 0
+        out["idle_jiffies"] = f[3] + f[4]
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/proc/cpuinfo") as fh:
+            mhz = [float(line.split(":")[1]) for line in fh if line.startswith("cpu MHz")]
+        if mhz:
+            out["cpu_mhz_mean"] = sum(mhz) / len(mhz)
+    except (OSError, ValueError):
+        pass
+    try:
+        out["loadavg"] = [float(x) for x in open("/proc/loadavg").read().split()[:3]]
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+class HostProbe:
+    """A tiny Llama (8 layers, width 64) held in the process; ``__call__`` times n of its eager decode steps."""
+
+    def __init__(self, dev: torch.device, layers: int = 8):
+        from transformers import StaticCache
+        self.dev = dev
+        self.model = serve_archs.build("llama8b", dev, tiny_layers=layers)
+        self.cache = StaticCache(config=self.model.config, max_cache_len=64)
+        self.ids = torch.randint(1, 200, (1, 1), device=dev)
+        self.cp = torch.tensor([63], device=dev)
+        self.pos = torch.full((1, 1), 63, device=dev)
+        self.am = torch.ones(1, 64, dtype=torch.long, device=dev)
+        self.layers = layers
+        self.samples: list = []
+        with torch.inference_mode():
+            for _ in range(3):
+                self._step()
+
+    def _step(self):
+        set_pos(self.cache, 60)
+        return self.model(input_ids=self.ids, past_key_values=self.cache, cache_position=self.cp,
+                          position_ids=self.pos, attention_mask=self.am, use_cache=True).logits[:, -1].argmax(-1)
+
+    def __call__(self, n: int = 5) -> float:
+        with torch.inference_mode():
+            sync(self.dev)
+            t0 = time.perf_counter()
+            for _ in range(n):
+                self._step()
+            sync(self.dev)
+            s = (time.perf_counter() - t0) / n
+        self.samples.append({"t_process_s": time.perf_counter() - T0, "s": s})
+        return s
 
 
 def left() -> float:
@@ -64,8 +131,9 @@ def sync(dev: torch.device) -> None:
 
 
 def timed(fn, dev: torch.device, target_s: float = 0.3, n_min: int = 5, n_max: int = 60, groups: int = 3,
-          reset=None) -> dict:
-    """``reset(k)``, if given, is called before ``k`` calls (it rewinds a static cache's write position)."""
+          reset=None, probe=None) -> dict:
+    """``reset(k)``, if given, is called before ``k`` calls (it rewinds a static cache's write position);
+    ``probe()``, if given, is timed before each group and after the last (the host's speed next to each group)."""
     if reset:
         reset(2)
     fn()
@@ -75,8 +143,10 @@ def timed(fn, dev: torch.device, target_s: float = 0.3, n_min: int = 5, n_max: i
     sync(dev)
     one = max(time.perf_counter() - t0, 1e-7)
     n = int(min(n_max, max(n_min, target_s / one)))
-    res = []
+    res, probes, order = [], [], []
     for _ in range(groups):
+        if probe is not None:
+            probes.append(probe())
         if reset:
             reset(n)
         sync(dev)
@@ -85,8 +155,15 @@ def timed(fn, dev: torch.device, target_s: float = 0.3, n_min: int = 5, n_max: i
             fn()
         sync(dev)
         res.append((time.perf_counter() - t0) / n)
+    if probe is not None:
+        probes.append(probe())
+    order = list(res)
     res.sort()
-    return {"s": res[len(res) // 2], "groups_s": res, "n": n, "first_s": one}
+    out = {"s": res[len(res) // 2], "groups_s": res, "n": n, "first_s": one}
+    if probe is not None:
+        out["groups_in_order_s"] = order
+        out["host_probe_s"] = probes  # before group 1, 2, 3, after group 3
+    return out
 
 
 def capture(fn, dev: torch.device):
@@ -181,7 +258,7 @@ def hf_decode(model, batch: int, ctx: int, dev: torch.device, graph: bool = True
         def reset(k):
             set_pos(cache, max(0, ctx - k - 2))
 
-        out["eager"] = timed(step, dev, n_max=min(60, ctx - 4), reset=reset)
+        out["eager"] = timed(step, dev, n_max=min(60, ctx - 4), reset=reset, probe=HOST_PROBE)
         out["eager_s"] = out["eager"]["s"]
         if graph and dev.type == "cuda":
             try:
@@ -211,7 +288,7 @@ def hf_prefill(model, batch: int, prompt: int, dev: torch.device) -> dict:
                      logits_to_keep=1).logits[:, -1].argmax(-1)
 
     with torch.inference_mode():
-        r = timed(step, dev, target_s=0.3, n_min=2, n_max=20)
+        r = timed(step, dev, target_s=0.3, n_min=2, n_max=20, probe=HOST_PROBE)
     del cache
     free(dev)
     return {"batch": batch, "prompt": prompt, "prefill_s": r["s"], "timing": r}
@@ -299,8 +376,13 @@ def run_arch(arch: str, dev: torch.device, quick: bool, result: dict, save) -> N
     rec["param_bytes"] = sum(p.numel() * p.element_size() for p in model.parameters())
     dpts = DECODE_POINTS_MHA if arch == "mha7b" else DECODE_POINTS
     ppts = PREFILL_POINTS
+    if POINTS == "heldout":
+        dpts, ppts = HELDOUT_DECODE, HELDOUT_PREFILL
+    rec["points"] = POINTS
     if quick:
         dpts, ppts = [(1, 16), (2, 32)], [(1, 16), (2, 8)]
+        if POINTS == "heldout":
+            dpts, ppts = [(2, 24), (1, 40)], [(2, 12)]
     try:
         rec["warmup_discarded"] = hf_decode(model, *dpts[0], dev, graph=graph_ok)
     except Exception as exc:  # noqa: BLE001
@@ -358,6 +440,62 @@ def machine_probe(dev: torch.device, quick: bool) -> dict:
     out["warmup_discarded"] = tiny_probe("llama8b", [2], dev)  # the first point of the process, kept apart
     out["tiny_llama"] = tiny_probe("llama8b", [2, 8] if quick else [2, 8, 32], dev)
     return out
+
+
+def host_probe_series(dev: torch.device, quick: bool, result: dict, save, duration_s: float) -> None:
+    """The floor probe over and over for ``duration_s``: the tiny 32-layer Llama's eager step (n = 5 back to back)
+    and the same step from a CUDA graph, with the CPU counters (steal time, clock, load) at each repeat: how much the
+    host's floor moves within one call while the other lanes work."""
+    from transformers import StaticCache
+    layers = 4 if quick else 32
+    m = serve_archs.build("llama8b", dev, tiny_layers=layers)
+    cache = StaticCache(config=m.config, max_cache_len=64)
+    ids = torch.randint(1, 200, (1, 1), device=dev)
+    cp = torch.tensor([63], device=dev)
+    pos = torch.full((1, 1), 63, device=dev)
+    am = torch.ones(1, 64, dtype=torch.long, device=dev)
+
+    def step():
+        set_pos(cache, 60)
+        return m(input_ids=ids, past_key_values=cache, cache_position=cp, position_ids=pos, attention_mask=am,
+                 use_cache=True).logits[:, -1].argmax(-1)
+
+    rec = {"n_layers": layers, "model": "tiny llama8b class (width 64), batch 1, cache 64", "repeats": []}
+    result["host_series"] = rec
+    with torch.inference_mode():
+        for _ in range(3):
+            step()
+        sync(dev)
+        g = capture(step, dev) if dev.type == "cuda" else None
+        t_end = time.perf_counter() + duration_s
+        while time.perf_counter() < t_end and left() > 5:
+            h0 = host_state()
+            sync(dev)
+            t0 = time.perf_counter()
+            for _ in range(5):
+                step()
+            sync(dev)
+            e = (time.perf_counter() - t0) / 5
+            h1 = host_state()
+            r = {"t_process_s": time.perf_counter() - T0, "eager_s": e, "host_before": h0, "host_after": h1}
+            if g is not None:
+                sync(dev)
+                t0 = time.perf_counter()
+                for _ in range(20):
+                    g.replay()
+                sync(dev)
+                r["graph_s"] = (time.perf_counter() - t0) / 20
+            rec["repeats"].append(r)
+            es = sorted(x["eager_s"] for x in rec["repeats"])
+            rec["eager_min_s"], rec["eager_median_s"], rec["eager_max_s"] = es[0], es[len(es) // 2], es[-1]
+            if len(rec["repeats"]) % 5 == 0:
+                save()
+            time.sleep(0.5)
+    es = sorted(x["eager_s"] for x in rec["repeats"])
+    if es:
+        print("host series", len(es), "repeats, eager ms min/median/max", round(es[0] * 1e3, 2),
+              round(es[len(es) // 2] * 1e3, 2), round(es[-1] * 1e3, 2), flush=True)
+    save()
 
 
 # ----------------------------------------------------------------------------------------------- load test
@@ -489,18 +627,25 @@ def load_test(dev: torch.device, quick: bool, result: dict, save) -> None:
 def main() -> None:
     global DEADLINE
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["arch", "probe", "load"], required=True)
+    ap.add_argument("--mode", choices=["arch", "probe", "load", "hostseries"], required=True)
+    ap.add_argument("--points", choices=["main", "heldout"], default="main")
+    ap.add_argument("--adjacent-probe", action="store_true")
+    ap.add_argument("--duration-s", type=float, default=60.0)
     ap.add_argument("--archs", default="")
     ap.add_argument("--device", default="cuda:0")
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--deadline-s", type=float, default=float("inf"))
     a = ap.parse_args()
+    global POINTS, HOST_PROBE
     DEADLINE = a.deadline_s
+    POINTS = a.points
     dev = torch.device(a.device)
     if dev.type == "cuda":
         torch.cuda.set_device(dev)
     torch.manual_seed(0)
+    if a.adjacent_probe:
+        HOST_PROBE = HostProbe(dev, 2 if a.quick else 8)
     result = {"schema": 1, "tool": "scripts/gpu/bench_serve.py", "mode": a.mode, "env": env(dev), "dtype": "bf16",
               "archs": {}}
 
@@ -511,8 +656,11 @@ def main() -> None:
             json.dump(result, fh, indent=1)
         os.replace(tmp, a.out)
 
+    result["host_start"] = host_state()
     if a.mode == "probe":
         result["probe"] = machine_probe(dev, a.quick)
+    elif a.mode == "hostseries":
+        host_probe_series(dev, a.quick, result, save, a.duration_s)
     elif a.mode == "arch":
         for arch in [x for x in a.archs.split(",") if x]:
             if left() < 20:
@@ -526,6 +674,9 @@ def main() -> None:
             save()
     else:
         load_test(dev, a.quick, result, save)
+    result["host_end"] = host_state()
+    if HOST_PROBE is not None:
+        result["host_probe"] = {"layers": HOST_PROBE.layers, "samples": HOST_PROBE.samples}
     save()
     print("done", a.mode, a.archs, round(time.perf_counter() - T0, 1), "s", flush=True)
 

@@ -26,6 +26,8 @@ import serve_engine  # noqa: E402
 
 T0 = time.perf_counter()
 POINTS = [(1, 2048), (8, 2048), (32, 2048), (128, 2048), (8, 8192)]
+#: points no earlier call measured (the serve4 call: ``--heldout`` adds them after the others)
+HELDOUT = [(64, 1024), (16, 4096)]
 PREFILL = [(1, 2048), (4, 2048)]
 MODELS = ["llama8b", "llama70b_20l"]
 
@@ -62,6 +64,8 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--deadline-s", type=float, default=float("inf"))
+    ap.add_argument("--heldout", action="store_true")
+    ap.add_argument("--sizes", default="1,2,4,8", help="tensor-parallel sizes to run (those that fit the world)")
     a = ap.parse_args()
     cuda = torch.cuda.is_available() and not a.quick
     dist.init_process_group("nccl" if cuda else "gloo")
@@ -69,10 +73,10 @@ def main() -> None:
     dev = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', rank))}") if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(dev)
-    sizes = [t for t in (1, 2, 4, 8) if t <= world]
+    sizes = [t for t in (int(x) for x in a.sizes.split(",") if x) if t <= world]
     groups = {t: (dist.new_group(list(range(t))) if t > 1 else None) for t in sizes}
     models = ["tiny"] if a.quick else MODELS
-    points = [(1, 32), (4, 64)] if a.quick else POINTS
+    points = [(1, 32), (4, 64)] if a.quick else POINTS + (HELDOUT if a.heldout else [])
     prefill_pts = [(1, 16), (2, 32)] if a.quick else PREFILL
     res = {"schema": 1, "tool": "scripts/gpu/bench_serve_tp.py", "world": world,
            "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "torch": torch.__version__,
@@ -161,6 +165,8 @@ def main() -> None:
                             pt["eager_s"] = timed(lambda: eng.decode(ids, pos), dev, grp, 8)
                             if cuda:
                                 gs = serve_engine.GraphStep(eng, b)
+                                if "warmup_discarded_eager_s" in pt:  # the model's first graph, kept apart
+                                    pt["warmup_discarded_graph_s"] = timed(lambda: gs(ids, pos), dev, grp, 3)
                                 pt["graph_s"] = timed(lambda: gs(ids, pos), dev, grp, 20)
                                 del gs
                         except Exception as exc:  # noqa: BLE001
