@@ -214,6 +214,18 @@ def predictions(run: str) -> Mapping[str, Any]:
     return MappingProxyType(json.loads(f.read_text())) if f.is_file() else MappingProxyType({})
 
 
+def blind_errors(run: str) -> Mapping[str, tuple[float, float]]:
+    """Case id -> (step, memory) error of the predictions the run committed before its call (``predictions.json``,
+    for the card that ran it): what the engine said of runs it had never seen. {} where the run committed none."""
+    pred = predictions(run).get("cards", {})
+    out: dict[str, tuple[float, float]] = {}
+    for c in cases(run):
+        p = pred.get(c.device, {}).get(c.id)
+        if p:
+            out[c.id] = (float(p["step_s"]) / c.step_s - 1.0, float(p["peak_bytes"]) / c.peak_bytes - 1.0)
+    return MappingProxyType(out)
+
+
 @dataclass(frozen=True)
 class Check:
     """A case against the engine: relative errors (predicted / measured - 1) and the stated cause of a miss."""

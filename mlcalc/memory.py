@@ -1294,6 +1294,10 @@ def eager_layout_peak(
             held = {**states, "bf16 weight copies (autocast cache, whole step)": w16_all}
             if fsdp:  # under pipelining FSDP2 keeps every layer unsharded after the forward (no reshard)
                 held["unsharded bf16 parameters (no reshard after forward)"] = 2.0 * P_s / tp
+                # and the stage's backward runs without gradient sync until the last micro-batch
+                # (pipelining/stage.py: set_requires_gradient_sync(False)): FSDP2 accumulates each gradient
+                # unsharded in the reduce dtype (FSDPParam.unsharded_accumulated_grad, fp32)
+                grads_all = 4.0 * P_s / tp
             if schedule == "gpipe":
                 for k in (0, 1):  # the first and the second micro-batch's backward
                     if k >= m_mb:

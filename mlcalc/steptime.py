@@ -587,8 +587,8 @@ def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompu
     if tp > 1:
         f += layers * (TP_EXTRA_OPS_PER_LAYER["forward"] * hf + TP_DTENSOR_OPS_PER_LAYER["forward"] * xf)
         b += layers * (TP_EXTRA_OPS_PER_LAYER["backward"] * hb + TP_DTENSOR_OPS_PER_LAYER["backward"] * xb)
-        if recompute:
-            b += layers * (TP_EXTRA_OPS_PER_LAYER["recompute"] * hf + TP_DTENSOR_OPS_PER_LAYER["recompute"] * xf)
+        if recompute:  # the recomputed forward costs the host what the forward does (RULES["eager-recompute-host"])
+            b += layers * (TP_EXTRA_OPS_PER_LAYER["forward"] * hf + TP_DTENSOR_OPS_PER_LAYER["forward"] * xf)
         if outside:
             f += TP_EXTRA_OPS_OUTSIDE["forward"] * hf + TP_DTENSOR_OPS_OUTSIDE["forward"] * xf
             b += TP_EXTRA_OPS_OUTSIDE["backward"] * hb + TP_DTENSOR_OPS_OUTSIDE["backward"] * xb
@@ -678,6 +678,12 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
                         + n_att * max(dev[f"{phase}: attention"] / n_att, per_op)
                         + n_ew * max(dev[f"{phase}: element-wise"] / n_ew, per_op))
         parts[phase] = max(parts[phase], host[phase])
+        # A host-bound pass (its host time over its device time) takes its host time: the host runs ahead while
+        # a long kernel runs, so the kernel costs no time of its own (measured: h200x4-2026-11-26-train-dist4's
+        # profiled tensor-parallel steps, the slower rank's device busy 255 of 670 ms, its kernels starting at their
+        # launch (median lag 0), the step its host's issue time).
+        if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
+            parts[phase] = host[phase]
     dev["optimizer"] = eb["optimizer: fused AdamW"] / bw
     parts["optimizer (fused AdamW)"] = dev["optimizer"]
     flop = sum(g.flop for g in gemms) + att["forward"] + att["backward"]
@@ -802,12 +808,17 @@ RULES = MappingProxyType({
     "dualpipe": "DualPipe (DeepSeek-AI 2024, 3.2.1) runs two micro-batches' chunks together: each one's expert "
                 "all-to-all and pipeline sends hide behind the other's computation (only the excess is exposed), and "
                 "the bubble is (p/2 - 1) / m of the micro-batches' time",
-    "host": "eager: each operation takes the longer of dispatching it and running it; megatron: the host "
-            "runs ahead of the device (no host time)",
+    "host": "eager: each operation takes the longer of dispatching it and running it, and a pass whose host time "
+            "exceeds its device time takes its host time (the host never waits inside a pass: it issues on while "
+            "long kernels run); megatron: the host runs ahead of the device (no host time)",
     "eager-pipeline": "eager pipeline: each stage is its own process, so per micro-batch it takes the longer of its "
-                      "device and host time, and the bubble is the time of the other stages (without the output layer)",
+                      "device and host time, and the bubble is the time of the other stages (without the output "
+                      "layer), less the time its device idles behind a slower host (the host issues on through the "
+                      "waits for the other stages)",
     "eager-dist-host": "eager: ops on DTensors (tensor parallel) and FSDP2's per-layer hooks, gathers and reduce-scatters "
                        "cost the host what the machine's host floors measured, in plain ops of the same host",
+    "eager-recompute-host": "eager tensor parallel with full recomputation: the recomputed forward costs the host "
+                            "what the forward does",
     "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
              "dense bf16 peak; HFU adds the recomputed forward",
 })
@@ -1138,6 +1149,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     # the bubble: the other stages' time of the micro-batches that fill and drain the pipeline (with the output
     # layer on the last stage, the other stages are the faster ones)
     bubble = frac * m * (per_mb - fwd - bwd + other_mb if eager_pipe else per_mb)
+    if eager_pipe:  # a host-bound stage's host issues on through the waits: its device's idle time absorbs the bubble
+        dev_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
+        bubble = max(0.0, bubble - m * max(0.0, fwd + bwd - dev_mb))
     step = m * per_mb + bubble + dp_exposed + opt
     parts = {
         "forward (kernels and host)": m * fwd, "backward (kernels and host)": m * bwd,
@@ -1175,8 +1189,8 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     dist_host = engine == "eager" and (
         (tp > 1 and (mach.host_s_per_dtensor_op or mach.host_s_per_dtensor_backward_op))
         or (dpg > 1 and lay.zero == 3 and (mach.host_s_per_fsdp_layer or mach.host_s_per_fsdp_backward_layer)))
-    notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)))
-              if on]
+    notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)),
+                                     ("eager-recompute-host", bool(dist_host) and tp > 1 and full)) if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
                                       and not lay.sequence_parallel), ("context", cp > 1),
