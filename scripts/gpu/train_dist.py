@@ -28,7 +28,12 @@ over the timed steps, memory after a step (parameters + optimizer states), total
 to issue a step (Python returns before the GPU finishes: near the step time means the host sets the pace).
 
     torchrun --nproc_per_node 4 scripts/gpu/train_dist.py --out results_w4.json [--cpu-tiny] [--baseline]
-             [--sweep first|heldout] [--floors]
+             [--sweep first|heldout|four|rerun] [--floors] [--trace-dir DIR]
+
+``--sweep four`` (run by ``scripts/gpu/run_train_dist4.sh``) holds the 4-GPU combined layouts; its ``probe`` cases run
+:data:`PROBE_STEPS` more steps under ``torch.profiler`` after the timed ones and record, per rank and step, the
+device's busy time (compute kernels, NCCL kernels), the host's issue time and how far each kernel starts after its
+launch (:func:`trace_summary`); ``--trace-dir`` keeps a compact trace of each (kernels, launch and blocking calls).
 
 ``--floors`` (with more than one GPU) first times each program's host floor (:func:`host_floors`: a narrow model
 at 2 and 6 layers, 64 tokens, every op it dispatches counted), what ``mlcalc.steptime.dist_host_constants`` reads.
