@@ -816,7 +816,8 @@ def fp8_gemm_s(m: int, n: int, k: int, chip_key: str = "H100-SXM", groups: int =
     mm, nn, kk = _check.positive_int("m", m), _check.positive_int("n", n), _check.positive_int("k", k)
     g = _check.positive_int("groups", groups)
     moved = g * (nn * kk + mm * kk + 2.0 * mm * nn)
-    return moved / serving.read_bandwidth(chip_key) + g * 2.0 * mm * nn * kk / serving.matmul_rate(chip_key, "fp8")
+    return serving.matmul_s(moved, g * 2.0 * mm * nn * kk, serving.read_bandwidth(chip_key),
+                            serving.matmul_rate(chip_key, "fp8"), overlap=False)
 
 
 class GemmCheck(NamedTuple):
@@ -845,7 +846,7 @@ def check_fp8_gemm() -> list[GemmCheck]:
         flops = g * 2.0 * m * n * k
         pub = flops / (float(r["tflops"]) * 1e12)
         pred = fp8_gemm_s(m, n, k, chip_key, g)
-        roof = max(g * (n * k + m * k + 2.0 * m * n) / bw, flops / rate)
+        roof = serving.matmul_s(g * (n * k + m * k + 2.0 * m * n), flops, bw, rate)
         out.append(GemmCheck(r["layout"], g, m, n, k, pub, pub * float(r["speedup"]), pred, roof, pred / pub - 1.0))
     return out
 
@@ -889,8 +890,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     iteration). Every request stays ``output`` iterations, so each iteration ``B / output`` requests leave and as
     many enter with their prompts: one forward pass carries ``B`` decode tokens and ``B x prompt / output`` prompt
     tokens (the context and generation phases batched together). Its kernels run one after another: the matmuls of
-    all its tokens (the longer of reading the weights those tokens touch and their FLOPs at the matmul rate; the
-    output projection only for the tokens that sample), the decode attention reading every running sequence's
+    all its tokens (reading the weights those tokens touch and their FLOPs at the matmul rate: for FP8 their sum
+    with the matmuls' inputs and outputs, :func:`mlcalc.serving.matmul_s`, else the longer; the output projection
+    only for the tokens that sample), the decode attention reading every running sequence's
     cache (mean context ``prompt + output / 2``), the prompts' causal attention FLOPs, and the tensor-parallel
     all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`). Output tokens/s = ``B`` / iteration.
 
@@ -924,12 +926,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     body = model.n_active_params() - model.params_breakdown()["embeddings"] - (0 if model.tied_embeddings else head)
     flops = 2.0 * body * tokens + 2.0 * head * (b + b / o)  # logits only where a token is sampled
     weights = memory.decode_weight_params(model, max(1, round(tokens))) * wb / tp
-    if dtype == "fp8":
-        # FP8 matmuls: every byte (weights, inputs, outputs) at the read rate plus the FLOPs at the achievable
-        # rate, one after the other (:func:`fp8_gemm_s`, the law DeepGEMM's published times follow)
-        gemm = (weights + tokens * gemm_activation_bytes_per_token(model, tp)) / bw + flops / (tp * rate)
-    else:
-        gemm = max(weights / bw, flops / (tp * rate))
+    serial = dtype in serving.SERIAL_MATMUL_DTYPES  # FP8: bytes and FLOPs add (:func:`fp8_gemm_s`)
+    act = tokens * serving.matmul_activation_bytes_per_token(model, tp) if serial else 0.0
+    gemm = serving.matmul_s(weights + act, flops / tp, bw, rate, overlap=not serial)
     attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / serving.kv_split(model, tp) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
@@ -939,30 +938,6 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     comm = serving.comm_s(model, chip_key, max(1, round(tokens)), tp) if tp > 1 else 0.0
     it = gemm + attn + pattn + comm
     return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, it, b / it)
-
-
-def gemm_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in_bytes: float = 1.0,
-                                    out_bytes: float = 2.0) -> float:
-    """Bytes the matmuls of one token move besides their weights, all layers, per GPU of ``tp``: each reads its
-    input (``in_bytes`` a value: FP8 activations, as TensorRT-LLM's FP8 path quantizes them) and writes its output
-    (``out_bytes``: bf16). QKV (query and key/value widths split over the GPUs), attention output, the feed-forward
-    (or the ``experts_per_token`` experts a token visits, and the shared ones) and its down projection; the
-    hidden-sized outputs of the output and down projections are whole on every GPU (before the all-reduce)."""
-    t = _check.positive_int("tp", tp)
-    h = model.hidden
-    kv_split_ = min(t, max(1, model.n_kv_heads))
-    qkv = model.q_width / t + model.n_kv_heads * (model.head_dim + model.v_dim) / kv_split_
-    mats = 3 if model.gated_mlp else 2
-
-    def ffn(width: float) -> float:
-        return in_bytes * (h + width / t) + out_bytes * ((mats - 1) * width / t + h)
-
-    per_layer = in_bytes * (h + model.attn_out_width / t) + out_bytes * (qkv + h)
-    dense = model.n_layers - model.n_moe_layers
-    total = model.n_layers * per_layer + dense * ffn(model.ffn_hidden)
-    if model.is_moe:
-        total += model.n_moe_layers * (model.experts_per_token + model.n_shared_experts) * ffn(model.expert_ffn)
-    return total
 
 
 class InflightCheck(NamedTuple):
@@ -1033,4 +1008,4 @@ __all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread
            "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "gemm_activation_bytes_per_token", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token"]

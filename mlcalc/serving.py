@@ -205,6 +205,46 @@ def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_
     return kv * (1.0 + g) / _check.positive("copy_bytes_per_s", copy_bytes_per_s) + kv * g / bw
 
 
+#: Weight dtypes whose matmuls do not hide their bytes behind their math (:func:`matmul_s`): FP8 on Hopper, where
+#: DeepGEMM's published times sit at bytes + FLOPs (mlcalc.servemeasured.check_fp8_gemm). BF16 matmuls take the
+#: longer of the two: our H200 probes (scripts/gpu/bench_kernels.py) sit within 12 % of it from 512 rows up.
+SERIAL_MATMUL_DTYPES = ("fp8",)
+
+
+def matmul_s(moved_bytes: float, flops: float, read_bytes_per_s: float, matmul_flops: float,
+             overlap: bool = True) -> float:
+    """Seconds of matmuls that move ``moved_bytes`` and do ``flops``: the longer of the two at their rates when
+    the kernel overlaps them (``overlap``, the roofline), their sum when it does not (FP8 on Hopper, see
+    :data:`SERIAL_MATMUL_DTYPES`)."""
+    m = _check.non_negative("moved_bytes", moved_bytes) / _check.positive("read_bytes_per_s", read_bytes_per_s)
+    f = _check.non_negative("flops", flops) / _check.positive("matmul_flops", matmul_flops)
+    return max(m, f) if overlap else m + f
+
+
+def matmul_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in_bytes: float = 1.0,
+                                      out_bytes: float = 2.0) -> float:
+    """Bytes the matmuls of one token move besides their weights, all layers, per GPU of ``tp``: each reads its
+    input (``in_bytes`` a value: FP8 activations, as TensorRT-LLM's FP8 path quantizes them) and writes its output
+    (``out_bytes``: bf16). QKV (query and key/value widths split over the GPUs), attention output, the feed-forward
+    (or the ``experts_per_token`` experts a token visits, and the shared ones) and its down projection; the
+    hidden-sized outputs of the output and down projections are whole on every GPU (before the all-reduce)."""
+    t = _check.positive_int("tp", tp)
+    h = model.hidden
+    kv_split_ = min(t, max(1, model.n_kv_heads))
+    qkv = model.q_width / t + model.n_kv_heads * (model.head_dim + model.v_dim) / kv_split_
+    mats = 3 if model.gated_mlp else 2
+
+    def ffn(width: float) -> float:
+        return in_bytes * (h + width / t) + out_bytes * ((mats - 1) * width / t + h)
+
+    per_layer = in_bytes * (h + model.attn_out_width / t) + out_bytes * (qkv + h)
+    dense = model.n_layers - model.n_moe_layers
+    total = model.n_layers * per_layer + dense * ffn(model.ffn_hidden)
+    if model.is_moe:
+        total += model.n_moe_layers * (model.experts_per_token + model.n_shared_experts) * ffn(model.expert_ffn)
+    return total
+
+
 class DecodeStep(NamedTuple):
     """One decode step of a batch: its bytes, FLOPs and time, and what bounds it."""
 
@@ -226,7 +266,8 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
                 small_kernels_s: float = 0.0, cache_layout: str = "engine", ep: int = 1,
                 matmul_law: MatmulLaw | None = None, fused: bool = True,
                 attention_law: tuple[float, float] | None = None,
-                attention_s: float | None = None) -> DecodeStep:
+                attention_s: float | None = None, overlap: bool = True,
+                activation_bytes_per_token: float = 0.0) -> DecodeStep:
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
     Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
@@ -254,15 +295,17 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     ``attention_law``: ``(fixed_s, bytes_per_s)`` of the attention kernel a program calls once per layer
     (:func:`masked_decode_attention_law`: SDPA with a boolean mask at decode), instead of the cache at
     ``read_bytes_per_s``. ``attention_s``: seconds of that one call per layer, given by a law of the kernel a
-    program calls (e.g. :func:`mlcalc.servemeasured.engine_attention_s`); it replaces both.
+    program calls (e.g. :func:`mlcalc.servemeasured.engine_attention_s`); it replaces both. ``overlap`` False: the
+    matmuls' bytes (weights, and ``activation_bytes_per_token`` per token: :func:`matmul_activation_bytes_per_token`)
+    and their FLOPs add (:func:`matmul_s`, FP8), else the longer.
 
     TensorRT-LLM performance.md (v0.9.0, FP8): Llama 2 7B on one H100 SXM, static batches of 56 with 2,048 tokens
-    in and out, 2,826 output tokens/s; these steps (:func:`check_benchmarks`) give about 3 % more:
+    in and out, 2,826 output tokens/s; these steps (:func:`check_benchmarks`) give the same within 1 %:
 
     >>> c = next(c for c in check_benchmarks()
     ...          if (c.chip, c.model, c.batch, c.input, c.output) == ("H100-SXM", "Llama-2 7B", 56, 2048, 2048))
     >>> round(c.predicted / c.published, 2)
-    1.03
+    1.0
     """
     b = _check.positive_int("batch", batch)
     c = _check.positive_int("context", context)
@@ -300,15 +343,18 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     if model.attention == "mla" and cache_layout == "transformers":
         # transformers runs the decompression as its own matmul before attention: its time adds
         attn += 2.0 * model.kv_lora_rank * model.n_heads * (model.head_dim + model.v_dim) * c * group / tp / rate
+    act = _check.non_negative("activation_bytes_per_token", activation_bytes_per_token) * b / L
     if matmul_law is None:
-        w_s = (dense_layer / tp + expert_layer / (tp * ep)) * bpp / bw
+        w_s = ((dense_layer / tp + expert_layer / (tp * ep)) * bpp + act) / bw
     else:
-        w_s = kernel_weight_s(model, b, matmul_law, fused, tp, ep, bpp)[0]
+        w_s = kernel_weight_s(model, b, matmul_law, fused, tp, ep, bpp)[0] + act / bw
     f_s = 2.0 * active_layer * b / (tp * ep) / rate
-    layer_gpu = max(w_s, f_s) + attn + _check.non_negative("small_kernels_s", small_kernels_s)
+    mm = max(w_s, f_s) if overlap else w_s + f_s
+    layer_gpu = mm + attn + _check.non_negative("small_kernels_s", small_kernels_s)
     layer = layer_gpu if floor is None else max(floor.per_layer_s, layer_gpu)
     head_read = head * bpp / tp / bw if matmul_law is None else matmul_law.seconds(head * bpp / tp, group)
-    head_gpu = max(head_read, 2.0 * head * group / tp / rate)
+    head_f = 2.0 * head * group / tp / rate
+    head_gpu = max(head_read, head_f) if overlap else head_read + head_f
     outside = head_gpu if floor is None else max(floor.fixed_s, head_gpu)
     step = outside + L * layer + _check.non_negative("tp_allreduce_s", tp_allreduce_s)
     if floor is not None and floor.per_layer_s >= layer_gpu:
@@ -766,25 +812,31 @@ def predict_decode(model: memory.ModelConfig, chip: str, batch: int, context: in
     sliding buffers rolled (:func:`attention_extra_bytes`).
     ``read_bytes_per_s``, ``floor``, ``matmul_flops``: the card's own measured figures when you have them
     (default: datasheet x measured read fraction; the engine's floor; the achievable matmul table).
-    Collectives of ``tp`` and ``ep`` (:func:`comm_s`) are added to the step.
+    Collectives of ``tp`` and ``ep`` (:func:`comm_s`) are added to the step. FP8 weights
+    (:data:`SERIAL_MATMUL_DTYPES`): the matmuls' bytes, their FP8 inputs and bf16 outputs included, and their
+    FLOPs add (:func:`matmul_s`).
     """
     _check.choice("engine", engine, ENGINES)
     bw = read_bandwidth(chip) if read_bytes_per_s is None else _check.positive("read_bytes_per_s", read_bytes_per_s)
     rate = matmul_rate(chip, weight_dtype) if matmul_flops is None else _check.positive("matmul_flops", matmul_flops)
     eager = engine == "hf-eager"
     fl = (engine_floor(engine, model) if floor is None else floor) if eager else None
+    serial = weight_dtype in SERIAL_MATMUL_DTYPES
     return decode_step(model, batch, context, bw, rate, tp, fl,
                        measured_copy_bandwidth() if eager else None, memory.dtype_bytes(weight_dtype),
                        memory.dtype_bytes(kv_dtype), comm_s(model, chip, batch, tp, ep, nodes,
                                                             memory.dtype_bytes("bf16")),
-                       engine_small_kernels_s(engine, model), "transformers" if eager else "engine", ep)
+                       engine_small_kernels_s(engine, model), "transformers" if eager else "engine", ep,
+                       overlap=not serial,
+                       activation_bytes_per_token=matmul_activation_bytes_per_token(model, tp) if serial else 0.0)
 
 
 def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: int, engine: str = "cuda-graph",
                     tp: int = 1, ep: int = 1, weight_dtype: str = "bf16", nodes: int = 1,
                     matmul_flops: float | None = None) -> float:
     """Seconds to prefill ``batch`` prompts of ``prompt`` tokens: the longer of its FLOPs (``2 N_active`` per
-    token plus causal attention, sliding windows applied) at the matmul rate and one read of the weights,
+    token plus causal attention, sliding windows applied) at the matmul rate and one read of the weights (FP8
+    weights: their sum, the matmuls' inputs and outputs added to the bytes, :func:`matmul_s`),
     plus the collectives of ``tp`` / ``ep`` over ``batch x prompt`` tokens, plus the engine's floor once."""
     _check.choice("engine", engine, ENGINES)
     b = _check.positive_int("batch", batch)
@@ -799,7 +851,11 @@ def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: in
                                                                            + lay.local_layers * local_ctx)
     flops = b * p * (2.0 * model.n_active_params() + attn_tok)
     weights = memory.decode_weight_params(model, b * p) * memory.dtype_bytes(weight_dtype)
-    t = max(flops / (n * rate), weights / n / read_bandwidth(chip))
+    if weight_dtype in SERIAL_MATMUL_DTYPES:
+        moved = weights / n + b * p * matmul_activation_bytes_per_token(model, tp)
+        t = matmul_s(moved, flops / n, read_bandwidth(chip), rate, overlap=False)
+    else:
+        t = matmul_s(weights / n, flops / n, read_bandwidth(chip), rate)
     fl = engine_floor(engine, model)
     if fl is not None:
         t = max(t, fl.fixed_s + model.n_layers * fl.per_layer_s)
@@ -1352,22 +1408,37 @@ ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-publish
                                     "hf-eager": ("decode", "serve-eager")})
 
 
+#: What each family's cases are, as the planner's "checked" sentence names them.
+_FAMILY_WHAT = MappingProxyType({
+    "serve-graph": "decode steps measured on H100/H200 from a CUDA graph",
+    "serve-published": "published TensorRT-LLM throughputs and first-token latencies (FP8, 1-8 GPUs)",
+    "decode": "eager decode steps of Llama-shaped models measured",
+    "serve-eager": "eager decode steps of five architectures measured",
+})
+
+
 @lru_cache(maxsize=None)
 def _engine_record(engine: str) -> str:
     from mlcalc import accuracy  # the book's record of every checked case; imported here (it imports this module)
-    return "; ".join(f"{accuracy.FAMILIES[f].title}: {accuracy.family_line(f)}" for f in ENGINE_FAMILIES[engine])
+    parts = []
+    for f in ENGINE_FAMILIES[engine]:
+        s = accuracy.summary(f)
+        parts.append(f"{s.within} of {s.n_measured + s.n_published} {_FAMILY_WHAT[f]} within "
+                     f"±{accuracy.FAMILIES[f].target:.0%} (median error {s.median_abs_error:.0%}, worst "
+                     f"{s.worst_error:+.0%})")
+    return "; ".join(parts)
 
 
 def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int, context: int, tp: int) -> str:
     """Where the decode model was checked for ``engine`` (the accuracy page's families, :data:`ENGINE_FAMILIES`),
-    and whether (model size, chip, batch, context, tp) is inside what was measured: Llama-shaped and five other
+    and whether (model size, chip, batch, context, tp) is inside that range: Llama-shaped and five other
     architectures of 1-8B (cut-down MoE and MLA models among them) on H100 and H200, batch 1-128, context
-    512-8192, tensor parallel 1-2 measured; TensorRT-LLM's published tables of 7B-70B models on H100 and H200,
-    tensor parallel 1-4.
+    512-8192, tensor parallel 1-2 measured; TensorRT-LLM's published tables of 7B-70B models (Mixtral among them)
+    on H100 and H200, tensor parallel 1-8, in-flight batches up to 4,096 requests.
     """
     _check.choice("engine", engine, ENGINES)
     try:
-        text = f"Checked ({engine}): " + _engine_record(engine) + "."
+        text = f"Checked ({engine} engine): " + _engine_record(engine) + "."
     except (ImportError, ValueError, KeyError):  # a checkout without the measured files
         within, n_runs, worst1, worstn = _checked_summary()
         text = (f"Checked: {within} of {n_runs} measured hf-eager decode points within 25%; TensorRT-LLM's "
@@ -1377,12 +1448,13 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
         outside.append(f"{model.n_params() / 1e9:,.0f}B parameters (checked 1-70B)")
     if chip not in ("H100-SXM", "H200-SXM"):
         outside.append(f"{chip} (checked H100 and H200)")
-    if tp > 4:
-        outside.append(f"{tp} GPUs per replica (checked 1-4)")
-    if batch > 128 or context > 8192:
-        outside.append(f"batch {batch:,}, context {context:,} (measured to 128 and 8,192)")
-    return text + (" This plan is outside it: " + "; ".join(outside) + "." if outside else
-                   " This plan is inside it.")
+    if tp > 8:
+        outside.append(f"{tp} GPUs per replica (checked 1-8)")
+    if batch > 4096 or context > 8192:
+        outside.append(f"batch {batch:,}, context {context:,} (checked to 4,096 and 8,192)")
+    here = f"This plan (tp {tp}, batch up to {batch:,}, context {context:,})"
+    return text + (f" {here} is outside the checked range: " + "; ".join(outside) + "." if outside else
+                   f" {here} is inside the checked range.")
 
 
 def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, prompt_tokens: int,
@@ -1543,7 +1615,7 @@ def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...],
     return out
 
 
-__all__ = [
+__all__ = ["SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", 
     "BenchCheck", "CACHE_LAYOUTS", "COPY_CALIBRATION", "DECODE_RUN", "DECODE_RUNS", "DEFAULT_BATCHED_TOKENS",
     "DENSE_LAYOUTS", "DecodeCheck", "DecodeStep", "Disaggregated", "ENGINES", "ENGINE_FAMILIES", "Floor", "LoadResult", "MAX_BATCH",
     "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS", "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS",

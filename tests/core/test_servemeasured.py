@@ -186,7 +186,9 @@ def test_published_rows_within_25_percent_or_cause_stated():
         if abs(c.error) > 0.25:
             assert c.cause, c
     within = sum(abs(c.error) <= 0.25 for c in checks)
-    assert within >= 6  # of 24, pinned
+    assert within >= 13  # of 24, pinned (6 before the FP8 matmul law)
+    # every dense Llama 2 row, MHA 7B and GQA 70B, H100 and H200, is within 25 %: the 70B over-prediction is gone
+    assert all(abs(c.error) <= 0.25 for c in checks if c.model.startswith("Llama-2"))
 
 
 def test_tensorrt_llm_70b_gap_is_the_release():
@@ -198,7 +200,7 @@ def test_tensorrt_llm_70b_gap_is_the_release():
     assert min(up70) > 1.13 and max(up70) > 1.8
     assert all(abs(x - 1) < 0.04 for x in up7)
     errs70 = [c.error for c in sm.check_published() if c.model == "Llama-2 70B" and c.chip == "H100-SXM"]
-    assert max(errs70) < 0.45  # was +168 % against v0.6.1
+    assert max(errs70) < 0.25  # was +168 % against v0.6.1, +41 % before the FP8 matmul law
     # the same predictions against the v0.6.1 figures (the table the book compared with before)
     pred70 = [c.predicted for c in sm.check_published() if c.model == "Llama-2 70B" and c.chip == "H100-SXM"]
     old = [p / v061 - 1 for p, v061 in zip(pred70, v["llama2_70b_v061"])]
@@ -226,7 +228,8 @@ def test_published_first_token_within_25_percent_or_cause_stated():
         assert math.isfinite(c.predicted_s) and c.predicted_s > 0
         if abs(c.error) > 0.25:
             assert c.cause, c
-    assert sum(abs(c.error) <= 0.25 for c in checks) >= 7  # of 8, pinned
+    # of 8, pinned; the FP8 matmul law (bytes and FLOPs add) moved Llama 2 70B at TP 4 out (its all-reduces: cause)
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 6
 
 
 def test_load_simulation_on_the_recorded_arrivals():
@@ -477,3 +480,12 @@ def test_predictions_written_before_the_serve4_call():
     # before: eager 7 of 25 (the previous call's host floor), graph 19 of 23, engine 32 of 42, prefill 11 of 15;
     # after (this call's probes and the fixes they allowed): 25, 23, 40, 13 (test_measured_counts_within_tolerance)
     assert dict(within) == {"eager": 7, "graph": 19, "engine": 32, "prefill": 11}
+
+
+def test_first_point_of_each_process_in_the_serve4_call():
+    # the first decode point of each architecture's process, measured once and kept apart, against its repeat:
+    # replayed from a graph within 3 %; eager it moves with the host (the floor probe next to it moves too)
+    fp = sm.first_points(sm.RUN4)
+    assert len(fp) == 10
+    assert all(abs(p.ratio - 1) < 0.03 for p in fp if p.path == "graph")
+    assert max(abs(p.ratio - 1) for p in fp if p.path == "eager") > 0.1
