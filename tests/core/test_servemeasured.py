@@ -480,3 +480,12 @@ def test_predictions_written_before_the_serve4_call():
     # before: eager 7 of 25 (the previous call's host floor), graph 19 of 23, engine 32 of 42, prefill 11 of 15;
     # after (this call's probes and the fixes they allowed): 25, 23, 40, 13 (test_measured_counts_within_tolerance)
     assert dict(within) == {"eager": 7, "graph": 19, "engine": 32, "prefill": 11}
+
+
+def test_first_point_of_each_process_in_the_serve4_call():
+    # the first decode point of each architecture's process, measured once and kept apart, against its repeat:
+    # replayed from a graph within 3 %; eager it moves with the host (the floor probe next to it moves too)
+    fp = sm.first_points(sm.RUN4)
+    assert len(fp) == 10
+    assert all(abs(p.ratio - 1) < 0.03 for p in fp if p.path == "graph")
+    assert max(abs(p.ratio - 1) for p in fp if p.path == "eager") > 0.1
