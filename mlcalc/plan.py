@@ -446,9 +446,12 @@ def _layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: i
 
 
 def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int) -> tuple[str, float] | None:
-    """Selective recomputation if it fits, else full, else None: (recompute, bytes)."""
+    """Selective recomputation if it fits, else full, else None: (recompute, bytes). What it finds for selective
+    is remembered for the search's memory shortcut (:func:`_selective_fits`)."""
     for rc in ("selective", "full"):
         mem = _layout_memory(model, chip, tp, pp, dp, seq_len, rc)
+        if rc == "selective" and mem.fits and _fits_order_on:
+            _seen_fit(model, chip, tp, pp, dp, seq_len)
         if mem.fits:
             return rc, mem.total_bytes
     return None
@@ -492,6 +495,38 @@ class _BoundFailed(Exception):
     """A layout's step came out below its micro-batch bound: the bound is not valid for this engine."""
 
 
+# The layout search's memory shortcut (exact while its premise holds; checked). ZeRO-1 shards the optimizer
+# over the data-parallel replicas and nothing else in a layout's memory grows with them: for the same model,
+# chip, sequence, tp, pp and recomputation, a layout that fits at dp replicas fits at any more
+# (tests/core/test_plan.py checks it on every model). Across the GPU counts of a search, the same (tp, pp) comes
+# back at other dp: that selective recomputation fits is then known without computing the memory, which is
+# computed only for the layouts the search evaluates -- and checked there: if one ever does not fit where the
+# premise says it does, the shortcut is switched off, the cached layouts it helped choose are dropped and the
+# search is redone without it.
+_FITS: dict[tuple, int] = {}  # (model, chip, seq_len, tp, pp) -> the fewest dp seen to fit with selective recomputation
+_FITS_MAX = 20000  # entries kept (a bounded cache: emptied when full)
+_fits_order_on = True
+
+
+class _FitsOrderFailed(Exception):
+    """A layout said to fit by the memory shortcut does not: the premise does not hold for this memory model."""
+
+
+def _selective_fits(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s: int) -> bool:
+    """Whether selective recomputation is known to fit at ``dp`` (it fitted at no more replicas before)."""
+    fewest = _FITS.get((model, chip, s, tp, pp))
+    return _fits_order_on and fewest is not None and dp >= fewest
+
+
+def _seen_fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s: int) -> None:
+    """Selective recomputation fitted at ``dp``: remembered for these shapes."""
+    key = (model, chip, s, tp, pp)
+    fewest = _FITS.get(key)
+    if fewest is None and len(_FITS) >= _FITS_MAX:
+        _FITS.clear()
+    _FITS[key] = dp if fewest is None else min(fewest, dp)
+
+
 def _micro_s(p: steptime.StepPrediction, m: int) -> float | None:
     """Seconds of one micro-batch's kernels and tensor-parallel collectives of an evaluated step (None: the
     engine's parts do not say)."""
@@ -511,15 +546,19 @@ def _micro_bound(key: tuple, pp: int, m: int, n_layers: int) -> float:
 
 @lru_cache(maxsize=4096)
 def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float, flops_source: str) -> PlannedLayout | None:
-    global _micro_bound_on
-    try:
-        return _best_layout_visit(model, chip, n, s, batch, flops_source)
-    except _BoundFailed:
-        _micro_bound_on = False
-        _MICRO.clear()
+    global _micro_bound_on, _fits_order_on
+    for _ in range(3):  # each shortcut is switched off at most once
+        try:
+            return _best_layout_visit(model, chip, n, s, batch, flops_source)
+        except _BoundFailed:
+            _micro_bound_on = False
+            _MICRO.clear()
+        except _FitsOrderFailed:
+            _fits_order_on = False
+            _FITS.clear()
         _best_layout.cache_clear()
         _run_cached.cache_clear()
-        return _best_layout_visit(model, chip, n, s, batch, flops_source)
+    return _best_layout_visit(model, chip, n, s, batch, flops_source)  # pragma: no cover - both are off by now
 
 
 def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float,
@@ -557,14 +596,23 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
     def visit(i: int) -> None:
         nonlocal best, at
         floor, tp, pp, dp, m = cands[i]
-        fit = _fit(model, chip, tp, pp, dp, s)
-        if fit is None:
-            return
-        rc, mem_bytes = fit
+        mem_bytes: float | None = None
+        if _selective_fits(model, chip, tp, pp, dp, s):
+            rc = "selective"  # its bytes only if this layout is evaluated
+        else:
+            fit = _fit(model, chip, tp, pp, dp, s)
+            if fit is None:
+                return
+            rc, mem_bytes = fit
         key = (model, chip, system, s, tp, pp, rc)
         if beaten(max(_micro_bound(key, pp, m, L),
                       floor if rc == "selective" else _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source)), i):
             return
+        if mem_bytes is None:
+            mem = _layout_memory(model, chip, tp, pp, dp, s, rc)
+            if not mem.fits:
+                raise _FitsOrderFailed
+            mem_bytes = mem.total_bytes
         p = _predict(model, chip, engine_layout(tp, pp, dp, m, rc, L), s)
         t = StepTime(p.step_s - p.bubble_s - p.comm_exposed_s, p.bubble_s, p.comm_exposed_s)
         if _micro_bound_on:

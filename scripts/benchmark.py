@@ -517,7 +517,15 @@ _SITE_CHANGE = """async ([i, key, value, timeoutMs]) => {
   c.el.removeEventListener('mlcalc:shown', onShown);
   if (!done) return null;
   await new Promise(r => requestAnimationFrame(() => r()));
-  return {ms: performance.now() - t0, ok: !!(c.last && c.last.ok)};
+  const end = performance.now();
+  const t = c.timing || {};
+  // Where the time went (the page's own marks, mlcalc-live.js): Python in the worker; the messages to and
+  // from it (the answer's JSON parsed included); the text written; the chart drawn; the next frame painted.
+  const parts = t.received && t.parsed && t.shown && typeof t.python === "number" ? {
+    python: t.python, message: (t.received - t.changed) - t.python + (t.parsed - t.received),
+    text: (t.text || t.parsed) - t.parsed, chart: t.shown - (t.text || t.parsed), paint: end - t.shown,
+    compile: t.compiled ? t.compiled - (t.text || t.parsed) : 0} : null;
+  return {ms: end - t0, ok: !!(c.last && c.last.ok), parts, chart: t.chartHow || "none"};
 }"""
 
 
@@ -661,12 +669,20 @@ def _site_changes(page, docname: str, repeats: int, get) -> dict:
                 if not first or not first["ok"]:
                     page.evaluate(_SITE_CHANGE, [i, control.key, original, 15_000])
                     continue
-                samples = [first["ms"]]
+                samples, parts, how = [first["ms"]], [first["parts"]], [first["chart"]]
                 for r in range(1, repeats):
                     done = page.evaluate(_SITE_CHANGE, [i, control.key, original if r % 2 else alt, 15_000])
                     if done:
                         samples.append(done["ms"])
-                entry = {"control": f"{control.label} ({control.kind})", **_summary(samples)}
+                        parts.append(done["parts"])
+                        how.append(done["chart"])
+                entry = {"control": f"{control.label} ({control.kind})", **_summary(samples),
+                         "samples_ms": [round(x, 1) for x in samples],
+                         "chart_drawn_as": {h: how.count(h) for h in sorted(set(how))}}
+                parts = [x for x in parts if x]
+                if parts:  # each part's median and p90 over the changes (they do not add up to the whole's p90)
+                    entry["parts_ms"] = {k: {"median": _summary([x[k] for x in parts])["median_ms"],
+                                             "p90": _summary([x[k] for x in parts])["p90_ms"]} for k in parts[0]}
                 break
             if "median_ms" in entry:
                 break
@@ -773,12 +789,16 @@ def markdown(results: dict) -> str:
             else:
                 lines.append(f"| {name} | {r.get('error')} | | |")
     if "site" in results:
-        lines += ["", "| calculator on the site (change -> redrawn) | control | median ms | p90 ms |", "|---|---|---:|---:|"]
+        lines += ["", "| calculator on the site (change -> redrawn) | control | median ms | p90 ms "
+                  "| median ms of its parts: Python / messages / text / chart / paint |", "|---|---|---:|---:|---|"]
         for name, r in results["site"]["calculators"].items():
             if "median_ms" in r:
-                lines.append(f"| {name} | {r['control']} | {r['median_ms']} | {r['p90_ms']} |")
+                parts = r.get("parts_ms") or {}
+                split = " / ".join(f"{parts[k]['median']:.0f}" for k in ("python", "message", "text", "chart", "paint")
+                                   if k in parts) if parts else ""
+                lines.append(f"| {name} | {r['control']} | {r['median_ms']} | {r['p90_ms']} | {split} |")
             else:
-                lines.append(f"| {name} | {r.get('error')} | | |")
+                lines.append(f"| {name} | {r.get('error')} | | | |")
         lines += ["", "| page (site) | navigation to live ms, empty cache | next chapter (cache warm) | Python from |", "|---|---:|---:|---|"]
         for name, r in results["site"]["pages"].items():
             lines.append(f"| {name} | {r.get('navigation_to_live_ms', r.get('error'))} | {r.get('warm_cache_navigation_to_live_ms', '')} "

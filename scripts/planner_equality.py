@@ -138,11 +138,14 @@ def record(quick: bool, only: str = "") -> dict[str, str]:
 
 def plain() -> None:
     """The planner without its shortcuts: no micro-batch bound (the layouts visited in floor order, stopped by the
-    FLOP floor alone) and nothing remembered between searches but the layouts (as before the shortcuts)."""
+    FLOP floor alone), no memory shortcut (every visited layout's memory computed) and nothing remembered between
+    searches but the layouts (as before the shortcuts)."""
     from mlcalc import plan
 
     plan._micro_bound_on = False
     plan._MICRO.clear()
+    plan._fits_order_on = False
+    plan._FITS.clear()
     plan._best_layout.cache_clear()
     plan._run_cached = plan._run  # type: ignore[assignment]
     plan._price_cached = plan._price  # type: ignore[assignment]

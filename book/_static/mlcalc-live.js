@@ -151,6 +151,11 @@
         }
         delete self.pending[msg.id];
         clearTimeout(job.timer);
+        if (job.timing) {
+          job.timing.began = job.began;
+          job.timing.received = performance.now();
+          job.timing.python = msg.python;
+        }
         if (msg.fatal) {
           job.resolve({ ok: false, error: "the calculation failed in the browser (" + msg.fatal + "); Python restarts for the next change" });
           self.restart();
@@ -255,7 +260,7 @@
     this.failAll("Python was restarted in the browser; change a value again");
   };
 
-  Engine.prototype.send = function (message, resolve) {
+  Engine.prototype.send = function (message, resolve, timing) {
     var self = this;
     var id = this.nextId++;
     var timer = setTimeout(function () {
@@ -263,18 +268,21 @@
       resolve({ ok: false, error: "this input took longer than " + TIMEOUT_MS / 1000 + " s to compute; Python restarts for the next change" });
       self.restart();
     }, TIMEOUT_MS);
-    this.pending[id] = { resolve: resolve, timer: timer, message: message, sent: performance.now(), began: 0 };
+    this.pending[id] = { resolve: resolve, timer: timer, message: message, sent: performance.now(), began: 0, timing: timing };
+    if (timing) timing.sent = this.pending[id].sent;
     this.worker.postMessage(Object.assign({}, message, { id: id }));
     this.watchdog();
   };
 
   // One computation: {key, values, changed} (and, for the address, the page's own values `initial`
   // and its query `search`), or {open: true, key, initial, search} for a page opened from a link.
-  Engine.prototype.run = function (key, values, changed, extra) {
+  // `timing`, if given, gets when the message was sent, when Python began and when its answer came
+  // (performance.now() ms) and `python`: the ms the call took in the worker.
+  Engine.prototype.run = function (key, values, changed, extra, timing) {
     var self = this;
     return this.start().then(function () {
       return new Promise(function (resolve) {
-        self.send(Object.assign({ key: key, values: values, changed: changed || "" }, extra || {}), resolve);
+        self.send(Object.assign({ key: key, values: values, changed: changed || "" }, extra || {}), resolve, timing);
       });
     });
   };
@@ -587,6 +595,7 @@
   Calculator.prototype.markShown = function (seq) {
     if (!seq || seq <= this.shown) return;
     this.shown = seq;
+    if (this.timing && this.timing.seq === seq) this.timing.shown = performance.now();
     this.el.dispatchEvent(new CustomEvent("mlcalc:shown", { detail: seq }));
   };
 
@@ -605,6 +614,9 @@
     var seq = ++this.requested;
     var values = this.values();
     this.lastChange = { changed: key || "", values: values };
+    // Where this change's time goes (the benchmark reads it): changed -> sent -> began -> received
+    // (Python's own ms in `python`) -> applied (text written) -> shown (chart drawn).
+    var timing = (this.timing = { seq: seq, changed: performance.now() });
     // A pasted text over what mlcalc reads is refused here, before it travels to Python.
     var big = this.oversized(values);
     if (big) {
@@ -618,9 +630,10 @@
     if (live.state === "live") staleTimer = setTimeout(function () { if (self.shown < seq) self.setStale(true); }, STALE_AFTER_MS);
     else this.setStale(true);
     startEngine()
-      .then(function () { return engine.run(self.key, values, key, { initial: self.initial, search: location.search }); })
+      .then(function () { return engine.run(self.key, values, key, { initial: self.initial, search: location.search }, timing); })
       .then(function (result) {
         if (seq !== self.requested) return null; // a newer change is on its way
+        timing.parsed = performance.now();
         // The address follows the values (Python wrote the query; no new history entry per change).
         // The query was built from the address when the change was sent: if two calculators of the
         // page change within the same computation, the later write drops the earlier one's values
@@ -708,6 +721,7 @@
     // A link with some bad parameters: the rest of it is shown, and the message says which were left out.
     this.message.set("value", result.notice ? '<div class="mlcalc-error" role="alert"><b>Check the link:</b> ' + escapeHtml(result.notice) + "</div>" : "");
     this.text.set("value", result.html);
+    if (this.timing && this.timing.seq === seq) this.timing.text = performance.now();
     this.last = { ok: true, text: result.text, html: result.html, chart: result.chart, values: values, notice: result.notice || "" };
     this.showExport(result);
     return this.draw(result.chart, seq).then(function () {
@@ -790,8 +804,11 @@
     }
     // Only numbers and text labels may change in place: the categories on a scale stay the same and
     // in the same order (Vega keeps the order it first saw them in, so new ones would get other
-    // colours or places than in a fresh chart).
+    // colours or places than in a fresh chart) -- unless every category scale's order is its own: a
+    // sorted domain (Vega-Lite's default for a nominal field) or a fixed list, the same whatever the
+    // data's order; then new categories get the places and colours a fresh chart gives them.
     var labels = {};
+    var ordered = orderFree(copy);
     Object.keys(data).forEach(function (name) {
       labels[name] = data[name].map(function (row) {
         var out = {};
@@ -802,7 +819,42 @@
       });
     });
     var rest = Object.assign({}, copy, { signals: (copy.signals || []).filter(function (sg) { return sg.name !== "mlcalc_title"; }) });
-    return { spec: copy, data: data, title: title, shape: simple ? JSON.stringify([rest, labels]) : null };
+    return { spec: copy, data: data, title: title, shape: simple ? JSON.stringify(ordered ? [rest] : [rest, labels]) : null,
+             frame: simple ? JSON.stringify([rest]) : null };
+  }
+
+  // Whether every discrete scale of a compiled Vega spec (its groups' included) orders its domain by itself:
+  // a fixed list, or a domain from the data with a sort. Any other (a domain in the data's order, a signal) is not.
+  function orderFree(vg) {
+    var free = true;
+    (function walk(node) {
+      if (!free || !node || typeof node !== "object") return;
+      (node.scales || []).forEach(function (sc) {
+        if (["ordinal", "band", "point"].indexOf(sc.type) < 0) return;
+        var d = sc.domain;
+        if (!(Array.isArray(d) || (d && typeof d === "object" && !d.signal && d.sort))) free = false;
+      });
+      (node.marks || []).forEach(walk);
+    })(vg);
+    return free;
+  }
+
+  // Compiled Vega-Lite specs by their JSON, the last COMPILED_KEPT (compiling is pure; a reader going back to
+  // values already shown, e.g. a model chosen again, gets its chart without compiling it again).
+  var COMPILED_KEPT = 32;
+  var compiled = new Map();
+  function compileVegaLite(vl) {
+    var key = JSON.stringify(vl);
+    var hit = compiled.get(key);
+    if (hit) {
+      compiled.delete(key); // most recent last
+      compiled.set(key, hit);
+      return hit;
+    }
+    var vg = window.vegaLite.compile(vl).spec;
+    compiled.set(key, vg);
+    if (compiled.size > COMPILED_KEPT) compiled.delete(compiled.keys().next().value);
+    return vg;
   }
 
   Calculator.prototype.drawNow = function (spec, seq) {
@@ -830,9 +882,12 @@
       delete vl.$schema;
       // Drawn to the width of its column (a phone's is narrower than the spec's 520 px).
       handColumn(vl, el.getBoundingClientRect().width);
-      var parts = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
+      var parts = splitVega(compileVegaLite(vl), scaleFields(vl));
+      var timing = self.timing && self.timing.seq === seq ? self.timing : null;
+      if (timing) timing.compiled = performance.now();
       var done;
       if (self.embedded && parts.shape && parts.shape === self.shape) {
+        if (timing) timing.chartHow = "update";
         // Same chart, new numbers: change its data and title in place (no new Vega view).
         self.updates = (self.updates || 0) + 1;
         var view = self.embedded.view;
@@ -841,6 +896,22 @@
         });
         if (parts.title !== null) view.signal("mlcalc_title", parts.title);
         done = view.runAsync().then(function () { return self.embedded; });
+      } else if (self.embedded && parts.frame && parts.frame === self.frame) {
+        // Same chart, other categories on a scale that keeps the data's order: emptied first, then filled
+        // (two passes of its dataflow, one paint), it takes them in their order, as a new chart would.
+        if (timing) timing.chartHow = "emptied and filled";
+        self.updates = (self.updates || 0) + 1;
+        var again = self.embedded.view;
+        Object.keys(parts.data).forEach(function (name) {
+          again.change(name, window.vega.changeset().remove(window.vega.truthy));
+        });
+        done = again.runAsync().then(function () {
+          Object.keys(parts.data).forEach(function (name) {
+            again.change(name, window.vega.changeset().insert(parts.data[name]));
+          });
+          if (parts.title !== null) again.signal("mlcalc_title", parts.title);
+          return again.runAsync();
+        }).then(function () { return self.embedded; });
       } else {
         var vg = Object.assign({}, parts.spec, {
           data: (parts.spec.data || []).map(function (d) {
@@ -848,6 +919,7 @@
           }),
         });
         self.redraws = (self.redraws || 0) + 1;
+        if (timing) timing.chartHow = "new view";
         done = window.vegaEmbed(box, vg, { mode: "vega", actions: false, renderer: "svg", tooltip: true }).then(function (res) {
           if (self.embedded && self.embedded !== res) self.embedded.finalize();
           return res;
@@ -856,6 +928,7 @@
       return done.then(function (res) {
         self.embedded = res;
         self.shape = parts.shape;
+        self.frame = parts.frame;
         self.spec = spec;
         box.mlcalcSpec = spec;
         el.classList.add("mlcalc-drawn");
@@ -929,6 +1002,29 @@
       if (JSON.stringify(title) !== JSON.stringify(parts.title)) problems.push("title " + JSON.stringify(title));
     }
     return problems;
+  };
+
+  // For tests: the domain of every scale of the chart on screen against a fresh chart of the same spec (a chart
+  // whose numbers and categories changed in place must order and colour them as a new one would); [] if equal.
+  live.checkScales = function (i) {
+    var c = live.calculators[i];
+    if (!c.spec || !c.embedded) return Promise.resolve([]);
+    var vl = Object.assign({}, c.spec);
+    delete vl.$schema;
+    var chartEl = c.el.querySelector(".mlcalc-view-chart");
+    handColumn(vl, chartEl ? chartEl.getBoundingClientRect().width : 0);
+    var vg = window.vegaLite.compile(vl).spec;
+    var fresh = new window.vega.View(window.vega.parse(vg), { renderer: "none" });
+    return fresh.runAsync().then(function () {
+      var problems = [];
+      (vg.scales || []).forEach(function (sc) {
+        var shown = JSON.stringify(c.embedded.view.scale(sc.name).domain());
+        var expected = JSON.stringify(fresh.scale(sc.name).domain());
+        if (shown !== expected) problems.push("scale " + sc.name + ": " + shown + ", a fresh chart: " + expected);
+      });
+      fresh.finalize();
+      return problems;
+    });
   };
 
   // For tests: the worker (to kill it as a crash would).

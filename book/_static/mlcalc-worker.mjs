@@ -15,7 +15,7 @@
 // Messages in: {id, key, values, changed[, initial, search]} (a change; with the page's own values
 // and its query, the answer also holds the new query) or {id, open: true, key, initial, search} (a page
 // opened from a link); out: {ready, timings} | {failed: reason} | {id, started} (a computation began:
-// the page tells a busy worker from a dead one) | {id, result: JSON text} | {id, fatal: reason} (the page
+// the page tells a busy worker from a dead one) | {id, result: JSON text, python: ms in Python} | {id, fatal: reason} (the page
 // then starts a fresh worker). Python never raises here: mlcalc.live turns every error into
 // {"ok": false, "error": ...}.
 const base = new URL("./", import.meta.url);
@@ -203,10 +203,12 @@ self.onmessage = async (event) => {
   self.postMessage({ id, started: true });
   try {
     const page = JSON.stringify(initial || {});
+    const t0 = performance.now();
     const result = open
       ? openWidgetsJson(String(key), String(search || ""), page)
       : runWidgetsJson(String(key), JSON.stringify(values || {}), String(changed || ""), initial ? page : "", String(search || ""));
-    self.postMessage({ id, result });
+    // python: ms the call took in Python here (the page's benchmark splits a change's time with it)
+    self.postMessage({ id, result, python: performance.now() - t0 });
   } catch (err) {
     // Only a broken interpreter gets here (Python itself catches everything).
     self.postMessage({ id, fatal: String((err && err.message) || err) });

@@ -214,3 +214,54 @@ def test_a_paste_error_names_the_line_and_the_field(parse, text, field):
     message = str(err.value)
     assert "pasted: line " in message and field in message and len(message) < 300, message
     assert "int_max_str_digits" not in message
+
+
+def _depth_by_characters(text: str, limit: int) -> bool:
+    """The depth check as a plain scan of every character (what measured._json_depth_over does faster)."""
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def test_json_depth_check_reads_as_a_character_scan():
+    import random
+
+    rng = random.Random(21)
+    cases = ['"[[[["', '["\\"[[["]', '"\\\\"[[', "[[[", '"abc\\', '{"a": [{"b": "[[["}]}', "]]][[["]
+    cases += ["".join(rng.choice('[]{}"\\ a\n') for _ in range(rng.randint(0, 40))) for _ in range(20000)]
+    over = 0
+    for text in cases:
+        for limit in (0, 1, 2, 3, 5):
+            assert measured._json_depth_over(text, limit) == _depth_by_characters(text, limit), (text, limit)
+            over += _depth_by_characters(text, limit)
+    assert over > 1000  # both answers occur
+    assert measured._json_depth_over("[" * 33 + "]" * 33, 32) and not measured._json_depth_over("[" * 32 + "]" * 32, 32)
+
+
+def test_bundled_files_skipped_unparsed_are_other_tools_files():
+    # _bundled_file leaves a file unparsed when no string of it can read "mlcalc.bench": every bundled file is
+    # parsed in full here, and what it gives is what the full parse gives.
+    for name in measured.runs():
+        folder = measured._measured_dir().joinpath(name)
+        for f in folder.iterdir():
+            if not f.name.endswith(".json"):
+                continue
+            data = measured.parse_json(f.read_text(encoding="utf-8-sig"), f.name)
+            ours = isinstance(data, dict) and data.get("tool") == "mlcalc.bench"
+            got = measured._bundled_file(name, f)
+            assert got == (measured.from_bench(data, f"{name}/{f.name}") if ours else []), f"{name}/{f.name}"

@@ -328,6 +328,58 @@ def test_step_time_floor_is_a_lower_bound_on_random_layouts():
             assert 0 < plan.step_time_floor(m, chip, n, tp, pp, dp, micro, rc, s) <= t.step_s * (1 + 1e-12)
 
 
+def test_a_layout_that_fits_fits_with_more_data_parallel_replicas():
+    """The layout search's memory shortcut (plan._selective_fits): for the same model, chip, sequence, tp, pp and
+    recomputation, memory per GPU never grows with dp (ZeRO-1 shards the optimizer over the replicas), so a
+    layout that fits at dp fits at any more. Every model preset, every offered chip, every tp and pp it allows."""
+    dps = (1, 2, 3, 4, 6, 8, 16, 64, 512)
+    checked = 0
+    for name in memory.model_presets():
+        m = memory.model_preset(name)
+        for chip in plan.offered_chips():
+            for tp in (1, 2, 4, 8):
+                if m.n_heads % tp:
+                    continue
+                for pp in plan._pipeline_sizes(m)[::3]:
+                    for rc in ("selective", "full"):
+                        mem = [plan.layout_memory(m, chip, tp, pp, dp, 4096, rc) for dp in dps]
+                        assert all(a.total_bytes >= b.total_bytes for a, b in zip(mem, mem[1:])), (name, chip, tp, pp, rc)
+                        assert all(b.fits for a, b in zip(mem, mem[1:]) if a.fits), (name, chip, tp, pp, rc)
+                        checked += 1
+    assert checked > 1000
+
+
+def test_the_memory_shortcut_is_switched_off_where_its_premise_fails(monkeypatch):
+    """A memory model where more replicas need more memory (the shortcut's premise broken): the search notices on
+    the first layout it evaluates, switches the shortcut off and answers as brute force does."""
+    m = memory.model_preset("Llama-2 7B")
+    chip = plan.offered_chips()[0]
+    real = plan._layout_memory
+
+    def growing(model, chip, tp, pp, dp, seq_len, recompute):  # fits only at dp <= 2
+        mem = real(model, chip, tp, pp, dp, seq_len, recompute)
+        return mem._replace(fits=mem.fits and dp <= 2)
+
+    plan._best_layout.cache_clear()
+    plan._run_cached.cache_clear()
+    plan._FITS.clear()
+    monkeypatch.setattr(plan, "_layout_memory", growing)
+    monkeypatch.setattr(plan, "_fits_order_on", True)
+    plan._seen_fit(m, chip, 1, 1, 1, 4096)  # "fits at dp=1" for tp=1, pp=1: the premise would say any dp fits
+    try:
+        for n in (8, 16, 64):
+            lay = plan.best_layout(m, chip, n, 4096, 2**22)
+            brute = _brute_layout(m, chip, n, 4096, 2**22)
+            assert (lay is None) == (brute is None)
+            if lay is not None:
+                assert lay.step_s == pytest.approx(brute, rel=1e-12)
+        assert plan._fits_order_on is False
+    finally:
+        plan._best_layout.cache_clear()
+        plan._run_cached.cache_clear()
+        plan._FITS.clear()
+
+
 # --------------------------------------------------------------------------- prices on a date
 
 

@@ -134,8 +134,9 @@ def _check_parity(page, i: int, where: str) -> dict:
         assert state["spec"] == expected["chart"], f"{where}: chart differs from CPython"
         if expected["chart"] is not None:
             assert state["svg"] >= 1, f"{where}: chart not drawn"
-        # What the chart on screen draws (its Vega view's data and title) is the result's.
+        # What the chart on screen draws (its Vega view's data and title) is the result's, its scales as a new chart's.
         assert state["rendered"] == [], where
+        assert page.evaluate("(i) => window.mlcalcLive.checkScales(i)", i) == [], where
         assert state["stale"] == 0, f"{where}: output still marked stale"
     else:
         assert not last["ok"], f"{where}: CPython says {expected['error']!r}, the page shows a result"
