@@ -697,8 +697,12 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
         return ""
     sp = floor_spread(run)
     if c.path == "eager" and c.bound == "launch floor" and abs(c.error) <= 2 * sp.spread:
+        probed = any("host_probe_s" in p.get("eager", {}) for r in run_data(run)["archs"].values()
+                     for p in r.get("decode", ()))
         return (f"host floor: the same 32-layer eager probe took {sp.min_s * 1e3:.1f} to {sp.max_s * 1e3:.1f} ms in "
-                f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it")
+                f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it"
+                + ("" if probed else " (this call timed no probe next to each point; the serve4 call did, and with "
+                   "the floor at that host speed all its eager decode points fell within 25 %)"))
     if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).attention == "mla":
         return ("DeepSeek-V2-Lite's prefill (MLA and 64 experts) takes a quarter to a third longer than its parts: "
                 "every projection at the card's matmul rate, the routed experts at the grouped matmul's probed "
