@@ -225,13 +225,16 @@ def matmul_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in
                                       out_bytes: float = 2.0) -> float:
     """Bytes the matmuls of one token move besides their weights, all layers, per GPU of ``tp``: each reads its
     input (``in_bytes`` a value: FP8 activations, as TensorRT-LLM's FP8 path quantizes them) and writes its output
-    (``out_bytes``: bf16). QKV (query and key/value widths split over the GPUs), attention output, the feed-forward
+    (``out_bytes``: bf16). QKV (query and key/value widths split over the GPUs; MLA: the queries split, its latents
+    whole), attention output, the feed-forward
     (or the ``experts_per_token`` experts a token visits, and the shared ones) and its down projection; the
     hidden-sized outputs of the output and down projections are whole on every GPU (before the all-reduce)."""
     t = _check.positive_int("tp", tp)
     h = model.hidden
-    kv_split_ = min(t, max(1, model.n_kv_heads))
-    qkv = model.q_width / t + model.n_kv_heads * (model.head_dim + model.v_dim) / kv_split_
+    if model.attention == "mla":  # queries (split), the query latent, the joint KV latent and rotary key (whole)
+        qkv = model.q_width / t + model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim
+    else:
+        qkv = model.q_width / t + model.n_kv_heads * (model.head_dim + model.v_dim) / min(t, max(1, model.n_kv_heads))
     mats = 3 if model.gated_mlp else 2
 
     def ffn(width: float) -> float:
