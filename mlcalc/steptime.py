@@ -788,6 +788,10 @@ class Layout:
     # a stage's output between nodes and the next stage all-gathers it over NVLink; False: every rank sends the whole
     # activation (DeepSpeed's pipeline engine). With sequence parallelism the output is already split (no gather).
     scatter_gather: bool = False
+    # Llama 3's balanced pipeline (Dubey et al. 2024, 3.3.2): the first and the last stage hold one layer fewer, so the
+    # embedding and the output layer each take a layer's place ((L + 2) / pp places a stage); False: every stage holds
+    # its L / pp layers and the last one the output layer too.
+    balanced_stages: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
@@ -798,6 +802,7 @@ class Layout:
         _check.choice("recompute", self.recompute, RECOMPUTE)
         _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
         _check.choice("scatter_gather", self.scatter_gather, (True, False))
+        _check.choice("balanced_stages", self.balanced_stages, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -1070,28 +1075,42 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     L = model.n_layers
     if pp > L:
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
-    L_here = -(-L // pp)  # the fullest stage
     v = lay.virtual_stages
     full = lay.recompute == "full"
     m = lay.grad_accum
     fp32_experts = engine == "eager" and HF_EXPERTS_IN_FP32
-    gemms = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, L_here, True)
     heads_share = _split(model.n_heads, tp) / model.n_heads
-    att = {k: val * L_here / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()}
     att_rate = mach.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     shard = 1.0 / (dp * cp) if lay.zero >= 1 else 1.0
-    eb = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep, sequence_parallel=lay.sequence_parallel and tp > 1,
-                           layers=L_here, logits=True, engine=engine, optimizer_shard=shard, pp=pp)
     ops_all = op_counts(model, full)
     if engine == "megatron":
-        ops = MappingProxyType({k: 0.0 for k in ops_all})
         run = mach._replace(host_s_per_op=0.0, host_s_per_backward_op=0.0, host_s_per_checkpoint=0.0)
     else:
-        ops = MappingProxyType({k: val * L_here / L for k, val in ops_all.items()})
         run = mach
-    extra = (_dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, L_here, full, True)
+
+    def stage(layers: int, logits: bool) -> tuple[Any, ...]:
+        """One micro-batch's kernels on a stage of ``layers`` layers (with the output layer if ``logits``)."""
+        g = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, layers, logits)
+        a = {k: val * layers / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()}
+        e = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep,
+                              sequence_parallel=lay.sequence_parallel and tp > 1, layers=layers, logits=logits,
+                              engine=engine, optimizer_shard=shard, pp=pp)
+        o = MappingProxyType({k: (0.0 if engine == "megatron" else val * layers / L) for k, val in ops_all.items()})
+        x = (_dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, layers, full, True)
              if engine == "eager" else None)
-    st = _passes(model, gemms, att, att_rate, eb, ops, run, L_here, full, dtype == "fp8", extra)
+        return g, a, e, o, x, _passes(model, g, a, att_rate, e, o, run, layers, full, dtype == "fp8", x)
+
+    L_here = -(-L // pp)  # the fullest stage: its layers and the output layer
+    gemms, att, eb, ops, extra, st = stage(L_here, True)
+    if lay.balanced_stages and pp > 1:  # (L + 2) / pp places a stage: a middle one, or the last with the output layer
+        places = -(-(L + 2) // pp)
+        mid = stage(places, False)
+        last = stage(places - 1, True)
+
+        def busy(c: tuple[Any, ...]) -> float:
+            return float(c[5].parts_s["forward"] + c[5].parts_s["backward"])
+
+        L_here, (gemms, att, eb, ops, extra, st) = max(((places, mid), (places - 1, last)), key=lambda c: busy(c[1]))
     fwd, bwd, opt = st.parts_s["forward"], st.parts_s["backward"], st.parts_s["optimizer (fused AdamW)"]
     device_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
     other_mb = fwd + bwd  # a pipeline stage without the output layer (what the other stages take per micro-batch)
