@@ -71,6 +71,10 @@ class Machine(NamedTuple):
     host_s_per_dtensor_backward_op: float = 0.0  # the same for a backward op
     host_s_per_fsdp_layer: float = 0.0  # host time FSDP2 adds per layer to a forward pass (hooks, gathers, copies)
     host_s_per_fsdp_backward_layer: float = 0.0  # ... and to a backward pass (gathers, reduce-scatters)
+    # FSDP2 over tensor-parallel (DTensor) parameters on a 2-D mesh, per layer and pass, in place of the two above
+    # (:func:`fsdp_dtensor_host_constants`; 0: not measured, the plain FSDP2 cost is used):
+    host_s_per_fsdp_dtensor_layer: float = 0.0
+    host_s_per_fsdp_dtensor_backward_layer: float = 0.0
 
 
 def flat_machine(name: str, matmul_flops_per_s: float, memory_bytes_per_s: float,
@@ -568,14 +572,60 @@ def dist_host_constants(floors: Iterable[Mapping[str, Any]]) -> tuple[float, flo
     return dt[0], dt[1], fs[0], fs[1]
 
 
-def with_dist_host(machine: Machine, floors: Iterable[Mapping[str, Any]]) -> Machine:
-    """``machine`` with the DTensor and FSDP2 host constants of :func:`dist_host_constants`, priced at its own
-    host seconds per plain forward and backward op."""
+def _floor_per_layer(floors: Iterable[Mapping[str, Any]], programs: Sequence[str]) -> dict[tuple[str, str], float]:
+    """(program, phase) -> median over ranks of the program's host seconds per layer (no checkpointing)."""
+    per: dict[tuple[str, str], list[float]] = {}
+    ranks: dict[tuple[str, int], dict[int, Mapping[str, Any]]] = {}
+    for r in floors:
+        if r.get("recompute") or str(r["program"]) not in programs:
+            continue
+        ranks.setdefault((str(r["program"]), int(r.get("rank", 0))), {})[int(r["n_layers"])] = r
+    for (prog, _), by_l in ranks.items():
+        if len(by_l) < 2:
+            continue
+        lo, hi = min(by_l), max(by_l)
+        for ph, key in (("forward", "fwd_s"), ("backward", "bwd_s")):
+            per.setdefault((prog, ph), []).append((float(by_l[hi][key]) - float(by_l[lo][key])) / (hi - lo))
+    missing = [(p, ph) for p in programs for ph in ("forward", "backward") if (p, ph) not in per]
+    if missing:
+        raise ValueError(f"floors is not allowed: no rows at two layer counts for {missing}")
+    return {k: max(0.0, statistics.median(v)) for k, v in per.items()}
+
+
+def fsdp_dtensor_host_constants(floors: Iterable[Mapping[str, Any]]) -> tuple[float, float]:
+    """FSDP2's host cost per layer over tensor-parallel (DTensor) parameters, forward and backward, in units of the
+    floors' own plain forward and backward op (as :func:`dist_host_constants`).
+
+    ``floors``: rows of the programs "plain", "tp2d" (tensor parallel over 2 ranks of a 2-D mesh, no FSDP) and
+    "fsdptp" (the same with ``fully_shard`` over the mesh's other dimension), at two layer counts
+    (``train_dist.py --floor-set dist4b``). FSDP2's cost is the difference of the last two per layer: what a
+    FSDP x TP layer costs the host beyond the same tensor-parallel layer. Measured on 4 x H200
+    (h200x4-2026-11-26-train-dist4b): about 8 ms per layer (fwd + bwd) against 5.6 for FSDP2 over plain parameters
+    on the same host and 3.4 for the plain layer itself.
+    """
+    t = _floor_per_layer(floors, ("plain", "tp2d", "fsdptp"))
+    out = []
+    for ph in ("forward", "backward"):
+        unit = t[("plain", ph)] / PLAIN_OPS_PER_LAYER[ph]
+        if unit <= 0:
+            raise ValueError(f"floors is not allowed: the plain program's {ph} time does not grow with layers")
+        out.append(max(0.0, (t[("fsdptp", ph)] - t[("tp2d", ph)]) / unit))
+    return out[0], out[1]
+
+
+def with_dist_host(machine: Machine, floors: Iterable[Mapping[str, Any]],
+                   fsdp_tp_floors: Iterable[Mapping[str, Any]] = ()) -> Machine:
+    """``machine`` with the DTensor and FSDP2 host constants of :func:`dist_host_constants` (and, where
+    ``fsdp_tp_floors`` are given, FSDP2 over DTensor parameters, :func:`fsdp_dtensor_host_constants`), priced at its
+    own host seconds per plain forward and backward op."""
     df, db, ff, fb = dist_host_constants(floors)
+    tf, tb = fsdp_dtensor_host_constants(fsdp_tp_floors) if fsdp_tp_floors else (0.0, 0.0)
     return machine._replace(host_s_per_dtensor_op=df * machine.host_s_per_op,
                             host_s_per_dtensor_backward_op=db * machine.host_s_per_backward_op,
                             host_s_per_fsdp_layer=ff * machine.host_s_per_op,
-                            host_s_per_fsdp_backward_layer=fb * machine.host_s_per_backward_op)
+                            host_s_per_fsdp_backward_layer=fb * machine.host_s_per_backward_op,
+                            host_s_per_fsdp_dtensor_layer=tf * machine.host_s_per_op,
+                            host_s_per_fsdp_dtensor_backward_layer=tb * machine.host_s_per_backward_op)
 
 
 def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompute: bool,
@@ -592,9 +642,11 @@ def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompu
         if outside:
             f += TP_EXTRA_OPS_OUTSIDE["forward"] * hf + TP_DTENSOR_OPS_OUTSIDE["forward"] * xf
             b += TP_EXTRA_OPS_OUTSIDE["backward"] * hb + TP_DTENSOR_OPS_OUTSIDE["backward"] * xb
-    if fsdp:
-        f += layers * machine.host_s_per_fsdp_layer
-        b += layers * machine.host_s_per_fsdp_backward_layer
+    if fsdp:  # over DTensor parameters (tp > 1) FSDP2's own measured cost where known (RULES["eager-fsdp-tp-host"])
+        over_dt = tp > 1 and (machine.host_s_per_fsdp_dtensor_layer or machine.host_s_per_fsdp_dtensor_backward_layer)
+        f += layers * (machine.host_s_per_fsdp_dtensor_layer if over_dt else machine.host_s_per_fsdp_layer)
+        b += layers * (machine.host_s_per_fsdp_dtensor_backward_layer if over_dt
+                       else machine.host_s_per_fsdp_backward_layer)
     return {"forward": f, "backward": b}
 
 
@@ -824,6 +876,8 @@ RULES = MappingProxyType({
                        "cost the host what the machine's host floors measured, in plain ops of the same host",
     "eager-recompute-host": "eager tensor parallel with full recomputation: the recomputed forward costs the host "
                             "what the forward does",
+    "eager-fsdp-tp-host": "eager FSDP x tensor parallel: FSDP2 over DTensor parameters costs the host per layer what "
+                          "its own floor measured (the FSDP x TP program less the same TP program), in plain ops",
     "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
              "dense bf16 peak; HFU adds the recomputed forward",
 })
@@ -1209,7 +1263,10 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
         (tp > 1 and (mach.host_s_per_dtensor_op or mach.host_s_per_dtensor_backward_op))
         or (dpg > 1 and lay.zero == 3 and (mach.host_s_per_fsdp_layer or mach.host_s_per_fsdp_backward_layer)))
     notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)),
-                                     ("eager-recompute-host", bool(dist_host) and tp > 1 and full)) if on]
+                                     ("eager-recompute-host", bool(dist_host) and tp > 1 and full),
+                                     ("eager-fsdp-tp-host", bool(dist_host) and tp > 1 and dpg > 1 and lay.zero == 3
+                                      and bool(mach.host_s_per_fsdp_dtensor_layer
+                                               or mach.host_s_per_fsdp_dtensor_backward_layer))) if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
                                       and not lay.sequence_parallel), ("context", cp > 1),
