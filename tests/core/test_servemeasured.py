@@ -326,7 +326,7 @@ def test_inflight_within_25_percent_or_cause_stated():
     for c in checks:
         assert math.isfinite(c.predicted) and c.predicted > 0
         assert (abs(c.error) > 0.25) == bool(c.cause), c
-    assert sum(abs(c.error) <= 0.25 for c in checks) >= 28  # of 44, pinned
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 29  # of 44, pinned
     by = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in checks}
     # what the stated causes claim, on the same table: dense 70B on 2 and 4 GPUs is within 25 % ...
     assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B" and c.gpus in (2, 4))
@@ -339,6 +339,24 @@ def test_inflight_within_25_percent_or_cause_stated():
     assert h100.batch == h200.batch == sm.TRTLLM_MAX_BATCH and abs(h200.published / h100.published - 1) < 0.03
 
 
+def test_moe_routing_passes_whole_on_every_gpu():
+    # TensorRT-LLM cpp/tensorrt_llm/kernels/mixtureOfExperts/moe_kernels.cu runMoe: expandInputRows writes k copies of
+    # each token's hidden state (read once), finalizeMoeRouting reads the k expert outputs and writes their sum; with
+    # tensor-parallel experts (the default, docs "Expert Parallelism in TensorRT-LLM") every GPU sees every token
+    mix, llama = memory.model_preset("Mixtral 8x7B"), memory.model_preset("Llama-3.1 8B")
+    assert sm.moe_routing_bytes_per_token(llama) == 0.0
+    assert sm.moe_routing_bytes_per_token(mix) == 32 * (1 + 2) * (1 + 2) * 4096
+    assert sm.moe_routing_bytes_per_token(mix, 2.0) == pytest.approx(32 * 3 * 4 * 4096)
+    bw = serving.read_bandwidth("H100-SXM")
+    for tp in (2, 4, 8):
+        r = sm.inflight(mix, "H100-SXM", tp, 2048, 2048)
+        # not split over the GPUs: the whole iteration's tokens on each
+        assert r.routing_s == pytest.approx((r.batch + r.prefill_tokens) * sm.moe_routing_bytes_per_token(mix) / bw)
+        assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s
+                                              + r.routing_s)
+    assert sm.inflight(llama, "H100-SXM", 1, 2048, 2048).routing_s == 0.0
+
+
 def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
     llama70 = memory.model_preset("Llama-3.1 70B")
     r = sm.inflight(llama70, "H100-SXM", 2, 128, 2048)
@@ -348,7 +366,8 @@ def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
     assert r.kv_tokens == int(room // per_tok)
     assert r.batch == r.kv_tokens // (128 + 2048)
     assert r.prefill_tokens == pytest.approx(r.batch * 128 / 2048)
-    assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s)
+    assert r.routing_s == 0.0  # dense: no MoE routing passes
+    assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s + r.routing_s)
     assert r.tokens_per_s == pytest.approx(r.batch / r.iteration_s)
     # short requests: trtllm-bench's heuristic caps the batch at 4,096
     assert sm.inflight(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 1, 128, 128).batch == 4096
