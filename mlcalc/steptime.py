@@ -544,23 +544,7 @@ def dist_host_constants(floors: Iterable[Mapping[str, Any]]) -> tuple[float, flo
     over the plain program's. As ratios measured on one host at one moment they carry to a machine whose plain op
     cost was measured on another day (:func:`with_dist_host`). One set per software stack, not per model or run.
     """
-    per: dict[tuple[str, str], list[float]] = {}
-    ranks: dict[tuple[str, int], dict[int, Mapping[str, Any]]] = {}
-    for r in floors:
-        if r.get("recompute"):
-            continue
-        ranks.setdefault((str(r["program"]), int(r.get("rank", 0))), {})[int(r["n_layers"])] = r
-    for (prog, _), by_l in ranks.items():
-        if len(by_l) < 2:
-            continue
-        lo, hi = min(by_l), max(by_l)
-        for ph, key in (("forward", "fwd_s"), ("backward", "bwd_s")):
-            per.setdefault((prog, ph), []).append((float(by_l[hi][key]) - float(by_l[lo][key])) / (hi - lo))
-    need = [(p, ph) for p in ("plain", "tp", "fsdp") for ph in ("forward", "backward")]
-    missing = [k for k in need if k not in per]
-    if missing:
-        raise ValueError(f"floors is not allowed: no rows at two layer counts for {missing}")
-    t = {k: max(0.0, statistics.median(v)) for k, v in per.items()}
+    t = _floor_per_layer(floors, ("plain", "tp", "fsdp"))
     dt, fs = [], []
     for ph in ("forward", "backward"):
         unit = t[("plain", ph)] / PLAIN_OPS_PER_LAYER[ph]
