@@ -157,6 +157,12 @@ FLOORS_RUN = MappingProxyType({"NVIDIA H200": "h200x2-2026-11-26-train-dist-held
                                "NVIDIA H100 80GB HBM3": "h200x2-2026-11-26-train-dist-heldout"})
 
 
+#: The run whose host floors hold FSDP2 over DTensor parameters (programs "tp2d" and "fsdptp" on 4 GPUs: FSDP 2 x
+#: TP 2 against the same TP 2 without FSDP): :func:`mlcalc.steptime.fsdp_dtensor_host_constants`, priced as above.
+FSDP_TP_FLOORS_RUN = MappingProxyType({"NVIDIA H200": "h200x4-2026-11-26-train-dist4b",
+                                       "NVIDIA H100 80GB HBM3": "h200x4-2026-11-26-train-dist4b"})
+
+
 def host_floors(run: str) -> tuple[Mapping[str, Any], ...]:
     """The host floors of a run (every rank's rows, each with its ``rank``), or () where it measured none."""
     out = []
@@ -175,14 +181,16 @@ def _machine(device: str) -> Any:
         raise ValueError(f"device={device!r} is not allowed: no measured machine for it ({sorted(MACHINE_RUN)})")
     base = hfruns.machine(MACHINE_RUN[device])
     if device in FLOORS_RUN:
-        base = steptime.with_dist_host(base, host_floors(FLOORS_RUN[device]))
+        base = steptime.with_dist_host(base, host_floors(FLOORS_RUN[device]),
+                                       host_floors(FSDP_TP_FLOORS_RUN[device]) if device in FSDP_TP_FLOORS_RUN else ())
     return base
 
 
 def machine(case: DistCase) -> Any:
     """The card's measured machine: a single-GPU run of the book on the same kind of card (matmul, attention and
     element-wise rates, host constants per op) and, where measured, the DTensor and FSDP2 host costs of the card's
-    host floors (:data:`FLOORS_RUN`) in units of its plain op (:func:`mlcalc.steptime.with_dist_host`)."""
+    host floors (:data:`FLOORS_RUN`; FSDP2 over DTensor parameters: :data:`FSDP_TP_FLOORS_RUN`) in units of its
+    plain op (:func:`mlcalc.steptime.with_dist_host`)."""
     return _machine(case.device)
 
 

@@ -1285,7 +1285,8 @@ def published_runs() -> Mapping[str, Mapping[str, Any]]:
 def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
                   layout: Mapping[str, Any]) -> PlannedLayout:
     """One given layout (a published run's: tp, pp, recompute and optionally micro_batch, zero, schedule,
-    virtual_stages, sequence_parallel, scatter_gather) with the engine's step and memory, as a planner :class:`PlannedLayout`."""
+    virtual_stages, sequence_parallel, scatter_gather, balanced_stages) with the engine's
+    step and memory, as a planner :class:`PlannedLayout`."""
     _check_model(model)
     _check.choice("chip", chip, chips())
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
@@ -1304,7 +1305,8 @@ def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: in
                           sequence_parallel=layout.get("sequence_parallel", False),
                           schedule=layout.get("schedule", "1f1b"), virtual_stages=layout.get("virtual_stages", 1),
                           recompute=layout.get("recompute", "selective"), micro_batch=mb, grad_accum=m,
-                          scatter_gather=layout.get("scatter_gather", False))
+                          scatter_gather=layout.get("scatter_gather", False),
+                          balanced_stages=layout.get("balanced_stages", False))
     p = _predict(model, chip, lay, s)
     return PlannedLayout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
                   p.bubble_s, p.comm_exposed_s, p.step_s)

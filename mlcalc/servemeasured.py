@@ -697,8 +697,12 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
         return ""
     sp = floor_spread(run)
     if c.path == "eager" and c.bound == "launch floor" and abs(c.error) <= 2 * sp.spread:
+        probed = any("host_probe_s" in p.get("eager", {}) for r in run_data(run)["archs"].values()
+                     for p in r.get("decode", ()))
         return (f"host floor: the same 32-layer eager probe took {sp.min_s * 1e3:.1f} to {sp.max_s * 1e3:.1f} ms in "
-                f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it")
+                f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it"
+                + ("" if probed else " (this call timed no probe next to each point; the serve4 call did, and with "
+                   "the floor at that host speed all its eager decode points fell within 25 %)"))
     if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).attention == "mla":
         return ("DeepSeek-V2-Lite's prefill (MLA and 64 experts) takes a quarter to a third longer than its parts: "
                 "every projection at the card's matmul rate, the routed experts at the grouped matmul's probed "
@@ -864,6 +868,28 @@ TRTLLM_MIN_TOKENS = 2048
 TRTLLM_KV_FRACTION = 0.95
 
 
+def moe_routing_bytes_per_token(model: memory.ModelConfig, in_bytes: float = 1.0, out_bytes: float = 2.0) -> float:
+    """Bytes one token's MoE layers move on every GPU besides their matmuls, as TensorRT-LLM's MoE plugin runs
+    them (cpp/tensorrt_llm/kernels/mixtureOfExperts/moe_kernels.cu, ``runMoe``): ``expandInputRowsKernelLauncher``
+    reads the token's hidden state (``in_bytes`` a value: FP8 inputs) and writes one copy for each of the
+    ``experts_per_token`` experts it visits, sorted by expert; after the second matmul wrote each visit's hidden-sized
+    output (counted with the matmuls, :func:`mlcalc.serving.matmul_activation_bytes_per_token`),
+    ``finalizeMoeRoutingKernelLauncher`` reads those ``k`` rows (``out_bytes``: bf16) and writes their weighted sum:
+    ``(1 + k) (in_bytes + out_bytes) hidden`` a layer. Not split over tensor-parallel GPUs: with the experts
+    tensor-parallel (TensorRT-LLM's default) "each GPU rank in the Tensor Parallel group receives all tokens'
+    hidden states for all experts" (TensorRT-LLM docs, "Expert Parallelism in TensorRT-LLM"). 0 for a dense model.
+
+    Mixtral 8x7B (hidden 4,096, 2 of 8 experts, 32 layers), FP8 inputs: 3 x 3 x 4,096 bytes a layer, 1.18 MB a token:
+
+    >>> moe_routing_bytes_per_token(memory.model_preset("Mixtral 8x7B"))
+    1179648.0
+    """
+    if not model.is_moe:
+        return 0.0
+    k = model.experts_per_token
+    return float(model.n_moe_layers * (1 + k) * (in_bytes + out_bytes) * model.hidden)
+
+
 class Inflight(NamedTuple):
     """One iteration of in-flight batching in steady state at maximum load, and the throughput it gives."""
 
@@ -874,6 +900,7 @@ class Inflight(NamedTuple):
     attention_s: float  # decode attention: every running sequence's cache read once
     prefill_attention_s: float  # the new prompts' causal attention FLOPs
     comm_s: float  # tensor-parallel all-reduces of every token of the iteration
+    routing_s: float  # MoE only: the expert layers' permute and un-permute passes, whole on every GPU (0 if dense)
     iteration_s: float  # the sum: one forward pass runs its kernels one after another
     tokens_per_s: float  # output tokens/s of the replica: batch / iteration
 
@@ -893,8 +920,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     all its tokens (reading the weights those tokens touch and their FLOPs at the matmul rate: for FP8 their sum
     with the matmuls' inputs and outputs, :func:`mlcalc.serving.matmul_s`, else the longer; the output projection
     only for the tokens that sample), the decode attention reading every running sequence's
-    cache (mean context ``prompt + output / 2``), the prompts' causal attention FLOPs, and the tensor-parallel
-    all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`). Output tokens/s = ``B`` / iteration.
+    cache (mean context ``prompt + output / 2``), the prompts' causal attention FLOPs, the tensor-parallel
+    all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`), and for an MoE model its routing passes
+    (:func:`moe_routing_bytes_per_token`). Output tokens/s = ``B`` / iteration.
 
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives about 1 % more:
@@ -936,8 +964,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     pattn = pre * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                           + lay.local_layers * local) / (tp * rate)
     comm = serving.comm_s(model, chip_key, max(1, round(tokens)), tp) if tp > 1 else 0.0
-    it = gemm + attn + pattn + comm
-    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, it, b / it)
+    route = tokens * moe_routing_bytes_per_token(model, wb) / bw
+    it = gemm + attn + pattn + comm + route
+    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, it, b / it)
 
 
 class InflightCheck(NamedTuple):
@@ -975,10 +1004,13 @@ def check_inflight() -> list[InflightCheck]:
 #: Why an in-flight row misses, by what the same table shows (each in its own words).
 INFLIGHT_CAUSES = MappingProxyType({
     "moe": ("Mixtral's expert layers: the same table's dense rows on as many GPUs are within 25 % (Llama 3.1 70B at "
-            "TP 2 and 4) while every Mixtral miss over-predicts, more with more GPUs; TensorRT-LLM 0.17 runs the "
-            "experts tensor-parallel (each of the 8 experts split over every GPU, no expert parallelism in the "
-            "page's build command), so each GPU runs 8 grouped matmuls an eighth as wide and routes every token "
-            "twice, which the model charges as dense FP8 matmuls of the same bytes and FLOPs"),
+            "TP 2 and 4) while every Mixtral miss over-predicts, more with more GPUs (H100: up to +26 % on 2, +34 % "
+            "on 4, +49 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split over "
+            "every GPU, no expert parallelism in the page's build command); the routing passes this implies, whole on "
+            "every GPU (moe_routing_bytes_per_token), are counted and take 0.5-7 % of an iteration. What is not: the "
+            "expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the engine runs "
+            "its own CUTLASS grouped matmuls, each expert's two matrices a GPU-count fraction as wide, at a rate no "
+            "source gives; at TP 8 the dense rows' all-reduce cause (below) applies as well"),
     "tp8": ("eight-way tensor parallelism with a decode-heavy batch: on the same table the over-prediction grows "
             "with the GPU count at the same lengths (Llama 3.1 70B, 128 in / 2,048 out on H100 at TP 2, 4 and 8) "
             "while the prefill-heavy 2,048/128 rows stay within 25 %: each layer's two all-reduces of about 1,700 "
@@ -1008,4 +1040,4 @@ __all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread
            "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token"]

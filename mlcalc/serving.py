@@ -225,13 +225,16 @@ def matmul_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in
                                       out_bytes: float = 2.0) -> float:
     """Bytes the matmuls of one token move besides their weights, all layers, per GPU of ``tp``: each reads its
     input (``in_bytes`` a value: FP8 activations, as TensorRT-LLM's FP8 path quantizes them) and writes its output
-    (``out_bytes``: bf16). QKV (query and key/value widths split over the GPUs), attention output, the feed-forward
+    (``out_bytes``: bf16). QKV (query and key/value widths split over the GPUs; MLA: the queries split, its latents
+    whole), attention output, the feed-forward
     (or the ``experts_per_token`` experts a token visits, and the shared ones) and its down projection; the
     hidden-sized outputs of the output and down projections are whole on every GPU (before the all-reduce)."""
     t = _check.positive_int("tp", tp)
     h = model.hidden
-    kv_split_ = min(t, max(1, model.n_kv_heads))
-    qkv = model.q_width / t + model.n_kv_heads * (model.head_dim + model.v_dim) / kv_split_
+    if model.attention == "mla":  # queries (split), the query latent, the joint KV latent and rotary key (whole)
+        qkv = model.q_width / t + model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim
+    else:
+        qkv = model.q_width / t + model.n_kv_heads * (model.head_dim + model.v_dim) / min(t, max(1, model.n_kv_heads))
     mats = 3 if model.gated_mlp else 2
 
     def ffn(width: float) -> float:
@@ -995,7 +998,8 @@ class StepModel(NamedTuple):
     """A replica's iteration times as a few numbers, so that a simulation costs no roofline call per step.
 
     decode(B, T) = base(B) + per_cached_token_s x T, with base interpolated over powers of two of the batch;
-    prefill(tokens, attended) = max(read weights once, (2 N_active tokens + attention) / rate).
+    prefill(tokens, attended) = max(read weights once, (2 N_active tokens + attention) / rate), their sum when
+    ``serial`` (FP8 weights: :data:`SERIAL_MATMUL_DTYPES`).
     """
 
     batches: tuple[int, ...]  # 1, 2, 4, ... max_batch
@@ -1006,6 +1010,7 @@ class StepModel(NamedTuple):
     prefill_min_s: float  # a prefill iteration cannot beat one read of the weights (or the engine floor)
     kv_capacity_tokens: int  # KV tokens the replica holds beside its weights (every layer; windows aside)
     kv_tokens_per_request_token: float  # share of a full-attention token one context token costs (windows: < 1)
+    serial: bool = False  # FP8 matmuls: an iteration's weight read and its tokens' work add (:func:`matmul_s`)
 
 
 def step_model(model: memory.ModelConfig, chip: str, engine: str = "cuda-graph", tp: int = 1, ep: int = 1,
@@ -1025,13 +1030,15 @@ def step_model(model: memory.ModelConfig, chip: str, engine: str = "cuda-graph",
     rate = matmul_rate(chip, weight_dtype)
     lay = memory.kv_layout(model)
     pair = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * lay.global_layers / (n * rate)
-    per_token = 2.0 * model.n_active_params() / (n * rate) + comm_s(model, chip, 4096, tp, ep, nodes) / 4096
+    serial = weight_dtype in SERIAL_MATMUL_DTYPES
+    per_token = (2.0 * model.n_active_params() / (n * rate) + comm_s(model, chip, 4096, tp, ep, nodes) / 4096
+                 + (matmul_activation_bytes_per_token(model, tp) / read_bandwidth(chip) if serial else 0.0))
     fl = engine_floor(engine, model)
     floor = 0.0 if fl is None else fl.fixed_s + model.n_layers * fl.per_layer_s
     pmin = max(floor, model.n_params() * memory.dtype_bytes(weight_dtype) / n / read_bandwidth(chip))
     cap = kv_capacity_tokens(model, chip, tp, ep, weight_dtype, kv_dtype)
     ratio = memory.kv_cache_bytes(model, c) / (c * memory.model_kv_bytes_per_token(model))
-    return StepModel(batches, base, per_tok, per_token, pair, pmin, cap, ratio)
+    return StepModel(batches, base, per_tok, per_token, pair, pmin, cap, ratio, serial)
 
 
 class LoadResult(NamedTuple):
@@ -1088,7 +1095,8 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     :data:`DEFAULT_BATCHED_TOKENS`, at least one whole prompt) and pauses decoding; its end is each one's
     first token. With chunking (Agrawal et al. 2024, Sarathi-Serve) every iteration decodes the running batch
     and adds up to ``chunk_tokens`` minus the batch prompt tokens, taking the longer of the decode step and
-    the compute of all its tokens. Between events (an arrival, a finish, a prefill) the decode steps are
+    the compute of all its tokens (FP8 weights, ``sm.serial``: the decode step plus its prompt tokens' work, as
+    :func:`matmul_s` adds bytes and FLOPs). Between events (an arrival, a finish, a prefill) the decode steps are
     summed in closed form: step(B, T + kB) grows linearly, so k steps cost ``k base + c (k T + B k(k-1)/2)``.
     ``prefill_only``: a prefill pool (disaggregated serving): requests leave after their first token.
     ``max_prefills`` > 0: at most that many prompts per prefill iteration; ``prefill_tokens``: the token budget of
@@ -1172,7 +1180,8 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         if not ck and admitted:
             toks = sum(P[r] for r in admitted)
             pairs = sum(P[r] * (P[r] + 1) / 2.0 for r in admitted)
-            t += max(sm.prefill_min_s, toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s)
+            work = toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
+            t += sm.prefill_min_s + work if sm.serial else max(sm.prefill_min_s, work)
             prefilled(admitted)
             continue
         if ck:
@@ -1195,7 +1204,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                     finished.append(r)
             dec = _base(sm, B) + c * T if B else 0.0
             comp = (toks + B) * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
-            dt = max(dec, comp, sm.prefill_min_s if not B else 0.0)
+            if sm.serial:  # the decode step holds the weight read and its B tokens' work; the chunk's tokens add
+                dt = (dec + toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s if B
+                      else sm.prefill_min_s + comp)
+            else:
+                dt = max(dec, comp, sm.prefill_min_s if not B else 0.0)
             t += dt
             if B:
                 busy_b += B * dt

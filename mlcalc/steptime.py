@@ -71,6 +71,10 @@ class Machine(NamedTuple):
     host_s_per_dtensor_backward_op: float = 0.0  # the same for a backward op
     host_s_per_fsdp_layer: float = 0.0  # host time FSDP2 adds per layer to a forward pass (hooks, gathers, copies)
     host_s_per_fsdp_backward_layer: float = 0.0  # ... and to a backward pass (gathers, reduce-scatters)
+    # FSDP2 over tensor-parallel (DTensor) parameters on a 2-D mesh, per layer and pass, in place of the two above
+    # (:func:`fsdp_dtensor_host_constants`; 0: not measured, the plain FSDP2 cost is used):
+    host_s_per_fsdp_dtensor_layer: float = 0.0
+    host_s_per_fsdp_dtensor_backward_layer: float = 0.0
 
 
 def flat_machine(name: str, matmul_flops_per_s: float, memory_bytes_per_s: float,
@@ -540,23 +544,7 @@ def dist_host_constants(floors: Iterable[Mapping[str, Any]]) -> tuple[float, flo
     over the plain program's. As ratios measured on one host at one moment they carry to a machine whose plain op
     cost was measured on another day (:func:`with_dist_host`). One set per software stack, not per model or run.
     """
-    per: dict[tuple[str, str], list[float]] = {}
-    ranks: dict[tuple[str, int], dict[int, Mapping[str, Any]]] = {}
-    for r in floors:
-        if r.get("recompute"):
-            continue
-        ranks.setdefault((str(r["program"]), int(r.get("rank", 0))), {})[int(r["n_layers"])] = r
-    for (prog, _), by_l in ranks.items():
-        if len(by_l) < 2:
-            continue
-        lo, hi = min(by_l), max(by_l)
-        for ph, key in (("forward", "fwd_s"), ("backward", "bwd_s")):
-            per.setdefault((prog, ph), []).append((float(by_l[hi][key]) - float(by_l[lo][key])) / (hi - lo))
-    need = [(p, ph) for p in ("plain", "tp", "fsdp") for ph in ("forward", "backward")]
-    missing = [k for k in need if k not in per]
-    if missing:
-        raise ValueError(f"floors is not allowed: no rows at two layer counts for {missing}")
-    t = {k: max(0.0, statistics.median(v)) for k, v in per.items()}
+    t = _floor_per_layer(floors, ("plain", "tp", "fsdp"))
     dt, fs = [], []
     for ph in ("forward", "backward"):
         unit = t[("plain", ph)] / PLAIN_OPS_PER_LAYER[ph]
@@ -568,14 +556,60 @@ def dist_host_constants(floors: Iterable[Mapping[str, Any]]) -> tuple[float, flo
     return dt[0], dt[1], fs[0], fs[1]
 
 
-def with_dist_host(machine: Machine, floors: Iterable[Mapping[str, Any]]) -> Machine:
-    """``machine`` with the DTensor and FSDP2 host constants of :func:`dist_host_constants`, priced at its own
-    host seconds per plain forward and backward op."""
+def _floor_per_layer(floors: Iterable[Mapping[str, Any]], programs: Sequence[str]) -> dict[tuple[str, str], float]:
+    """(program, phase) -> median over ranks of the program's host seconds per layer (no checkpointing)."""
+    per: dict[tuple[str, str], list[float]] = {}
+    ranks: dict[tuple[str, int], dict[int, Mapping[str, Any]]] = {}
+    for r in floors:
+        if r.get("recompute") or str(r["program"]) not in programs:
+            continue
+        ranks.setdefault((str(r["program"]), int(r.get("rank", 0))), {})[int(r["n_layers"])] = r
+    for (prog, _), by_l in ranks.items():
+        if len(by_l) < 2:
+            continue
+        lo, hi = min(by_l), max(by_l)
+        for ph, key in (("forward", "fwd_s"), ("backward", "bwd_s")):
+            per.setdefault((prog, ph), []).append((float(by_l[hi][key]) - float(by_l[lo][key])) / (hi - lo))
+    missing = [(p, ph) for p in programs for ph in ("forward", "backward") if (p, ph) not in per]
+    if missing:
+        raise ValueError(f"floors is not allowed: no rows at two layer counts for {missing}")
+    return {k: max(0.0, statistics.median(v)) for k, v in per.items()}
+
+
+def fsdp_dtensor_host_constants(floors: Iterable[Mapping[str, Any]]) -> tuple[float, float]:
+    """FSDP2's host cost per layer over tensor-parallel (DTensor) parameters, forward and backward, in units of the
+    floors' own plain forward and backward op (as :func:`dist_host_constants`).
+
+    ``floors``: rows of the programs "plain", "tp2d" (tensor parallel over 2 ranks of a 2-D mesh, no FSDP) and
+    "fsdptp" (the same with ``fully_shard`` over the mesh's other dimension), at two layer counts
+    (``train_dist.py --floor-set dist4b``). FSDP2's cost is the difference of the last two per layer: what a
+    FSDP x TP layer costs the host beyond the same tensor-parallel layer. Measured on 4 x H200
+    (h200x4-2026-11-26-train-dist4b): about 8 ms per layer (fwd + bwd) against 5.6 for FSDP2 over plain parameters
+    on the same host and 3.4 for the plain layer itself.
+    """
+    t = _floor_per_layer(floors, ("plain", "tp2d", "fsdptp"))
+    out = []
+    for ph in ("forward", "backward"):
+        unit = t[("plain", ph)] / PLAIN_OPS_PER_LAYER[ph]
+        if unit <= 0:
+            raise ValueError(f"floors is not allowed: the plain program's {ph} time does not grow with layers")
+        out.append(max(0.0, (t[("fsdptp", ph)] - t[("tp2d", ph)]) / unit))
+    return out[0], out[1]
+
+
+def with_dist_host(machine: Machine, floors: Iterable[Mapping[str, Any]],
+                   fsdp_tp_floors: Iterable[Mapping[str, Any]] = ()) -> Machine:
+    """``machine`` with the DTensor and FSDP2 host constants of :func:`dist_host_constants` (and, where
+    ``fsdp_tp_floors`` are given, FSDP2 over DTensor parameters, :func:`fsdp_dtensor_host_constants`), priced at its
+    own host seconds per plain forward and backward op."""
     df, db, ff, fb = dist_host_constants(floors)
+    tf, tb = fsdp_dtensor_host_constants(fsdp_tp_floors) if fsdp_tp_floors else (0.0, 0.0)
     return machine._replace(host_s_per_dtensor_op=df * machine.host_s_per_op,
                             host_s_per_dtensor_backward_op=db * machine.host_s_per_backward_op,
                             host_s_per_fsdp_layer=ff * machine.host_s_per_op,
-                            host_s_per_fsdp_backward_layer=fb * machine.host_s_per_backward_op)
+                            host_s_per_fsdp_backward_layer=fb * machine.host_s_per_backward_op,
+                            host_s_per_fsdp_dtensor_layer=tf * machine.host_s_per_op,
+                            host_s_per_fsdp_dtensor_backward_layer=tb * machine.host_s_per_backward_op)
 
 
 def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompute: bool,
@@ -592,9 +626,11 @@ def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompu
         if outside:
             f += TP_EXTRA_OPS_OUTSIDE["forward"] * hf + TP_DTENSOR_OPS_OUTSIDE["forward"] * xf
             b += TP_EXTRA_OPS_OUTSIDE["backward"] * hb + TP_DTENSOR_OPS_OUTSIDE["backward"] * xb
-    if fsdp:
-        f += layers * machine.host_s_per_fsdp_layer
-        b += layers * machine.host_s_per_fsdp_backward_layer
+    if fsdp:  # over DTensor parameters (tp > 1) FSDP2's own measured cost where known (RULES["eager-fsdp-tp-host"])
+        over_dt = tp > 1 and (machine.host_s_per_fsdp_dtensor_layer or machine.host_s_per_fsdp_dtensor_backward_layer)
+        f += layers * (machine.host_s_per_fsdp_dtensor_layer if over_dt else machine.host_s_per_fsdp_layer)
+        b += layers * (machine.host_s_per_fsdp_dtensor_backward_layer if over_dt
+                       else machine.host_s_per_fsdp_backward_layer)
     return {"forward": f, "backward": b}
 
 
@@ -736,6 +772,10 @@ class Layout:
     # a stage's output between nodes and the next stage all-gathers it over NVLink; False: every rank sends the whole
     # activation (DeepSpeed's pipeline engine). With sequence parallelism the output is already split (no gather).
     scatter_gather: bool = False
+    # Llama 3's balanced pipeline (Dubey et al. 2024, 3.3.2): the first and the last stage hold one layer fewer, so the
+    # embedding and the output layer each take a layer's place ((L + 2) / pp places a stage); False: every stage holds
+    # its L / pp layers and the last one the output layer too.
+    balanced_stages: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
@@ -746,6 +786,7 @@ class Layout:
         _check.choice("recompute", self.recompute, RECOMPUTE)
         _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
         _check.choice("scatter_gather", self.scatter_gather, (True, False))
+        _check.choice("balanced_stages", self.balanced_stages, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -819,6 +860,8 @@ RULES = MappingProxyType({
                        "cost the host what the machine's host floors measured, in plain ops of the same host",
     "eager-recompute-host": "eager tensor parallel with full recomputation: the recomputed forward costs the host "
                             "what the forward does",
+    "eager-fsdp-tp-host": "eager FSDP x tensor parallel: FSDP2 over DTensor parameters costs the host per layer what "
+                          "its own floor measured (the FSDP x TP program less the same TP program), in plain ops",
     "flops": "MFU counts 6 N + 12 L H Q T FLOP per token (PaLM, Chowdhery et al. 2022, Appendix B) against the "
              "dense bf16 peak; HFU adds the recomputed forward",
 })
@@ -1016,28 +1059,42 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     L = model.n_layers
     if pp > L:
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
-    L_here = -(-L // pp)  # the fullest stage
     v = lay.virtual_stages
     full = lay.recompute == "full"
     m = lay.grad_accum
     fp32_experts = engine == "eager" and HF_EXPERTS_IN_FP32
-    gemms = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, L_here, True)
     heads_share = _split(model.n_heads, tp) / model.n_heads
-    att = {k: val * L_here / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()}
     att_rate = mach.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     shard = 1.0 / (dp * cp) if lay.zero >= 1 else 1.0
-    eb = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep, sequence_parallel=lay.sequence_parallel and tp > 1,
-                           layers=L_here, logits=True, engine=engine, optimizer_shard=shard, pp=pp)
     ops_all = op_counts(model, full)
     if engine == "megatron":
-        ops = MappingProxyType({k: 0.0 for k in ops_all})
         run = mach._replace(host_s_per_op=0.0, host_s_per_backward_op=0.0, host_s_per_checkpoint=0.0)
     else:
-        ops = MappingProxyType({k: val * L_here / L for k, val in ops_all.items()})
         run = mach
-    extra = (_dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, L_here, full, True)
+
+    def stage(layers: int, logits: bool) -> tuple[Any, ...]:
+        """One micro-batch's kernels on a stage of ``layers`` layers (with the output layer if ``logits``)."""
+        g = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, layers, logits)
+        a = {k: val * layers / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()}
+        e = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep,
+                              sequence_parallel=lay.sequence_parallel and tp > 1, layers=layers, logits=logits,
+                              engine=engine, optimizer_shard=shard, pp=pp)
+        o = MappingProxyType({k: (0.0 if engine == "megatron" else val * layers / L) for k, val in ops_all.items()})
+        x = (_dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, layers, full, True)
              if engine == "eager" else None)
-    st = _passes(model, gemms, att, att_rate, eb, ops, run, L_here, full, dtype == "fp8", extra)
+        return g, a, e, o, x, _passes(model, g, a, att_rate, e, o, run, layers, full, dtype == "fp8", x)
+
+    L_here = -(-L // pp)  # the fullest stage: its layers and the output layer
+    gemms, att, eb, ops, extra, st = stage(L_here, True)
+    if lay.balanced_stages and pp > 1:  # (L + 2) / pp places a stage: a middle one, or the last with the output layer
+        places = -(-(L + 2) // pp)
+        mid = stage(places, False)
+        last = stage(places - 1, True)
+
+        def busy(c: tuple[Any, ...]) -> float:
+            return float(c[5].parts_s["forward"] + c[5].parts_s["backward"])
+
+        L_here, (gemms, att, eb, ops, extra, st) = max(((places, mid), (places - 1, last)), key=lambda c: busy(c[1]))
     fwd, bwd, opt = st.parts_s["forward"], st.parts_s["backward"], st.parts_s["optimizer (fused AdamW)"]
     device_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
     other_mb = fwd + bwd  # a pipeline stage without the output layer (what the other stages take per micro-batch)
@@ -1190,7 +1247,10 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
         (tp > 1 and (mach.host_s_per_dtensor_op or mach.host_s_per_dtensor_backward_op))
         or (dpg > 1 and lay.zero == 3 and (mach.host_s_per_fsdp_layer or mach.host_s_per_fsdp_backward_layer)))
     notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)),
-                                     ("eager-recompute-host", bool(dist_host) and tp > 1 and full)) if on]
+                                     ("eager-recompute-host", bool(dist_host) and tp > 1 and full),
+                                     ("eager-fsdp-tp-host", bool(dist_host) and tp > 1 and dpg > 1 and lay.zero == 3
+                                      and bool(mach.host_s_per_fsdp_dtensor_layer
+                                               or mach.host_s_per_fsdp_dtensor_backward_layer))) if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
                                       and not lay.sequence_parallel), ("context", cp > 1),

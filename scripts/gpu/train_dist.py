@@ -76,12 +76,13 @@ def _untied(name: str) -> ModelConfig:
 
 def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompute: bool, dp: int = 1, tp: int = 1,
          pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0, probe: bool = False,
-         tag: str = "") -> dict[str, Any]:
+         tag: str = "", host_probe: bool = False) -> dict[str, Any]:
     """One run: ``dp`` FSDP shards x ``tp`` tensor x ``pp`` pipeline = ``world`` GPUs; every data-parallel
     rank trains ``n_micro`` micro-batches of ``micro_batch`` sequences per step (``n_micro`` > 1 only with
     pipelining), so a step holds ``dp x n_micro x micro_batch`` sequences. ``min_gib``: skipped on cards with
     less memory (a layout that cannot fit an 80 GB card with fp32 AdamW states). ``probe``: after the timed steps,
-    two more under ``torch.profiler`` (:func:`profile_steps`)."""
+    two more under ``torch.profiler`` (:func:`profile_steps`). ``host_probe``: the plain program's host floor
+    (:func:`host_probe`) timed on every rank just before and just after the case: the host's speed at the time."""
     if dp * tp * pp != world:
         raise ValueError(f"dp={dp} x tp={tp} x pp={pp} is not world={world}")
     if pp == 1 and n_micro != 1:
@@ -98,7 +99,7 @@ def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompu
             "schedule": schedule if pp > 1 else "", "n_micro": n_micro, "micro_batch": micro_batch,
             "seq_len": seq_len, "recompute": recompute, "layout": layout,
             "global_batch": dp * n_micro * micro_batch, "tokens_per_step": dp * n_micro * micro_batch * seq_len,
-            "min_gib": min_gib, **({"probe": True} if probe else {})}
+            "min_gib": min_gib, **({"probe": True} if probe else {}), **({"host_probe": True} if host_probe else {})}
 
 
 def gpu_cases() -> list[dict[str, Any]]:
@@ -236,7 +237,32 @@ def rerun_cases() -> list[dict[str, Any]]:
         case(b8, 2, 2048, 1, True, dp=2, probe=True)]
 
 
-SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases}
+def dist4b_cases() -> list[dict[str, Any]]:
+    """A short call (``scripts/gpu/run_train_dist4b.sh``): cases the engine missed or nearly missed on the earlier
+    calls, some repeated, each with the host probe timed next to it (``host_probe``): on 4 GPUs FSDP 2 x TP 2 (3B at
+    8192 tokens twice, 8B checkpointed) and TP 4; on 2 GPUs TP 2 3B at 2 x 2048 three times and the 1F1B pipeline
+    twice; on 1 GPU the checkpointed 3B twice and a 1B. With ``--floors`` on 4 GPUs the floors add FSDP x TP
+    (:data:`FLOORS_DIST4B`)."""
+    b1, b3, b8 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    hp = {"host_probe": True}
+    return [
+        case(b3, 4, 8192, 1, False, dp=2, tp=2, **hp),
+        case(b8, 4, 2048, 2, True, dp=2, tp=2, **hp),
+        case(b1, 4, 8192, 2, False, tp=4, **hp),
+        case(b3, 4, 8192, 1, False, dp=2, tp=2, tag="r2", **hp),
+        case(b3, 2, 2048, 2, False, tp=2, **hp),
+        case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b", **hp),
+        case(b3, 2, 2048, 2, False, tp=2, tag="r2", **hp),
+        case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b", tag="r2", **hp),
+        case(b3, 2, 2048, 2, False, tp=2, tag="r3", **hp),
+        case(b3, 1, 2048, 1, True, **hp),
+        case(b1, 1, 2048, 4, False, **hp),
+        case(b3, 1, 2048, 1, True, tag="r2", **hp),
+    ]
+
+
+SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
+          "dist4b": dist4b_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -254,6 +280,8 @@ def cpu_cases() -> list[dict[str, Any]]:
                         n_micro=c["n_micro"], schedule=c["schedule"]))
     out.append(case(tiny, 2, 48, 2, True, tp=2, probe=True))
     out.append(case(tiny, 4, 48, 2, False, dp=2, tp=2, probe=True))
+    out.append(case(tiny, 4, 48, 2, False, dp=2, tp=2, tag="hp", host_probe=True))
+    out.append(case(tiny, 2, 48, 2, False, tp=2, tag="hp", host_probe=True))
     return out
 
 
@@ -388,7 +416,8 @@ class Runner:
 
         m = models.from_dict(c["model"])
         dp, tp, pp = c["dp"], c["tp"], c["pp"]
-        dims = tuple((k, n) for k, n in (("pp", pp), ("dp", dp), ("tp", tp)) if n > 1)
+        mesh_dp = max(dp, int(c.get("mesh_dp", 1)))  # a floor's TP-only program on a 2-D mesh: replicas, no FSDP
+        dims = tuple((k, n) for k, n in (("pp", pp), ("dp", mesh_dp), ("tp", tp)) if n > 1)
         mesh = self.mesh(dims) if dims else None
         with torch.device("meta"):
             model = self.Llama(m)
@@ -852,11 +881,43 @@ def floor_model(n_layers: int) -> ModelConfig:
                                                  tied_embeddings=False, published_params=0.0)
 
 
-def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7) -> dict[str, Any]:
+#: The floors of the earlier calls: every program with and without checkpointing.
+FLOORS_ALL = tuple((p, rc) for p in ("plain", "tp", "fsdp") for rc in (False, True))
+#: The dist4b call's floors (4 GPUs): the plain program with and without checkpointing (the unit and the checkpoint
+#: cost), tensor and FSDP2 over every rank, and tensor parallel over 2 ranks on a 2-D mesh (dp x tp) without FSDP
+#: ("tp2d": each dp row a replica) and with FSDP2 over the dp dimension ("fsdptp"): FSDP2 over DTensor parameters
+#: costs their difference.
+FLOORS_DIST4B = (("plain", False), ("plain", True), ("tp", False), ("fsdp", False), ("tp2d", False),
+                 ("fsdptp", False))
+#: The host probe: the plain program alone (its time per layer is the host's speed at that moment).
+PROBE_FLOORS = (("plain", False),)
+
+
+def floor_case(prog: str, m: ModelConfig, world: int, rc: bool) -> dict[str, Any]:
+    """The case of one floor program on ``world`` ranks (see :data:`FLOORS_DIST4B`)."""
+    if prog == "plain":
+        return case(m, 1, FLOOR_TOKENS, 1, rc)
+    if prog == "tp":
+        return case(m, world, FLOOR_TOKENS, 1, rc, tp=world)
+    if prog == "fsdp":
+        return case(m, world, FLOOR_TOKENS, 1, rc, dp=world)
+    if world < 4 or world % 2:
+        raise ValueError(f"program {prog!r} needs an even world of 4 or more ranks, not {world}")
+    if prog == "tp2d":
+        return {**case(m, 2, FLOOR_TOKENS, 1, rc, tp=2), "world": world, "mesh_dp": world // 2}
+    if prog == "fsdptp":
+        return case(m, world, FLOOR_TOKENS, 1, rc, dp=world // 2, tp=2)
+    raise ValueError(f"program {prog!r} is not one of plain, tp, fsdp, tp2d, fsdptp")
+
+
+def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7,
+                programs: tuple[tuple[str, bool], ...] = FLOORS_ALL, count_ops: bool = True) -> dict[str, Any]:
     """Host time of the forward and backward pass of each program (one GPU with autocast; FSDP2 over every rank;
-    tensor parallel over every rank), with and without checkpointing, at 2 and 6 layers: the median of ``reps``
-    after two warm-up steps, as issued (Python returns) and as finished (synchronized), and the operations each
-    pass dispatches, counted with a TorchDispatchMode (those with a DTensor argument apart)."""
+    tensor parallel over every rank; on 4 or more ranks also tensor parallel over 2 of a 2-D mesh with and without
+    FSDP2 over the other dimension), with and without checkpointing (``programs``: (name, recompute) pairs), at 2
+    and 6 layers: the median of ``reps`` after two warm-up steps, as issued (Python returns) and as finished
+    (synchronized), and the operations each pass dispatches, counted with a TorchDispatchMode (those with a DTensor
+    argument apart; ``count_ops=False``: not counted, -1)."""
     import contextlib
 
     from torch.distributed.tensor import DTensor
@@ -877,60 +938,58 @@ def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7) -> dict[
             return func(*args, **kwargs)
 
     rows = []
-    for prog in ("plain", "tp", "fsdp"):
-        for rc in (False, True):
-            for n_layers in FLOOR_LAYERS:
-                m = floor_model(n_layers)
-                kw = {"tp": world} if prog == "tp" else {"dp": world} if prog == "fsdp" else {}
-                c = case(m, world if kw else 1, FLOOR_TOKENS, 1, rc, **kw)
-                model, opt, step, mesh, notes = runner.build(c)
-                for _ in range(2):
-                    step()
+    for prog, rc in programs:
+        for n_layers in FLOOR_LAYERS:
+            m = floor_model(n_layers)
+            c = floor_case(prog, m, world, rc)
+            model, opt, step, mesh, notes = runner.build(c)
+            for _ in range(2):
+                step()
+            runner.sync()
+            tokens = torch.randint(0, m.vocab, (1, FLOOR_TOKENS), device=runner.dev)
+            lossctx: Any = contextlib.nullcontext
+            if prog in ("tp", "tp2d", "fsdptp"):
+                from torch.distributed.tensor.parallel import loss_parallel
+                lossctx = loss_parallel
+            amp = (contextlib.nullcontext if prog in ("fsdp", "fsdptp") else
+                   (lambda: torch.autocast(device_type=runner.dev.type, dtype=torch.bfloat16)))
+
+            def one(count: bool = False) -> tuple[float, ...]:
+                cf, cb = Count(), Count()
                 runner.sync()
-                tokens = torch.randint(0, m.vocab, (1, FLOOR_TOKENS), device=runner.dev)
-                lossctx: Any = contextlib.nullcontext
-                if prog == "tp":
-                    from torch.distributed.tensor.parallel import loss_parallel
-                    lossctx = loss_parallel
-                amp = (contextlib.nullcontext if prog == "fsdp" else
-                       (lambda: torch.autocast(device_type=runner.dev.type, dtype=torch.bfloat16)))
+                torch.distributed.barrier()
+                t0 = time.perf_counter()
+                with lossctx():
+                    with (cf if count else contextlib.nullcontext()):
+                        with amp():
+                            logits = model(tokens)
+                        loss = F.cross_entropy(logits.flatten(0, 1).float(), tokens.flatten(0, 1))
+                    del logits
+                    t1 = time.perf_counter()
+                    runner.sync()
+                    t2 = time.perf_counter()
+                    with (cb if count else contextlib.nullcontext()):
+                        loss.backward()
+                t3 = time.perf_counter()
+                runner.sync()
+                t4 = time.perf_counter()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                runner.sync()
+                if count:
+                    return (cf.n["plain"], cf.n["dtensor"], cb.n["plain"], cb.n["dtensor"])
+                return (t1 - t0, t2 - t0, t3 - t2, t4 - t2)
 
-                def one(count: bool = False) -> tuple[float, ...]:
-                    cf, cb = Count(), Count()
-                    runner.sync()
-                    torch.distributed.barrier()
-                    t0 = time.perf_counter()
-                    with lossctx():
-                        with (cf if count else contextlib.nullcontext()):
-                            with amp():
-                                logits = model(tokens)
-                            loss = F.cross_entropy(logits.flatten(0, 1).float(), tokens.flatten(0, 1))
-                        del logits
-                        t1 = time.perf_counter()
-                        runner.sync()
-                        t2 = time.perf_counter()
-                        with (cb if count else contextlib.nullcontext()):
-                            loss.backward()
-                    t3 = time.perf_counter()
-                    runner.sync()
-                    t4 = time.perf_counter()
-                    opt.step()
-                    opt.zero_grad(set_to_none=True)
-                    runner.sync()
-                    if count:
-                        return (cf.n["plain"], cf.n["dtensor"], cb.n["plain"], cb.n["dtensor"])
-                    return (t1 - t0, t2 - t0, t3 - t2, t4 - t2)
-
-                got = [one() for _ in range(reps)]
-                ops = one(count=True)
-                med = [statistics.median(g[i] for g in got) for i in range(4)]
-                rows.append({"program": prog, "recompute": rc, "n_layers": n_layers, "tokens": FLOOR_TOKENS,
-                             "world": world if kw else 1, "fwd_issue_s": med[0], "fwd_s": med[1],
-                             "bwd_issue_s": med[2], "bwd_s": med[3],
-                             "ops": {"fwd_plain": ops[0], "fwd_dtensor": ops[1], "bwd_plain": ops[2],
-                                     "bwd_dtensor": ops[3]}})
-                del model, opt, step
-                gc.collect()
+            got = [one() for _ in range(reps)]
+            ops = one(count=True) if count_ops else (-1, -1, -1, -1)
+            med = [statistics.median(g[i] for g in got) for i in range(4)]
+            rows.append({"program": prog, "recompute": rc, "n_layers": n_layers, "tokens": FLOOR_TOKENS,
+                         "world": c["world"], "dp": c["dp"], "tp": c["tp"], "fwd_issue_s": med[0], "fwd_s": med[1],
+                         "bwd_issue_s": med[2], "bwd_s": med[3],
+                         "ops": {"fwd_plain": ops[0], "fwd_dtensor": ops[1], "bwd_plain": ops[2],
+                                 "bwd_dtensor": ops[3]}})
+            del model, opt, step
+            gc.collect()
     per_rank: list[Any] = [None] * world
     torch.distributed.all_gather_object(per_rank, rows)
     return {"model": models.as_dict(floor_model(FLOOR_LAYERS[0])), "layers": list(FLOOR_LAYERS), "per_rank": per_rank}
@@ -981,6 +1040,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", action="store_true", help="measure matmul, collectives and host time first")
     ap.add_argument("--sweep", default="first", choices=sorted(SWEEPS), help="which list of GPU cases")
     ap.add_argument("--floors", action="store_true", help="measure the host floors of each program (with --baseline)")
+    ap.add_argument("--floor-set", default="all", choices=("all", "dist4b"),
+                    help="which floor programs: all (plain, tp, fsdp, with and without checkpointing) or dist4b")
     ap.add_argument("--only", default="", help="comma-separated case ids (default: every case of this world size)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
@@ -1049,7 +1110,8 @@ def main(argv: list[str] | None = None) -> int:
             open(floors_mark, "w").close()
         t0 = time.time()
         try:
-            result["host_floors"] = host_floors(torch, Runner(torch, dev, cpu), cpu)
+            result["host_floors"] = host_floors(torch, Runner(torch, dev, cpu), cpu,
+                                                programs=FLOORS_DIST4B if args.floor_set == "dist4b" else FLOORS_ALL)
         except Exception as err:  # noqa: BLE001 - record and go on
             result["host_floors"] = {"error": f"{type(err).__name__}: {err}"[:800]}
         result["host_floors"]["wall_s"] = time.time() - t0
@@ -1082,6 +1144,13 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("TRAIN_DIST_TEST_CRASH") == c["id"] and rank == 1:
             os._exit(3)  # a test of the relaunch: this rank dies, the others hang until the watchdog ends them
         got = None
+
+        def probe() -> Any:  # the host's speed now: the plain program's floor on every rank (never fails the case)
+            try:
+                return host_floors(torch, runner, cpu, reps=5, programs=PROBE_FLOORS, count_ops=False)["per_rank"]
+            except Exception as e:  # noqa: BLE001
+                return {"error": f"{type(e).__name__}: {e}"[:400]}
+        hp_before = probe() if c.get("host_probe") else None
         for attempt in range(2):
             try:
                 got = runner.run(c, args.warmup, args.steps, args.case_budget_s)
@@ -1107,7 +1176,11 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.empty_cache()
         errs: list[Any] = [None] * world
         dist.all_gather_object(errs, err)
+        if c.get("host_probe"):
+            hp = {"before": hp_before, "after": probe()}
         row = {**c, "wall_s": time.time() - t0}
+        if c.get("host_probe"):
+            row["host_probe"] = hp
         if any(errs):
             row["error"] = "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)[:2000]
         else:

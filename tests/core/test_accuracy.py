@@ -21,8 +21,8 @@ def test_the_families_read_every_run_of_their_data():
     # one case per measured training case of every Hugging Face run, per multi-GPU run, per decode point
     n_hf = sum(len(hfruns.cases(r)) for r in hfruns.runs())
     assert len(accuracy.cases("train-memory-1gpu")) == len(accuracy.cases("train-step-1gpu")) == n_hf == 84
-    assert len(accuracy.cases("train-multigpu-step")) == sum(len(distruns.cases(r)) for r in distruns.runs()) == 81
-    assert len(accuracy.cases("train-multigpu-memory")) == 81  # the first sweep, the held-out one, the 4-GPU call, its rerun
+    assert len(accuracy.cases("train-multigpu-step")) == sum(len(distruns.cases(r)) for r in distruns.runs()) == 93
+    assert len(accuracy.cases("train-multigpu-memory")) == 93  # the first sweep, the held-out one, the 4-GPU call, its rerun, dist4b
     assert len(accuracy.cases("decode")) == sum(len(serving.check_decode(r)) for r in serving.DECODE_RUNS)
     assert len(accuracy.cases("collectives")) == 10  # five collectives over 4 and over 2 GPUs
 

@@ -315,3 +315,90 @@ def test_host_bound_rules_on_their_cases():
     p = distruns.predict(c)
     assert steptime.RULES["host"] in p.notes
     assert p.parts_s["forward (kernels and host)"] + p.parts_s["backward (kernels and host)"] > 0
+
+
+# ---- dist4b (h200x4-2026-11-26-train-dist4b: 4 x H200, asked for 4 x H100): the engine's misses repeated, a host
+# probe beside each run, and FSDP2 over DTensor parameters as a host floor (programs tp2d and fsdptp on a 2 x 2 mesh).
+D4B = "h200x4-2026-11-26-train-dist4b"
+D4B_CASES = distruns.cases(D4B)
+
+
+def test_the_dist4b_run_and_its_blind_predictions():
+    assert len(D4B_CASES) == 12 and not distruns.failed(D4B)
+    assert all(c.device == "NVIDIA H200" for c in D4B_CASES)
+    pred = distruns.predictions(D4B)
+    assert pred["made_utc"] < min(d["environment"]["date_utc"] for d in distruns._files(D4B))
+    blind = distruns.blind_errors(D4B)
+    assert len(blind) == 12
+    assert sum(abs(s) <= distruns.STEP_TARGET for s, _ in blind.values()) == 6
+    assert all(abs(m) <= distruns.MEMORY_TARGET for _, m in blind.values())
+
+
+@pytest.mark.parametrize("case", D4B_CASES, ids=_id)
+def test_dist4b_memory_within_target_and_misses_have_causes(case):
+    chk = distruns.check(case)
+    assert abs(chk.memory_error) <= distruns.MEMORY_TARGET, case.id
+    if abs(chk.step_error) > distruns.STEP_TARGET:
+        assert chk.step_cause and chk.step_cause != "(no cause stated)", (case.id, chk.step_error)
+
+
+# FSDP2 over DTensor parameters costs the host more per layer than FSDP2 over plain ones (the floors of one host: the
+# FSDP x TP program less the same TP program, against the FSDP program less the plain one).
+def test_fsdp_over_dtensor_floor():
+    from mlcalc import steptime
+
+    fl = distruns.host_floors(D4B)
+    assert {r["program"] for r in fl} == {"plain", "tp", "fsdp", "tp2d", "fsdptp"}
+    tf, tb = steptime.fsdp_dtensor_host_constants(fl)
+    _, _, ff, fb = steptime.dist_host_constants([r for r in fl if r["program"] in ("plain", "tp", "fsdp")])
+    per_layer = steptime.PLAIN_OPS_PER_LAYER
+    plain_f = sum(r["fwd_s"] * (1 if r["n_layers"] == 6 else -1) for r in fl
+                  if r["program"] == "plain" and not r["recompute"]) / 4 / 4  # 4 ranks, 4 layers apart
+    assert tf + tb > 1.2 * (ff + fb)
+    # about 8 ms per layer on this host (fwd + bwd), in its plain ops: plain forward op ~ 16 us here
+    assert 6e-3 < (tf + tb) * plain_f / per_layer["forward"] < 11e-3
+    with pytest.raises(ValueError, match="floors"):
+        steptime.fsdp_dtensor_host_constants([r for r in fl if r["program"] != "fsdptp"])
+    m = distruns.machine(D4B_CASES[0])
+    assert m.host_s_per_fsdp_dtensor_backward_layer == pytest.approx(tb * m.host_s_per_backward_op)
+
+
+# The rule on its cases: FSDP x TP, -20.9% and -11.0% on the 4-GPU call before it, now within 15%; it changes no
+# layout without tensor parallelism (FSDP alone keeps FSDP2's plain cost).
+def test_fsdp_tp_host_rule_on_its_cases():
+    from mlcalc import steptime
+
+    fsdptp = [c for c in FOUR_CASES + D4B_CASES if c.family == "fsdpxtp"]
+    assert len(fsdptp) == 5
+    for c in fsdptp:
+        p = distruns.predict(c)
+        assert steptime.RULES["eager-fsdp-tp-host"] in p.notes
+        bare = distruns.machine(c)._replace(host_s_per_fsdp_dtensor_layer=0.0, host_s_per_fsdp_dtensor_backward_layer=0.0)
+        old = steptime.predict_step(c.model, distruns.layout(c), seq_len=c.seq_len, machine=bare, engine="eager")
+        assert p.step_s > old.step_s
+    for c in FOUR_CASES:
+        if c.family == "fsdpxtp":
+            assert abs(distruns.check(c).step_error) <= distruns.STEP_TARGET, c.id
+    fsdp = next(c for c in FOUR_CASES if c.family == "fsdp")
+    assert steptime.RULES["eager-fsdp-tp-host"] not in distruns.predict(fsdp).notes
+
+
+# The host probe timed beside each run (the plain program's floor, before and after) does not follow the run's speed:
+# the same case three times in one launch, 561, 563 and 669 ms, with probes that do not order them so.
+def test_the_host_probe_does_not_follow_the_step():
+    import statistics
+
+    def per_layer(rows_by_rank):
+        v = []
+        for rows in rows_by_rank:
+            by = {r["n_layers"]: r for r in rows}
+            v.append((by[6]["fwd_s"] + by[6]["bwd_s"] - by[2]["fwd_s"] - by[2]["bwd_s"]) / 4)
+        return statistics.median(v)
+
+    raw = {c["id"]: c for d in distruns._files(D4B) for c in d["cases"]}
+    ids = ["w2-tp2-3B-s2048-mb2", "w2-tp2-3B-s2048-mb2-r2", "w2-tp2-3B-s2048-mb2-r3"]
+    step = [raw[i]["step_s"] for i in ids]
+    probe = [(per_layer(raw[i]["host_probe"]["before"]) + per_layer(raw[i]["host_probe"]["after"])) / 2 for i in ids]
+    assert max(step) / min(step) > 1.15
+    slowest = step.index(max(step))
+    assert probe[slowest] < max(probe)  # the slowest run's probe is not the slowest probe

@@ -198,3 +198,31 @@ def test_serve_chart_reads_the_pure_function():
     rows = vl.chart_values(view.chart)
     assert rows and all(r["tokens_per_s_per_gpu"] > 0 for r in rows)
     assert [r["batch"] for r in rows] == sorted(r["batch"] for r in rows)
+
+
+def test_matmul_activation_bytes_per_token_counts_each_matmul_input_and_output():
+    # Llama 3.1 8B (hidden 4,096, 32 query and 8 KV heads of 128, feed-forward 14,336, gated): per layer FP8 inputs
+    # h (QKV) + h (output) + h (gate-and-up) + f (down), bf16 outputs (q + 2 kv) + h + 2 f + h
+    m = memory.model_preset("Llama-3.1 8B")
+    h, f, q, kv = 4096, 14336, 4096, 1024
+    per_layer = 1 * (h + h + h + f) + 2 * ((q + 2 * kv) + h + 2 * f + h)
+    assert serving.matmul_activation_bytes_per_token(m) == pytest.approx(32 * per_layer)
+    # split over two GPUs: the head-split widths halve, the hidden-sized ones stay whole
+    per_layer2 = 1 * (h + h / 2 + h + f / 2) + 2 * ((q + 2 * kv) / 2 + h + f + h)
+    assert serving.matmul_activation_bytes_per_token(m, 2) == pytest.approx(32 * per_layer2)
+    # MLA: the latents, not per-head keys and values (DeepSeek-V3 report: 128 query heads of 192, query latent 1,536,
+    # KV latent 512 + rotary 64, attention output 128 x 128, hidden 7,168; 3 dense layers of 18,432, 58 MoE layers
+    # where a token visits 8 routed experts and 1 shared of 2,048)
+    v3 = memory.model_preset("DeepSeek-V3")
+    h = 7168
+
+    def ffn(w: int) -> float:
+        return 1 * (h + w) + 2 * (2 * w + h)
+
+    attn = 1 * (h + 128 * 128) + 2 * (128 * 192 + 1536 + 512 + 64 + h)
+    assert serving.matmul_activation_bytes_per_token(v3) == pytest.approx(61 * attn + 3 * ffn(18432) + 58 * 9 * ffn(2048))
+    # the FP8 law: bytes and FLOPs add; the roofline takes the larger
+    assert serving.matmul_s(2e9, 1e12, 2e12, 1e15) == pytest.approx(1e-3)
+    assert serving.matmul_s(2e9, 1e12, 2e12, 1e15, overlap=False) == pytest.approx(2e-3)
+    with pytest.raises(ValueError, match="read_bytes_per_s"):
+        serving.matmul_s(1.0, 1.0, 0.0, 1.0)

@@ -280,3 +280,25 @@ def test_simulation_is_finite_and_bounded(rate, prompt, output, cv, chunk, mb):
     assert r.events <= serving.SIM_MAX_EVENTS
     for v in r[1:-3]:
         assert math.isfinite(v) and v >= 0, r
+
+
+def test_fp8_iterations_add_the_weight_read_to_the_tokens_work():
+    # FP8 matmuls add their bytes and FLOPs (serving.matmul_s; DeepGEMM's published H800 times,
+    # servemeasured.check_fp8_gemm): the simulator's prefill iteration is the weight read plus the prompt's work,
+    # the same as predict_prefill's, where BF16 takes the longer of the two
+    m = memory.model_preset("Llama-3.1 8B")
+    fp8 = serving.step_model(m, "H100-SXM", weight_dtype="fp8", kv_dtype="fp8", max_batch=64)
+    bf16 = serving.step_model(m, "H100-SXM", max_batch=64)
+    assert fp8.serial and not bf16.serial
+    alone = [(0.0, 2048, 2), (30.0, 2048, 2)]  # two requests far apart: each prefills alone
+    work = 2048 * fp8.prefill_per_token_s + 2048 * 2049 / 2 * fp8.attention_per_pair_s
+    r = serving.simulate_replica(fp8, alone, 64)
+    assert r.ttft_p50_s == pytest.approx(fp8.prefill_min_s + work)
+    assert r.ttft_p50_s == pytest.approx(serving.predict_prefill(m, "H100-SXM", 1, 2048, weight_dtype="fp8"), rel=0.02)
+    rb = serving.simulate_replica(bf16, alone, 64)
+    assert rb.ttft_p50_s == pytest.approx(max(bf16.prefill_min_s, 2048 * bf16.prefill_per_token_s
+                                              + 2048 * 2049 / 2 * bf16.attention_per_pair_s))
+    # chunked: a mixed iteration is the decode step plus the chunk's prompt tokens
+    busy = [(0.0, 512, 400)] + [(0.05 * i, 512, 400) for i in range(1, 40)]
+    rc = serving.simulate_replica(fp8, busy, 64, chunk_tokens=1024)
+    assert math.isfinite(rc.tpot_p50_s) and rc.tpot_p50_s > 0

@@ -58,7 +58,7 @@ def test_within_15_percent_or_the_miss_is_stated(name):
 def test_misses_are_a_minority_and_bounded():
     errs = [abs(training_runs.throughput_error(training_runs.check(n))) for n in NAMES]
     assert sum(e <= 0.15 for e in errs) >= 0.75 * len(errs)
-    assert max(errs) < 0.45
+    assert max(errs) < 0.5  # the worst, Llama 3 at 131,072 tokens, is a stated miss of the FLOP count (about 45%)
 
 
 # OPT's FLOP count, from the team's own final training note (metaseq, projects/OPT/chronicles/final_update.md,
@@ -167,7 +167,8 @@ def test_megatron_scatter_gather_cuts_the_pipeline_sends():
 
 # Dubey et al. 2024, 3.3.2: "we reduce one Transformer layer each from the first and the last stages ... the first
 # model chunk on the first stage has only the embedding": one layer per model chunk, so the 126 layers and the 2
-# removed are 128 chunks over PP 16, 8 virtual stages. Table 4: 430 TFLOP/s on 8,192 H100 (DP 64, 32 micro-batches)
+# removed are 128 chunks over PP 16, 8 virtual stages; and the fullest rank holds 8 layers without the output layer
+# (balanced_stages), where an unbalanced pipeline's last stage holds its layers and the output layer. Table 4: 430 TFLOP/s on 8,192 H100 (DP 64, 32 micro-batches)
 # and 400 on 16,384 (DP 128, 16 micro-batches); with V = 8 the bubble (PP - 1)/(V M) is 5.9% and 11.7%.
 def test_llama3_takes_its_virtual_stages_from_the_paper():
     from mlcalc import parallel
@@ -190,16 +191,17 @@ def test_llama3_long_context_miss_states_the_flop_count():
     e = training_runs.runs()["Llama 3 405B (16384 H100, seq 131072)"]
     m = training_runs.model_of(e)
     assert e["seq_len"] / (6 * m.hidden) == pytest.approx(1.33, abs=0.005)
-    assert training_runs.check("Llama 3 405B (16384 H100, seq 131072)").error > 0.15
-    said = {"Llama 3 405B (16384 H100, seq 131072)": "379 TFLOP/s (-0.2%)",
-            "Llama 3 405B (8192 H100, seq 8192)": "-2.1%", "Llama 3 405B (16384 H100, seq 8192)": "-0.5%"}
+    err = training_runs.check("Llama 3 405B (16384 H100, seq 131072)").error
+    assert err > 0.15 and f"{err:.0%} more" in e["known_miss"]
+    said = {"Llama 3 405B (16384 H100, seq 131072)": "394 TFLOP/s (+3.7%)",
+            "Llama 3 405B (8192 H100, seq 8192)": "+4.5%", "Llama 3 405B (16384 H100, seq 8192)": "+6.1%"}
     for n, text in said.items():
         r = training_runs.runs()[n]
         c = training_runs.check(n)
         causal = compute.executed_flops_per_token(m, r["seq_len"]) * r["global_batch"] * r["seq_len"] \
             / (c.prediction.step_s * r["gpus"]) / 1e12
         err = causal / r["published"] - 1
-        assert f"{err * 100:+.1f}%".replace("+", "") in text or f"{err * 100:+.1f}%" in text, (n, causal, err)
+        assert f"{err * 100:+.1f}%" in text, (n, causal, err)
         if "TFLOP/s" in text:
             assert f"{causal:.0f} TFLOP/s" in text
         assert text in e["known_miss"]
@@ -226,3 +228,25 @@ def test_every_mpt_run_fits_its_h100s():
     assert "bf16 weight copies (autocast)" not in parts  # FSDP's bf16 parameters, no autocast cache
     with pytest.raises(ValueError, match="reshard_after_forward"):
         memory.eager_layout_peak(m, 1, 2048, dp=2, fsdp=True, reshard_after_forward="no")
+
+
+def test_balanced_stages_put_the_output_layer_in_a_layers_place():
+    # Dubey et al. 2024, 3.3.2 "To balance the pipeline, we reduce one Transformer layer each from the first and the
+    # last stages": with it, Llama 3 405B's slowest rank runs 8 layers and no output layer; without it, the last rank
+    # runs ceil(126 / 16) = 8 layers and the output layer (128,256 x 16,384 over TP 8), which is slower.
+    e = training_runs.runs()["Llama 3 405B (16384 H100, seq 8192)"]
+    assert e["layout"]["balanced_stages"]
+    m, lay = training_runs.model_of(e), training_runs.layout_of(e)
+    on = steptime.predict_step(m, lay, seq_len=8192, machine="H100-SXM", engine="megatron")
+    off = steptime.predict_step(m, steptime.Layout(**dict(e["layout"], balanced_stages=False)), seq_len=8192,
+                                machine="H100-SXM", engine="megatron")
+    assert on.step_s < off.step_s
+    # the difference is the output layer's work on the last rank: at least its three products (logits forward,
+    # input and weight gradients) per micro-batch, at the rate of their shapes
+    mach = steptime.catalogue_machine("H100-SXM")
+    with_out = steptime.step_gemms(m, 1, 8192, False, False, 8, 1, 1, 8, True)
+    logits_s = sum(g.flop / mach.matmul_flops_per_s(g.m, g.n, g.k) for g in with_out if g.label.startswith("logits"))
+    assert logits_s > 0 and off.compute_s - on.compute_s >= 0.99 * lay.grad_accum * logits_s
+    assert on.model_flops == off.model_flops
+    with pytest.raises(ValueError, match="balanced_stages"):
+        steptime.Layout(balanced_stages=1.5)
