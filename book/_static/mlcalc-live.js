@@ -818,9 +818,31 @@
         return out;
       });
     });
-    var rest = Object.assign({}, copy, { signals: (copy.signals || []).filter(function (sg) { return sg.name !== "mlcalc_title"; }) });
-    return { spec: copy, data: data, title: title, shape: simple ? JSON.stringify(ordered ? [rest] : [rest, labels]) : null,
-             frame: simple ? JSON.stringify([rest]) : null };
+    // A scale's domain written out in the spec (an axis's range fixed by mlcalc, a fixed list of categories) is a
+    // signal of the chart, like its title: a new domain changes in place (Vega reads a signal's domain as the list).
+    var domains = {};
+    (copy.scales || []).forEach(function (sc, i) {
+      if (!Array.isArray(sc.domain)) return;
+      var name = "mlcalc_domain_" + i;
+      domains[name] = sc.domain;
+      sc.domain = { signal: name };
+      copy.signals = (copy.signals || []).concat([{ name: name, value: domains[name] }]);
+    });
+    var rest = Object.assign({}, copy, { signals: (copy.signals || []).filter(function (sg) {
+      return sg.name !== "mlcalc_title" && !Object.prototype.hasOwnProperty.call(domains, sg.name);
+    }) });
+    // Compared by content, not by the order of keys (the page's own spec, stored sorted, and Python's live one).
+    return { spec: copy, data: data, title: title, domains: domains,
+             shape: simple ? stableJson(ordered ? [rest] : [rest, labels]) : null, frame: simple ? stableJson([rest]) : null };
+  }
+
+  // JSON with every object's keys sorted: two specs that differ only in the order of their keys read the same.
+  function stableJson(x) {
+    if (Array.isArray(x)) return "[" + x.map(stableJson).join(",") + "]";
+    if (x && typeof x === "object") {
+      return "{" + Object.keys(x).sort().map(function (k) { return JSON.stringify(k) + ":" + stableJson(x[k]); }).join(",") + "}";
+    }
+    return x === undefined ? "null" : JSON.stringify(x);
   }
 
   // Whether every discrete scale of a compiled Vega spec (its groups' included) orders its domain by itself:
@@ -895,6 +917,7 @@
           view.change(name, window.vega.changeset().remove(window.vega.truthy).insert(parts.data[name]));
         });
         if (parts.title !== null) view.signal("mlcalc_title", parts.title);
+        Object.keys(parts.domains).forEach(function (name) { view.signal(name, parts.domains[name]); });
         done = view.runAsync().then(function () { return self.embedded; });
       } else if (self.embedded && parts.frame && parts.frame === self.frame) {
         // Same chart, other categories on a scale that keeps the data's order: emptied first, then filled
@@ -910,6 +933,7 @@
             again.change(name, window.vega.changeset().insert(parts.data[name]));
           });
           if (parts.title !== null) again.signal("mlcalc_title", parts.title);
+          Object.keys(parts.domains).forEach(function (name) { again.signal(name, parts.domains[name]); });
           return again.runAsync();
         }).then(function () { return self.embedded; });
       } else {
