@@ -249,16 +249,21 @@ def graph_layer_floor_s(arch: str, run: str = RUN, fused: bool = False, batch: i
 
 
 @lru_cache(maxsize=None)
+def _kernel_probes(run: str) -> tuple[Any, ...]:
+    """The run's kernel-probe files (``kernels4_gpu*.json``), each read once."""
+    return tuple(_read(n, run) for n in run_data(run)["names"] if n.startswith("kernels4_"))
+
+
+@lru_cache(maxsize=None)
 def _hf_attention_probe(run: str = ATTN_RUN) -> dict[tuple[int, int, int], dict[tuple[int, int], tuple[float, float]]]:
     """The kernel probe's SDPA calls as transformers makes them at decode, by head shape (heads, q/k dim, v dim):
     {(batch, length): (seconds, bytes of K and V read)}."""
     out: dict[tuple[int, int, int], dict[tuple[int, int], tuple[float, float]]] = {}
-    for n in run_data(run)["names"]:
-        if n.startswith("kernels4_"):
-            for r in _read(n, run)["decode_attention"]:
-                if r.get("kind") == "hf" and "s" in r:
-                    key = (int(r["kv_heads"]), int(r["head_dim"]), int(r["v_head_dim"]))
-                    out.setdefault(key, {})[(int(r["batch"]), int(r["length"]))] = (float(r["s"]), float(r["kv_bytes"]))
+    for probe in _kernel_probes(run):
+        for r in probe["decode_attention"]:
+            if r.get("kind") == "hf" and "s" in r:
+                key = (int(r["kv_heads"]), int(r["head_dim"]), int(r["v_head_dim"]))
+                out.setdefault(key, {})[(int(r["batch"]), int(r["length"]))] = (float(r["s"]), float(r["kv_bytes"]))
     return out
 
 
@@ -354,8 +359,7 @@ def _grouped_prefill_probe(run: str = ATTN_RUN) -> tuple[tuple[int, int, int, fl
     """The kernel probe's grouped expert matmuls at prefill sizes: (experts, n, k, rows per expert, FLOP/s)."""
     return tuple((int(r["experts"]), int(r["n"]), int(r["k"]), float(r["rows"]) / int(r["experts"]),
                   float(r["flops_per_s"]))
-                 for n in run_data(run)["names"] if n.startswith("kernels4_")
-                 for r in _read(n, run).get("grouped_prefill", ()) if "s" in r)
+                 for probe in _kernel_probes(run) for r in probe.get("grouped_prefill", ()) if "s" in r)
 
 
 def grouped_prefill_rate(model: memory.ModelConfig, tokens: int, run: str = ATTN_RUN) -> float:
@@ -478,8 +482,8 @@ class EngineAttentionLaw(NamedTuple):
 @lru_cache(maxsize=None)
 def engine_attention_law(run: str = ATTN_RUN) -> EngineAttentionLaw:
     """:class:`EngineAttentionLaw` from the kernel probe of ``run`` (``decode_attention``, kind "engine")."""
-    pts = [r for n in run_data(run)["names"] if n.startswith("kernels4_")
-           for r in _read(n, run)["decode_attention"] if r.get("kind") == "engine" and "s" in r]
+    pts = [r for probe in _kernel_probes(run) for r in probe["decode_attention"]
+           if r.get("kind") == "engine" and "s" in r]
     if len(pts) < 2:
         raise ValueError(f"run={run!r} is not allowed: its kernel probe has no engine attention points")
     xs = [(-(-int(r["batch"]) * int(r["kv_heads"]) // HOPPER_SMS)) * float(r["length"]) for r in pts]

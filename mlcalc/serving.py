@@ -211,6 +211,12 @@ def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_
 SERIAL_MATMUL_DTYPES = ("fp8",)
 
 
+def _combined_s(read_s: float, math_s: float, overlap: bool) -> float:
+    """A matmul's time from its bytes' and its FLOPs' seconds: the longer when the kernel overlaps them, else
+    their sum (:data:`SERIAL_MATMUL_DTYPES`)."""
+    return max(read_s, math_s) if overlap else read_s + math_s
+
+
 def matmul_s(moved_bytes: float, flops: float, read_bytes_per_s: float, matmul_flops: float,
              overlap: bool = True) -> float:
     """Seconds of matmuls that move ``moved_bytes`` and do ``flops``: the longer of the two at their rates when
@@ -218,7 +224,7 @@ def matmul_s(moved_bytes: float, flops: float, read_bytes_per_s: float, matmul_f
     :data:`SERIAL_MATMUL_DTYPES`)."""
     m = _check.non_negative("moved_bytes", moved_bytes) / _check.positive("read_bytes_per_s", read_bytes_per_s)
     f = _check.non_negative("flops", flops) / _check.positive("matmul_flops", matmul_flops)
-    return max(m, f) if overlap else m + f
+    return _combined_s(m, f, overlap)
 
 
 def matmul_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in_bytes: float = 1.0,
@@ -352,12 +358,12 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     else:
         w_s = kernel_weight_s(model, b, matmul_law, fused, tp, ep, bpp)[0] + act / bw
     f_s = 2.0 * active_layer * b / (tp * ep) / rate
-    mm = max(w_s, f_s) if overlap else w_s + f_s
+    mm = _combined_s(w_s, f_s, overlap)
     layer_gpu = mm + attn + _check.non_negative("small_kernels_s", small_kernels_s)
     layer = layer_gpu if floor is None else max(floor.per_layer_s, layer_gpu)
     head_read = head * bpp / tp / bw if matmul_law is None else matmul_law.seconds(head * bpp / tp, group)
     head_f = 2.0 * head * group / tp / rate
-    head_gpu = max(head_read, head_f) if overlap else head_read + head_f
+    head_gpu = _combined_s(head_read, head_f, overlap)
     outside = head_gpu if floor is None else max(floor.fixed_s, head_gpu)
     step = outside + L * layer + _check.non_negative("tp_allreduce_s", tp_allreduce_s)
     if floor is not None and floor.per_layer_s >= layer_gpu:
@@ -1181,7 +1187,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
             toks = sum(P[r] for r in admitted)
             pairs = sum(P[r] * (P[r] + 1) / 2.0 for r in admitted)
             work = toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
-            t += sm.prefill_min_s + work if sm.serial else max(sm.prefill_min_s, work)
+            t += _combined_s(sm.prefill_min_s, work, not sm.serial)
             prefilled(admitted)
             continue
         if ck:

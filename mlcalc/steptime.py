@@ -612,6 +612,11 @@ def with_dist_host(machine: Machine, floors: Iterable[Mapping[str, Any]],
                             host_s_per_fsdp_dtensor_backward_layer=tb * machine.host_s_per_backward_op)
 
 
+def _fsdp_dtensor_measured(machine: Machine) -> bool:
+    """Whether ``machine`` carries FSDP2's own host cost over DTensor parameters (:func:`with_dist_host`)."""
+    return bool(machine.host_s_per_fsdp_dtensor_layer or machine.host_s_per_fsdp_dtensor_backward_layer)
+
+
 def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompute: bool,
                      outside: bool) -> dict[str, float]:
     """Host seconds the eager multi-GPU program adds to one micro-batch's passes on one GPU (see the counts above)."""
@@ -627,7 +632,7 @@ def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompu
             f += TP_EXTRA_OPS_OUTSIDE["forward"] * hf + TP_DTENSOR_OPS_OUTSIDE["forward"] * xf
             b += TP_EXTRA_OPS_OUTSIDE["backward"] * hb + TP_DTENSOR_OPS_OUTSIDE["backward"] * xb
     if fsdp:  # over DTensor parameters (tp > 1) FSDP2's own measured cost where known (RULES["eager-fsdp-tp-host"])
-        over_dt = tp > 1 and (machine.host_s_per_fsdp_dtensor_layer or machine.host_s_per_fsdp_dtensor_backward_layer)
+        over_dt = tp > 1 and _fsdp_dtensor_measured(machine)
         f += layers * (machine.host_s_per_fsdp_dtensor_layer if over_dt else machine.host_s_per_fsdp_layer)
         b += layers * (machine.host_s_per_fsdp_dtensor_backward_layer if over_dt
                        else machine.host_s_per_fsdp_backward_layer)
@@ -1084,8 +1089,6 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
              if engine == "eager" else None)
         return g, a, e, o, x, _passes(model, g, a, att_rate, e, o, run, layers, full, dtype == "fp8", x)
 
-    L_here = -(-L // pp)  # the fullest stage: its layers and the output layer
-    gemms, att, eb, ops, extra, st = stage(L_here, True)
     if lay.balanced_stages and pp > 1:  # (L + 2) / pp places a stage: a middle one, or the last with the output layer
         places = -(-(L + 2) // pp)
         mid = stage(places, False)
@@ -1095,6 +1098,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
             return float(c[5].parts_s["forward"] + c[5].parts_s["backward"])
 
         L_here, (gemms, att, eb, ops, extra, st) = max(((places, mid), (places - 1, last)), key=lambda c: busy(c[1]))
+    else:
+        L_here = -(-L // pp)  # the fullest stage: its layers and the output layer
+        gemms, att, eb, ops, extra, st = stage(L_here, True)
     fwd, bwd, opt = st.parts_s["forward"], st.parts_s["backward"], st.parts_s["optimizer (fused AdamW)"]
     device_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
     other_mb = fwd + bwd  # a pipeline stage without the output layer (what the other stages take per micro-batch)
@@ -1249,8 +1255,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     notes += [RULES[k] for k, on in (("eager-pipeline", eager_pipe), ("eager-dist-host", bool(dist_host)),
                                      ("eager-recompute-host", bool(dist_host) and tp > 1 and full),
                                      ("eager-fsdp-tp-host", bool(dist_host) and tp > 1 and dpg > 1 and lay.zero == 3
-                                      and bool(mach.host_s_per_fsdp_dtensor_layer
-                                               or mach.host_s_per_fsdp_dtensor_backward_layer))) if on]
+                                      and _fsdp_dtensor_measured(mach))) if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
                                       and not lay.sequence_parallel), ("context", cp > 1),
