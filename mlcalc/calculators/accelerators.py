@@ -69,6 +69,7 @@ def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> V
         color_by="vendor", colors={n: VENDOR_COLORS[n] for n in vendors}, height=300,
         tooltip=[charts.tip("label", "accelerator", kind="nominal"), charts.tip("tflops", "TFLOPS", ",.1f"),
                  charts.tip("tbps", "TB/s", ",.2f")])
+    charts.live_axis(spec_, "y", "title")  # the dtype's name: changed in place
     n = len(rows)
     text = f"{n} accelerators with a {dtype} figure ({source}), sorted by {compute.SORT_KEYS[v['sort_by']]}"
     return View(text=text, table=table, chart=spec_)
@@ -134,7 +135,7 @@ def _compare_view(rows: list[CompareRow], v: Mapping[str, Any]) -> View:
         f"{v['b']} / {v['a']}, figure by figure (1 = equal)", data, name="figure", sort=[str(d["figure"]) for d in data],
         x=charts.q("ratio", "B / A"),
         tooltip=[charts.tip("figure", kind="nominal"), charts.tip("ratio", fmt=".2f")],
-        extra=[charts.line([{"ratio": 1.0}], along="x", field="ratio")])
+        extra=[charts.line([{"ratio": 1.0}], along="x", field="ratio")], rows_vary=True)
     return View(table=table, chart=spec_ if data else None)
 
 

@@ -212,6 +212,7 @@ def _interval_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
                charts.point({"hours": r["interval_s"] / HOUR, "goodput": c.fraction}, charts.q("hours"),
                             charts.q("goodput"), color=charts.PALETTE[3],
                             tooltip=[charts.tip("hours", fmt=".2f"), charts.tip("goodput", fmt=".1%")])])
+    charts.live_axis(chart, "x", "values")  # the decades shown follow the curve: changed in place
     return View(text=text, chart=chart)
 
 
