@@ -99,17 +99,20 @@ def title_of(spec: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- values the page changes in place
 
 
-def live_axis(spec: dict[str, Any], channel: str, *props: str) -> dict[str, Any]:
+def live_axis(spec: dict[str, Any], channel: str, *props: str, layer: int | None = None) -> dict[str, Any]:
     """Properties of a chart's axis that change with the controls (its title, its tick values) moved into the
     chart's parameters ``mlcalc_<channel>_<prop>``: the chart keeps one structure, and the page changes them
-    in place instead of drawing a new chart. The axis is the first layer's ``channel`` with a field; the
+    in place instead of drawing a new chart. The axis is the first layer's ``channel`` with a field (``layer``:
+    that top layer's, e.g. a second y axis; its parameters are named ``mlcalc_<channel><layer>_<prop>``); the
     drawing is the same. Returns ``spec``."""
-    enc = _first_channel(spec, channel)
+    if layer is not None and not 0 <= layer < len(spec.get("layer", [])):
+        raise ValueError(f"layer={layer!r} is not allowed: the chart has {len(spec.get('layer', []))} layers")
+    enc = _first_channel(spec if layer is None else spec["layer"][layer], channel)
     if enc is None:
         raise ValueError(f"channel={channel!r} is not allowed: the chart has no {channel} channel with a field")
     axis = dict(enc.get("axis") or {})
     for prop in props:
-        name = f"mlcalc_{channel}_{prop}"
+        name = f"mlcalc_{channel}{'' if layer is None else layer}_{prop}"
         # A title is the channel's (an x axis's title is that text wrapped by an expression).
         value = enc.get("title", axis.get("title")) if prop == "title" else axis.get(prop)
         if value is None or isinstance(value, Mapping):
@@ -186,6 +189,17 @@ def _nominal(name: str, **extra: Any) -> dict[str, Any]:
     return {"field": name, "type": "nominal", **extra}
 
 
+def _in_order(channel: dict[str, Any], values: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A nominal channel whose categories keep the rows' order (``sort: null``), with those categories written
+    as its scale's domain: drawn the same, but the page can change them in place (a domain of the data's order
+    could not be: Vega keeps the order it first saw). A channel with a domain of its own is left as it is."""
+    scale = dict(channel.get("scale") or {})
+    if "domain" not in scale:
+        scale["domain"] = list(dict.fromkeys(str(r[channel["field"]]) for r in values if channel["field"] in r))
+        channel["scale"] = scale
+    return channel
+
+
 def _tip(name: str, title: str | None = None, fmt: str | None = None, kind: str = "quantitative") -> dict[str, Any]:
     enc: dict[str, Any] = {"field": name, "type": kind}
     if title is not None:
@@ -232,16 +246,19 @@ def _parts_layers(data: Iterable[Mapping[str, Any]], value: str, value_title: st
                   colors: Sequence[str] | Mapping[str, str] | None, fmt: str | None, tip_title: str | None,
                   bar_tip: bool, vertical: bool) -> list[dict[str, Any]]:
     along, across = ("y", "x") if vertical else ("x", "y")
+    values = rows(data)
     size = q(value, value_title, stack="normalize" if share else "zero", fmt=".0%" if share else None)
-    colour = _nominal(part, title="", sort=list(colors) if isinstance(colors, Mapping) else None)
+    colour = _nominal(part, title="", sort=None)  # (each colour by name: the domain orders them)
     if colors is not None:
         colour["scale"] = _colors(colors)
+    _in_order(colour, values)
     tips = ([_tip(bar, kind="nominal")] if bar_tip and bar else []) + [_tip(part, kind="nominal"),
                                                                        _tip(value, tip_title, fmt)]
     encoding: dict[str, Any] = {along: size if vertical else _x(size), "color": colour, "order": _tip("order"), "tooltip": tips}
-    if bar is not None:
-        encoding[across] = _nominal(bar, title="", sort=list(bars) if bars is not None else None)
-    layers: list[dict[str, Any]] = [{"data": {"values": rows(data)}, "mark": "bar", "encoding": encoding}]
+    if bar is not None:  # the bars in their order, as the scale's domain (see _in_order)
+        encoding[across] = _in_order(_nominal(bar, title="", sort=None, **({"scale": {"domain": list(bars)}} if bars else {})),
+                                     values)
+    layers: list[dict[str, Any]] = [{"data": {"values": values}, "mark": "bar", "encoding": encoding}]
     if capacity is not None:
         rule: dict[str, Any] = {along: _tip(value)}
         if "what" in capacity:
@@ -249,8 +266,7 @@ def _parts_layers(data: Iterable[Mapping[str, Any]], value: str, value_title: st
         mark = {"type": "rule", "color": "black", **({"strokeDash": [6, 3]} if capacity_dash else {"strokeWidth": 2})}
         layers.append({"data": {"values": rows([capacity])}, "mark": mark, "encoding": rule})
     if totals is not None:
-        layers.append({"data": {"values": rows(totals)},
-                       "layer": end_labels(_nominal(bar or "bar", title="", sort=list(bars) if bars else None), value)})
+        layers.append({"data": {"values": rows(totals)}, "layer": end_labels(encoding.get(across) or _nominal("bar", title="", sort=None), value)})
     return layers
 
 
@@ -291,8 +307,13 @@ def heatmap(data: Iterable[Mapping[str, Any]], *, title: str, x: str, x_title: s
 
 
 def _panel_title(text: str, width: int) -> dict[str, Any]:
-    """A panel's title, wrapped to the panel's width (a panel keeps its width)."""
-    return {"title": {"text": {"expr": _wrap(_quote(text), f"max(16, floor({width} / 8))")}}} if text else {}
+    """A panel's title, wrapped to the panel's width (a panel keeps its width); its text also under the key
+    ``mlcalc_title``, which :func:`panels` turns into a parameter of the chart."""
+    return {"title": {"text": {"expr": _wrap(_quote(text), _panel_chars(width))}}, "mlcalc_title": text} if text else {}
+
+
+def _panel_chars(width: int) -> str:
+    return f"max(16, floor({width} / 8))"
 
 
 def panels(title: str, charts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -302,7 +323,14 @@ def panels(title: str, charts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                             "params": _params(title, WIDTH)}
     if title:
         spec["title"] = {"text": {"expr": _wrap("mlcalc_title", _TITLE_CHARS)}}
-    spec["vconcat"] = [dict(c) for c in charts]
+    spec["vconcat"] = []
+    for i, chart in enumerate(charts):
+        panel = dict(chart)
+        text = panel.pop("mlcalc_title", None)
+        if text:  # a panel's title is a parameter of the chart (the page changes it in place)
+            spec["params"].append({"name": f"mlcalc_panel{i}_title", "value": text})
+            panel["title"] = {"text": {"expr": _wrap(f"mlcalc_panel{i}_title", _panel_chars(int(panel["width"])))}}
+        spec["vconcat"].append(panel)
     spec["resolve"] = {"scale": {"color": "independent"}}
     return spec
 
@@ -421,6 +449,7 @@ def sweep(title: str, data: Iterable[Mapping[str, Any]], *, x: Mapping[str, Any]
     ``twin``: a second y channel for the same curve on another scale (an axis on the right: cost = days x
     price), drawn as an invisible line whose domain the caller keeps proportional to the first.
     """
+    values = rows(data)
     mark: dict[str, Any] = {"type": "line"}
     if points:
         mark["point"] = True
@@ -433,13 +462,12 @@ def sweep(title: str, data: Iterable[Mapping[str, Any]], *, x: Mapping[str, Any]
     encoding: dict[str, Any] = {"x": _x(x), "y": dict(y)}
     if series is not None:
         legend = {"legend": {"columns": legend_columns}} if legend_columns else {}
-        encoding["color"] = _nominal(series, title="", sort=None, **legend,
-                                     **({"scale": _colors(colors)} if colors else {}))
+        encoding["color"] = _in_order(_nominal(series, title="", sort=None, **legend,
+                                               **({"scale": _colors(colors)} if colors else {})), values)
         if dashes:
-            encoding["strokeDash"] = _nominal(series, title="", sort=None)
+            encoding["strokeDash"] = _in_order(_nominal(series, title="", sort=None), values)
     if tooltip is not None:
         encoding["tooltip"] = list(tooltip)
-    values = rows(data)
     layers: list[dict[str, Any]] = [{"data": {"values": values}, "mark": mark, "encoding": encoding}]
     spec = _frame(title, height)
     if twin is not None:

@@ -785,7 +785,8 @@
   // The values a chart of mlcalc.charts takes in place, without a new view: its parameters named mlcalc_* (its
   // title's text, axis titles, tick values, where bars start ...: what Python writes there changes with the
   // controls, the structure does not), and the literal domains and ranges of its scales (an axis's range fixed by
-  // mlcalc, a fixed list of categories and their colours: Vega reads a scale's domain or range from a signal too).
+  // mlcalc, a fixed list of categories and their colours: Vega reads a scale's domain or range from a signal too)
+  // and the literal entries of its legends.
   function isOwnSignal(sg) {
     return /^mlcalc_/.test(sg.name) && Object.prototype.hasOwnProperty.call(sg, "value") && !sg.update && !sg.on && !sg.bind;
   }
@@ -839,6 +840,14 @@
         copy.signals = (copy.signals || []).concat([{ name: name, value: signals[name] }]);
       });
     });
+    // A legend's literal list of entries (Vega-Lite writes a fixed domain's there too) likewise.
+    (copy.legends || []).forEach(function (lg, i) {
+      if (!literalList(lg.values)) return;
+      var name = "mlcalc_legend_" + i;
+      signals[name] = lg.values;
+      lg.values = { signal: name };
+      copy.signals = (copy.signals || []).concat([{ name: name, value: signals[name] }]);
+    });
     // The structure: the spec with those values blanked (their names stay: a chart with other parameters is another).
     var rest = Object.assign({}, copy, { signals: (copy.signals || []).map(function (sg) {
       return Object.prototype.hasOwnProperty.call(signals, sg.name) ? { name: sg.name } : sg;
@@ -873,22 +882,57 @@
     return free;
   }
 
-  // Compiled Vega-Lite specs by their JSON, the last COMPILED_KEPT (compiling is pure; a reader going back to
-  // values already shown, e.g. a model chosen again, gets its chart without compiling it again).
+  // Compiled Vega-Lite specs by their structure, the last COMPILED_KEPT: the spec with each inline data set's rows
+  // replaced by a placeholder (one per distinct set of rows: Vega-Lite merges data sets whose rows are equal, and
+  // so it merges their placeholders). Compiling reads the structure, not the rows (their types come from the
+  // encoding), so a change that brings only new rows, the usual one, is not compiled again: its rows take the
+  // places of their placeholders in the compiled spec. (The browser tests compare the chart drawn with a fresh one.)
   var COMPILED_KEPT = 32;
+  var ROWS = "__mlcalc_rows";
   var compiled = new Map();
   function compileVegaLite(vl) {
-    var key = JSON.stringify(vl);
+    var sets = [];
+    var seen = {};
+    var skeleton = (function strip(node, key) {
+      if (Array.isArray(node)) return node.map(function (x) { return strip(x, key); });
+      if (!node || typeof node !== "object") return node;
+      var out = {};
+      Object.keys(node).forEach(function (k) {
+        var v = node[k];
+        if (key === "data" && k === "values" && Array.isArray(v)) {
+          var text = JSON.stringify(v);
+          if (!Object.prototype.hasOwnProperty.call(seen, text)) {
+            seen[text] = sets.length;
+            sets.push(v);
+          }
+          var mark = {};
+          mark[ROWS] = seen[text];
+          out[k] = [mark];
+        } else {
+          out[k] = strip(v, k);
+        }
+      });
+      return out;
+    })(vl, "");
+    var key = JSON.stringify(skeleton);
     var hit = compiled.get(key);
     if (hit) {
       compiled.delete(key); // most recent last
-      compiled.set(key, hit);
-      return hit;
+    } else {
+      hit = window.vegaLite.compile(skeleton).spec;
     }
-    var vg = window.vegaLite.compile(vl).spec;
-    compiled.set(key, vg);
+    compiled.set(key, hit);
     if (compiled.size > COMPILED_KEPT) compiled.delete(compiled.keys().next().value);
-    return vg;
+    var filled = {};
+    var vg = Object.assign({}, hit, { data: (hit.data || []).map(function (d) {
+      var v = d.values;
+      var at = Array.isArray(v) && v.length === 1 && v[0] && typeof v[0] === "object" ? v[0][ROWS] : undefined;
+      if (typeof at !== "number") return d;
+      filled[at] = true;
+      return Object.assign({}, d, { values: sets[at] });
+    }) });
+    // Every set of rows found its place (Vega-Lite puts inline data at the top): else compiled as it is.
+    return Object.keys(filled).length === sets.length ? vg : window.vegaLite.compile(vl).spec;
   }
 
   // The width of the chart's column, as a ResizeObserver last saw it (read from the layout only the first time:

@@ -319,6 +319,8 @@ def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
         height=280,
         extra=[charts.point({"nodes": float(nodes), "seconds": r.seconds}, charts.q("nodes"), charts.q("seconds"),
                             tooltip=[charts.tip("nodes", fmt=",.0f"), charts.tip("seconds", fmt=",.1f")])])
+    charts.live_axis(chart, "x", "values")  # the decades follow the inputs: changed in place
+    charts.live_axis(chart, "y", "values")
     return View(text=text, chart=chart)
 
 

@@ -4,7 +4,8 @@ On the site a change whose chart has the structure of the one on screen (the sam
 rows, its parameters ``mlcalc_*`` and its literal scale domains and ranges are set aside) is written into that
 chart; any other change draws a new chart, 20-50 ms more in the reader's browser (book/_static/mlcalc-live.js,
 ``splitVega``). These calculators' charts used to change structure with a control (a layer per label slot, an
-axis title, a sort list, a height, tick values, where bars start): what changes is now data or parameters.
+axis title, a sort list, a height, tick values, where bars start, a panel's title): what changes is now data or
+parameters.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ from mlcalc.calc import get
 KEPT = {
     "accelerators.catalogue": (),
     "accelerators.compare": (),
+    "accelerators.offers": (),
+    "accelerators.roofline": (),
+    "accelerators.training_cost": (),
+    "failures.interruptions": (),
+    "memory.bytes_per_param": (),
+    "memory.training_fit": (),
+    "storage.startup": (),
     "network.generations": ("log_scale",),
     "network.topology": (),
     "network.layout": (),
