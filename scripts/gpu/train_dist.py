@@ -76,7 +76,7 @@ def _untied(name: str) -> ModelConfig:
 
 def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompute: bool, dp: int = 1, tp: int = 1,
          pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0, probe: bool = False,
-         tag: str = "", host_probe: bool = False, variants: bool = False) -> dict[str, Any]:
+         tag: str = "", host_probe: bool = False, variants: Any = False) -> dict[str, Any]:
     """One run: ``dp`` FSDP shards x ``tp`` tensor x ``pp`` pipeline = ``world`` GPUs; every data-parallel
     rank trains ``n_micro`` micro-batches of ``micro_batch`` sequences per step (``n_micro`` > 1 only with
     pipelining), so a step holds ``dp x n_micro x micro_batch`` sequences. ``min_gib``: skipped on cards with
@@ -102,7 +102,7 @@ def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompu
             "seq_len": seq_len, "recompute": recompute, "layout": layout,
             "global_batch": dp * n_micro * micro_batch, "tokens_per_step": dp * n_micro * micro_batch * seq_len,
             "min_gib": min_gib, **({"probe": True} if probe else {}), **({"host_probe": True} if host_probe else {}),
-            **({"variants": True} if variants else {})}
+            **({"variants": list(variants) if isinstance(variants, (list, tuple)) else True} if variants else {})}
 
 
 def gpu_cases() -> list[dict[str, Any]]:
@@ -283,8 +283,21 @@ def dist5_cases() -> list[dict[str, Any]]:
     ]
 
 
+def dist5b_cases() -> list[dict[str, Any]]:
+    """The dist5 second call (``scripts/gpu/run_train_dist5b.sh``): where the ranks' busy threads run
+    (:data:`PLACEMENTS`, after ``scripts/gpu/smt_map.py`` found which vCPUs share a physical core): on 2 GPUs TP 2 3B
+    at 2 x 2048 and the 1F1B pipeline 1B as before, each rank on a core of its own, and the two ranks on the two
+    siblings of one core; then on 1 GPU the checkpointed 3B as before and on a core of its own."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    return [
+        case(b3, 2, 2048, 2, False, tp=2, tag="p", variants=PLACEMENTS),
+        case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b", tag="p", variants=PLACEMENTS),
+        case(b3, 1, 2048, 1, True, tag="p", variants=PLACEMENTS[:2]),
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
-          "dist4b": dist4b_cases, "dist5": dist5_cases}
+          "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -314,7 +327,7 @@ def tiny_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                                  published_params=0.0)
     out = []
     for c in cases:
-        flags = {k: True for k in ("probe", "host_probe", "variants") if c.get(k)}
+        flags = {k: c[k] for k in ("probe", "host_probe", "variants") if c.get(k)}
         out.append(case(tiny, c["world"], 32, 2, c["recompute"], dp=c["dp"], tp=c["tp"], pp=c["pp"],
                         n_micro=c["n_micro"], schedule=c["schedule"], tag=f"c{len(out)}", **flags))
     return out
@@ -673,17 +686,23 @@ class Runner:
         dist.barrier()
         after_step = torch.cuda.memory_allocated(self.dev) if cuda else 0
         left = max(0.0, case_budget_s - (time.time() - t_case))
-        k = [max(2, min(steps, int(left / (2 * len(VARIANTS)) / max(warm_s[-1], 1e-3))))]
+        k = [max(2, min(steps, int(left / (2 * len(variant_names(c))) / max(warm_s[-1], 1e-3))))]
         dist.broadcast_object_list(k, src=0)
         allowed = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
         meter = HostMeter()
+        names = variant_names(c)
         per: dict[str, dict[str, Any]] = {v: {"step_s_rank": [], "issue_s_rank": [], "meter": [], "peak": 0,
-                                              "peak_reserved": 0, "pinned": {}} for v in VARIANTS}
-        order = list(VARIANTS) + list(reversed(VARIANTS))
+                                              "peak_reserved": 0, "pinned": {}} for v in names}
+        order = list(names) + list(reversed(names))
+        groups = smt_groups()
+        local = int(os.environ.get("LOCAL_RANK", "0"))
         loss = None
         try:
             for v in order:
-                pinned = meter.pin(v in ("pin", "pingc"), slot, allowed, reserved)
+                if v in ("apart", "clash"):
+                    pinned = meter.place(*placement(v, slot, local, groups, reserved))
+                else:
+                    pinned = meter.pin(v in ("pin", "pingc"), slot, allowed, reserved)
                 if pinned:
                     per[v]["pinned"] = pinned
                 gc_was = gc.isenabled()
@@ -717,7 +736,7 @@ class Runner:
             meter.pin(False, slot, allowed, reserved)
             meter.close()
         out: dict[str, Any] = {}
-        for v in VARIANTS:
+        for v in names:
             row: dict[str, Any] = {"step_s_rank": per[v]["step_s_rank"], "issue_s_rank": per[v]["issue_s_rank"],
                                    "warmup_s_rank": warm_s, "build_s": t_build, "meter": per[v]["meter"],
                                    "pinned": per[v]["pinned"], "block_steps": k[0], **notes}
@@ -744,6 +763,38 @@ class Runner:
 #: from the speedometer's core) and both ("pingc"). Blocks run A B C D D C B A, so a drift of the host over the case
 #: falls on every condition alike.
 VARIANTS = ("base", "gcoff", "pin", "pingc")
+#: The dist5 second call's placements (``SMT_MAP``: :func:`smt_groups`, vCPUs that share a physical core): "apart"
+#: puts each rank's busy threads (main and autograd: they take turns) on one vCPU of a core of its own whose sibling
+#: no one uses, "clash" puts the ranks of one launch on the two siblings of one core; "base" as every earlier run.
+PLACEMENTS = ("base", "apart", "clash")
+
+
+def smt_groups() -> list[list[int]]:
+    """The vCPU groups that share a physical core (``scripts/gpu/smt_map.py``'s file named by ``SMT_MAP``), else
+    every vCPU alone."""
+    path = os.environ.get("SMT_MAP", "")
+    if path and os.path.exists(path):
+        with open(path) as f:
+            return [list(g) for g in json.load(f)["groups"]]
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    return [[c] for c in cpus]
+
+
+def placement(variant: str, slot: int, local_rank: int, groups: list[list[int]],
+              reserved: set[int]) -> tuple[set[int], set[int]]:
+    """(busy cores, light cores) of a rank under ``variant`` ("apart" or "clash", see :data:`PLACEMENTS`): ranks are
+    placed by their physical GPU (``slot``); the light threads (NCCL's, the watchdog) share the last usable core
+    groups. "clash" needs cores of two siblings; where no core has two it puts both ranks on one vCPU."""
+    usable = [g for g in groups if not set(g) & reserved and 0 not in g]
+    if len(usable) < 4:
+        usable = [g for g in groups if not set(g) & reserved] or groups
+    light = set(usable[-1]) | set(usable[-2]) if len(usable) > 2 else set(usable[-1])
+    if variant == "apart":
+        g = usable[slot % max(1, len(usable) - 2)]
+        return {g[0]}, light
+    pairs = [g for g in usable if len(g) > 1] or usable
+    g = pairs[(slot - local_rank) % len(pairs)]
+    return {g[local_rank % len(g)]}, light
 USER_HZ = 100  # /proc/stat ticks per second
 
 
@@ -753,6 +804,12 @@ def _read(path: str) -> str:
             return f.read()
     except OSError:
         return ""
+
+
+def variant_names(c: dict[str, Any]) -> tuple[str, ...]:
+    """The launch conditions of a ``variants`` case: its own list, else :data:`VARIANTS`."""
+    v = c.get("variants")
+    return tuple(v) if isinstance(v, (list, tuple)) else VARIANTS
 
 
 def thread_class(comm: str, tid: int, main_tid: int) -> str:
@@ -840,6 +897,16 @@ class HostMeter:
         out["gc_s"] = [round(y - x, 6) for x, y in zip(a["gc_s"], b["gc_s"])]
         out["gc_n"] = [y - x for x, y in zip(a["gc_n"], b["gc_n"])]
         return out
+
+    def place(self, busy: set[int], light: set[int]) -> dict[str, Any]:
+        """The main and autograd threads on ``busy``, every other thread on ``light``."""
+        for tid in self.tids():
+            try:
+                os.sched_setaffinity(tid, busy if thread_class(self.name(tid), tid, self.main_tid) in (
+                    "main", "autograd") else light)
+            except OSError:
+                pass
+        return {"busy": sorted(busy), "light": sorted(light)}
 
     def pin(self, on: bool, slot: int, allowed: set[int], reserved: set[int]) -> dict[str, Any]:
         """Pin every thread of this process (``on``) to cores of its ``slot`` (4 cores a slot from core 2: the main
@@ -1330,7 +1397,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep == "dist5" else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith("dist5") else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.only:
         keep = set(args.only.split(","))
@@ -1458,7 +1525,7 @@ def main(argv: list[str] | None = None) -> int:
             new_rows = [row]
         elif c.get("variants"):
             new_rows = [{**row, "id": f"{c['id']}-{v}", "variant": v, **got[v], **summarise(c, got[v]["ranks"])}
-                        for v in VARIANTS]
+                        for v in variant_names(c)]
         else:
             row.update(got)
             row.update(summarise(c, got["ranks"]))
