@@ -23,7 +23,7 @@ WORK=${WORK:-$(mktemp -d /tmp/traindist5.XXXXXX)}
 mkdir -p "$OUT_DIR"
 exec > >(tee -a "$OUT_DIR/log.txt") 2>&1
 NGPU=$($PY -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
-NCPU=$(nproc)
+NCPU=$(nproc --all)  # not nproc: it honours OMP_NUM_THREADS (the dist5 calls ran the speedometer on vCPU 3 so)
 export SPEEDOMETER_CPU=$((NCPU - 1))
 { date -u; echo "gpus $NGPU cpus $NCPU"
   nvidia-smi --query-gpu=index,name,driver_version,pci.bus_id,memory.total,clocks.max.sm,clocks.max.mem,power.limit \
