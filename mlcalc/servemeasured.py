@@ -397,6 +397,51 @@ def grouped_prefill_rate(model: memory.ModelConfig, tokens: int, run: str = ATTN
     return flops / secs
 
 
+def expert_rows_bytes_per_token(model: memory.ModelConfig) -> float:
+    """Bytes one prompt token moves per MoE layer through the element-wise passes of transformers 5.17's grouped
+    experts (integrations/moe.py ``grouped_mm_experts_forward``) over its ``k`` sorted expert rows (``k`` =
+    experts_per_token, ``h`` hidden, ``f`` expert width, bf16 unless said): the gather into expert order (read and
+    write ``k h``: ``4 k h``), the pre-mask ``masked_fill_`` (``4 k h``), the post-mask of the gate-and-up output
+    (a copy and an in-place fill of ``2 k f`` values: ``16 k f``), the gate (SiLU of one strided half and its product
+    with the other: ``10 k f``), the post-mask of the down output (``8 k h``), the routing-weight product (fp32 out:
+    ``6 k h``), the un-permute gather in fp32 (``8 k h``) and the fp32 sum over the ``k`` rows (``4 k h + 4 h``):
+    ``34 k h + 26 k f + 4 h``. 0 for a dense model.
+
+    DeepSeek-V2-Lite (6 of 64 experts, hidden 2,048, expert width 1,408): 646 KB a token and MoE layer:
+
+    >>> expert_rows_bytes_per_token(arch_model("dsv2lite_8l"))
+    645632.0
+    """
+    if not model.is_moe:
+        return 0.0
+    k, h, f = model.experts_per_token, model.hidden, model.expert_ffn
+    return float(34 * k * h + 26 * k * f + 4 * h)
+
+
+@lru_cache(maxsize=None)
+def expert_rows_rate() -> float:
+    """Bytes/s of transformers' element-wise passes over the sorted expert rows (:func:`expert_rows_bytes_per_token`),
+    from :data:`RUN5`'s profiled DeepSeek-V2-Lite prefills (6 points, 2,048-8,192 tokens): those bytes over the GPU
+    time of every ATen operation on the expert rows (the ``tokens x k`` rows, and the ``tokens x k x hidden`` sum)
+    other than the grouped matmuls. PyTorch runs most of them through its non-vectorised element-wise kernel (a
+    broadcast mask or routing weight, a strided half, a dtype change): about half the card's read rate."""
+    import re
+    model = arch_model("dsv2lite_8l", RUN4)
+    k, h = model.experts_per_token, model.hidden
+    moved = secs = 0.0
+    for p in _serve5("mla")["prefill"]:
+        if "profile" not in p:
+            continue
+        t = int(p["batch"]) * int(p["prompt"])
+        for o in p["profile"]["ops"]:
+            m = re.match(r"\[\[(\d+)", o["shapes"])
+            if o["op"] != "aten::_grouped_mm" and ((m and int(m.group(1)) == t * k)
+                                                   or o["shapes"].startswith(f"[[{t}, {k}, {h}]")):
+                secs += float(o["self_device_us"]) * 1e-6
+        moved += expert_rows_bytes_per_token(model) * t * model.n_moe_layers
+    return moved / secs
+
+
 def predict_hf_prefill(arch: str, batch: int, prompt: int, run: str = RUN, host_s: float | None = None) -> Prefill:
     """One eager prefill of ``batch`` prompts of ``prompt`` tokens in transformers 5.17 (``logits_to_keep=1``):
     matmuls ``2 N`` per token at the card's matmul rate (the output projection for one token per prompt);
@@ -422,6 +467,9 @@ def predict_hf_prefill(arch: str, batch: int, prompt: int, run: str = RUN, host_
             how = "mask" if local and p > lay.window else "causal"
             att += n * serving.sdpa_prefill_s(how, b, model.n_heads, p, model.qk_head_dim, model.v_dim)
     el = elementwise_bytes_per_token(arch) * b * p * model.n_layers / bw
+    if model.is_moe:  # the expert rows' element-wise passes at their kernels' rate (carried to this card's reads)
+        rows = expert_rows_bytes_per_token(model) * b * p * model.n_moe_layers
+        el += rows * (run5_read_bandwidth() / (expert_rows_rate() * bw) - 1.0 / bw)
     fl = arch_floor(arch, "eager", run, host_s)
     host = fl.fixed_s + model.n_layers * fl.per_layer_s
     gpu = mm + att + el
@@ -817,12 +865,17 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
                 f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it"
                 + ("" if probed else " (this call timed no probe next to each point; the serve4 call did, and with "
                    "the floor at that host speed all its eager decode points fell within 25 %)"))
-    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).attention == "mla":
-        return ("DeepSeek-V2-Lite's prefill (MLA and 64 experts) takes a quarter to a third longer than its parts: "
-                "every projection at the card's matmul rate, the routed experts at the grouped matmul's probed "
-                "prefill rate, attention at the probed SDPA rate for its 192/128 head, the counted element-wise "
-                "bytes; Mixtral's prefill, checked the same way, is within 25 %: the missing time is in the MLA "
-                "layer, not located")
+    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).is_moe:
+        pr = predict_hf_prefill(c.arch, c.batch, c.context, run)
+        gpu = pr.matmul_s + pr.attention_s + pr.elementwise_s
+        if pr.host_s >= 0.8 * gpu:
+            again = [p for p in _serve5("mla")["prefill"] if c.arch == "dsv2lite_8l"
+                     and (int(p["batch"]), int(p["prompt"])) == (c.batch, c.context) and "profile" in p]
+            return (f"host and GPU about even: the GPU parts {gpu * 1e3:.1f} ms, the launch floor "
+                    f"{pr.host_s * 1e3:.1f} ms at the call's tiny-model speed, while the same 32-layer probe moved "
+                    f"{sp.spread:.0%} within the call and none was timed next to the point"
+                    + (f"; run {RUN5} measured the same prefill at {float(again[0]['prefill_s']) * 1e3:.1f} ms with "
+                       f"the GPU busy {float(again[0]['profile']['gpu_busy_us']) / 1e3:.1f} ms of it" if again else ""))
     if c.what == "decode" and c.engine.startswith("serve_engine") and c.error < 0:
         lo, hi, floor = engine_other_kernels_us()
         return (f"the engine's kernels that are neither matmuls nor attention (RMS norms in fp32, rotary, cache "
