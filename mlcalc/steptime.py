@@ -980,6 +980,7 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
         key=key, device_bytes=acc.memory_bytes, peak_flops_per_s=acc.peak_flops("bf16"), fp8_matmul_speedup=speed)
 
 
+@lru_cache(maxsize=4096)  # pure (the links' data does not change); a Fabric is frozen: one object serves every caller
 def _fabric_of(system_key: str, ranks: int, stride: int, gpus_per_node: int, efficiency: float = 1.0) -> Any:
     """The fabric of a group of ``ranks`` GPUs placed ``stride`` apart (Megatron's order tp, cp, ep/dp, pp)."""
     from mlcalc import network
@@ -1025,6 +1026,19 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
         + max(inside, outside)
 
 
+@lru_cache(maxsize=1024)
+def _with_layers_of(model: ModelConfig, n_layers: int) -> ModelConfig:
+    return model.replace(n_layers=n_layers)
+
+
+def _with_layers(model: ModelConfig, n_layers: int) -> ModelConfig:
+    """``model.replace(n_layers=n_layers)``, remembered (a ModelConfig is frozen, and validating one is slow)."""
+    try:
+        return _with_layers_of(model, n_layers)
+    except TypeError:  # a model that cannot be a key
+        return model.replace(n_layers=n_layers)
+
+
 def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_bytes: float, engine: str = "eager",
                  reserve_fraction: float = MEMORY_RESERVE_FRACTION) -> Any:
     """Per-GPU memory of ``layout`` from the training-fit chapter's model (:func:`mlcalc.memory.training_memory`)
@@ -1046,7 +1060,7 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     L, pp = model.n_layers, layout.pp
     if pp > L:
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
-    staged = model if L % pp == 0 else model.replace(n_layers=-(-L // pp) * pp)
+    staged = model if L % pp == 0 else _with_layers(model, -(-L // pp) * pp)
     tp = layout.tp
     return memory.training_memory(staged, device_bytes, layout.micro_batch, _split(s, layout.cp),
                                   layout.dp * layout.cp, tp, pp, layout.zero,
