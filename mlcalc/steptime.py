@@ -1205,7 +1205,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                          "system of mlcalc/data/links.json or pass a fabric")
 
     def fab(ranks: int, stride: int) -> Any:
-        return fabric if fabric is not None else _fabric_of(sys_key, ranks, stride, gpn)  # type: ignore[arg-type]
+        return fabric if fabric is not None else _fabric_of(sys_key, ranks, stride, gpn)
 
     tokens_gpu = b * _split(s, cp)
     act = tokens_gpu * model.hidden * ACTIVATION_BYTES
