@@ -273,6 +273,8 @@ def fields(name: str, value: Any) -> Any:
         result(name, value)
         return value
     for key, item in items:
+        if type(item) is float and item >= 0 and item != math.inf:  # what result() passes (nan fails >= 0): no name
+            continue
         if isinstance(item, bool) or item is None or isinstance(item, str):
             continue
         if _is_number(item):
