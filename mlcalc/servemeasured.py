@@ -699,7 +699,6 @@ def predict_engine(model: memory.ModelConfig, batch: int, context: int, tp: int 
     if read_bytes_per_s is not None:
         law = law.on_card(bw)
     rate = matmul_rate(run) if matmul_flops is None else matmul_flops
-    n = serving.kernel_weight_s(model, batch, law, True, tp)[1]
     kvh = max(1, model.n_kv_heads // tp)
     kv = serving.sequence_kv_bytes(model, context) / model.n_layers * batch / serving.kv_split(model, tp)
     comm = (2 * model.n_layers * graph_allreduce_s(tp, batch * model.hidden * 2.0, run)
