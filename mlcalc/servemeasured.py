@@ -894,6 +894,30 @@ def moe_routing_bytes_per_token(model: memory.ModelConfig, in_bytes: float = 1.0
     return float(model.n_moe_layers * (1 + k) * (in_bytes + out_bytes) * model.hidden)
 
 
+#: Bytes per hidden value of one residual-add + RMSNorm pass as TensorRT-LLM runs it after a layer's all-reduce
+#: (cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp, ``enqueue``: ``ncclAllReduce`` into an intermediate
+#: buffer, then ``residualRmsNorm`` reads that sum and the residual and writes the new residual and the normed
+#: output): four bf16 accesses of 2 bytes.
+RESIDUAL_NORM_BYTES_PER_VALUE = 8.0
+
+
+def replicated_norm_bytes_per_token(model: memory.ModelConfig, bytes_per_value: float = RESIDUAL_NORM_BYTES_PER_VALUE
+                                    ) -> float:
+    """Bytes one token's residual adds and RMSNorms move on every GPU, all layers: two passes a layer (before
+    attention and before the feed-forward block), each over the whole hidden vector (``bytes_per_value`` a value,
+    :data:`RESIDUAL_NORM_BYTES_PER_VALUE`). Not split over tensor-parallel GPUs: Megatron-LM's tensor parallelism
+    (Shoeybi et al. 2019, section 3) duplicates the layer norms and residual connections on every GPU, each holding
+    the whole all-reduced hidden state. At 1 GPU the same pass runs without the all-reduce.
+
+    Llama 3.1 70B (80 layers, hidden 8,192): 2 x 8 x 8,192 bytes a layer, 10.5 MB a token:
+
+    >>> replicated_norm_bytes_per_token(memory.model_preset("Llama-3.1 70B"))
+    10485760.0
+    """
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    return float(model.n_layers * 2 * b * model.hidden)
+
+
 class Inflight(NamedTuple):
     """One iteration of in-flight batching in steady state at maximum load, and the throughput it gives."""
 
@@ -905,6 +929,7 @@ class Inflight(NamedTuple):
     prefill_attention_s: float  # the new prompts' causal attention FLOPs
     comm_s: float  # tensor-parallel all-reduces of every token of the iteration
     routing_s: float  # MoE only: the expert layers' permute and un-permute passes, whole on every GPU (0 if dense)
+    norm_s: float  # the residual adds and RMSNorms of every token, whole on every GPU
     iteration_s: float  # the sum: one forward pass runs its kernels one after another
     tokens_per_s: float  # output tokens/s of the replica: batch / iteration
 
@@ -925,14 +950,15 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     with the matmuls' inputs and outputs, :func:`mlcalc.serving.matmul_s`, else the longer; the output projection
     only for the tokens that sample), the decode attention reading every running sequence's
     cache (mean context ``prompt + output / 2``), the prompts' causal attention FLOPs, the tensor-parallel
-    all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`), and for an MoE model its routing passes
+    all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`), the residual adds and RMSNorms of all its tokens
+    on every GPU (:func:`replicated_norm_bytes_per_token`), and for an MoE model its routing passes
     (:func:`moe_routing_bytes_per_token`). Output tokens/s = ``B`` / iteration.
 
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
-    9,488 output tokens/s; this gives about 1 % more:
+    9,488 output tokens/s; this gives within 1 % of it:
 
     >>> round(inflight(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 1, 2048, 2048).tokens_per_s / 9488.42, 2)
-    1.01
+    1.0
     """
     tp = _check.positive_int("tp", tp)
     p = _check.positive_int("prompt", prompt)
@@ -969,8 +995,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
                                                                           + lay.local_layers * local) / (tp * rate)
     comm = serving.comm_s(model, chip_key, max(1, round(tokens)), tp) if tp > 1 else 0.0
     route = tokens * moe_routing_bytes_per_token(model, wb) / bw
-    it = gemm + attn + pattn + comm + route
-    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, it, b / it)
+    norm = tokens * replicated_norm_bytes_per_token(model) / bw
+    it = gemm + attn + pattn + comm + route + norm
+    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
 
 
 class InflightCheck(NamedTuple):
@@ -1008,18 +1035,13 @@ def check_inflight() -> list[InflightCheck]:
 #: Why an in-flight row misses, by what the same table shows (each in its own words).
 INFLIGHT_CAUSES = MappingProxyType({
     "moe": ("Mixtral's expert layers: the same table's dense rows on as many GPUs are within 25 % (Llama 3.1 70B at "
-            "TP 2 and 4) while every Mixtral miss over-predicts, more with more GPUs (H100: up to +26 % on 2, +34 % "
-            "on 4, +49 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split over "
-            "every GPU, no expert parallelism in the page's build command); the routing passes this implies, whole on "
-            "every GPU (moe_routing_bytes_per_token), are counted and take 0.5-7 % of an iteration. What is not: the "
-            "expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the engine runs "
-            "its own CUTLASS grouped matmuls, each expert's two matrices a GPU-count fraction as wide, at a rate no "
-            "source gives; at TP 8 the dense rows' all-reduce cause (below) applies as well"),
-    "tp8": ("eight-way tensor parallelism with a decode-heavy batch: on the same table the over-prediction grows "
-            "with the GPU count at the same lengths (Llama 3.1 70B, 128 in / 2,048 out on H100 at TP 2, 4 and 8) "
-            "while the prefill-heavy 2,048/128 rows stay within 25 %: each layer's two all-reduces of about 1,700 "
-            "tokens (28 MB) are charged at the NCCL law mlcalc.network checks at 1 GiB, a rate eight GPUs do not "
-            "reach at that size, and each GPU's matmuls are an eighth as wide"),
+            "TP 1, 2, 4 and 8) while every Mixtral miss over-predicts, more with more GPUs (H100: at most +20 % on 2, "
+            "+28 % on 4, +39 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split "
+            "over every GPU, no expert parallelism in the page's build command); the routing passes this implies, "
+            "whole on every GPU (moe_routing_bytes_per_token), are counted and take 0.5-7 % of an iteration. What is "
+            "not: the expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the "
+            "engine runs its own CUTLASS grouped matmuls, each expert's two matrices a GPU-count fraction as wide, at "
+            "a rate no source gives"),
     "compute": ("8,192 tokens an iteration at the engine's cap of 4,096 requests: the table gives the H200 the H100's "
                 "throughput (29,526 vs 28,837 tokens/s) although its memory is 1.4x faster, so the time is the FP8 "
                 "compute of those tokens (matmuls, the 4,096 samplings over a 128,256-word vocabulary), which the "
@@ -1031,8 +1053,6 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight) -> st
     """The stated cause of an in-flight row outside 25 % (empty when none is known)."""
     if model.is_moe:
         return INFLIGHT_CAUSES["moe"]
-    if tp >= 8:
-        return INFLIGHT_CAUSES["tp8"]
     if got.batch >= TRTLLM_MAX_BATCH:
         return INFLIGHT_CAUSES["compute"]
     return ""
@@ -1044,4 +1064,4 @@ __all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread
            "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE"]

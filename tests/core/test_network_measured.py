@@ -104,3 +104,25 @@ def test_a_second_four_gpu_machine_repeats_every_collective_within_2_percent(op)
         assert b.busbw_bytes_per_s_at(GIB) == pytest.approx(a.busbw_bytes_per_s_at(GIB), rel=0.02)
     if op in ("all_gather", "reduce_scatter"):  # the stated 2-GPU miss, again at 73-75% of the model
         assert 0.70 <= _ratio(RUN2B, op, 2) <= 0.78
+
+
+def _time_ratio(run: str, n: int, size: int) -> float:
+    """model / measured all-reduce time at one of the curve's sizes."""
+    curve = _curve(run, "all_reduce")
+    t = dict(zip(curve.sizes_bytes, curve.time_s))[size]
+    return net.fabric_collective_time(size, net.fabric("DGX-H100", 1, gpus_per_node=n)).time_s / t
+
+
+@pytest.mark.parametrize("size", [2**k for k in range(23, 29)])
+def test_all_reduce_law_at_tensor_parallel_sizes(size):
+    # The sizes a tensor-parallel serving iteration all-reduces (mlcalc.serving.comm_s: tokens x hidden x 2 bytes;
+    # 1,000-8,000 tokens of a 4,096-8,192 hidden: 8-128 MiB), not only the 1 GiB above. Source: both 4 x H200 runs
+    # (h200x4-2026-11-26-net5 and -run2): 59.5 / 94.2 / 172.9 / 321.6 / 614.0 / 1184.5 us from 8 to 256 MiB on the
+    # first; the law is within 10 % of each (-8 to +6 %). Over 2 of the GPUs (-2of4 and -2of4-run2: 46.0 / 74.9 /
+    # 136.6 / 247.6 / 468.6 / 894.8 us) it is 17-23 % fast at every one of these sizes, as at 1 GiB (busbw 329
+    # against the law's 368: the measured 2-GPU all-reduce bus bandwidth is lower at every size, not a small-size
+    # effect).
+    for run in (RUN4, RUN4B):
+        assert 0.90 <= _time_ratio(run, 4, size) <= 1.10, run
+    for run in (RUN2, RUN2B):
+        assert 0.76 <= _time_ratio(run, 2, size) <= 0.84, run

@@ -232,6 +232,31 @@ def test_published_first_token_within_25_percent_or_cause_stated():
     assert sum(abs(c.error) <= 0.25 for c in checks) >= 6
 
 
+def test_first_token_tp4_miss_is_not_nccl_s_time():
+    # The Llama 2 70B TP 4 first token (TensorRT-LLM 0.9.0, 19.6 ms published) is +40 %: its stated cause claims that
+    # NCCL's own time at these sizes is near the law (so the gap is TensorRT-LLM's own all-reduce kernels). Checked on
+    # our measurements over 4 x H200 (NVLink 4, as the H100's): the decode step's 16 KB all-reduce inside a CUDA graph
+    # (serve4, tp.json) and the prefill's 128 x 8,192 x 2 = 2 MiB all-reduce (net5's NCCL curve).
+    from mlcalc import measured
+    from mlcalc import network as net
+    c = next(c for c in sm.check_first_token() if c.model == "Llama-2 70B" and c.gpus == 4)
+    assert c.error > 0.25 and "no source in reach" in c.cause
+    fab = net.fabric("DGX-H100", 1, gpus_per_node=4)
+    law16k, law2m = (net.fabric_collective_time(b, fab).time_s for b in (16384, 2**21))
+    graph16k = sm.graph_allreduce_s(4, 16384, sm.RUN4)
+    curve = next(k for k in measured.run("h200x4-2026-11-26-net5")
+                 if isinstance(k, measured.BusbwCurve) and k.op == "all_reduce")
+    nccl2m = dict(zip(curve.sizes_bytes, curve.time_s))[2**21]
+    assert round(graph16k * 1e6) == 27 and round(law16k * 1e6) == 29
+    assert round(nccl2m * 1e6) == 27 and round(law2m * 1e6) == 37
+    # what the published time leaves per all-reduce (2 per layer, 80 layers, prefill + the first step), the rest as
+    # modelled: about 9 us, a third of NCCL's measured time
+    model = memory.model_preset("Llama-2 70B")
+    law = serving.comm_s(model, "H100-SXM", 128, 4) + serving.comm_s(model, "H100-SXM", 1, 4)
+    left = (c.published_s - (c.predicted_s - law)) / (2 * 2 * 80)
+    assert 8e-6 < left < 10e-6 < graph16k / 2
+
+
 def test_load_simulation_on_the_recorded_arrivals():
     # the serving model's continuous-batching simulation, fed the very arrivals of each rate, against the loop
     checks = sm.check_load_simulation()
@@ -326,13 +351,15 @@ def test_inflight_within_25_percent_or_cause_stated():
     for c in checks:
         assert math.isfinite(c.predicted) and c.predicted > 0
         assert (abs(c.error) > 0.25) == bool(c.cause), c
-    assert sum(abs(c.error) <= 0.25 for c in checks) >= 29  # of 44, pinned
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 36  # of 44, pinned
     by = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in checks}
-    # what the stated causes claim, on the same table: dense 70B on 2 and 4 GPUs is within 25 % ...
-    assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B" and c.gpus in (2, 4))
-    # ... the 70B over-prediction grows with the GPU count at 128 in / 2,048 out, and the prefill-heavy rows hold
-    e = [by[("H100-SXM", "Llama-3.1 70B", tp, 128, 2048)].error for tp in (2, 4, 8)]
-    assert 0 < e[0] < e[1] < e[2]
+    # what the stated causes claim, on the same table: dense 70B on 1, 2, 4 and 8 GPUs is within 25 % ...
+    assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B")
+    # ... every Mixtral miss over-predicts, at most +20 % on 2 H100s, +28 % on 4, +39 % on 8
+    assert all(c.error > 0 for c in checks if c.cause and c.model == "Mixtral 8x7B")
+    worst = {tp: max(c.error for c in checks if c.model == "Mixtral 8x7B" and c.chip == "H100-SXM" and c.gpus == tp)
+             for tp in (2, 4, 8)}
+    assert [round(worst[tp], 2) for tp in (2, 4, 8)] == [0.20, 0.28, 0.39]
     assert all(abs(c.error) <= 0.25 for c in checks if c.input == 2048 and c.output == 128 and not c.model.startswith("Mix"))
     # ... the 128/128 row at the 4,096-request cap: the H200 published within 3 % of the H100
     h100, h200 = by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)], by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)]
@@ -353,8 +380,29 @@ def test_moe_routing_passes_whole_on_every_gpu():
         # not split over the GPUs: the whole iteration's tokens on each
         assert r.routing_s == pytest.approx((r.batch + r.prefill_tokens) * sm.moe_routing_bytes_per_token(mix) / bw)
         assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s
-                                              + r.routing_s)
+                                              + r.routing_s + r.norm_s)
     assert sm.inflight(llama, "H100-SXM", 1, 2048, 2048).routing_s == 0.0
+
+
+def test_residual_norm_passes_whole_on_every_gpu():
+    # TensorRT-LLM cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp (enqueue, NCCL strategy): ncclAllReduce into
+    # an intermediate buffer, then residualRmsNorm reads it and the residual, writes the new residual and the normed
+    # output: 4 bf16 accesses a value. Megatron-LM (Shoeybi et al. 2019, section 3): layer norms and residual
+    # connections are duplicated on every tensor-parallel GPU, so the pass is not split over tp.
+    assert sm.RESIDUAL_NORM_BYTES_PER_VALUE == 4 * 2
+    llama70, llama8 = memory.model_preset("Llama-3.1 70B"), memory.model_preset("Llama-3.1 8B")
+    assert sm.replicated_norm_bytes_per_token(llama70) == 80 * 2 * 8 * 8192
+    assert sm.replicated_norm_bytes_per_token(llama8) == 32 * 2 * 8 * 4096
+    bw = serving.read_bandwidth("H100-SXM")
+    shares = []
+    for tp in (2, 4, 8):
+        r = sm.inflight(llama70, "H100-SXM", tp, 128, 2048)
+        assert r.norm_s == pytest.approx((r.batch + r.prefill_tokens) * sm.replicated_norm_bytes_per_token(llama70) / bw)
+        shares.append(r.norm_s / r.iteration_s)
+    # whole on every GPU while the matmuls split: a larger share of the iteration with more GPUs
+    assert shares[0] < shares[1] < shares[2]
+    with pytest.raises(ValueError, match="bytes_per_value"):
+        sm.replicated_norm_bytes_per_token(llama8, 0.0)
 
 
 def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
@@ -367,7 +415,8 @@ def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
     assert r.batch == r.kv_tokens // (128 + 2048)
     assert r.prefill_tokens == pytest.approx(r.batch * 128 / 2048)
     assert r.routing_s == 0.0  # dense: no MoE routing passes
-    assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s + r.routing_s)
+    assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s + r.routing_s
+                                          + r.norm_s)
     assert r.tokens_per_s == pytest.approx(r.batch / r.iteration_s)
     # short requests: trtllm-bench's heuristic caps the batch at 4,096
     assert sm.inflight(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 1, 128, 128).batch == 4096
