@@ -127,6 +127,12 @@ def _serve(kind: str) -> tuple[Case, ...]:
                      f"{c.batch}, {c.context} tokens" + (f", TP {c.tp}" if c.tp > 1 else ""))
             out.append(Case(f"serve-{kind}", label, "measured", run, c.predicted_s, c.measured_s,
                             sm.miss_cause(c, run)))
+    if kind == "graph":
+        for c in sm.check_run5_decode():
+            label = (f"{c.arch} (plain PyTorch), batch {c.batch}, {c.context} tokens"
+                     + (f", one GPU of TP {c.tp} (no all-reduce)" if c.tp > 1 else ""))
+            out.append(Case("serve-graph", label, "measured", sm.RUN5, c.predicted_s, c.measured_s,
+                            sm.miss_cause(c, sm.RUN4)))
     return tuple(out)
 
 

@@ -43,6 +43,12 @@ RUN2 = "h200x2-2026-11-26-serve2"
 #: it, transformers' grouped experts at prefill sizes.
 RUN4 = "h200x4-2026-11-26-serve4"
 RUNS = (RUN, RUN2, RUN4)
+#: The fifth call (scripts/gpu/run_serve5.sh, one H200, asked for one): the plain engine's decode matmuls as it runs
+#: them (``x @ W``, ``W`` stored (in, out)) next to ``F.linear`` at every engine shape of Llama 3 8B and 70B and their
+#: tp 2 / tp 4 shards, batch 1-128; the engine's decode step at tp 1 and one GPU's shard of tp 2 / tp 4, replayed
+#: from a CUDA graph and profiled; DeepSeek-V2-Lite's prefill timed by module and profiled (predicted before the call:
+#: scripts/gpu/serve5_predictions.json). Its files differ from the other runs' (``serve5_*.json``): not in RUNS.
+RUN5 = "h200-2026-11-27-serve5"
 #: Streaming multiprocessors of an H100 SXM and of an H200 (both the GH100 die with 132 SMs enabled: NVIDIA H100
 #: Tensor Core GPU Architecture whitepaper, Table 3; the H200 product brief: the same Hopper GPU with HBM3e).
 HOPPER_SMS = 132
@@ -391,6 +397,51 @@ def grouped_prefill_rate(model: memory.ModelConfig, tokens: int, run: str = ATTN
     return flops / secs
 
 
+def expert_rows_bytes_per_token(model: memory.ModelConfig) -> float:
+    """Bytes one prompt token moves per MoE layer through the element-wise passes of transformers 5.17's grouped
+    experts (integrations/moe.py ``grouped_mm_experts_forward``) over its ``k`` sorted expert rows (``k`` =
+    experts_per_token, ``h`` hidden, ``f`` expert width, bf16 unless said): the gather into expert order (read and
+    write ``k h``: ``4 k h``), the pre-mask ``masked_fill_`` (``4 k h``), the post-mask of the gate-and-up output
+    (a copy and an in-place fill of ``2 k f`` values: ``16 k f``), the gate (SiLU of one strided half and its product
+    with the other: ``10 k f``), the post-mask of the down output (``8 k h``), the routing-weight product (fp32 out:
+    ``6 k h``), the un-permute gather in fp32 (``8 k h``) and the fp32 sum over the ``k`` rows (``4 k h + 4 h``):
+    ``34 k h + 26 k f + 4 h``. 0 for a dense model.
+
+    DeepSeek-V2-Lite (6 of 64 experts, hidden 2,048, expert width 1,408): 646 KB a token and MoE layer:
+
+    >>> expert_rows_bytes_per_token(arch_model("dsv2lite_8l"))
+    645632.0
+    """
+    if not model.is_moe:
+        return 0.0
+    k, h, f = model.experts_per_token, model.hidden, model.expert_ffn
+    return float(34 * k * h + 26 * k * f + 4 * h)
+
+
+@lru_cache(maxsize=None)
+def expert_rows_rate() -> float:
+    """Bytes/s of transformers' element-wise passes over the sorted expert rows (:func:`expert_rows_bytes_per_token`),
+    from :data:`RUN5`'s profiled DeepSeek-V2-Lite prefills (6 points, 2,048-8,192 tokens): those bytes over the GPU
+    time of every ATen operation on the expert rows (the ``tokens x k`` rows, and the ``tokens x k x hidden`` sum)
+    other than the grouped matmuls. PyTorch runs most of them through its non-vectorised element-wise kernel (a
+    broadcast mask or routing weight, a strided half, a dtype change): about half the card's read rate."""
+    import re
+    model = arch_model("dsv2lite_8l", RUN4)
+    k, h = model.experts_per_token, model.hidden
+    moved = secs = 0.0
+    for p in _serve5("mla")["prefill"]:
+        if "profile" not in p:
+            continue
+        t = int(p["batch"]) * int(p["prompt"])
+        for o in p["profile"]["ops"]:
+            m = re.match(r"\[\[(\d+)", o["shapes"])
+            if o["op"] != "aten::_grouped_mm" and ((m and int(m.group(1)) == t * k)
+                                                   or o["shapes"].startswith(f"[[{t}, {k}, {h}]")):
+                secs += float(o["self_device_us"]) * 1e-6
+        moved += expert_rows_bytes_per_token(model) * t * model.n_moe_layers
+    return moved / secs
+
+
 def predict_hf_prefill(arch: str, batch: int, prompt: int, run: str = RUN, host_s: float | None = None) -> Prefill:
     """One eager prefill of ``batch`` prompts of ``prompt`` tokens in transformers 5.17 (``logits_to_keep=1``):
     matmuls ``2 N`` per token at the card's matmul rate (the output projection for one token per prompt);
@@ -416,6 +467,9 @@ def predict_hf_prefill(arch: str, batch: int, prompt: int, run: str = RUN, host_
             how = "mask" if local and p > lay.window else "causal"
             att += n * serving.sdpa_prefill_s(how, b, model.n_heads, p, model.qk_head_dim, model.v_dim)
     el = elementwise_bytes_per_token(arch) * b * p * model.n_layers / bw
+    if model.is_moe:  # the expert rows' element-wise passes at their kernels' rate (carried to this card's reads)
+        rows = expert_rows_bytes_per_token(model) * b * p * model.n_moe_layers
+        el += rows * (run5_read_bandwidth() / (expert_rows_rate() * bw) - 1.0 / bw)
     fl = arch_floor(arch, "eager", run, host_s)
     host = fl.fixed_s + model.n_layers * fl.per_layer_s
     gpu = mm + att + el
@@ -526,22 +580,104 @@ def graph_allreduce_s(tp: int, nbytes: float, run: str = RUN) -> float:
     return y0 + (y1 - y0) * (b - x0) / max(1.0, x1 - x0)
 
 
-def predict_engine(model: memory.ModelConfig, batch: int, context: int, tp: int = 1, run: str = RUN) -> serving.DecodeStep:
+@lru_cache(maxsize=None)
+def _serve5(section: str) -> Mapping[str, Any]:
+    """One file of :data:`RUN5` (``serve5_<section>.json``: machine, matmul, engine, mla)."""
+    _check.choice("section", section, ("machine", "matmul", "engine", "mla"))
+    return MappingProxyType(_read(f"serve5_{section}.json", RUN5))
+
+
+def run5_read_bandwidth() -> float:
+    """Bytes/s of :data:`RUN5`'s 4 GiB bf16 reduction (the same probe as every run's)."""
+    return float(_serve5("machine")["read_bandwidth"]["bytes_per_s"])
+
+
+def run5_matmul_rate() -> float:
+    """FLOP/s of :data:`RUN5`'s 8192^3 bf16 matmul."""
+    return float(_serve5("machine")["matmul"]["flops_per_s"])
+
+
+@lru_cache(maxsize=None)
+def _engine_matmul_points(layout: str = "hw") -> Mapping[tuple[int, int], tuple[tuple[float, float], ...]]:
+    """{(k, n): ((log2 batch, seconds), ...)} of :data:`RUN5`'s matmul probe in ``layout``."""
+    pts: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for r in _serve5("matmul")["points"]:
+        if r.get("layout") == layout and "s" in r:
+            pts.setdefault((int(r["k"]), int(r["n"])), []).append((math.log2(int(r["batch"])), float(r["s"])))
+    return MappingProxyType({key: tuple(sorted(v)) for key, v in pts.items()})
+
+
+def engine_matmul_s(k: int, n: int, batch: int, read_bytes_per_s: float | None = None, layout: str = "hw") -> float:
+    """Seconds of one of the plain engine's decode matmuls as :data:`RUN5` timed it: ``x @ W``, ``x`` of ``batch``
+    rows, ``W`` of ``k`` inputs by ``n`` outputs stored (in, out) as scripts/gpu/serve_engine.py stores it (``layout``
+    "linear": ``F.linear`` with ``W`` stored (out, in)), many distinct copies replayed from one CUDA graph. Linear in
+    seconds on log2 of the batch between the probed batches (1, 8, 32, 64, 128), held at the ends; on a card whose
+    large reads reach ``read_bytes_per_s``, scaled by the probe card's rate over it.
+
+    cuBLAS picks its kernel by shape and layout: at 128 rows the engine's fused gate-and-up matrix of Llama 3 70B
+    (8,192 x 57,344, 940 MB) runs ``x @ W`` at 2.4 TB/s, ``F.linear`` at 3.7 TB/s, the decode-matmul law (probed
+    with ``F.linear``, :func:`mlcalc.serving.measured_matmul_law`) says 3.9:
+
+    >>> round(engine_matmul_s(8192, 57344, 128) * 1e6), round(engine_matmul_s(8192, 57344, 128, layout="linear") * 1e6)
+    (393, 254)
+    """
+    _check.choice("layout", layout, ("hw", "linear"))
+    pts = _engine_matmul_points(layout).get((_check.positive_int("k", k), _check.positive_int("n", n)))
+    if not pts:
+        raise ValueError(f"(k, n)={(k, n)!r} is not allowed: run {RUN5} probed "
+                         f"{sorted(_engine_matmul_points(layout))}")
+    x = math.log2(_check.positive_int("batch", batch))
+    if x <= pts[0][0]:
+        s = pts[0][1]
+    elif x >= pts[-1][0]:
+        s = pts[-1][1]
+    else:
+        i = max(j for j in range(len(pts)) if pts[j][0] <= x)
+        (x0, y0), (x1, y1) = pts[i], pts[i + 1]
+        s = y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    if read_bytes_per_s is None:
+        return s
+    return s * run5_read_bandwidth() / _check.positive("read_bytes_per_s", read_bytes_per_s)
+
+
+def engine_layer_matmul_s(model: memory.ModelConfig, batch: int, tp: int = 1,
+                          read_bytes_per_s: float | None = None) -> float:
+    """Seconds of one engine layer's four weight-reading matmuls on one GPU of ``tp`` (:func:`engine_matmul_s`):
+    the fused QKV (hidden x (heads + 2 KV heads) x head_dim / tp), the output projection, the fused gate-and-up
+    (hidden x 2 ffn / tp) and the down projection (ffn / tp x hidden)."""
+    t = _check.positive_int("tp", tp)
+    h, hd = model.hidden, model.head_dim
+    shapes = ((h, (model.n_heads + 2 * model.n_kv_heads) * hd // t), (model.n_heads * hd // t, h),
+              (h, 2 * model.ffn_hidden // t), (model.ffn_hidden // t, h))
+    return sum(engine_matmul_s(k, n, batch, read_bytes_per_s) for k, n in shapes)
+
+
+def predict_engine(model: memory.ModelConfig, batch: int, context: int, tp: int = 1, run: str = RUN,
+                   read_bytes_per_s: float | None = None, matmul_flops: float | None = None,
+                   allreduce: bool = True) -> serving.DecodeStep:
     """The engine's CUDA-graph decode step: :func:`mlcalc.serving.decode_step` with the engine's attention call
-    over the allocated cache (:func:`engine_attention_s`), the card's bandwidth and matmul rate, the engine's kernel
-    floor per layer (:func:`engine_layer_floor_s`, unfused: it is no production engine) and the tensor-parallel
-    all-reduces, two per layer, each as the same call measured it inside a CUDA graph (:func:`graph_allreduce_s`)."""
+    over the allocated cache (:func:`engine_attention_s`), its matmuls as the engine runs them
+    (:func:`engine_layer_matmul_s`: ``x @ W`` as probed, at this card's read rate), the card's bandwidth and matmul
+    rate (``run``'s probes unless given), the engine's kernel floor per layer (:func:`engine_layer_floor_s`,
+    unfused: it is no production engine) and the tensor-parallel all-reduces, two per layer, each as the same call
+    measured it inside a CUDA graph (:func:`graph_allreduce_s`; ``allreduce`` False: one GPU's shard of the step
+    without them)."""
     law = matmul_law(run)
-    bw = read_bandwidth(run)
+    bw = read_bandwidth(run) if read_bytes_per_s is None else read_bytes_per_s
+    if read_bytes_per_s is not None:
+        law = law.on_card(bw)
+    rate = matmul_rate(run) if matmul_flops is None else matmul_flops
     n = serving.kernel_weight_s(model, batch, law, True, tp)[1]
     kvh = max(1, model.n_kv_heads // tp)
     kv = serving.sequence_kv_bytes(model, context) / model.n_layers * batch / serving.kv_split(model, tp)
-    comm = 0.0 if tp == 1 else 2 * model.n_layers * graph_allreduce_s(tp, batch * model.hidden * 2.0, run)
-    return serving.decode_step(model, batch, context, bw, matmul_rate(run), tp, None, None,
+    comm = (2 * model.n_layers * graph_allreduce_s(tp, batch * model.hidden * 2.0, run)
+            if tp > 1 and allreduce else 0.0)
+    return serving.decode_step(model, batch, context, bw, rate, tp, None, None,
                                tp_allreduce_s=comm,
                                small_kernels_s=max(0.0, engine_layer_floor_s(run) - n * law.empty_s),
                                matmul_law=law, fused=True,
-                               attention_s=engine_attention_s(batch, kvh, context, kv, bw))
+                               attention_s=engine_attention_s(batch, kvh, context, kv, bw),
+                               matmul_layer_s=engine_layer_matmul_s(model, batch, tp, bw))
 
 
 def check_tp_decode(run: str = RUN) -> list[MeasuredCheck]:
@@ -554,6 +690,28 @@ def check_tp_decode(run: str = RUN) -> list[MeasuredCheck]:
         m = float(pt["graph_s"])
         out.append(MeasuredCheck("decode", pt["model"], "graph", int(pt["batch"]), int(pt["context"]), int(pt["tp"]),
                                  m, d.step_s, d.step_s / m - 1.0, TARGET["graph"], d.bound, card(run), "serve_engine"))
+    return out
+
+
+def check_run5_decode() -> list[MeasuredCheck]:
+    """:data:`RUN5`'s engine decode steps (one H200, replayed from a CUDA graph): tp 1, and one GPU's shard of the
+    tp 2 / tp 4 layouts (``tp`` names the layout; the step of one rank without its all-reduces, ``engine``
+    "serve_engine shard") against :func:`predict_engine` at that call's read and matmul rates. That call ran no tiny
+    model, so the engine's small-kernel floor is the previous H200 call's (:data:`RUN4`; the replayed 32-layer floor
+    probe read 2.0-2.5 ms in each of the three H200 calls)."""
+    out = []
+    bw, rate = run5_read_bandwidth(), run5_matmul_rate()
+    for pt in _serve5("engine")["decode"]:
+        if "graph_s" not in pt:
+            continue
+        tp = int(pt["tp_shard"])
+        d = predict_engine(tp_model(pt["model"]), int(pt["batch"]), int(pt["context"]), tp, RUN4, bw, rate,
+                           allreduce=False)
+        m = float(pt["graph_s"])
+        out.append(MeasuredCheck("decode", pt["model"], "graph", int(pt["batch"]), int(pt["context"]), tp, m,
+                                 d.step_s, d.step_s / m - 1.0, TARGET["graph"], d.bound,
+                                 str(_serve5("engine")["env"]["device_name"]),
+                                 "serve_engine" if tp == 1 else "serve_engine shard"))
     return out
 
 
@@ -707,20 +865,43 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
                 f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it"
                 + ("" if probed else " (this call timed no probe next to each point; the serve4 call did, and with "
                    "the floor at that host speed all its eager decode points fell within 25 %)"))
-    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).attention == "mla":
-        return ("DeepSeek-V2-Lite's prefill (MLA and 64 experts) takes a quarter to a third longer than its parts: "
-                "every projection at the card's matmul rate, the routed experts at the grouped matmul's probed "
-                "prefill rate, attention at the probed SDPA rate for its 192/128 head, the counted element-wise "
-                "bytes; Mixtral's prefill, checked the same way, is within 25 %: the missing time is in the MLA "
-                "layer, not located")
-    if (c.what == "decode" and c.engine == "serve_engine" and c.error < 0 and c.batch >= 128
-            and tp_model(c.arch).hidden >= 8192):
-        return ("the Llama 3 70B layer at batch 128 takes more than its probed parts (the matmuls at the batch-128 "
-                "law, the engine's attention call as probed): about 240 us a layer on 1 GPU, 140 on 2, 50 on 4, so a "
-                "part split over the GPUs; the 8B layer at batch 128 misses by half as much. What the probes did not "
-                "time: the engine multiplies by weights stored (in, out) (h @ W) where the matmul probe timed "
-                "F.linear's (out, in) layout, and its fused gate-and-up matrix (57,344 x 8,192) is no probed shape")
+    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).is_moe:
+        pr = predict_hf_prefill(c.arch, c.batch, c.context, run)
+        gpu = pr.matmul_s + pr.attention_s + pr.elementwise_s
+        if pr.host_s >= 0.8 * gpu:
+            again = [p for p in _serve5("mla")["prefill"] if c.arch == "dsv2lite_8l"
+                     and (int(p["batch"]), int(p["prompt"])) == (c.batch, c.context) and "profile" in p]
+            return (f"host and GPU about even: the GPU parts {gpu * 1e3:.1f} ms, the launch floor "
+                    f"{pr.host_s * 1e3:.1f} ms at the call's tiny-model speed, while the same 32-layer probe moved "
+                    f"{sp.spread:.0%} within the call and none was timed next to the point"
+                    + (f"; run {RUN5} measured the same prefill at {float(again[0]['prefill_s']) * 1e3:.1f} ms with "
+                       f"the GPU busy {float(again[0]['profile']['gpu_busy_us']) / 1e3:.1f} ms of it" if again else ""))
+    if c.what == "decode" and c.engine.startswith("serve_engine") and c.error < 0:
+        lo, hi, floor = engine_other_kernels_us()
+        return (f"the engine's kernels that are neither matmuls nor attention (RMS norms in fp32, rotary, cache "
+                f"writes, the gate's SiLU and product, residual adds) take {lo:.0f}-{hi:.0f} us a layer at full width "
+                f"in the profiled steps of run {RUN5} against the {floor:.0f} us a layer the tiny model's replayed "
+                "layer gives (the floor the model charges): every engine point is predicted short by it")
     return ""
+
+
+@lru_cache(maxsize=None)
+def engine_other_kernels_us() -> tuple[float, float, float]:
+    """Microseconds a layer of the engine's GPU kernels that are neither matmuls (cuBLAS ``nvjet``) nor attention
+    (cuDNN SDPA) in :data:`RUN5`'s profiled graph replays (every profiled step: (least, most)), and the small-kernel
+    floor the model charges for them (:func:`engine_layer_floor_s` less the matmuls' empty kernels, RUN4)."""
+    per = []
+    for pt in _serve5("engine")["decode"]:
+        prof = pt.get("profile_graph")
+        if not prof:
+            continue
+        other = sum(float(k["us"]) for k in prof["kernels"]
+                    if not str(k["kernel"]).startswith(("nvjet", "cudnn", "void cublasLt")))
+        per.append(other / int(pt["cfg"]["layers"]))
+    model = tp_model("llama8b")
+    law = matmul_law(RUN4)
+    n = serving.kernel_weight_s(model, 1, law, True, 1)[1]
+    return min(per), max(per), (engine_layer_floor_s(RUN4) - n * law.empty_s) * 1e6
 
 
 # --------------------------------------------------------------------------------------- published results

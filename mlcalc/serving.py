@@ -276,7 +276,7 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
                 matmul_law: MatmulLaw | None = None, fused: bool = True,
                 attention_law: tuple[float, float] | None = None,
                 attention_s: float | None = None, overlap: bool = True,
-                activation_bytes_per_token: float = 0.0) -> DecodeStep:
+                activation_bytes_per_token: float = 0.0, matmul_layer_s: float | None = None) -> DecodeStep:
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
     Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
@@ -306,7 +306,10 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     ``read_bytes_per_s``. ``attention_s``: seconds of that one call per layer, given by a law of the kernel a
     program calls (e.g. :func:`mlcalc.servemeasured.engine_attention_s`); it replaces both. ``overlap`` False: the
     matmuls' bytes (weights, and ``activation_bytes_per_token`` per token: :func:`matmul_activation_bytes_per_token`)
-    and their FLOPs add (:func:`matmul_s`, FP8), else the longer.
+    and their FLOPs add (:func:`matmul_s`, FP8), else the longer. ``matmul_layer_s``: seconds per layer of the
+    weight-reading matmuls as a program's own kernels were timed (e.g.
+    :func:`mlcalc.servemeasured.engine_layer_matmul_s`); it replaces ``matmul_law`` and ``read_bytes_per_s`` for the
+    layers (the output projection keeps them).
 
     TensorRT-LLM performance.md (v0.9.0, FP8): Llama 2 7B on one H100 SXM, static batches of 56 with 2,048 tokens
     in and out, 2,826 output tokens/s; these steps (:func:`check_benchmarks`) give the same within 1 %:
@@ -353,7 +356,9 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
         # transformers runs the decompression as its own matmul before attention: its time adds
         attn += 2.0 * model.kv_lora_rank * model.n_heads * (model.head_dim + model.v_dim) * c * group / tp / rate
     act = _check.non_negative("activation_bytes_per_token", activation_bytes_per_token) * b / L
-    if matmul_law is None:
+    if matmul_layer_s is not None:
+        w_s = _check.non_negative("matmul_layer_s", matmul_layer_s) + act / bw
+    elif matmul_law is None:
         w_s = ((dense_layer / tp + expert_layer / (tp * ep)) * bpp + act) / bw
     else:
         w_s = kernel_weight_s(model, b, matmul_law, fused, tp, ep, bpp)[0] + act / bw

@@ -433,16 +433,14 @@ def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
 def test_tensor_parallel_decode_on_one_two_and_four_gpus():
     # the serve4 call: the plain engine's CUDA-graph decode of the Llama 3 8B shape and of 20 Llama 3 70B layers on
     # 1, 2 and 4 H200s, 7 batch x cache points each; the step falls with tp and the prediction follows within 20 %
-    # except the 70B layer at batch 128 (a stated miss)
+    # (the 70B layer at batch 128 too, since the matmuls are charged as the engine runs them: test_serve5_...)
     checks = sm.check_tp_decode(sm.RUN4)
     assert {(c.arch, c.tp) for c in checks} == {(m, t) for m in ("llama8b", "llama70b_20l") for t in (1, 2, 4)}
     assert len(checks) == 42
     step = {(c.arch, c.tp, c.batch, c.context): c.measured_s for c in checks}
     for m in ("llama8b", "llama70b_20l"):
         assert step[(m, 4, 1, 2048)] < step[(m, 2, 1, 2048)] < step[(m, 1, 1, 2048)]
-    for c in checks:
-        if abs(c.error) > c.target:
-            assert c.arch == "llama70b_20l" and c.batch == 128 and "70B" in sm.miss_cause(c, sm.RUN4)
+    assert all(abs(c.error) <= c.target for c in checks)
     # the first point of each model in each process, kept apart: replayed from a graph it equals its repeat (1 %)
     firsts = [p for p in sm.run_data(sm.RUN4)["tp"]["decode"] if "warmup_discarded_graph_s" in p]
     assert len(firsts) == 6
@@ -647,3 +645,102 @@ def test_every_published_row_is_the_source_s_figure():
     assert got == V017_ROWS
     table = sm.published()["fp8_gemm"]["rows"]
     assert {(r["layout"], r["groups"], r["m"], r["n"], r["k"]): (r["tflops"], r["speedup"]) for r in table} == DEEPGEMM_ROWS
+
+
+def test_serve5_engine_matmuls_as_the_engine_runs_them():
+    # the serve5 call (one H200): the engine's x @ W with W stored (in, out) against F.linear with W stored (out, in),
+    # every engine matrix of Llama 3 8B / 70B and their tp 2 / 4 shards, batch 1-128, distinct copies in a CUDA graph
+    pts = [p for p in sm._serve5("matmul")["points"] if "s" in p]
+    assert len(pts) == 24 * 2 * 5 and sm._serve5("matmul")["env"]["device_name"] == "NVIDIA H200"
+    hw = {(p["k"], p["n"], p["batch"]): p["s"] for p in pts if p["layout"] == "hw"}
+    lin = {(p["k"], p["n"], p["batch"]): p["s"] for p in pts if p["layout"] == "linear"}
+    # the fused gate-and-up matrix of the 70B layer (tp 1 and its tp 2 shard) at 128 rows: x @ W takes over 1.5x
+    # F.linear's time (cuBLAS picks another kernel); at 1-32 rows the two layouts are within 10 %
+    for k, n in ((8192, 57344), (8192, 28672)):
+        assert hw[(k, n, 128)] > 1.5 * lin[(k, n, 128)]
+        assert all(abs(hw[(k, n, b)] / lin[(k, n, b)] - 1) < 0.10 for b in (1, 8, 32))
+    # the table itself: exact at a probed batch, between its neighbours elsewhere, carried to another read rate
+    assert sm.engine_matmul_s(8192, 57344, 128) == hw[(8192, 57344, 128)]
+    assert hw[(8192, 57344, 64)] < sm.engine_matmul_s(8192, 57344, 100) < hw[(8192, 57344, 128)]
+    assert sm.engine_matmul_s(8192, 57344, 512) == hw[(8192, 57344, 128)]  # held at the probed end
+    bw = sm.run5_read_bandwidth()
+    assert sm.engine_matmul_s(8192, 8192, 8, bw / 2) == pytest.approx(2 * hw[(8192, 8192, 8)])
+    with pytest.raises(ValueError, match="k, n"):
+        sm.engine_matmul_s(8192, 8193, 8)
+    with pytest.raises(ValueError, match="layout"):
+        sm.engine_matmul_s(8192, 8192, 8, layout="nt")
+    # the six 70B points at batch 128 on 1 and 2 GPUs, short by 20-23 % with the law, are within 20 % now
+    for run in sm.RUNS:
+        for c in sm.check_tp_decode(run):
+            if c.arch == "llama70b_20l" and c.batch == 128 and c.tp <= 2:
+                assert abs(c.error) <= 0.12
+
+
+def test_serve5_engine_steps_and_profile():
+    # the same call's engine steps: tp 1 and one GPU's shard of tp 2 / 4 (no all-reduce), replayed from a graph;
+    # 11 of 12 within 20 %; the one miss (-20.3 %) states the engine's small kernels, from the call's own profile
+    checks = sm.check_run5_decode()
+    assert len(checks) == 12 and sum(abs(c.error) <= c.target for c in checks) == 11
+    assert all(c.card == "NVIDIA H200" and c.error < 0 for c in checks)
+    for c in checks:
+        if abs(c.error) > c.target:
+            assert c.tp == 4 and c.engine == "serve_engine shard" and "neither matmuls" in sm.miss_cause(c, sm.RUN4)
+    lo, hi, floor = sm.engine_other_kernels_us()
+    assert floor < lo < hi < 2.5 * floor
+    # the profile accounts for the step: the GPU is busy 90-100 % of the replayed step's time
+    for p in sm._serve5("engine")["decode"]:
+        assert 0.9 < p["profile_graph"]["gpu_busy_us"] * 1e-6 / p["graph_s"] <= 1.0
+    # the 70B gate-and-up at batch 128 in the engine's own step takes what the matmul probe timed for x @ W (10 %)
+    p = next(p for p in sm._serve5("engine")["decode"]
+             if (p["model"], p["tp_shard"], p["batch"], p["context"]) == ("llama70b_20l", 1, 128, 2048))
+    op = next(o for o in p["profile_eager"]["ops"] if o["op"] == "aten::mm" and "57344" in o["shapes"])
+    assert op["device_us"] / op["count"] * 1e-6 == pytest.approx(sm.engine_matmul_s(8192, 57344, 128), rel=0.10)
+
+
+def test_predictions_written_before_the_serve5_call():
+    # scripts/gpu/serve5_predictions.json was committed before the call (the model of that commit, the serve4 call's
+    # machine numbers): the engine steps 9 of 12 within 20 % (misses: the 70B layer at batch 128, -21..-26 %),
+    # DeepSeek-V2-Lite's prefill 1 of 6 within 25 % (-28..-34 %, the known miss), the engine matmuls 110 of 120
+    import json
+    import pathlib
+
+    pre = json.loads((pathlib.Path(__file__).resolve().parents[2] / "scripts/gpu/serve5_predictions.json").read_text())
+    assert pre["machine_from"] == sm.RUN4
+    eng = {(p["model"], p["tp_shard"], p["batch"], p["context"]): p["graph_s"] for p in sm._serve5("engine")["decode"]}
+    e = [r["predicted_s"] / eng[(r["model"], r["tp_shard"], r["batch"], r["context"])] - 1 for r in pre["engine_decode"]]
+    assert len(e) == 12 and sum(abs(x) <= 0.20 for x in e) == 9
+    mla = {(p["batch"], p["prompt"]): p["prefill_s"] for p in sm._serve5("mla")["prefill"]}
+    e = [r["predicted_s"] / mla[(r["batch"], r["prompt"])] - 1 for r in pre["mla_prefill"]]
+    assert len(e) == 6 and sum(abs(x) <= 0.25 for x in e) == 1
+    mm = {(p["k"], p["n"], p["batch"]): p["s"] for p in sm._serve5("matmul")["points"] if p["layout"] == "hw"}
+    e = [r["predicted_s"] / mm[(r["k"], r["n"], r["batch"])] - 1 for r in pre["matmul"]]
+    assert len(e) == 120 and sum(abs(x) <= 0.20 for x in e) == 110
+
+
+def test_serve5_moe_prefill_expert_rows():
+    # the serve5 call located DeepSeek-V2-Lite's missing prefill time (27-33 % short): the profiled grouped matmuls
+    # take what the model charges, SDPA too; the element-wise passes over the k sorted expert rows
+    # (grouped_mm_experts_forward: gathers, masks, the gate, the fp32 routing product and sum) run at about half the
+    # read rate (PyTorch's non-vectorised kernel: broadcast masks and weights, a strided half, a dtype change)
+    rate = sm.expert_rows_rate()
+    assert 0.4 * sm.run5_read_bandwidth() < rate < 0.6 * sm.run5_read_bandwidth()
+    dsv2 = sm.arch_model("dsv2lite_8l")
+    assert sm.expert_rows_bytes_per_token(sm.arch_model("llama8b")) == 0.0
+    for p in sm._serve5("mla")["prefill"]:
+        pr = sm.predict_hf_prefill("dsv2lite_8l", p["batch"], p["prompt"], sm.RUN4)
+        grouped = sum(o["self_device_us"] for o in p["profile"]["ops"] if o["op"] == "aten::_grouped_mm") * 1e-6
+        routed = dsv2.n_moe_layers * dsv2.experts_per_token * dsv2.mlp_params_per_expert()
+        charged = 2.0 * routed * p["batch"] * p["prompt"] / sm.grouped_prefill_rate(dsv2, p["batch"] * p["prompt"])
+        assert grouped == pytest.approx(charged, rel=0.20)
+        sdpa = sum(o["self_device_us"] for o in p["profile"]["ops"] if "attention_forward" in o["op"]) * 1e-6
+        assert sdpa == pytest.approx(pr.attention_s, rel=0.25)
+        # the GPU parts now land within 20 % of the profiled GPU busy time at every point
+        assert abs((pr.matmul_s + pr.attention_s + pr.elementwise_s) / (p["profile"]["gpu_busy_us"] * 1e-6) - 1) < 0.20
+    # Mixtral's prefill, which no part of the rate came from (its k = 2 rows of width 4,096 / 14,336), follows:
+    # every compute-bound point of the three earlier calls is within 16 % (was 17-24 % short)
+    for run in sm.RUNS:
+        for c in sm.check_hf_prefill(run):
+            if c.arch == "mixtral_8l":
+                assert abs(c.error) <= 0.25 and (c.bound != "compute" or -0.16 < c.error < 0)
+            if c.arch == "dsv2lite_8l" and abs(c.error) > c.target:  # each remaining miss states its host cause
+                assert "host" in sm.miss_cause(c, run)
