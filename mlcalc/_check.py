@@ -188,7 +188,11 @@ def bounded_int(name: str, value: Any, minimum: int, maximum: int) -> int:
 def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``allowed``, else raise ValueError listing them."""
     kind = type(value)
-    if kind is str or kind is int:
+    if kind is bool and isinstance(allowed, (tuple, list)):
+        for o in allowed:  # True or False among plain options (the general test finds only a bool equal to it)
+            if o is value:
+                return value
+    elif kind is str or kind is int:
         if isinstance(allowed, (tuple, list)):
             for o in allowed:  # the common case (a text or a whole number among plain options), without the general test
                 if type(o) is kind and o == value:
@@ -269,6 +273,8 @@ def fields(name: str, value: Any) -> Any:
         result(name, value)
         return value
     for key, item in items:
+        if type(item) is float and item >= 0 and item != math.inf:  # what result() passes (nan fails >= 0): no name
+            continue
         if isinstance(item, bool) or item is None or isinstance(item, str):
             continue
         if _is_number(item):

@@ -161,6 +161,11 @@ def check_offer(offer: Any) -> Offer:
 
 def chips() -> tuple[str, ...]:
     """The chips the planner knows (plan.json ``chips``): a system, board and node power each."""
+    return _chips()
+
+
+@lru_cache(maxsize=1)
+def _chips() -> tuple[str, ...]:
     return tuple(k for k in data()["chips"] if k != "fields")
 
 
@@ -181,6 +186,11 @@ def chip_info(chip: str) -> Mapping[str, Any]:
     """System (plan.json ``chips``), board power and node power of a chip the planner knows: the power is
     facility.json's, of the system :data:`FACILITY_SYSTEM` houses the chip in (one home for a system's power)."""
     _check.choice("chip", chip, chips())
+    return _chip_info(chip)
+
+
+@lru_cache(maxsize=64)
+def _chip_info(chip: str) -> Mapping[str, Any]:
     housed = facility.system(FACILITY_SYSTEM[chip])
     return MappingProxyType({**data()["chips"][chip], "board_power_w": housed.board_power_w,
                              "node_power_kw": housed.power_kw})
@@ -891,8 +901,27 @@ def _run(model: memory.ModelConfig, chip: str, n: int, n_tokens: float, seq_len:
     tps = lay.dp * lay.n_micro * lay.micro_batch * seq_len / lay.step_s
     mfu = tps * flops_per_token(model, seq_len) / (n * spec(chip).peak_flops("bf16"))
     gpn = network.system(chip_info(chip)["system"]).gpus_per_node
-    nd = needs(model, n, gpn, tps, n_tokens, fs, node, restart)
+    nd = _needs_at(model, n, gpn, tps, n_tokens, fs, node, restart)
     return _Run(lay, tps, mfu, n_tokens / tps / max(nd.goodput, 1e-9), nd)
+
+
+def _needs_at(model: memory.ModelConfig, n: int, gpn: int, tps: float, n_tokens: float, fs: float, node: float,
+              restart: float | None) -> Needs:
+    """:func:`needs`, its parts that do not depend on the token rate remembered (the chips of a search share a
+    count's switches, checkpoint, failures and goodput): only the dataset read rate, ``tokens_per_s x bytes per
+    token``, is the rate's; it is computed here as needs computes it."""
+    try:
+        fixed = _needs_fixed(model, n, gpn, n_tokens, fs, node, restart)
+    except TypeError:  # an input that cannot be a key
+        return needs(model, n, gpn, tps, n_tokens, fs, node, restart)
+    tps = _check.positive("tokens_per_s", tps, 1e15)
+    return fixed._replace(read_bytes_per_s=tps * _bytes_per_token_on_disk(model.vocab))
+
+
+@lru_cache(maxsize=4096)
+def _needs_fixed(model: memory.ModelConfig, n: int, gpn: int, n_tokens: float, fs: float, node: float,
+                 restart: float | None) -> Needs:
+    return needs(model, n, gpn, 1.0, n_tokens, fs, node, restart)
 
 
 @lru_cache(maxsize=4096)

@@ -56,7 +56,8 @@ def test_a_micro_batch_bound_that_overshoots_is_caught_and_the_search_redone_wit
 
 
 def test_the_search_caches_are_bounded():
-    for cached in (plan._best_layout, plan._run_cached, plan._price_of, plan._owned_rate_of, plan._counts):
+    for cached in (plan._best_layout, plan._run_cached, plan._price_of, plan._owned_rate_of, plan._counts,
+                   plan._needs_fixed):
         assert cached.cache_info().maxsize is not None and cached.cache_info().maxsize <= 10_000
     assert 0 < plan._MICRO_MAX <= 100_000
 
@@ -80,3 +81,15 @@ def test_warm_runs_every_calculator_and_changes_no_answer():
     assert set(took) == set(REGISTRY)
     assert all(math.isfinite(t) and t >= 0 for t in took.values())
     assert {k: run(k, get(k).defaults()) for k in before} == before
+
+
+def test_the_remembered_needs_of_a_count_are_needs_at_any_token_rate():
+    # _needs_at keeps what does not depend on the token rate (switches, checkpoint, failures, goodput) per count:
+    # every field equal to needs' own at each rate, so no plan changes
+    for name in ("Llama-3 70B", "GPT-2 124M"):
+        m = memory.model_preset(name)
+        for n, gpn in ((8, 8), (160, 8), (4096, 8), (72, 72)):
+            for tps in (1.0, 3.3e4, 1.7e6, 9.1e8):
+                for restart in (None, 600.0):
+                    assert plan._needs_at(m, n, gpn, tps, 2e12, 5e10, 2e9, restart) == plan.needs(
+                        m, n, gpn, tps, 2e12, 5e10, 2e9, restart)
