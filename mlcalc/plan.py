@@ -452,7 +452,8 @@ def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: in
 def _layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
                    recompute: str) -> memory.TrainingFit:
     lay = steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1, recompute=recompute)
-    return steptime.training_fit(model, lay, seq_len=seq_len, device_bytes=spec(chip).memory_bytes, engine=ENGINE)
+    return steptime.training_fit(model, lay, seq_len=seq_len, device_bytes=spec(chip).memory_bytes, engine=ENGINE,
+                                 steady_state=True)
 
 
 def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int) -> tuple[str, float] | None:
