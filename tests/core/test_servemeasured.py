@@ -774,3 +774,19 @@ def test_predictions_written_before_the_serve5b_call():
     assert len(e) == 30 and sum(abs(x) <= 0.20 for x in e.values()) == 14
     assert all(abs(x) <= 0.20 for (m, t, b), x in e.items() if b <= 8)
     assert all(x < 0 for (m, t, b), x in e.items() if b >= 32) and min(e.values()) < -0.5
+
+
+def test_decode_step_takes_a_layers_matmul_time_as_measured():
+    # serving.decode_step(matmul_layer_s=...): the layers' weight matmuls at a time given (a program's own kernels as
+    # timed) instead of the law; the same seconds as the law's give the same step, a longer time a longer step
+    model, law = sm.tp_model("llama70b_20l"), serving.chip_matmul_law("H200-SXM")
+    bw, rate = serving.read_bandwidth("H200-SXM"), serving.matmul_rate("H200-SXM")
+    base = serving.decode_step(model, 128, 2048, bw, rate, matmul_law=law, fused=True)
+    same = serving.decode_step(model, 128, 2048, bw, rate, matmul_law=law, fused=True,
+                               matmul_layer_s=serving.kernel_weight_s(model, 128, law, True)[0])
+    assert same.step_s == pytest.approx(base.step_s)
+    slow = serving.decode_step(model, 128, 2048, bw, rate, matmul_law=law, fused=True,
+                               matmul_layer_s=sm.engine_layer_matmul_s(model, 128, 1, bw))
+    assert slow.step_s > base.step_s and slow.outside_s == base.outside_s  # the output projection keeps the law
+    with pytest.raises(ValueError, match="matmul_layer_s"):
+        serving.decode_step(model, 1, 64, bw, rate, matmul_layer_s=-1.0)
