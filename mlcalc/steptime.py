@@ -1040,7 +1040,8 @@ def _with_layers(model: ModelConfig, n_layers: int) -> ModelConfig:
 
 
 def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_bytes: float, engine: str = "eager",
-                 reserve_fraction: float = MEMORY_RESERVE_FRACTION) -> Any:
+                 reserve_fraction: float = MEMORY_RESERVE_FRACTION, dtype: str = "bf16",
+                 steady_state: bool = False) -> Any:
     """Per-GPU memory of ``layout`` from the training-fit chapter's model (:func:`mlcalc.memory.training_memory`)
     with the arguments the engine's program implies, and whether it fits ``device_bytes``.
 
@@ -1049,7 +1050,11 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     of the model in hand (``activations="architecture"``). Context parallelism splits the sequence and
     joins the ZeRO group (dp x cp); expert parallelism spreads the routed experts; uneven pipeline
     stages count the fullest one. ``reserve_fraction`` of the device is held back (CUDA context, NCCL
-    buffers, fragmentation: a stated assumption).
+    buffers, fragmentation: a stated assumption). The pipeline ranks hold the micro-batches the layout's
+    schedule keeps in flight (:func:`mlcalc.memory.pipeline_in_flight`) for its ``grad_accum`` micro-batches,
+    or for as many as its steady state needs with ``steady_state`` (a layout whose accumulation is not chosen
+    yet). megatron counts Megatron-core's kernels (``program="megatron"``), and with ``dtype="fp8"`` linear
+    layers' inputs kept in FP8.
     """
     from mlcalc import memory
 
@@ -1060,7 +1065,11 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     L, pp = model.n_layers, layout.pp
     if pp > L:
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
-    staged = model if L % pp == 0 else _with_layers(model, -(-L // pp) * pp)
+    _check.choice("dtype", dtype, ("bf16", "fp8"))
+    chunked = layout.schedule in ("interleaved", "dualpipe") or layout.balanced_stages
+    # the plain stages of an uneven split: each counted as the fullest (its layers rounded up); interleaved, DualPipe
+    # and balanced stages: pipeline_in_flight counts each chunk's own layers
+    staged = model if (L % pp == 0 or chunked) else _with_layers(model, -(-L // pp) * pp)
     tp = layout.tp
     return memory.training_memory(staged, device_bytes, layout.micro_batch, _split(s, layout.cp),
                                   layout.dp * layout.cp, tp, pp, layout.zero,
@@ -1068,7 +1077,12 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
                                   recompute=layout.recompute, sequence_parallel=layout.sequence_parallel and tp > 1,
                                   flash_attention=True, overhead_fraction=reserve_fraction,
                                   activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
-                                  ep=layout.ep)
+                                  ep=layout.ep, schedule=layout.schedule if pp > 1 else "1f1b",
+                                  virtual_stages=layout.virtual_stages,
+                                  n_micro=0 if (steady_state and layout.schedule != "gpipe") else layout.grad_accum,
+                                  balanced_stages=layout.balanced_stages and pp > 1,
+                                  program="megatron" if engine == "megatron" else "hf",
+                                  fp8_activations=engine == "megatron" and dtype == "fp8")
 
 
 def eager_memory(model: ModelConfig, layout: Layout, *, seq_len: int) -> Any:
@@ -1309,7 +1323,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
         fits = peak + MEMORY_RESERVE_FRACTION * cap <= cap if cap else True
     else:
         fit = training_fit(model, lay, seq_len=s, device_bytes=cap or 1e18, engine=engine,
-                           reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0)
+                           reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0, dtype=dtype)
         mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
         peak = sum(mem_parts.values())
         fits = fit.fits if cap else True

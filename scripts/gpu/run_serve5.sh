@@ -15,5 +15,5 @@ exec > >(tee -a "$OUT_DIR/log.txt") 2>&1
 } > "$OUT_DIR/machine.txt" 2>&1
 cat "$OUT_DIR/machine.txt"
 timeout ${TIMEOUT_S:-345} $PY "$HERE/serve5_probe.py" --out-dir "$OUT_DIR" --deadline-s ${DEADLINE_S:-335} \
-  --sections machine,matmul,engine,mla --caps ${CAPS:-matmul=100,engine=140,mla=70} "$@" 2>&1 | grep -vE "Warning|warn\("
+  --sections ${SECTIONS:-machine,matmul,engine,mla} --caps ${CAPS:-matmul=100,engine=140,mla=70,small=120} "$@" 2>&1 | grep -vE "Warning|warn\("
 echo "rc $?"; date -u

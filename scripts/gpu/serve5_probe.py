@@ -296,6 +296,91 @@ def engine(dev, quick, res, save):
         free(dev)
 
 
+SMALL_CASES = [("llama8b", 1), ("llama8b", 2), ("llama8b", 4), ("llama70b_20l", 1), ("llama70b_20l", 2),
+               ("llama70b_20l", 4)]
+SMALL_BATCHES = [1, 8, 32, 64, 128]
+
+
+def small_step(eng, ids, pos, bufs, n_layers: int):
+    """serve_engine.Engine.decode over its first ``n_layers`` layers with every weight matmul and the attention
+    call replaced by a ready tensor of the same shape (``bufs``): what is left are the layer's other kernels at full
+    width (RMS norms in fp32, rotary, the cache writes, the gate's SiLU and product, residual adds)."""
+    hd = eng.cfg.head_dim
+    b = ids.shape[0]
+    slots = torch.arange(b, device=ids.device)
+    x = eng.emb[ids]
+    ang = pos[:, None].float() * eng.inv_freq
+    cos, sin = ang.cos()[:, None, :].to(x.dtype), ang.sin()[:, None, :].to(x.dtype)
+    keep = []
+    for li, L in enumerate(eng.layers[:n_layers]):
+        h = serve_engine._rms(x, L["n1"])
+        qkv = bufs["qkv"]  # stands for h @ wqkv (one stream: the norm before it still runs, in order)
+        q = qkv[:, : eng.h * hd].view(b, eng.h, hd)
+        k = qkv[:, eng.h * hd: (eng.h + eng.kvh) * hd].view(b, eng.kvh, hd)
+        v = qkv[:, (eng.h + eng.kvh) * hd:].view(b, eng.kvh, hd)
+        q, k = serve_engine._rope(q, cos, sin), serve_engine._rope(k, cos, sin)
+        eng.k[li][slots, :, pos] = k
+        eng.v[li][slots, :, pos] = v
+        keep.append(q)
+        x = x + bufs["attn_out"]  # stands for SDPA, then o @ wo
+        h = serve_engine._rms(x, L["n2"])
+        gu = bufs["gu"]  # stands for h @ wgu
+        a = F.silu(gu[:, : eng.ffn]) * gu[:, eng.ffn:]
+        keep.append(a)
+        x = x + bufs["down"]  # stands for a @ wd
+    return x, keep
+
+
+def small(dev, quick, res, save):
+    """The engine layer's kernels other than its matmuls and attention, replayed from a CUDA graph at 2 and 8
+    layers (per layer: the difference over 6), at full width, for every shape and shard and batch 1-128."""
+    cases = [("tiny", 1), ("tiny", 2)] if quick else SMALL_CASES
+    batches = [1, 4] if quick else SMALL_BATCHES
+    res["points"] = []
+    for mname, tp in cases:
+        if left() < 10:
+            res["points"].append({"model": mname, "tp_shard": tp, "error": "skipped: out of time"})
+            continue
+        base = _shard(serve_engine.CFGS[mname], tp)
+        cfg = serve_engine.Cfg(base.hidden, 8 if not quick else 2, base.heads, base.kv_heads, base.head_dim, base.ffn,
+                               base.vocab, base.rope_theta)
+        try:
+            eng = serve_engine.Engine(cfg, dev)
+            eng.alloc_cache(max(batches), 64 if quick else 2048)
+        except Exception as exc:  # noqa: BLE001
+            res["points"].append({"model": mname, "tp_shard": tp, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+            free(dev)
+            continue
+        hd = cfg.head_dim
+        with torch.inference_mode():
+            for b in batches:
+                if left() < 6:
+                    res["points"].append({"model": mname, "tp_shard": tp, "batch": b, "error": "skipped: out of time"})
+                    continue
+                pt = {"model": mname, "tp_shard": tp, "batch": b, "hidden": cfg.hidden, "ffn": cfg.ffn}
+                try:
+                    def rnd(*shape):
+                        return torch.randn(*shape, device=dev).to(torch.bfloat16)
+                    bufs = {"qkv": rnd(b, (eng.h + 2 * eng.kvh) * hd), "attn_out": rnd(b, cfg.hidden),
+                            "gu": rnd(b, 2 * eng.ffn), "down": rnd(b, cfg.hidden)}
+                    ids = torch.randint(0, cfg.vocab, (b,), device=dev)
+                    pos = torch.randint(0, 64 if quick else 2048, (b,), device=dev)
+                    t = {}
+                    for n in ((1, 2) if quick else (2, 8)):
+                        g = graphed(lambda n=n: small_step(eng, ids, pos, bufs, n), dev)
+                        t[n] = timeit(g, dev, 4 if quick else 100)["s"]
+                        del g
+                    lo, hi = sorted(t)
+                    pt.update({"layers_s": {str(k): v for k, v in t.items()}, "per_layer_s": (t[hi] - t[lo]) / (hi - lo)})
+                except Exception as exc:  # noqa: BLE001
+                    pt["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+                res["points"].append(pt)
+                print("small", mname, tp, b, pt.get("per_layer_s", pt.get("error")), flush=True)
+                save()
+        del eng
+        free(dev)
+
+
 #: module name suffixes timed by CUDA events in a DeepSeek-V2 layer (transformers 5.17 names)
 MLA_MODULES = ("input_layernorm", "self_attn", "self_attn.q_proj", "self_attn.kv_a_proj_with_mqa",
                "self_attn.kv_a_layernorm", "self_attn.kv_b_proj", "self_attn.o_proj", "post_attention_layernorm",
@@ -396,7 +481,7 @@ def mla(dev, quick, res, save):
         save()
 
 
-SECTIONS = {"machine": machine, "matmul": matmul, "engine": engine, "mla": mla}
+SECTIONS = {"machine": machine, "matmul": matmul, "engine": engine, "mla": mla, "small": small}
 
 
 def main() -> None:

@@ -93,3 +93,44 @@ def test_the_remembered_needs_of_a_count_are_needs_at_any_token_rate():
                 for restart in (None, 600.0):
                     assert plan._needs_at(m, n, gpn, tps, 2e12, 5e10, 2e9, restart) == plan.needs(
                         m, n, gpn, tps, 2e12, 5e10, 2e9, restart)
+
+
+@pytest.mark.parametrize("name,chip", [("Llama-3 70B", "H100-SXM"), ("Mixtral 8x7B", "A100-80GB"), ("GPT-2 124M", "B200"),
+                                       ("Gemma-2 9B", "H200-SXM"), ("Qwen3 30B-A3B", "H100-SXM"),
+                                       ("DeepSeek-V3", "B200")])
+def test_the_micro_batch_bound_carried_to_other_stage_depths_never_exceeds_the_true_micro_batch(name, chip, monkeypatch):
+    # _carried bounds a micro-batch of (tp, pp, recompute) from one known at another pipeline depth: k(l) >= k(l') l / l'
+    # for l <= l' layers per stage, >= k(l') for l >= l', selective bounding full. Every pair of depths, both
+    # recomputations, against the engine's own micro-batch (plan._micro_s of a predicted step): never above it.
+    import random
+
+    rng = random.Random(7)
+    m = memory.model_preset(name)
+    system = plan.chip_info(chip)["system"]
+    depths = plan._pipeline_sizes(m)
+    monkeypatch.setattr(plan, "_DEPTHS", {})
+    monkeypatch.setattr(plan, "_CARRIED", {})
+    checked, useful = 0, 0
+    for tp in (1, 2, 8):
+        if m.n_heads % tp:
+            continue
+        true = {}
+        for pp in depths:
+            for rc in ("selective", "full"):
+                mb = rng.choice((1, 4, 16, 64))
+                dp = rng.choice((1, 2, 8))
+                p = plan._predict(m, chip, plan.engine_layout(tp, pp, dp, mb, rc, m.n_layers), 4096)
+                true[(pp, rc)] = plan._micro_s(p, mb)
+        for (pp, rc), k in true.items():
+            plan._DEPTHS.clear()
+            plan._CARRIED.clear()
+            plan._DEPTHS[(m, chip, system, 4096, tp)] = {key: v for key, v in true.items() if key != (pp, rc)}
+            carried = plan._carried((m, chip, system, 4096, tp, pp, rc), m.n_layers)
+            assert carried <= k * (1 + 1e-12), (tp, pp, rc, carried, k)
+            checked += 1
+            useful += carried > 0.5 * k
+    assert checked >= 20
+    if m.n_moe_layers not in (0, m.n_layers):  # a mix of dense and expert layers: nothing carried
+        assert useful == 0
+    else:  # and it bounds something: most carried bounds are over half the true micro-batch
+        assert useful > checked / 2
