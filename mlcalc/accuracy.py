@@ -138,7 +138,7 @@ def _serve(kind: str) -> tuple[Case, ...]:
 
 def _serve_published() -> tuple[Case, ...]:
     """TensorRT-LLM's published tables (H100 and H200, FP8): v0.9.0's static-batch throughput and first-token latency,
-    v0.17's in-flight-batching throughput at full load."""
+    v0.17's and v1.0's in-flight-batching throughput at full load."""
     from mlcalc import servemeasured as sm
 
     out = [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, batch {c.batch}, {c.input} in / {c.output} out",
@@ -225,8 +225,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
     Family("serve-prefill", "Prefill time of five architectures in eager transformers",
            "mlcalc.servemeasured.predict_hf_prefill", "prefill time", "point", 0.25,
            "notebooks/memory/serving", lambda: _serve("prefill")),
-    Family("serve-published", "TensorRT-LLM's published throughput (v0.9.0 static batches, v0.17 in-flight batching) "
-           "and first-token latency (v0.9.0), FP8",
+    Family("serve-published", "TensorRT-LLM's published throughput (v0.9.0 static batches, v0.17 and v1.0 in-flight "
+           "batching) and first-token latency (v0.9.0), FP8",
            "mlcalc.serving.predict_decode / predict_prefill, mlcalc.servemeasured.inflight", "throughput or latency", "point",
            0.25, "notebooks/memory/serving", _serve_published),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
