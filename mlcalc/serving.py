@@ -1551,7 +1551,8 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
                          [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
                           for c in sm.check_inflight()]))
     else:
-        rows = [(f"Llama-shaped {c.model.upper()}", llama_shape(c.model, r).n_params(), _chip_key(c.card), 1, c.batch,
+        rows: list[tuple[str, float, str, int, int, int]] = [
+            (f"Llama-shaped {c.model.upper()}", float(llama_shape(c.model, r).n_params()), _chip_key(c.card), 1, c.batch,
                  c.context)
                 for r in DECODE_RUNS for c in check_decode(r)]
         rows += [(c.arch, 0.0, _chip_key(c.card), c.tp, c.batch, c.context) for run in sm.RUNS for c in sm.all_checks(run)
