@@ -203,6 +203,29 @@ def host_pace(run: str) -> tuple[float, ...]:
     return tuple(x / med for x in n) if med > 0 else ()
 
 
+def pace_blocks(run: str) -> tuple[Mapping[str, Any], ...]:
+    """The blocks of a run whose ranks' busy threads were put on a vCPU timed just before (``train_dist.py``'s
+    "fastcpu" and "slowcpu" conditions, dist5c): per block its condition, its median step (each step the slowest
+    rank's) and the slower rank's vCPU pace (runs per second of a fixed piece of Python) just before and just after
+    the block; () where the run has none."""
+    out = []
+    for d in _files(run):
+        for c in d["cases"]:
+            ranks = c.get("ranks", ())
+            paces = [r.get("paces", ()) for r in ranks]
+            if not ranks or not all(paces):
+                continue
+            k = int(ranks[0]["block_steps"])
+            steps = [max(r["step_s_rank"][i] for r in ranks) for i in range(min(len(r["step_s_rank"]) for r in ranks))]
+            for b in range(min(len(p) for p in paces)):
+                out.append(MappingProxyType({
+                    "case": c["id"], "variant": c.get("variant", ""), "block": b,
+                    "step_s": statistics.median(steps[b * k:(b + 1) * k]),
+                    "pace_before": min(float(p[b]["before"]) for p in paces),
+                    "pace_after": min(float(p[b]["after"]) for p in paces)}))
+    return tuple(out)
+
+
 def vcpu_pace(run: str) -> Mapping[str, Any]:
     """The run's vCPU test (``scripts/gpu/smt_map.py``, ``smt_map.json``): the fixed piece of Python timed on each
     vCPU alone, one after another (``alone``: runs per second by vCPU), and with a second busy vCPU (``pairs``:

@@ -3,7 +3,7 @@ to ``scripts/gpu/dist5_predictions.json`` for both cards a 4-GPU ask may bring (
 ``predictions.json``). A case is timed under every launch condition (``train_dist.VARIANTS``): each condition's row
 (id ending in its name) gets the case's one prediction: the engine knows no launch condition.
 
-    python scripts/gpu/predict_dist5.py [dist5|dist5b]
+    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c]
 """
 
 from __future__ import annotations

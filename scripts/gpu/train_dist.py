@@ -296,8 +296,16 @@ def dist5b_cases() -> list[dict[str, Any]]:
     ]
 
 
+def dist5c_cases() -> list[dict[str, Any]]:
+    """The dist5 third call (``scripts/gpu/run_train_dist5c.sh``): TP 2 3B at 2 x 2048, its ranks' busy threads as
+    before, on the fastest and on the slowest of six vCPUs timed just before each block (:data:`PACE_CONDITIONS`),
+    two rounds."""
+    b3 = _untied("Llama-3.2 3B")
+    return [{**case(b3, 2, 2048, 2, False, tp=2, tag="v", variants=PACE_CONDITIONS), "rounds": 2}]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
-          "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases}
+          "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -328,8 +336,9 @@ def tiny_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for c in cases:
         flags = {k: c[k] for k in ("probe", "host_probe", "variants") if c.get(k)}
-        out.append(case(tiny, c["world"], 32, 2, c["recompute"], dp=c["dp"], tp=c["tp"], pp=c["pp"],
-                        n_micro=c["n_micro"], schedule=c["schedule"], tag=f"c{len(out)}", **flags))
+        out.append({**case(tiny, c["world"], 32, 2, c["recompute"], dp=c["dp"], tp=c["tp"], pp=c["pp"],
+                           n_micro=c["n_micro"], schedule=c["schedule"], tag=f"c{len(out)}", **flags),
+                    **({"rounds": c["rounds"]} if "rounds" in c else {})})
     return out
 
 
@@ -686,20 +695,29 @@ class Runner:
         dist.barrier()
         after_step = torch.cuda.memory_allocated(self.dev) if cuda else 0
         left = max(0.0, case_budget_s - (time.time() - t_case))
-        k = [max(2, min(steps, int(left / (2 * len(variant_names(c))) / max(warm_s[-1], 1e-3))))]
+        k = [max(2, min(steps, int(left / (2 * len(variant_names(c)) * int(c.get("rounds", 1)))
+                                   / max(warm_s[-1], 1e-3))))]
         dist.broadcast_object_list(k, src=0)
         allowed = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
         meter = HostMeter()
         names = variant_names(c)
         per: dict[str, dict[str, Any]] = {v: {"step_s_rank": [], "issue_s_rank": [], "meter": [], "peak": 0,
                                               "peak_reserved": 0, "pinned": {}} for v in names}
-        order = list(names) + list(reversed(names))
+        order = (list(names) + list(reversed(names))) * int(c.get("rounds", 1))
         groups = smt_groups()
         local = int(os.environ.get("LOCAL_RANK", "0"))
         loss = None
         try:
             for v in order:
-                if v in ("apart", "clash"):
+                chosen = -1
+                if v in ("fastcpu", "slowcpu") and hasattr(os, "sched_setaffinity"):
+                    cand = pace_set(slot, allowed, reserved)
+                    paces = {cpu: spin_pace(cpu) for cpu in cand}
+                    chosen = (max if v == "fastcpu" else min)(paces, key=lambda x: paces[x])
+                    light = set(pace_set(slot + 8, allowed, reserved)) - set(cand)
+                    pinned = meter.place({chosen}, light or set(cand))
+                    pinned["paces_before"] = {str(k): round(x) for k, x in paces.items()}
+                elif v in ("apart", "clash"):
                     pinned = meter.place(*placement(v, slot, local, groups, reserved))
                 else:
                     pinned = meter.pin(v in ("pin", "pingc"), slot, allowed, reserved)
@@ -729,6 +747,10 @@ class Runner:
                 finally:
                     if gc_was:
                         gc.enable()
+                if chosen >= 0:  # the chosen vCPU's pace again, just after the block (then the threads go back there)
+                    per[v].setdefault("paces", []).append({"cpu": chosen, "before": pinned["paces_before"][str(chosen)],
+                                                           "after": round(spin_pace(chosen)), "steps": k[0]})
+                    meter.place({chosen}, set(pinned["light"]))
                 if cuda:
                     per[v]["peak"] = max(per[v]["peak"], torch.cuda.max_memory_allocated(self.dev))
                     per[v]["peak_reserved"] = max(per[v]["peak_reserved"], torch.cuda.max_memory_reserved(self.dev))
@@ -739,7 +761,8 @@ class Runner:
         for v in names:
             row: dict[str, Any] = {"step_s_rank": per[v]["step_s_rank"], "issue_s_rank": per[v]["issue_s_rank"],
                                    "warmup_s_rank": warm_s, "build_s": t_build, "meter": per[v]["meter"],
-                                   "pinned": per[v]["pinned"], "block_steps": k[0], **notes}
+                                   "pinned": per[v]["pinned"], "block_steps": k[0], "paces": per[v].get("paces", []),
+                                   **notes}
             if loss is not None:
                 row["loss"] = float(loss.full_tensor() if hasattr(loss, "full_tensor") else loss)
             if cuda:
@@ -767,6 +790,33 @@ VARIANTS = ("base", "gcoff", "pin", "pingc")
 #: puts each rank's busy threads (main and autograd: they take turns) on one vCPU of a core of its own whose sibling
 #: no one uses, "clash" puts the ranks of one launch on the two siblings of one core; "base" as every earlier run.
 PLACEMENTS = ("base", "apart", "clash")
+
+
+#: The dist5 third call's conditions: before each block every rank times the same fixed piece of Python for 15 ms on
+#: each vCPU of its own set (:func:`pace_set`) and puts its main and autograd threads on the fastest ("fastcpu") or
+#: the slowest ("slowcpu") of them; after the block it times the chosen vCPU again (``pace``).
+PACE_CONDITIONS = ("base", "fastcpu", "slowcpu")
+PACE_SET = 6  # vCPUs a rank chooses among
+
+
+def spin_pace(cpu: int, seconds: float = 0.015) -> float:
+    """Runs per second of a fixed piece of pure Python with the calling thread on ``cpu`` (its affinity is left
+    there: the caller sets it again)."""
+    os.sched_setaffinity(0, {cpu})
+    t0 = time.perf_counter()
+    n = 0
+    while time.perf_counter() - t0 < seconds:
+        s = 0
+        for i in range(200):
+            s += i * i
+        n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def pace_set(slot: int, allowed: set[int], reserved: set[int]) -> list[int]:
+    """The vCPUs a rank of physical GPU ``slot`` chooses among: :data:`PACE_SET` of its own, from core 2 on."""
+    cores = [c for c in sorted(allowed - reserved) if c >= 2] or sorted(allowed)
+    return [cores[(slot * PACE_SET + i) % len(cores)] for i in range(PACE_SET)]
 
 
 def smt_groups() -> list[list[int]]:
