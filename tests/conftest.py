@@ -192,6 +192,9 @@ def pytest_collection_modifyitems(config, items):
 # "loadgroup" cannot do this with pytest 9.2 (it renames node ids through an attribute pytest no
 # longer reads), so the grouping is this scheduler's.
 _ONE_WORKER = {"tests/site/test_live_jupyter.py"}
+# Files whose tests of one calculator share what they compute in one process (an lru_cache per state):
+# their tests are grouped by the calculator's key, so the states two tests have in common are computed once.
+_ONE_WORKER_PER_PARAM = {"tests/calculators/test_glance.py"}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -201,6 +204,8 @@ def pytest_xdist_make_scheduler(config, log):
     class _Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
+            if path in _ONE_WORKER_PER_PARAM and nodeid.endswith("]"):
+                return path + "::[" + nodeid.split("[", 1)[1]
             return path if path.endswith(".ipynb") or path in _ONE_WORKER else nodeid
 
     return _Scheduling(config, log)
