@@ -92,8 +92,8 @@ def strict_build(tmp_path_factory) -> subprocess.CompletedProcess:
     never runs an older mlcalc than the one under test. MLCALC_SITE_BUILT=1 tests the site already
     in _build/html instead (quicker while working on the site's scripts; CI never sets it).
 
-    With pytest-xdist (make test runs two workers) the first worker that needs the site builds it,
-    under a lock, and records the outcome; the other reads the record: one build per run.
+    With pytest-xdist (make test runs three workers) the first worker that needs the site builds it,
+    under a lock, and records the outcome; the others read the record: one build per run.
     """
     from filelock import FileLock
 
@@ -186,7 +186,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.build)
 
 
-# Under pytest-xdist (make test runs two workers) every test goes to whichever worker is free, except
+# Under pytest-xdist (make test runs three workers) every test goes to whichever worker is free, except
 # the tests that must share one process, in order: a notebook's nbval cells (one kernel runs them
 # all) and the files below (one JupyterLab server for the live-Jupyter tests). xdist's own
 # "loadgroup" cannot do this with pytest 9.2 (it renames node ids through an attribute pytest no
