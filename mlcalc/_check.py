@@ -136,9 +136,12 @@ def fraction(name: str, value: Any) -> float:
 
 
 def _whole(name: str, value: Any, minimum: int, maximum: int | None) -> int:
+    if (type(value) is int and value >= minimum and (maximum is None or value <= maximum)
+            and abs(value) <= MAX_MAGNITUDE):  # the common case: no message to write, no ABC machinery
+        return value
     bound = f" and at most {maximum:,}" if maximum is not None else ""
     allowed = f"it must be a whole number of at least {minimum}{bound}"
-    if type(value) is int:  # the common case, without the ABC machinery
+    if type(value) is int:
         if value < minimum or (maximum is not None and value > maximum):
             raise _refuse(name, value, allowed)
         if abs(value) > MAX_MAGNITUDE:
@@ -185,10 +188,23 @@ def bounded_int(name: str, value: Any, minimum: int, maximum: int) -> int:
 def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``allowed``, else raise ValueError listing them."""
     kind = type(value)
-    if (kind is str or kind is int) and isinstance(allowed, (tuple, list)):
-        for o in allowed:  # the common case (a text or a whole number among plain options), without the general test
-            if type(o) is kind and o == value:
+    if kind is bool and isinstance(allowed, (tuple, list)):
+        for o in allowed:  # True or False among plain options (the general test finds only a bool equal to it)
+            if o is value:
                 return value
+    elif kind is str or kind is int:
+        if isinstance(allowed, (tuple, list)):
+            for o in allowed:  # the common case (a text or a whole number among plain options), without the general test
+                if type(o) is kind and o == value:
+                    return value
+        elif kind is str and isinstance(allowed, (dict, types.MappingProxyType, frozenset, set, abc.KeysView)):
+            # a text among the keys of a mapping or a set: found by hash. A key found equals the text, so the
+            # general test below would find it too (no bool equals a text); not found: the general test decides
+            try:
+                if value in allowed:
+                    return value
+            except TypeError:  # an odd container: the general test decides
+                pass
     options = list(allowed)
     try:  # True is not the option 1; an array's == is not a truth value: neither is found
         found = any(isinstance(value, bool) == isinstance(o, bool) and bool(value == o) for o in options)
@@ -257,6 +273,8 @@ def fields(name: str, value: Any) -> Any:
         result(name, value)
         return value
     for key, item in items:
+        if type(item) is float and item >= 0 and item != math.inf:  # what result() passes (nan fails >= 0): no name
+            continue
         if isinstance(item, bool) or item is None or isinstance(item, str):
             continue
         if _is_number(item):

@@ -127,12 +127,18 @@ def _serve(kind: str) -> tuple[Case, ...]:
                      f"{c.batch}, {c.context} tokens" + (f", TP {c.tp}" if c.tp > 1 else ""))
             out.append(Case(f"serve-{kind}", label, "measured", run, c.predicted_s, c.measured_s,
                             sm.miss_cause(c, run)))
+    if kind == "graph":
+        for c in sm.check_run5_decode():
+            label = (f"{c.arch} (plain PyTorch), batch {c.batch}, {c.context} tokens"
+                     + (f", one GPU of TP {c.tp} (no all-reduce)" if c.tp > 1 else ""))
+            out.append(Case("serve-graph", label, "measured", sm.RUN5, c.predicted_s, c.measured_s,
+                            sm.miss_cause(c, sm.RUN4)))
     return tuple(out)
 
 
 def _serve_published() -> tuple[Case, ...]:
     """TensorRT-LLM's published tables (H100 and H200, FP8): v0.9.0's static-batch throughput and first-token latency,
-    v0.17's in-flight-batching throughput at full load."""
+    v0.17's and v1.0's in-flight-batching throughput at full load."""
     from mlcalc import servemeasured as sm
 
     out = [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, batch {c.batch}, {c.input} in / {c.output} out",
@@ -219,8 +225,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
     Family("serve-prefill", "Prefill time of five architectures in eager transformers",
            "mlcalc.servemeasured.predict_hf_prefill", "prefill time", "point", 0.25,
            "notebooks/memory/serving", lambda: _serve("prefill")),
-    Family("serve-published", "TensorRT-LLM's published throughput (v0.9.0 static batches, v0.17 in-flight batching) "
-           "and first-token latency (v0.9.0), FP8",
+    Family("serve-published", "TensorRT-LLM's published throughput (v0.9.0 static batches, v0.17 and v1.0 in-flight "
+           "batching) and first-token latency (v0.9.0), FP8",
            "mlcalc.serving.predict_decode / predict_prefill, mlcalc.servemeasured.inflight", "throughput or latency", "point",
            0.25, "notebooks/memory/serving", _serve_published),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",

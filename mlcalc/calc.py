@@ -192,12 +192,37 @@ _OVERFLOW_HINT = ("these inputs give a result that is not a finite number{where}
                   "values you entered")
 
 
+def _all_finite(result: Any, depth: int) -> bool:
+    """Whether :func:`check_finite` would pass ``result``: the same walk, without naming each value on the way
+    (a name is only needed for the message, written by check_finite's own walk when this one finds a bad value)."""
+    if depth > _MAX_DEPTH:
+        return True
+    if isinstance(result, float):
+        return math.isfinite(result)
+    if isinstance(result, (str, bytes, bool, int)) or result is None:
+        return True
+    if isinstance(result, Mapping):
+        return all(_all_finite(v, depth + 1) for _, v in list(result.items())[:MAX_CHART_ROWS])
+    if isinstance(result, (tuple, list)):
+        return all(_all_finite(v, depth + 1) for v in result[:MAX_CHART_ROWS])
+    if hasattr(result, "__dataclass_fields__"):
+        return all(_all_finite(getattr(result, f, None), depth + 1) for f in result.__dataclass_fields__)
+    return True
+
+
 def check_finite(result: Any, name: str = "result", depth: int = 0) -> None:
     """Refuse a result holding an infinite or NaN number (inputs at the edge of the float range).
 
     Looks into tuples (NamedTuples included), lists, dicts and dataclasses, a few levels deep: every
     size, time, count or rate a calculator returns must be finite, or the reader gets a message.
     """
+    if _all_finite(result, depth):
+        return
+    _check_finite_named(result, name, depth)
+
+
+def _check_finite_named(result: Any, name: str, depth: int) -> None:
+    """check_finite's walk with the name of each value (the message says which one is not finite)."""
     if depth > _MAX_DEPTH:
         return
     if isinstance(result, float):
@@ -207,14 +232,14 @@ def check_finite(result: Any, name: str = "result", depth: int = 0) -> None:
         return
     elif isinstance(result, Mapping):
         for k, v in list(result.items())[:MAX_CHART_ROWS]:
-            check_finite(v, f"{name}[{k!r}]", depth + 1)
+            _check_finite_named(v, f"{name}[{k!r}]", depth + 1)
     elif isinstance(result, (tuple, list)):
         fields = getattr(result, "_fields", None)
         for i, v in enumerate(result[:MAX_CHART_ROWS]):
-            check_finite(v, f"{name}.{fields[i]}" if fields else f"{name}[{i}]", depth + 1)
+            _check_finite_named(v, f"{name}.{fields[i]}" if fields else f"{name}[{i}]", depth + 1)
     elif hasattr(result, "__dataclass_fields__"):
         for f in result.__dataclass_fields__:
-            check_finite(getattr(result, f, None), f"{name}.{f}", depth + 1)
+            _check_finite_named(getattr(result, f, None), f"{name}.{f}", depth + 1)
 
 
 def check_view(view: View) -> None:

@@ -173,6 +173,72 @@ def host_floors(run: str) -> tuple[Mapping[str, Any], ...]:
     return tuple(out)
 
 
+def host_meter(run: str) -> tuple[Mapping[str, Any], ...]:
+    """Every metered step of a run (``train_dist.py``'s ``variants`` cases, dist5 on): one row per step and rank with
+    the case id, launch condition (``variant``), rank, step (its index in the case), wall and issue seconds, the rank's main and autograd threads'
+    CPU and run-queue seconds, the VM's steal seconds and the garbage collector's seconds and gen-2 collections
+    (``gc_s``, ``gc2``); () where the run metered none."""
+    out = []
+    for d in _files(run):
+        for c in d["cases"]:
+            for rank, r in enumerate(c.get("ranks", ())):
+                for i, m in enumerate(r.get("meter", ())):
+                    out.append(MappingProxyType({
+                        "case": c["id"], "variant": c.get("variant", ""), "rank": rank, "step": i, "wall_s": m["wall_s"],
+                        "issue_s": m["issue_s"], "cpu_s": m.get("cpu_main_s", 0.0) + m.get("cpu_autograd_s", 0.0),
+                        "runq_s": m.get("runq_main_s", 0.0) + m.get("runq_autograd_s", 0.0),
+                        "steal_s": m.get("vm_steal_s", 0.0), "gc_s": sum(m["gc_s"]), "gc2": m["gc_n"][2]}))
+    return tuple(out)
+
+
+def host_pace(run: str) -> tuple[float, ...]:
+    """The speedometer of a run (``scripts/gpu/speedometer.py``, ``speed.txt``): how many times a fixed piece of
+    Python ran in each window of about 10 ms on one vCPU, over the run's median window (1 = the usual pace); () where
+    the run has none."""
+    f = _root().joinpath(run).joinpath("speed.txt")
+    if not f.is_file():
+        return ()
+    n = [float(line.split()[1]) for line in f.read_text().splitlines() if line and not line.startswith("#")]
+    med = statistics.median(n) if n else 0.0
+    return tuple(x / med for x in n) if med > 0 else ()
+
+
+def pace_blocks(run: str) -> tuple[Mapping[str, Any], ...]:
+    """The blocks of a run whose ranks' busy threads were put on a vCPU timed just before (``train_dist.py``'s
+    "fastcpu" and "slowcpu" conditions, dist5c): per block its condition, its median step (each step the slowest
+    rank's) and the slower rank's vCPU pace (runs per second of a fixed piece of Python) just before and just after
+    the block; () where the run has none."""
+    out = []
+    for d in _files(run):
+        for c in d["cases"]:
+            ranks = c.get("ranks", ())
+            paces = [r.get("paces", ()) for r in ranks]
+            if not ranks or not all(paces):
+                continue
+            k = int(ranks[0]["block_steps"])
+            steps = [max(r["step_s_rank"][i] for r in ranks) for i in range(min(len(r["step_s_rank"]) for r in ranks))]
+            for b in range(min(len(p) for p in paces)):
+                out.append(MappingProxyType({
+                    "case": c["id"], "variant": c.get("variant", ""), "block": b,
+                    "step_s": statistics.median(steps[b * k:(b + 1) * k]),
+                    "pace_before": min(float(p[b]["before"]) for p in paces),
+                    "pace_after": min(float(p[b]["after"]) for p in paces)}))
+    return tuple(out)
+
+
+def vcpu_pace(run: str) -> Mapping[str, Any]:
+    """The run's vCPU test (``scripts/gpu/smt_map.py``, ``smt_map.json``): the fixed piece of Python timed on each
+    vCPU alone, one after another (``alone``: runs per second by vCPU), and with a second busy vCPU (``pairs``:
+    (vCPU, partner) -> rate over alone); {} where the run has none."""
+    f = _root().joinpath(run).joinpath("smt_map.json")
+    if not f.is_file():
+        return MappingProxyType({})
+    d = json.loads(f.read_text())
+    return MappingProxyType({"alone": MappingProxyType({int(k): float(v) for k, v in d["alone_runs_per_s"].items()}),
+                             "pairs": MappingProxyType({(int(t["cpu"]), int(t["partner"])): float(t["ratio"])
+                                                        for t in d["tests"]})})
+
+
 @lru_cache(maxsize=None)
 def _machine(device: str) -> Any:
     from mlcalc import hfruns, steptime

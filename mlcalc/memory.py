@@ -498,6 +498,8 @@ def layer_activation_parts(
     recompute: str = "none",
     seq_len: int = 2048,
     experts_in_fp32: bool = HF_EXPERTS_IN_FP32,
+    fused_swiglu: bool = False,
+    fp8_linear_inputs: bool = False,
 ) -> Mapping[str, float]:
     """Bytes one layer keeps for the backward pass, per token, by kind (eager PyTorch, Hugging Face layout).
 
@@ -521,8 +523,21 @@ def layer_activation_parts(
     - dropout masks, 1 byte per element of each residual branch, ``2 h``.
 
     ``recompute``: "none"; "selective" (Korthikanti et al. 2022: the attention core is recomputed, so
-    only the eager s^2 terms go; with flash attention nothing changes); "full" (only the layer input,
+    only the eager s^2 terms go; with flash attention nothing changes; for multi-head latent attention
+    (MLA) selective recomputation is DeepSeek-V3's, DeepSeek-AI 2024, 3.2.3: "We recompute all RMSNorm
+    operations and MLA up-projections during back-propagation", so each norm keeps only its input and the
+    attention only the compressed latents, its output and the log-sum-exp); "full" (only the layer input,
     ``s h``, is kept; the layer's working set comes back during its backward, see :func:`training_peak`).
+
+    Megatron-core's kernels (what :func:`training_memory` counts for ``program="megatron"``):
+    ``fused_swiglu``: the fused SwiGLU (megatron/core/fusions/fused_bias_swiglu.py, ``SwiGLUFunction``)
+    saves only its input, the first projection's gate and up outputs, and recomputes the activation in the
+    backward pass: a gated MLP keeps ``6 f`` (its ``2 f`` input and the ``f`` product the second projection
+    reads), not ``8 f``; ``fp8_linear_inputs``: FP8 training (``dtype="fp8"``) keeps what only a linear
+    layer's weight gradient reads in FP8, one byte a value (DeepSeek-AI 2024, 3.3.1: "the FP8 Wgrad GEMM
+    allows activations to be stored in FP8 for use in the backward pass"): the norms' outputs, the MLA
+    latents, the input of the second MLP projection and the dispatched expert inputs; what attention, the
+    norms and the activation functions read stays in 16 bits.
     """
     _check.choice("precision", precision, PRECISIONS)
     _check.choice("attention", attention, ATTENTION_KERNELS)
@@ -535,34 +550,55 @@ def layer_activation_parts(
     up = 4.0 if sb == 2 else sb  # a bf16 input to RMSNorm is upcast: its fp32 copy is kept
     kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
     vd = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.v_dim
-    if m.norm == "layernorm":
+    mla_recompute = m.attention == "mla" and recompute == "selective"  # DeepSeek-V3's selective recomputation
+    lin = 1.0 if fp8_linear_inputs else 2.0  # bytes of a value only a linear layer's weight gradient reads
+    if mla_recompute:  # the norms are recomputed: each keeps its input
         norms = m.norms_per_layer * sb * h
-    else:
-        norms = 2 * 2 * sb * h + (m.norms_per_layer - 2) * 2 * up * h
+    elif m.norm == "layernorm":
+        norms = m.norms_per_layer * sb * h
+    else:  # each keeps its input and the normalized output (the projections' input)
+        norms = 2 * (sb + (1.0 if fp8_linear_inputs else sb)) * h + (m.norms_per_layer - 2) * 2 * up * h
     reads1 = 1 if (m.learned_positions or m.attention == "mla") else 3
     reads2 = 2 if m.gated_mlp else 1
     moe = m.is_moe
     if moe and experts_in_fp32:
         reads2 = 0  # the routed experts read the fp32 norm output directly
-    parts = {"norms": float(norms), "bf16 copies of norm outputs (autocast)": 2.0 * h * (reads1 + reads2) * c}
-    attn = 2.0 * (m.q_width + kv + vd + m.attn_out_width) + 4.0 * m.n_heads
-    if m.attention == "mla":
-        attn += 2.0 * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)  # the compressed latents
-    parts["attention (Q, K, V, output, log-sum-exp)"] = attn
+    parts = {"norms": float(norms),
+             "bf16 copies of norm outputs (autocast)": 0.0 if mla_recompute else 2.0 * h * (reads1 + reads2) * c}
+    latents = lin * (m.q_lora_rank + m.kv_lora_rank) + 2.0 * m.qk_rope_head_dim if m.attention == "mla" else 0.0
+    if mla_recompute:  # the up-projections (Q, K, V) are recomputed from the latents
+        parts["attention (latents, output, log-sum-exp)"] = latents + 2.0 * m.attn_out_width + 4.0 * m.n_heads
+    else:
+        parts["attention (Q, K, V, output, log-sum-exp)"] = 2.0 * (m.q_width + kv + vd + m.attn_out_width) + \
+            4.0 * m.n_heads + latents
     if m.qk_norm:  # fp32 copy (4) + the normalized heads: cast back to bf16 before the weight (Llama
         # family, 2) or weighted in fp32 (Gemma family, with four norms per layer, 4)
         parts["query/key norms"] = (8.0 if m.norms_per_layer == 4 else 6.0) * (m.q_width + kv)
     if attention == "eager" and recompute != "selective":
         parts["attention scores (fp32 softmax + bf16 copy)"] = 6.0 * m.n_heads * s_len
+    # a gated MLP of width f: its projections' outputs (2 f values, what the activation reads) and the product
+    # the second projection reads (f); unfused, also the activation's output (f)
+    def gated(f: float, eb: float, second: float) -> float:
+        return (2 * eb + second) * f + (0.0 if fused_swiglu else eb * f)
+
     if moe:
         f, k = m.expert_ffn, m.experts_per_token
         eb = 4.0 if experts_in_fp32 else 2.0
-        parts["routed experts"] = k * (4 * eb * f + 2 * eb * h)
+        if fused_swiglu:
+            # Megatron-core's grouped experts (megatron/core/transformer/moe/experts.py): each routed copy keeps
+            # its dispatched input, the first projection's output and the activation's output weighted by the
+            # router's probability (activation_func_with_probs, the second projection's input); the combine is
+            # a plain sum, so no expert output is kept. FP8: the input and the weighted output in FP8, and the
+            # activation's input too (DeepSeek-AI 2024, 3.3.3: "we cache the inputs of the SwiGLU operator ...
+            # stored in FP8"; Megatron-core's activation_func_fp8_input_store)
+            parts["routed experts"] = k * (lin * h + 2 * lin * f + lin * f)
+        else:  # Hugging Face: the input, the gated MLP, and the output the combine weights by the probability
+            parts["routed experts"] = k * (gated(f, eb, eb) + 2 * eb * h)
         parts["router"] = 6.0 * m.n_experts
         if m.n_shared_experts:
-            parts["shared experts"] = m.n_shared_experts * 8.0 * f
+            parts["shared experts"] = m.n_shared_experts * gated(f, 2.0, lin)
     elif m.gated_mlp:
-        parts["MLP (gate, up, activation, product)"] = 8.0 * m.ffn_hidden
+        parts["MLP (gate, up, activation, product)"] = gated(m.ffn_hidden, 2.0, lin)
     else:
         python_gelu = m.activation == "gelu_tanh" and m.learned_positions > 0
         gelu = (16.0 if c else 10.0) if python_gelu else 4.0
@@ -906,6 +942,111 @@ def moe_decode_weight_bytes(model: ModelConfig, batch: int, weight_dtype: str = 
 # ---------------------------------------------------------------------------
 
 
+# ---------------------------------------------------------------------------
+# Pipeline schedules: how many micro-batches' activations each rank holds at once
+# ---------------------------------------------------------------------------
+
+PIPELINE_MEMORY_SCHEDULES = ("1f1b", "interleaved", "gpipe", "dualpipe")
+
+
+def pipeline_stage_layers(n_layers: int, pp: int, virtual_stages: int = 1, balanced: bool = False) -> tuple[int, ...]:
+    """Transformer layers of each pipeline stage, in model order (``pp x virtual_stages`` stages).
+
+    Stage ``g`` runs on rank ``g % pp`` (Narayanan et al. 2021, 2.2.2: rank ``r`` holds model chunks
+    ``r, r + p, r + 2p, ...``). The layers are spread as evenly as the count allows, the first stages taking
+    the spare ones. ``balanced`` (Llama 3, Dubey et al. 2024, 3.3.2: "we reduce one Transformer layer each from
+    the first and the last stages ... the first model chunk on the first stage has only the embedding, and the
+    last model chunk on the last stage has only output projection and loss calculation"): the embedding and
+    the output layer each take one layer's place, ``L + 2`` places in all. More stages than places leave the
+    last ones empty.
+
+    >>> pipeline_stage_layers(126, 16, 8, balanced=True)[:3], sum(pipeline_stage_layers(126, 16, 8, balanced=True))
+    ((0, 1, 1), 126)
+    """
+    L = _check.positive_int("n_layers", n_layers)
+    p = _check.positive_int("pp", pp, L)
+    v = _check.positive_int("virtual_stages", virtual_stages, L)
+    _check.choice("balanced", balanced, (True, False))
+    n = p * v
+    places = L + (2 if balanced and n > 1 else 0)
+    q, rem = divmod(places, n)
+    layers = [q + (1 if g < rem else 0) for g in range(n)]
+    if balanced and n > 1:
+        layers[0] = max(0, layers[0] - 1)
+        layers[-1] = max(0, layers[-1] - 1)
+    return tuple(layers)
+
+
+def pipeline_in_flight(n_layers: int, pp: int, schedule: str = "1f1b", virtual_stages: int = 1, n_micro: int = 0,
+                       balanced: bool = False) -> tuple[int, ...]:
+    """Activations each pipeline rank holds at its fullest moment, in layer x micro-batches (one unit: one
+    layer's activations of one micro-batch). ``n_micro``: micro-batches per step (0: enough for the schedule's
+    steady state).
+
+    - "gpipe" (Huang et al. 2019): every micro-batch's forward pass before any backward pass: ``m`` per layer.
+    - "1f1b" (PipeDream-Flush, Narayanan et al. 2021, 2.2.1: it "limits the number of in-flight microbatches
+      to the pipeline depth"): rank ``r`` of ``p`` holds ``min(p - r, m)`` micro-batches of its layers, so the
+      first rank holds ``L`` layers' worth whatever ``p`` is (Korthikanti et al. 2022, 4.2.3).
+    - "interleaved" (Narayanan et al. 2021, 2.2.2, as Megatron-LM schedules it): rank ``r`` runs
+      ``(p - r - 1) 2 + (v - 1) p`` forward chunks before its first backward one (all ``m v`` when ``m = p``)
+      and one more in the steady state; forward ``k`` runs chunk ``(k // p) % v``, the backward passes take the
+      chunks in the reverse order. With equal chunks the first rank holds ``L (1 + (p - 1) / (p v))`` layers'
+      worth (Korthikanti et al. 2022, 4.2.3); counted here chunk by chunk, so the emptier chunks of
+      ``balanced`` stages count what they hold.
+    - "dualpipe" (DeepSeek-AI 2024, 3.2.1 and Table 2): each rank holds two stages (``2 L / p`` layers, two
+      copies of the parameters) and at most ``p + 1`` micro-batches of one stage's layers: "only increasing the
+      peak activation memory by 1/PP times" over 1F1B.
+
+    >>> pipeline_in_flight(32, 4, "interleaved", 2)  # Korthikanti et al.: L (1 + (p - 1) / (p v)) = 32 x 1.375
+    (44, 36, 28, 20)
+    """
+    L = _check.positive_int("n_layers", n_layers)
+    p = _check.positive_int("pp", pp, L)
+    _check.choice("schedule", schedule, PIPELINE_MEMORY_SCHEDULES)
+    v = _check.positive_int("virtual_stages", virtual_stages, L)
+    m = _check.non_negative_int("n_micro", n_micro)
+    if v > 1 and schedule != "interleaved":
+        raise ValueError(f"virtual_stages={v!r} is not allowed: only with schedule='interleaved'")
+    if p == 1:  # one stage: micro-batches run one after the other (gradient accumulation)
+        return (L,)
+    if schedule == "gpipe" and not m:
+        raise ValueError("n_micro=0 is not allowed with schedule='gpipe': it holds every micro-batch of the step")
+    if schedule == "dualpipe":
+        if p % 2:
+            raise ValueError(f"pp={p!r} is not allowed with schedule='dualpipe': it needs an even number of stages")
+        per = pipeline_stage_layers(L, p, 1, balanced)
+        n_in = min(p + 1, m) if m else p + 1
+        return tuple(n_in * max(per[r], per[p - 1 - r]) for r in range(p))
+    stages = pipeline_stage_layers(L, p, v, balanced)
+    if schedule == "gpipe":
+        return tuple(m * stages[r] for r in range(p))
+    if v == 1:  # 1F1B
+        return tuple((min(p - r, m) if m else p - r) * stages[r] for r in range(p))
+    out = []
+    for r in range(p):
+        chunk = [stages[c * p + r] for c in range(v)]
+        total = m * v if m else 0
+        warm = (p - r - 1) * 2 + (v - 1) * p
+        if m == p:
+            warm = total
+        held_max = 0
+        held = 0
+        # forward k runs chunk (k // p) % v; backward j frees chunk v - 1 - (j // p) % v. The warm-up's forwards,
+        # then one forward and one backward at a time; the steady state repeats every p v steps, so two periods
+        # past the warm-up find its fullest moment (a bounded loop).
+        n_fwd = min(warm + 1, total) if total else warm + 1
+        for k in range(n_fwd):
+            held += chunk[(k // p) % v]
+        held_max = held
+        steps = (total - n_fwd) if total else 2 * p * v
+        for j in range(min(steps, 2 * p * v)):
+            held -= chunk[v - 1 - (j // p) % v]
+            held += chunk[((n_fwd + j) // p) % v]
+            held_max = max(held_max, held)
+        out.append(held_max)
+    return tuple(out)
+
+
 class TrainingFit(NamedTuple):
     """Memory one device needs to train, for one parallel layout, against its capacity."""
 
@@ -942,6 +1083,12 @@ def training_memory(
     activations: str = "korthikanti",
     loss: str = "fp32-logits",
     ep: int = 1,
+    schedule: str = "1f1b",
+    virtual_stages: int = 1,
+    n_micro: int = 0,
+    balanced_stages: bool = False,
+    program: str = "hf",
+    fp8_activations: bool = False,
 ) -> TrainingFit:
     """Per-device training memory of ``model`` in a dp x tp x pp layout, and whether it fits.
 
@@ -950,18 +1097,24 @@ def training_memory(
 
     - Model states: ``n_params / (tp pp)`` per model shard, sharded further over ``dp``
       by ZeRO stage ``zero_stage`` (``zero_model_state_bytes``).
-    - Activations (Korthikanti et al. 2022, section 4.2.3): with the 1F1B pipeline
-      schedule the first stage keeps ``pp`` micro-batches of ``L / pp`` layers, i.e.
-      ``L`` layers' worth whatever ``pp`` is; the last stage keeps one micro-batch of
-      its layers plus the fp32 logits for the loss, ``4 s b v / tp``. The busier of
-      the two is counted. The per-layer term is Korthikanti's GPT layer (4h MLP,
-      multi-head attention): for SwiGLU/GQA models it is an approximation.
+    - Activations: each pipeline rank keeps the micro-batches its ``schedule`` has in flight
+      (:func:`pipeline_in_flight`: ``n_micro`` micro-batches a step, 0 for the steady state; with 1F1B the
+      first stage keeps ``pp`` micro-batches of ``L / pp`` layers, ``L`` layers' worth whatever ``pp`` is,
+      Korthikanti et al. 2022, 4.2.3; interleaved with ``virtual_stages`` chunks a rank a little more;
+      ``balanced_stages`` as Llama 3's); the rank with the output layer also keeps one micro-batch's fp32
+      logits for the loss, ``4 s b v / tp``. The fullest rank is counted. "dualpipe" keeps two copies of
+      the parameters (DeepSeek-AI 2024, 3.2.1): the model states of ``2 / pp`` of the model a rank.
+      The per-layer term is Korthikanti's GPT layer (4h MLP, multi-head attention): for SwiGLU/GQA models
+      it is an approximation.
     - ``activations="architecture"`` counts each layer of the model in hand instead
       (:func:`layer_activation_parts`: gated MLPs, GQA, RMSNorm as PyTorch keeps it...),
       with bf16 activations (fp32 residual stream and autocast's bf16 weight copies for the
       "fp32-adam" convention); norms and their outputs are split by ``tp`` only with sequence
       parallelism, the rest always. ``loss`` picks how many bytes per logit the loss holds
-      (``LOSS_CONVENTIONS``; "fp32-logits" is Korthikanti's 4, "hf" Hugging Face's 12).
+      (``LOSS_CONVENTIONS``; "fp32-logits" is Korthikanti's 4, "hf" Hugging Face's 12). ``program``:
+      "hf", Hugging Face's modelling code as :func:`layer_activation_parts` counts it (routed experts in
+      fp32); "megatron", Megatron-core's kernels: the fused SwiGLU, experts in the training precision, and
+      with ``fp8_activations`` the inputs of linear layers kept in FP8.
     - Overhead: a stated fraction of the device held back for the CUDA context,
       communication buffers and allocator fragmentation (an assumption, not a
       published constant: 10% by default).
@@ -975,12 +1128,28 @@ def training_memory(
     over = _check.non_negative("overhead_fraction", overhead_fraction)
     if over >= 1:
         raise ValueError(f"overhead_fraction={overhead_fraction!r} is not allowed: it must be below 1")
-    if model.n_layers % pp:
+    chunked = schedule in ("interleaved", "dualpipe") or balanced_stages  # each chunk's own layers are counted
+    if model.n_layers % pp and not chunked:
         raise ValueError(f"pp={pp!r} is not allowed: it must divide n_layers={model.n_layers}")
     ep = _check.positive_int("ep", ep)
+    _check.choice("schedule", schedule, PIPELINE_MEMORY_SCHEDULES)
+    _check.choice("program", program, ("hf", "megatron"))
+    _check.choice("fp8_activations", fp8_activations, (True, False))
+    if fp8_activations and program != "megatron":
+        raise ValueError("fp8_activations=True is not allowed with program='hf': FP8 training is Megatron-core's here")
+    in_flight = pipeline_in_flight(model.n_layers, pp, schedule if pp > 1 else "1f1b", virtual_stages, n_micro,
+                                   balanced_stages)
+    copies = 2 if (schedule == "dualpipe" and pp > 1) else 1  # DualPipe: two copies of the parameters
     routed = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
-    states = zero_model_state_bytes((model.n_params() - routed + routed / ep) / (tp * pp), dp, zero_stage, convention,
-                                    offload_optimizer=offload_optimizer)
+    if dp % ep:
+        raise ValueError(f"ep={ep!r} is not allowed: it must divide dp={dp}")
+    # the routed experts' states are sharded over the ranks that hold the same experts: dp / ep of them
+    # (Megatron-core's expert data-parallel group, expt_dp)
+    dense = zero_model_state_bytes(copies * (model.n_params() - routed) / (tp * pp), dp, zero_stage, convention,
+                                   offload_optimizer=offload_optimizer)
+    experts = zero_model_state_bytes(copies * routed / ep / (tp * pp), dp // ep, zero_stage, convention,
+                                     offload_optimizer=offload_optimizer) if routed else None
+    states_parts = {k: v + (experts.device_parts[k] if experts else 0.0) for k, v in dense.device_parts.items()}
     _check.choice("activations", activations, ("korthikanti", "architecture"))
     _check.choice("loss", loss, LOSS_CONVENTIONS)
     extra: dict[str, float] = {}
@@ -991,22 +1160,22 @@ def training_memory(
         if model.n_heads % tp:
             raise ValueError(f"tp={tp!r} is not allowed: it must divide n_heads={model.n_heads}")
         prec = "fp32-autocast" if convention == "fp32-adam" else "bf16-master"
-        parts = layer_activation_parts(model, prec, "flash" if flash_attention else "eager", recompute, s)
+        mega = program == "megatron"
+        parts = layer_activation_parts(model, prec, "flash" if flash_attention else "eager", recompute, s,
+                                       experts_in_fp32=HF_EXPERTS_IN_FP32 and not mega, fused_swiglu=mega,
+                                       fp8_linear_inputs=fp8_activations)
         unsplit = ("norms", "bf16 copies of norm outputs (autocast)", "layer input (full recomputation)")
         sp = sequence_parallel and tp > 1
         per_layer = s * b * sum(v / (tp if (k not in unsplit or sp) else 1) for k, v in parts.items())
         if prec == "fp32-autocast":
             extra["bf16 weight copies (autocast)"] = 2.0 * (model.n_matrix_params() + model.vocab * model.hidden) / (tp * pp)
-    first = model.n_layers * per_layer
     logits = max(LOSS_CONVENTIONS[loss]) * s * b * model.vocab / tp
-    last = model.n_layers // pp * per_layer + logits
-    parts = dict(states.device_parts)
-    if pp == 1:  # one stage is both first and last
-        parts["activations"], parts["logits (fp32, for the loss)"] = first, logits
-    elif first >= last:
-        parts["activations"], parts["logits (fp32, for the loss)"] = first, 0.0
-    else:
-        parts["activations"], parts["logits (fp32, for the loss)"] = model.n_layers // pp * per_layer, logits
+    # the rank with the output layer: the last one (DualPipe: every rank holds a last stage)
+    with_logits = [v * per_layer + (logits if (r == pp - 1 or copies == 2) else 0.0) for r, v in enumerate(in_flight)]
+    fullest = max(range(pp), key=lambda r: with_logits[r])
+    parts = dict(states_parts)
+    parts["activations"] = in_flight[fullest] * per_layer
+    parts["logits (fp32, for the loss)"] = with_logits[fullest] - parts["activations"]
     parts.update(extra)
     parts["overhead (stated)"] = over * dev
     total = sum(parts.values())

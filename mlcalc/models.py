@@ -207,6 +207,14 @@ class ModelConfig:
 
     def params_breakdown(self) -> Mapping[str, int]:
         """Parameter count by part of the model (sums to ``n_params()``)."""
+        # Remembered on the instance (a frozen ModelConfig's counts never change; the cache is no field: equality,
+        # hashing, repr and replace() ignore it). The memory and step-time models ask for it thousands of times.
+        known = self.__dict__.get("_params_breakdown_known")
+        if known is None:  # a plain dict kept (a copy or pickle of the model carries it), a read-only view given
+            known = self.__dict__["_params_breakdown_known"] = dict(self._params_breakdown())
+        return MappingProxyType(known)
+
+    def _params_breakdown(self) -> Mapping[str, int]:
         dense_layers = self.n_layers - self.n_moe_layers
         experts = self.n_moe_layers * (self.n_experts + self.n_shared_experts) * self.mlp_params_per_expert()
         parts = {
@@ -222,7 +230,10 @@ class ModelConfig:
 
     def n_params(self) -> int:
         """Total parameters (what memory follows): embeddings, all layers, all experts."""
-        return sum(self.params_breakdown().values())
+        known = self.__dict__.get("_n_params_known")
+        if known is None:
+            known = self.__dict__["_n_params_known"] = sum(self.params_breakdown().values())
+        return int(known)
 
     def n_active_params(self) -> int:
         """Parameters one token passes through (what compute follows): only its routed experts."""

@@ -161,6 +161,11 @@ def check_offer(offer: Any) -> Offer:
 
 def chips() -> tuple[str, ...]:
     """The chips the planner knows (plan.json ``chips``): a system, board and node power each."""
+    return _chips()
+
+
+@lru_cache(maxsize=1)
+def _chips() -> tuple[str, ...]:
     return tuple(k for k in data()["chips"] if k != "fields")
 
 
@@ -181,6 +186,11 @@ def chip_info(chip: str) -> Mapping[str, Any]:
     """System (plan.json ``chips``), board power and node power of a chip the planner knows: the power is
     facility.json's, of the system :data:`FACILITY_SYSTEM` houses the chip in (one home for a system's power)."""
     _check.choice("chip", chip, chips())
+    return _chip_info(chip)
+
+
+@lru_cache(maxsize=64)
+def _chip_info(chip: str) -> Mapping[str, Any]:
     housed = facility.system(FACILITY_SYSTEM[chip])
     return MappingProxyType({**data()["chips"][chip], "board_power_w": housed.board_power_w,
                              "node_power_kw": housed.power_kw})
@@ -442,7 +452,8 @@ def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: in
 def _layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
                    recompute: str) -> memory.TrainingFit:
     lay = steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1, recompute=recompute)
-    return steptime.training_fit(model, lay, seq_len=seq_len, device_bytes=spec(chip).memory_bytes, engine=ENGINE)
+    return steptime.training_fit(model, lay, seq_len=seq_len, device_bytes=spec(chip).memory_bytes, engine=ENGINE,
+                                 steady_state=True)
 
 
 def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int) -> tuple[str, float] | None:
@@ -536,11 +547,50 @@ def _micro_s(p: steptime.StepPrediction, m: int) -> float | None:
         return None
 
 
-def _micro_bound(key: tuple, pp: int, m: int, n_layers: int) -> float:
-    """The lower bound of a layout's step from its micro-batch (0.0 while that micro-batch is unknown)."""
-    k = _MICRO.get(key)
-    if k is None or not _micro_bound_on:
+# The micro-batch bound carried to a shape not yet evaluated (exact, and checked like the bound itself). A stage of
+# l layers runs, per micro-batch, every product of its l layers (each layer's at the same shapes), their attention
+# and element-wise work, their tensor-parallel collectives (each in proportion to l), and the output layer,
+# embedding and loss (the same for every l): k(l) = a l + c with a, c >= 0 (megatron engine: no host time). Then for
+# the same model, chip, sequence and tp, with l <= l' layers per stage, k(l) >= k(l') l / l' (a l + c >= a l + c l / l'),
+# and with l >= l', k(l) >= k(l'). Full recomputation only adds work to selective's (a second forward, its
+# collectives), so a selective micro-batch bounds a full one of the same shapes too. Only where every layer is of
+# one kind (all dense or all mixture-of-experts): with a mix, a stage's share of expert layers moves with l.
+# The carried bound is checked as the bound is: every evaluated layout checks it (_learn), and a failure switches
+# the bound off and the search is redone without it. Tested on random layouts (tests/core/test_plan_speed.py).
+_DEPTHS: dict[tuple, dict[tuple[int, str], float]] = {}  # (model, chip, system, seq_len, tp) -> {(pp, rc): seconds}
+_CARRIED: dict[tuple, dict[tuple[int, str], float]] = {}  # the same shapes -> {(pp, rc): carried bound}, remembered
+
+
+def _carried(key: tuple, n_layers: int) -> float:
+    """A lower bound of the micro-batch of ``key`` from those known at other stage depths (0.0: none known)."""
+    model, chip, system, s, tp, pp, rc = key
+    if model.n_moe_layers not in (0, model.n_layers):
         return 0.0
+    shape = (model, chip, system, s, tp)
+    memo = _CARRIED.setdefault(shape, {})
+    if (pp, rc) in memo:
+        return memo[(pp, rc)]
+    here = -(-n_layers // pp)
+    best = 0.0
+    for (pp2, rc2), k2 in _DEPTHS.get(shape, {}).items():
+        if rc2 != rc and not (rc == "full" and rc2 == "selective"):
+            continue
+        there = -(-n_layers // pp2)
+        best = max(best, k2 * here / there if here <= there else k2)
+    memo[(pp, rc)] = best
+    return best
+
+
+def _micro_bound(key: tuple, pp: int, m: int, n_layers: int) -> float:
+    """The lower bound of a layout's step from its micro-batch (known, or carried from other stage depths: 0.0
+    while none is)."""
+    if not _micro_bound_on:
+        return 0.0
+    k = _MICRO.get(key)
+    if k is None:
+        k = _carried(key, n_layers)
+        if not k:
+            return 0.0
     return m * k * (1.0 + (_bubble(pp, m, n_layers) if pp > 1 else 0.0)) * (1.0 - 1e-9)
 
 
@@ -553,6 +603,8 @@ def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: fl
         except _BoundFailed:
             _micro_bound_on = False
             _MICRO.clear()
+            _DEPTHS.clear()
+            _CARRIED.clear()
         except _FitsOrderFailed:
             _fits_order_on = False
             _FITS.clear()
@@ -655,7 +707,15 @@ def _learn(key: tuple, k: float | None, step_s: float, pp: int, m: int, n_layers
         return
     if len(_MICRO) >= _MICRO_MAX:
         _MICRO.clear()
+        _DEPTHS.clear()
+        _CARRIED.clear()
     _MICRO[key] = k
+    model, chip, system, s, tp, pp_, rc = key
+    if len(_DEPTHS) >= _MICRO_MAX:
+        _DEPTHS.clear()
+        _CARRIED.clear()
+    _DEPTHS.setdefault((model, chip, system, s, tp), {})[(pp_, rc)] = k
+    _CARRIED.pop((model, chip, system, s, tp), None)  # the carried bounds of these shapes may rise
     if _micro_bound(key, pp, m, n_layers) > step_s:
         raise _BoundFailed
 
@@ -890,8 +950,27 @@ def _run(model: memory.ModelConfig, chip: str, n: int, n_tokens: float, seq_len:
     tps = lay.dp * lay.n_micro * lay.micro_batch * seq_len / lay.step_s
     mfu = tps * flops_per_token(model, seq_len) / (n * spec(chip).peak_flops("bf16"))
     gpn = network.system(chip_info(chip)["system"]).gpus_per_node
-    nd = needs(model, n, gpn, tps, n_tokens, fs, node, restart)
+    nd = _needs_at(model, n, gpn, tps, n_tokens, fs, node, restart)
     return _Run(lay, tps, mfu, n_tokens / tps / max(nd.goodput, 1e-9), nd)
+
+
+def _needs_at(model: memory.ModelConfig, n: int, gpn: int, tps: float, n_tokens: float, fs: float, node: float,
+              restart: float | None) -> Needs:
+    """:func:`needs`, its parts that do not depend on the token rate remembered (the chips of a search share a
+    count's switches, checkpoint, failures and goodput): only the dataset read rate, ``tokens_per_s x bytes per
+    token``, is the rate's; it is computed here as needs computes it."""
+    try:
+        fixed = _needs_fixed(model, n, gpn, n_tokens, fs, node, restart)
+    except TypeError:  # an input that cannot be a key
+        return needs(model, n, gpn, tps, n_tokens, fs, node, restart)
+    tps = _check.positive("tokens_per_s", tps, 1e15)
+    return fixed._replace(read_bytes_per_s=tps * _bytes_per_token_on_disk(model.vocab))
+
+
+@lru_cache(maxsize=4096)
+def _needs_fixed(model: memory.ModelConfig, n: int, gpn: int, n_tokens: float, fs: float, node: float,
+                 restart: float | None) -> Needs:
+    return needs(model, n, gpn, 1.0, n_tokens, fs, node, restart)
 
 
 @lru_cache(maxsize=4096)

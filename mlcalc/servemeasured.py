@@ -43,6 +43,15 @@ RUN2 = "h200x2-2026-11-26-serve2"
 #: it, transformers' grouped experts at prefill sizes.
 RUN4 = "h200x4-2026-11-26-serve4"
 RUNS = (RUN, RUN2, RUN4)
+#: The fifth call (scripts/gpu/run_serve5.sh, one H200, asked for one): the plain engine's decode matmuls as it runs
+#: them (``x @ W``, ``W`` stored (in, out)) next to ``F.linear`` at every engine shape of Llama 3 8B and 70B and their
+#: tp 2 / tp 4 shards, batch 1-128; the engine's decode step at tp 1 and one GPU's shard of tp 2 / tp 4, replayed
+#: from a CUDA graph and profiled; DeepSeek-V2-Lite's prefill timed by module and profiled (predicted before the call:
+#: scripts/gpu/serve5_predictions.json). Its files differ from the other runs' (``serve5_*.json``): not in RUNS.
+RUN5 = "h200-2026-11-27-serve5"
+#: The sixth call (one H200, ``serve5_probe.py --sections small``): the engine layer's kernels other than its matmuls
+#: and attention, at full width, every shape / shard, batch 1-128 (predicted before: scripts/gpu/serve5b_predictions.json).
+RUN5B = "h200-2026-11-27-serve5b"
 #: Streaming multiprocessors of an H100 SXM and of an H200 (both the GH100 die with 132 SMs enabled: NVIDIA H100
 #: Tensor Core GPU Architecture whitepaper, Table 3; the H200 product brief: the same Hopper GPU with HBM3e).
 HOPPER_SMS = 132
@@ -391,6 +400,51 @@ def grouped_prefill_rate(model: memory.ModelConfig, tokens: int, run: str = ATTN
     return flops / secs
 
 
+def expert_rows_bytes_per_token(model: memory.ModelConfig) -> float:
+    """Bytes one prompt token moves per MoE layer through the element-wise passes of transformers 5.17's grouped
+    experts (integrations/moe.py ``grouped_mm_experts_forward``) over its ``k`` sorted expert rows (``k`` =
+    experts_per_token, ``h`` hidden, ``f`` expert width, bf16 unless said): the gather into expert order (read and
+    write ``k h``: ``4 k h``), the pre-mask ``masked_fill_`` (``4 k h``), the post-mask of the gate-and-up output
+    (a copy and an in-place fill of ``2 k f`` values: ``16 k f``), the gate (SiLU of one strided half and its product
+    with the other: ``10 k f``), the post-mask of the down output (``8 k h``), the routing-weight product (fp32 out:
+    ``6 k h``), the un-permute gather in fp32 (``8 k h``) and the fp32 sum over the ``k`` rows (``4 k h + 4 h``):
+    ``34 k h + 26 k f + 4 h``. 0 for a dense model.
+
+    DeepSeek-V2-Lite (6 of 64 experts, hidden 2,048, expert width 1,408): 646 KB a token and MoE layer:
+
+    >>> expert_rows_bytes_per_token(arch_model("dsv2lite_8l"))
+    645632.0
+    """
+    if not model.is_moe:
+        return 0.0
+    k, h, f = model.experts_per_token, model.hidden, model.expert_ffn
+    return float(34 * k * h + 26 * k * f + 4 * h)
+
+
+@lru_cache(maxsize=None)
+def expert_rows_rate() -> float:
+    """Bytes/s of transformers' element-wise passes over the sorted expert rows (:func:`expert_rows_bytes_per_token`),
+    from :data:`RUN5`'s profiled DeepSeek-V2-Lite prefills (6 points, 2,048-8,192 tokens): those bytes over the GPU
+    time of every ATen operation on the expert rows (the ``tokens x k`` rows, and the ``tokens x k x hidden`` sum)
+    other than the grouped matmuls. PyTorch runs most of them through its non-vectorised element-wise kernel (a
+    broadcast mask or routing weight, a strided half, a dtype change): about half the card's read rate."""
+    import re
+    model = arch_model("dsv2lite_8l", RUN4)
+    k, h = model.experts_per_token, model.hidden
+    moved = secs = 0.0
+    for p in _serve5("mla")["prefill"]:
+        if "profile" not in p:
+            continue
+        t = int(p["batch"]) * int(p["prompt"])
+        for o in p["profile"]["ops"]:
+            m = re.match(r"\[\[(\d+)", o["shapes"])
+            if o["op"] != "aten::_grouped_mm" and ((m and int(m.group(1)) == t * k)
+                                                   or o["shapes"].startswith(f"[[{t}, {k}, {h}]")):
+                secs += float(o["self_device_us"]) * 1e-6
+        moved += expert_rows_bytes_per_token(model) * t * model.n_moe_layers
+    return moved / secs
+
+
 def predict_hf_prefill(arch: str, batch: int, prompt: int, run: str = RUN, host_s: float | None = None) -> Prefill:
     """One eager prefill of ``batch`` prompts of ``prompt`` tokens in transformers 5.17 (``logits_to_keep=1``):
     matmuls ``2 N`` per token at the card's matmul rate (the output projection for one token per prompt);
@@ -416,6 +470,9 @@ def predict_hf_prefill(arch: str, batch: int, prompt: int, run: str = RUN, host_
             how = "mask" if local and p > lay.window else "causal"
             att += n * serving.sdpa_prefill_s(how, b, model.n_heads, p, model.qk_head_dim, model.v_dim)
     el = elementwise_bytes_per_token(arch) * b * p * model.n_layers / bw
+    if model.is_moe:  # the expert rows' element-wise passes at their kernels' rate (carried to this card's reads)
+        rows = expert_rows_bytes_per_token(model) * b * p * model.n_moe_layers
+        el += rows * (run5_read_bandwidth() / (expert_rows_rate() * bw) - 1.0 / bw)
     fl = arch_floor(arch, "eager", run, host_s)
     host = fl.fixed_s + model.n_layers * fl.per_layer_s
     gpu = mm + att + el
@@ -526,22 +583,132 @@ def graph_allreduce_s(tp: int, nbytes: float, run: str = RUN) -> float:
     return y0 + (y1 - y0) * (b - x0) / max(1.0, x1 - x0)
 
 
-def predict_engine(model: memory.ModelConfig, batch: int, context: int, tp: int = 1, run: str = RUN) -> serving.DecodeStep:
+@lru_cache(maxsize=None)
+def _serve5(section: str) -> Mapping[str, Any]:
+    """One file of :data:`RUN5` (``serve5_<section>.json``: machine, matmul, engine, mla) or of :data:`RUN5B`
+    ("small")."""
+    _check.choice("section", section, ("machine", "matmul", "engine", "mla", "small"))
+    return MappingProxyType(_read(f"serve5_{section}.json", RUN5B if section == "small" else RUN5))
+
+
+def engine_small_kernels_s(model: memory.ModelConfig, batch: int, tp: int = 1) -> float:
+    """GPU seconds per layer of the engine's kernels that are neither weight matmuls nor attention (RMS norms in
+    fp32, rotary, the cache writes, the gate's SiLU and product, residual adds) at full width on one GPU of ``tp``,
+    as :data:`RUN5B` timed them: the engine's layer with its matmuls and attention replaced by ready tensors, replayed
+    from a CUDA graph at 2 and 8 layers (the difference over 6). Linear on log2 of the batch between the probed
+    batches (1-128), held at the ends. They grow with the batch (Llama 3 70B's layer: 61 us at 1 row, 124 at 128),
+    where the tiny model's replayed layer (width 64) gives one figure for all.
+
+    >>> round(engine_small_kernels_s(tp_model("llama70b_20l"), 128) * 1e6)
+    124
+    """
+    t = _check.positive_int("tp", tp)
+    pts = sorted((math.log2(int(p["batch"])), float(p["per_layer_s"])) for p in _serve5("small")["points"]
+                 if "per_layer_s" in p and int(p["hidden"]) == model.hidden and int(p["tp_shard"]) == t
+                 and int(p["ffn"]) == model.ffn_hidden // t)
+    if not pts:
+        raise ValueError(f"model={model.name!r} at tp={tp!r} is not allowed: run {RUN5B} probed the engine's "
+                         "Llama 3 8B and 70B layers at tp 1, 2 and 4")
+    x = math.log2(_check.positive_int("batch", batch))
+    if x <= pts[0][0]:
+        return pts[0][1]
+    if x >= pts[-1][0]:
+        return pts[-1][1]
+    i = max(j for j in range(len(pts)) if pts[j][0] <= x)
+    (x0, y0), (x1, y1) = pts[i], pts[i + 1]
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
+def run5_read_bandwidth() -> float:
+    """Bytes/s of :data:`RUN5`'s 4 GiB bf16 reduction (the same probe as every run's)."""
+    return float(_serve5("machine")["read_bandwidth"]["bytes_per_s"])
+
+
+def run5_matmul_rate() -> float:
+    """FLOP/s of :data:`RUN5`'s 8192^3 bf16 matmul."""
+    return float(_serve5("machine")["matmul"]["flops_per_s"])
+
+
+@lru_cache(maxsize=None)
+def _engine_matmul_points(layout: str = "hw") -> Mapping[tuple[int, int], tuple[tuple[float, float], ...]]:
+    """{(k, n): ((log2 batch, seconds), ...)} of :data:`RUN5`'s matmul probe in ``layout``."""
+    pts: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for r in _serve5("matmul")["points"]:
+        if r.get("layout") == layout and "s" in r:
+            pts.setdefault((int(r["k"]), int(r["n"])), []).append((math.log2(int(r["batch"])), float(r["s"])))
+    return MappingProxyType({key: tuple(sorted(v)) for key, v in pts.items()})
+
+
+def engine_matmul_s(k: int, n: int, batch: int, read_bytes_per_s: float | None = None, layout: str = "hw") -> float:
+    """Seconds of one of the plain engine's decode matmuls as :data:`RUN5` timed it: ``x @ W``, ``x`` of ``batch``
+    rows, ``W`` of ``k`` inputs by ``n`` outputs stored (in, out) as scripts/gpu/serve_engine.py stores it (``layout``
+    "linear": ``F.linear`` with ``W`` stored (out, in)), many distinct copies replayed from one CUDA graph. Linear in
+    seconds on log2 of the batch between the probed batches (1, 8, 32, 64, 128), held at the ends; on a card whose
+    large reads reach ``read_bytes_per_s``, scaled by the probe card's rate over it.
+
+    cuBLAS picks its kernel by shape and layout: at 128 rows the engine's fused gate-and-up matrix of Llama 3 70B
+    (8,192 x 57,344, 940 MB) runs ``x @ W`` at 2.4 TB/s, ``F.linear`` at 3.7 TB/s, the decode-matmul law (probed
+    with ``F.linear``, :func:`mlcalc.serving.measured_matmul_law`) says 3.9:
+
+    >>> round(engine_matmul_s(8192, 57344, 128) * 1e6), round(engine_matmul_s(8192, 57344, 128, layout="linear") * 1e6)
+    (393, 254)
+    """
+    _check.choice("layout", layout, ("hw", "linear"))
+    pts = _engine_matmul_points(layout).get((_check.positive_int("k", k), _check.positive_int("n", n)))
+    if not pts:
+        raise ValueError(f"(k, n)={(k, n)!r} is not allowed: run {RUN5} probed "
+                         f"{sorted(_engine_matmul_points(layout))}")
+    x = math.log2(_check.positive_int("batch", batch))
+    if x <= pts[0][0]:
+        s = pts[0][1]
+    elif x >= pts[-1][0]:
+        s = pts[-1][1]
+    else:
+        i = max(j for j in range(len(pts)) if pts[j][0] <= x)
+        (x0, y0), (x1, y1) = pts[i], pts[i + 1]
+        s = y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    if read_bytes_per_s is None:
+        return s
+    return s * run5_read_bandwidth() / _check.positive("read_bytes_per_s", read_bytes_per_s)
+
+
+def engine_layer_matmul_s(model: memory.ModelConfig, batch: int, tp: int = 1,
+                          read_bytes_per_s: float | None = None) -> float:
+    """Seconds of one engine layer's four weight-reading matmuls on one GPU of ``tp`` (:func:`engine_matmul_s`):
+    the fused QKV (hidden x (heads + 2 KV heads) x head_dim / tp), the output projection, the fused gate-and-up
+    (hidden x 2 ffn / tp) and the down projection (ffn / tp x hidden)."""
+    t = _check.positive_int("tp", tp)
+    h, hd = model.hidden, model.head_dim
+    shapes = ((h, (model.n_heads + 2 * model.n_kv_heads) * hd // t), (model.n_heads * hd // t, h),
+              (h, 2 * model.ffn_hidden // t), (model.ffn_hidden // t, h))
+    return sum(engine_matmul_s(k, n, batch, read_bytes_per_s) for k, n in shapes)
+
+
+def predict_engine(model: memory.ModelConfig, batch: int, context: int, tp: int = 1, run: str = RUN,
+                   read_bytes_per_s: float | None = None, matmul_flops: float | None = None,
+                   allreduce: bool = True) -> serving.DecodeStep:
     """The engine's CUDA-graph decode step: :func:`mlcalc.serving.decode_step` with the engine's attention call
-    over the allocated cache (:func:`engine_attention_s`), the card's bandwidth and matmul rate, the engine's kernel
-    floor per layer (:func:`engine_layer_floor_s`, unfused: it is no production engine) and the tensor-parallel
-    all-reduces, two per layer, each as the same call measured it inside a CUDA graph (:func:`graph_allreduce_s`)."""
+    over the allocated cache (:func:`engine_attention_s`), its matmuls as the engine runs them
+    (:func:`engine_layer_matmul_s`: ``x @ W`` as probed, at this card's read rate), the card's bandwidth and matmul
+    rate (``run``'s probes unless given), the engine's other kernels per layer at full width
+    (:func:`engine_small_kernels_s`, unfused: it is no production engine) and the tensor-parallel all-reduces, two per layer, each as the same call
+    measured it inside a CUDA graph (:func:`graph_allreduce_s`; ``allreduce`` False: one GPU's shard of the step
+    without them)."""
     law = matmul_law(run)
-    bw = read_bandwidth(run)
-    n = serving.kernel_weight_s(model, batch, law, True, tp)[1]
+    bw = read_bandwidth(run) if read_bytes_per_s is None else read_bytes_per_s
+    if read_bytes_per_s is not None:
+        law = law.on_card(bw)
+    rate = matmul_rate(run) if matmul_flops is None else matmul_flops
     kvh = max(1, model.n_kv_heads // tp)
     kv = serving.sequence_kv_bytes(model, context) / model.n_layers * batch / serving.kv_split(model, tp)
-    comm = 0.0 if tp == 1 else 2 * model.n_layers * graph_allreduce_s(tp, batch * model.hidden * 2.0, run)
-    return serving.decode_step(model, batch, context, bw, matmul_rate(run), tp, None, None,
+    comm = (2 * model.n_layers * graph_allreduce_s(tp, batch * model.hidden * 2.0, run)
+            if tp > 1 and allreduce else 0.0)
+    return serving.decode_step(model, batch, context, bw, rate, tp, None, None,
                                tp_allreduce_s=comm,
-                               small_kernels_s=max(0.0, engine_layer_floor_s(run) - n * law.empty_s),
+                               small_kernels_s=engine_small_kernels_s(model, batch, tp),
                                matmul_law=law, fused=True,
-                               attention_s=engine_attention_s(batch, kvh, context, kv, bw))
+                               attention_s=engine_attention_s(batch, kvh, context, kv, bw),
+                               matmul_layer_s=engine_layer_matmul_s(model, batch, tp, bw))
 
 
 def check_tp_decode(run: str = RUN) -> list[MeasuredCheck]:
@@ -554,6 +721,28 @@ def check_tp_decode(run: str = RUN) -> list[MeasuredCheck]:
         m = float(pt["graph_s"])
         out.append(MeasuredCheck("decode", pt["model"], "graph", int(pt["batch"]), int(pt["context"]), int(pt["tp"]),
                                  m, d.step_s, d.step_s / m - 1.0, TARGET["graph"], d.bound, card(run), "serve_engine"))
+    return out
+
+
+def check_run5_decode() -> list[MeasuredCheck]:
+    """:data:`RUN5`'s engine decode steps (one H200, replayed from a CUDA graph): tp 1, and one GPU's shard of the
+    tp 2 / tp 4 layouts (``tp`` names the layout; the step of one rank without its all-reduces, ``engine``
+    "serve_engine shard") against :func:`predict_engine` at that call's read and matmul rates. That call ran no tiny
+    model, so the engine's small-kernel floor is the previous H200 call's (:data:`RUN4`; the replayed 32-layer floor
+    probe read 2.0-2.5 ms in each of the three H200 calls)."""
+    out = []
+    bw, rate = run5_read_bandwidth(), run5_matmul_rate()
+    for pt in _serve5("engine")["decode"]:
+        if "graph_s" not in pt:
+            continue
+        tp = int(pt["tp_shard"])
+        d = predict_engine(tp_model(pt["model"]), int(pt["batch"]), int(pt["context"]), tp, RUN4, bw, rate,
+                           allreduce=False)
+        m = float(pt["graph_s"])
+        out.append(MeasuredCheck("decode", pt["model"], "graph", int(pt["batch"]), int(pt["context"]), tp, m,
+                                 d.step_s, d.step_s / m - 1.0, TARGET["graph"], d.bound,
+                                 str(_serve5("engine")["env"]["device_name"]),
+                                 "serve_engine" if tp == 1 else "serve_engine shard"))
     return out
 
 
@@ -686,7 +875,7 @@ def check_load_scheduler(run: str = RUN) -> list[LoadCheck]:
 #: Why the simulation of the load test misses (measured in the run: ``load_gpu1.json``'s iterations).
 LOAD_MISS_CAUSE = ("each prompt's eager prefill took 22-72 ms (median per rate, longest at the lightest load) against "
                    "the 31 ms eager floor the step model takes, and every prefill pauses decoding for that long; the "
-                   "decode steps themselves are predicted within 20 % (check_load_steps: -9..-20 %)")
+                   "decode steps themselves are predicted within 20 % (check_load_steps: -8..-13 %)")
 
 
 def all_checks(run: str = RUN) -> list[MeasuredCheck]:
@@ -707,20 +896,38 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
                 f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it"
                 + ("" if probed else " (this call timed no probe next to each point; the serve4 call did, and with "
                    "the floor at that host speed all its eager decode points fell within 25 %)"))
-    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).attention == "mla":
-        return ("DeepSeek-V2-Lite's prefill (MLA and 64 experts) takes a quarter to a third longer than its parts: "
-                "every projection at the card's matmul rate, the routed experts at the grouped matmul's probed "
-                "prefill rate, attention at the probed SDPA rate for its 192/128 head, the counted element-wise "
-                "bytes; Mixtral's prefill, checked the same way, is within 25 %: the missing time is in the MLA "
-                "layer, not located")
-    if (c.what == "decode" and c.engine == "serve_engine" and c.error < 0 and c.batch >= 128
-            and tp_model(c.arch).hidden >= 8192):
-        return ("the Llama 3 70B layer at batch 128 takes more than its probed parts (the matmuls at the batch-128 "
-                "law, the engine's attention call as probed): about 240 us a layer on 1 GPU, 140 on 2, 50 on 4, so a "
-                "part split over the GPUs; the 8B layer at batch 128 misses by half as much. What the probes did not "
-                "time: the engine multiplies by weights stored (in, out) (h @ W) where the matmul probe timed "
-                "F.linear's (out, in) layout, and its fused gate-and-up matrix (57,344 x 8,192) is no probed shape")
+    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).is_moe:
+        pr = predict_hf_prefill(c.arch, c.batch, c.context, run)
+        gpu = pr.matmul_s + pr.attention_s + pr.elementwise_s
+        if pr.host_s >= 0.8 * gpu:
+            again = [p for p in _serve5("mla")["prefill"] if c.arch == "dsv2lite_8l"
+                     and (int(p["batch"]), int(p["prompt"])) == (c.batch, c.context) and "profile" in p]
+            return (f"host and GPU about even: the GPU parts {gpu * 1e3:.1f} ms, the launch floor "
+                    f"{pr.host_s * 1e3:.1f} ms at the call's tiny-model speed, while the same 32-layer probe moved "
+                    f"{sp.spread:.0%} within the call and none was timed next to the point"
+                    + (f"; run {RUN5} measured the same prefill at {float(again[0]['prefill_s']) * 1e3:.1f} ms with "
+                       f"the GPU busy {float(again[0]['profile']['gpu_busy_us']) / 1e3:.1f} ms of it" if again else ""))
     return ""
+
+
+@lru_cache(maxsize=None)
+def engine_other_kernels_us() -> tuple[float, float, float]:
+    """Microseconds a layer of the engine's GPU kernels that are neither matmuls (cuBLAS ``nvjet``) nor attention
+    (cuDNN SDPA) in :data:`RUN5`'s profiled graph replays (every profiled step: (least, most)), and the figure the
+    tiny model's replayed layer gives for them (:func:`engine_layer_floor_s` less the matmuls' empty kernels, RUN4),
+    which the model charged before :data:`RUN5B` probed them at full width (:func:`engine_small_kernels_s`)."""
+    per = []
+    for pt in _serve5("engine")["decode"]:
+        prof = pt.get("profile_graph")
+        if not prof:
+            continue
+        other = sum(float(k["us"]) for k in prof["kernels"]
+                    if not str(k["kernel"]).startswith(("nvjet", "cudnn", "void cublasLt")))
+        per.append(other / int(pt["cfg"]["layers"]))
+    model = tp_model("llama8b")
+    law = matmul_law(RUN4)
+    n = serving.kernel_weight_s(model, 1, law, True, 1)[1]
+    return min(per), max(per), (engine_layer_floor_s(RUN4) - n * law.empty_s) * 1e6
 
 
 # --------------------------------------------------------------------------------------- published results
@@ -894,6 +1101,12 @@ def moe_routing_bytes_per_token(model: memory.ModelConfig, in_bytes: float = 1.0
     return float(model.n_moe_layers * (1 + k) * (in_bytes + out_bytes) * model.hidden)
 
 
+#: The residual-add + RMSNorm pass is one rule of the serving model (:func:`mlcalc.serving.replicated_norm_bytes_per_token`),
+#: counted in both the in-flight iteration here and :func:`mlcalc.serving.decode_step`'s engine layer.
+RESIDUAL_NORM_BYTES_PER_VALUE = serving.RESIDUAL_NORM_BYTES_PER_VALUE
+replicated_norm_bytes_per_token = serving.replicated_norm_bytes_per_token
+
+
 class Inflight(NamedTuple):
     """One iteration of in-flight batching in steady state at maximum load, and the throughput it gives."""
 
@@ -905,6 +1118,7 @@ class Inflight(NamedTuple):
     prefill_attention_s: float  # the new prompts' causal attention FLOPs
     comm_s: float  # tensor-parallel all-reduces of every token of the iteration
     routing_s: float  # MoE only: the expert layers' permute and un-permute passes, whole on every GPU (0 if dense)
+    norm_s: float  # the residual adds and RMSNorms of every token, whole on every GPU
     iteration_s: float  # the sum: one forward pass runs its kernels one after another
     tokens_per_s: float  # output tokens/s of the replica: batch / iteration
 
@@ -925,14 +1139,15 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     with the matmuls' inputs and outputs, :func:`mlcalc.serving.matmul_s`, else the longer; the output projection
     only for the tokens that sample), the decode attention reading every running sequence's
     cache (mean context ``prompt + output / 2``), the prompts' causal attention FLOPs, the tensor-parallel
-    all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`), and for an MoE model its routing passes
+    all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`), the residual adds and RMSNorms of all its tokens
+    on every GPU (:func:`replicated_norm_bytes_per_token`), and for an MoE model its routing passes
     (:func:`moe_routing_bytes_per_token`). Output tokens/s = ``B`` / iteration.
 
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
-    9,488 output tokens/s; this gives about 1 % more:
+    9,488 output tokens/s; this gives within 1 % of it:
 
     >>> round(inflight(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 1, 2048, 2048).tokens_per_s / 9488.42, 2)
-    1.01
+    1.0
     """
     tp = _check.positive_int("tp", tp)
     p = _check.positive_int("prompt", prompt)
@@ -969,8 +1184,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
                                                                           + lay.local_layers * local) / (tp * rate)
     comm = serving.comm_s(model, chip_key, max(1, round(tokens)), tp) if tp > 1 else 0.0
     route = tokens * moe_routing_bytes_per_token(model, wb) / bw
-    it = gemm + attn + pattn + comm + route
-    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, it, b / it)
+    norm = tokens * replicated_norm_bytes_per_token(model) / bw
+    it = gemm + attn + pattn + comm + route + norm
+    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
 
 
 class InflightCheck(NamedTuple):
@@ -1000,39 +1216,39 @@ def check_inflight() -> list[InflightCheck]:
             got = inflight(model, table["chip"], tp, p, o, table["dtype"])
             pub = float(r["out_tokens_per_s"])
             err = got.tokens_per_s / pub - 1.0
+            dp = "enable_attention_dp" in table["conditions"]
             out.append(InflightCheck(key, table["chip"], r["model"], tp, p, o, got.batch, pub, got.tokens_per_s, err,
-                                     inflight_miss_cause(model, tp, got) if abs(err) > 0.25 else ""))
+                                     inflight_miss_cause(model, tp, got, dp) if abs(err) > 0.25 else ""))
     return out
 
 
 #: Why an in-flight row misses, by what the same table shows (each in its own words).
 INFLIGHT_CAUSES = MappingProxyType({
     "moe": ("Mixtral's expert layers: the same table's dense rows on as many GPUs are within 25 % (Llama 3.1 70B at "
-            "TP 2 and 4) while every Mixtral miss over-predicts, more with more GPUs (H100: up to +26 % on 2, +34 % "
-            "on 4, +49 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split over "
-            "every GPU, no expert parallelism in the page's build command); the routing passes this implies, whole on "
-            "every GPU (moe_routing_bytes_per_token), are counted and take 0.5-7 % of an iteration. What is not: the "
-            "expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the engine runs "
-            "its own CUTLASS grouped matmuls, each expert's two matrices a GPU-count fraction as wide, at a rate no "
-            "source gives; at TP 8 the dense rows' all-reduce cause (below) applies as well"),
-    "tp8": ("eight-way tensor parallelism with a decode-heavy batch: on the same table the over-prediction grows "
-            "with the GPU count at the same lengths (Llama 3.1 70B, 128 in / 2,048 out on H100 at TP 2, 4 and 8) "
-            "while the prefill-heavy 2,048/128 rows stay within 25 %: each layer's two all-reduces of about 1,700 "
-            "tokens (28 MB) are charged at the NCCL law mlcalc.network checks at 1 GiB, a rate eight GPUs do not "
-            "reach at that size, and each GPU's matmuls are an eighth as wide"),
-    "compute": ("8,192 tokens an iteration at the engine's cap of 4,096 requests: the table gives the H200 the H100's "
-                "throughput (29,526 vs 28,837 tokens/s) although its memory is 1.4x faster, so the time is the FP8 "
+            "TP 1, 2, 4 and 8) while every Mixtral miss over-predicts, more with more GPUs (H100: at most +20 % on 2, "
+            "+28 % on 4, +39 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split "
+            "over every GPU, no expert parallelism in the page's build command); the routing passes this implies, "
+            "whole on every GPU (moe_routing_bytes_per_token), are counted and take 0.5-7 % of an iteration. What is "
+            "not: the expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the "
+            "engine runs its own CUTLASS grouped matmuls, each expert's two matrices a GPU-count fraction as wide, at "
+            "a rate no source gives"),
+    "moe-dp": ("attention data-parallel with expert parallelism: the page runs its MoE models with "
+               "'enable_attention_dp: true' and '--ep' (EP size not stated), while the model runs them tensor-parallel, "
+               "attention and experts split over every GPU with two all-reduces of every token a layer (about 37 % of "
+               "its iteration here); the row under-predicts, as most of this model's rows do"),
+    "compute": ("8,192 tokens an iteration at the engine's cap of 4,096 requests: the tables give the H200 the H100's "
+                "throughput (v0.17: 29,526 vs 28,837 tokens/s; v1.0: 27,911 vs 28,312) although its memory is 1.4x "
+                "faster, so the time is the FP8 "
                 "compute of those tokens (matmuls, the 4,096 samplings over a 128,256-word vocabulary), which the "
                 "model charges at the achievable matmul rate"),
 })
 
 
-def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight) -> str:
-    """The stated cause of an in-flight row outside 25 % (empty when none is known)."""
+def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, attention_dp: bool = False) -> str:
+    """The stated cause of an in-flight row outside 25 % (empty when none is known). ``attention_dp``: the table
+    states that its MoE models ran attention data-parallel with expert parallelism."""
     if model.is_moe:
-        return INFLIGHT_CAUSES["moe"]
-    if tp >= 8:
-        return INFLIGHT_CAUSES["tp8"]
+        return INFLIGHT_CAUSES["moe-dp" if attention_dp else "moe"]
     if got.batch >= TRTLLM_MAX_BATCH:
         return INFLIGHT_CAUSES["compute"]
     return ""
@@ -1041,7 +1257,8 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight) -> st
 __all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
-           "engine_layer_floor_s", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
+           "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",
+           "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE"]

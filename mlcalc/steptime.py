@@ -99,17 +99,77 @@ _LOOKUP_CACHE = 4096  # shapes remembered per machine (the cache is emptied when
 
 
 def _nearest_lookup(rows: Sequence[tuple[tuple[float, ...], float]]) -> Callable[..., float]:
-    """:func:`_nearest` over fixed rows as a function of the key, remembering recent keys."""
+    """:func:`_nearest` over fixed rows as a function of the key, remembering recent keys.
+
+    Same answer as :func:`_nearest`, found faster (:func:`_nearest_pruned`) where every row and key is made of
+    positive finite numbers of one length."""
     rows = list(rows)
     memo: dict[tuple[float, ...], float] = {}
+    logs = _log_rows(rows)
 
     def look(*key: float) -> float:
         if key not in memo:
             if len(memo) >= _LOOKUP_CACHE:
                 memo.clear()
-            memo[key] = _nearest(rows, key)
+            memo[key] = _nearest_pruned(rows, logs, key) if logs is not None else _nearest(rows, key)
         return memo[key]
     return look
+
+
+# _nearest_pruned: the row _nearest picks, without the log distance of every row. Each row's coordinates are kept as
+# logs, grouped by the first coordinate; the distance is estimated as sum((log a - log b)^2) and a group is skipped
+# when its first coordinate alone puts it beyond the best estimate found plus _NEAREST_SLACK. Why the same row:
+# log(a/b) and log a - log b differ by rounding only, at most 4 ulps of (|log a| + |log b| + |log(a/b)| + 1) <= 2,131
+# (every log of a finite float is below 710 in size), so each coordinate's difference errs by less than 1e-12 and
+# its square by less than 1e-12 x 2 x 1,420 + rounding; over at most 4 coordinates the estimate is within
+# delta < 1e-7 of _nearest's distance (log ratios of finite floats are below 1,420; squares below 2.1e6: the
+# rounding of each square and sum is below 2.1e6 x 8 ulps ~ 4e-9). With slack 1e-6 > 2 delta, a row skipped, or
+# kept but with an estimate beyond best + slack, is farther than the nearest row in _nearest's own arithmetic; the
+# rows kept are compared with _nearest's exact expression, in their original order (min keeps the first of equals):
+# the same row as _nearest. Tested against _nearest on random keys (tests/core/test_steptime_speed.py).
+_NEAREST_SLACK = 1e-6
+
+
+def _log_rows(rows: Sequence[tuple[tuple[float, ...], float]]) -> list[tuple[float, list[tuple[int, tuple[float, ...]]]]] | None:
+    """Rows grouped by the log of their first coordinate: [(log first, [(row index, logs of the rest)])], or None
+    where a row is not made of positive finite numbers of one length (then :func:`_nearest` is used)."""
+    if not rows:
+        return None
+    width = len(rows[0][0])
+    groups: dict[float, list[tuple[int, tuple[float, ...]]]] = {}
+    for i, (shape, _) in enumerate(rows):
+        if len(shape) != width or not all(type(a) is float and 0 < a < math.inf for a in shape):
+            return None
+        logs = tuple(math.log(a) for a in shape)
+        groups.setdefault(logs[0], []).append((i, logs[1:]))
+    return list(groups.items())
+
+
+def _nearest_pruned(rows: Sequence[tuple[tuple[float, ...], float]],
+                    groups: list[tuple[float, list[tuple[int, tuple[float, ...]]]]], key: tuple[float, ...]) -> float:
+    """:func:`_nearest`'s answer (see the proof above); keys it does not cover go to :func:`_nearest` itself."""
+    width = len(rows[0][0])
+    if len(key) != width or not all(type(a) in (float, int) and 0 < a < math.inf for a in key):
+        return _nearest(rows, key)
+    lk = [math.log(a) for a in key]
+    k0, rest = lk[0], lk[1:]
+    order = sorted(groups, key=lambda g: (g[0] - k0) ** 2)
+    best = math.inf
+    near: list[tuple[float, int]] = []  # (estimate, row index) of rows that may be the nearest
+    for g0, members in order:
+        d0 = (g0 - k0) ** 2
+        if d0 > best + _NEAREST_SLACK:
+            break
+        for i, logs in members:
+            d = d0
+            for a, b in zip(logs, rest):
+                d += (a - b) ** 2
+            if d <= best + _NEAREST_SLACK:
+                near.append((d, i))
+                if d < best:
+                    best = d
+    kept = sorted(i for d, i in near if d <= best + _NEAREST_SLACK)
+    return _nearest([rows[i] for i in kept], key)
 
 
 def machine_from_rates(data: Mapping[str, Any], name: str = "", memory_bytes_per_s: float | None = None,
@@ -920,6 +980,7 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
         key=key, device_bytes=acc.memory_bytes, peak_flops_per_s=acc.peak_flops("bf16"), fp8_matmul_speedup=speed)
 
 
+@lru_cache(maxsize=4096)  # pure (the links' data does not change); a Fabric is frozen: one object serves every caller
 def _fabric_of(system_key: str, ranks: int, stride: int, gpus_per_node: int, efficiency: float = 1.0) -> Any:
     """The fabric of a group of ``ranks`` GPUs placed ``stride`` apart (Megatron's order tp, cp, ep/dp, pp)."""
     from mlcalc import network
@@ -965,8 +1026,22 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
         + max(inside, outside)
 
 
+@lru_cache(maxsize=1024)
+def _with_layers_of(model: ModelConfig, n_layers: int) -> ModelConfig:
+    return model.replace(n_layers=n_layers)
+
+
+def _with_layers(model: ModelConfig, n_layers: int) -> ModelConfig:
+    """``model.replace(n_layers=n_layers)``, remembered (a ModelConfig is frozen, and validating one is slow)."""
+    try:
+        return _with_layers_of(model, n_layers)
+    except TypeError:  # a model that cannot be a key
+        return model.replace(n_layers=n_layers)
+
+
 def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_bytes: float, engine: str = "eager",
-                 reserve_fraction: float = MEMORY_RESERVE_FRACTION) -> Any:
+                 reserve_fraction: float = MEMORY_RESERVE_FRACTION, dtype: str = "bf16",
+                 steady_state: bool = False) -> Any:
     """Per-GPU memory of ``layout`` from the training-fit chapter's model (:func:`mlcalc.memory.training_memory`)
     with the arguments the engine's program implies, and whether it fits ``device_bytes``.
 
@@ -975,7 +1050,11 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     of the model in hand (``activations="architecture"``). Context parallelism splits the sequence and
     joins the ZeRO group (dp x cp); expert parallelism spreads the routed experts; uneven pipeline
     stages count the fullest one. ``reserve_fraction`` of the device is held back (CUDA context, NCCL
-    buffers, fragmentation: a stated assumption).
+    buffers, fragmentation: a stated assumption). The pipeline ranks hold the micro-batches the layout's
+    schedule keeps in flight (:func:`mlcalc.memory.pipeline_in_flight`) for its ``grad_accum`` micro-batches,
+    or for as many as its steady state needs with ``steady_state`` (a layout whose accumulation is not chosen
+    yet). megatron counts Megatron-core's kernels (``program="megatron"``), and with ``dtype="fp8"`` linear
+    layers' inputs kept in FP8.
     """
     from mlcalc import memory
 
@@ -986,7 +1065,11 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     L, pp = model.n_layers, layout.pp
     if pp > L:
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
-    staged = model if L % pp == 0 else model.replace(n_layers=-(-L // pp) * pp)
+    _check.choice("dtype", dtype, ("bf16", "fp8"))
+    chunked = layout.schedule in ("interleaved", "dualpipe") or layout.balanced_stages
+    # the plain stages of an uneven split: each counted as the fullest (its layers rounded up); interleaved, DualPipe
+    # and balanced stages: pipeline_in_flight counts each chunk's own layers
+    staged = model if (L % pp == 0 or chunked) else _with_layers(model, -(-L // pp) * pp)
     tp = layout.tp
     return memory.training_memory(staged, device_bytes, layout.micro_batch, _split(s, layout.cp),
                                   layout.dp * layout.cp, tp, pp, layout.zero,
@@ -994,7 +1077,12 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
                                   recompute=layout.recompute, sequence_parallel=layout.sequence_parallel and tp > 1,
                                   flash_attention=True, overhead_fraction=reserve_fraction,
                                   activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
-                                  ep=layout.ep)
+                                  ep=layout.ep, schedule=layout.schedule if pp > 1 else "1f1b",
+                                  virtual_stages=layout.virtual_stages,
+                                  n_micro=0 if (steady_state and layout.schedule != "gpipe") else layout.grad_accum,
+                                  balanced_stages=layout.balanced_stages and pp > 1,
+                                  program="megatron" if engine == "megatron" else "hf",
+                                  fp8_activations=engine == "megatron" and dtype == "fp8")
 
 
 def eager_memory(model: ModelConfig, layout: Layout, *, seq_len: int) -> Any:
@@ -1131,7 +1219,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                          "system of mlcalc/data/links.json or pass a fabric")
 
     def fab(ranks: int, stride: int) -> Any:
-        return fabric if fabric is not None else _fabric_of(sys_key, ranks, stride, gpn)  # type: ignore[arg-type]
+        return fabric if fabric is not None else _fabric_of(sys_key, ranks, stride, gpn)
 
     tokens_gpu = b * _split(s, cp)
     act = tokens_gpu * model.hidden * ACTIVATION_BYTES
@@ -1235,7 +1323,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
         fits = peak + MEMORY_RESERVE_FRACTION * cap <= cap if cap else True
     else:
         fit = training_fit(model, lay, seq_len=s, device_bytes=cap or 1e18, engine=engine,
-                           reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0)
+                           reserve_fraction=MEMORY_RESERVE_FRACTION if cap else 0.0, dtype=dtype)
         mem_parts = {k: val for k, val in fit.parts_bytes.items() if k != "overhead (stated)"}
         peak = sum(mem_parts.values())
         fits = fit.fits if cap else True

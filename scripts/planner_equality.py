@@ -144,6 +144,8 @@ def plain() -> None:
 
     plan._micro_bound_on = False
     plan._MICRO.clear()
+    plan._DEPTHS.clear()
+    plan._CARRIED.clear()
     plan._fits_order_on = False
     plan._FITS.clear()
     plan._best_layout.cache_clear()

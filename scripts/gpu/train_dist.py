@@ -76,13 +76,15 @@ def _untied(name: str) -> ModelConfig:
 
 def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompute: bool, dp: int = 1, tp: int = 1,
          pp: int = 1, n_micro: int = 1, schedule: str = "", min_gib: float = 0.0, probe: bool = False,
-         tag: str = "", host_probe: bool = False) -> dict[str, Any]:
+         tag: str = "", host_probe: bool = False, variants: Any = False) -> dict[str, Any]:
     """One run: ``dp`` FSDP shards x ``tp`` tensor x ``pp`` pipeline = ``world`` GPUs; every data-parallel
     rank trains ``n_micro`` micro-batches of ``micro_batch`` sequences per step (``n_micro`` > 1 only with
     pipelining), so a step holds ``dp x n_micro x micro_batch`` sequences. ``min_gib``: skipped on cards with
     less memory (a layout that cannot fit an 80 GB card with fp32 AdamW states). ``probe``: after the timed steps,
     two more under ``torch.profiler`` (:func:`profile_steps`). ``host_probe``: the plain program's host floor
-    (:func:`host_probe`) timed on every rank just before and just after the case: the host's speed at the time."""
+    (:func:`host_probe`) timed on every rank just before and just after the case: the host's speed at the time.
+    ``variants``: built once, timed in blocks under each of :data:`VARIANTS` in turn, metered per step
+    (:meth:`Runner.run_variants`); one result row per variant, its id ending in the variant's name."""
     if dp * tp * pp != world:
         raise ValueError(f"dp={dp} x tp={tp} x pp={pp} is not world={world}")
     if pp == 1 and n_micro != 1:
@@ -99,7 +101,8 @@ def case(model: ModelConfig, world: int, seq_len: int, micro_batch: int, recompu
             "schedule": schedule if pp > 1 else "", "n_micro": n_micro, "micro_batch": micro_batch,
             "seq_len": seq_len, "recompute": recompute, "layout": layout,
             "global_batch": dp * n_micro * micro_batch, "tokens_per_step": dp * n_micro * micro_batch * seq_len,
-            "min_gib": min_gib, **({"probe": True} if probe else {}), **({"host_probe": True} if host_probe else {})}
+            "min_gib": min_gib, **({"probe": True} if probe else {}), **({"host_probe": True} if host_probe else {}),
+            **({"variants": list(variants) if isinstance(variants, (list, tuple)) else True} if variants else {})}
 
 
 def gpu_cases() -> list[dict[str, Any]]:
@@ -261,8 +264,48 @@ def dist4b_cases() -> list[dict[str, Any]]:
     ]
 
 
+def dist5_cases() -> list[dict[str, Any]]:
+    """A short call (``scripts/gpu/run_train_dist5.sh``): the engine's host-bound misses again, each built once and
+    timed in blocks under four launch conditions in turn (``variants``, :data:`VARIANTS`: as before; Python's garbage
+    collector off; every thread of the rank pinned to its own cores; both), every step metered per thread
+    (:class:`HostMeter`: CPU time, run-queue delay, the VM's steal time, garbage collection). On 4 GPUs TP 4 (1B at
+    2 x 8192, 3B at 4 x 2048); on 2 GPUs TP 2 3B at 2 x 2048 and the 1F1B pipeline 1B; on 1 GPU (beside the 2-GPU
+    launch) the checkpointed 3B and the 1B at 4 x 2048."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    v = {"variants": True}
+    return [
+        case(b1, 4, 8192, 2, False, tp=4, **v),
+        case(b3, 4, 2048, 4, False, tp=4, **v),
+        case(b3, 2, 2048, 2, False, tp=2, **v),
+        case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b", **v),
+        case(b3, 1, 2048, 1, True, **v),
+        case(b1, 1, 2048, 4, False, **v),
+    ]
+
+
+def dist5b_cases() -> list[dict[str, Any]]:
+    """The dist5 second call (``scripts/gpu/run_train_dist5b.sh``): where the ranks' busy threads run
+    (:data:`PLACEMENTS`, after ``scripts/gpu/smt_map.py`` found which vCPUs share a physical core): on 2 GPUs TP 2 3B
+    at 2 x 2048 and the 1F1B pipeline 1B as before, each rank on a core of its own, and the two ranks on the two
+    siblings of one core; then on 1 GPU the checkpointed 3B as before and on a core of its own."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    return [
+        case(b3, 2, 2048, 2, False, tp=2, tag="p", variants=PLACEMENTS),
+        case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b", tag="p", variants=PLACEMENTS),
+        case(b3, 1, 2048, 1, True, tag="p", variants=PLACEMENTS[:2]),
+    ]
+
+
+def dist5c_cases() -> list[dict[str, Any]]:
+    """The dist5 third call (``scripts/gpu/run_train_dist5c.sh``): TP 2 3B at 2 x 2048, its ranks' busy threads as
+    before, on the fastest and on the slowest of six vCPUs timed just before each block (:data:`PACE_CONDITIONS`),
+    two rounds."""
+    b3 = _untied("Llama-3.2 3B")
+    return [{**case(b3, 2, 2048, 2, False, tp=2, tag="v", variants=PACE_CONDITIONS), "rounds": 2}]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
-          "dist4b": dist4b_cases}
+          "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -283,6 +326,35 @@ def cpu_cases() -> list[dict[str, Any]]:
     out.append(case(tiny, 4, 48, 2, False, dp=2, tp=2, tag="hp", host_probe=True))
     out.append(case(tiny, 2, 48, 2, False, tp=2, tag="hp", host_probe=True))
     return out
+
+
+def tiny_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same layouts (and flags) on the tiny model of :func:`cpu_cases`: a sweep's test on the CPU."""
+    tiny = models.preset("Llama-3.2 1B").replace(name="tiny llama", n_layers=4, hidden=64, n_heads=8, n_kv_heads=4,
+                                                 head_dim=8, ffn_hidden=128, vocab=256, tied_embeddings=False,
+                                                 published_params=0.0)
+    out = []
+    for c in cases:
+        flags = {k: c[k] for k in ("probe", "host_probe", "variants") if c.get(k)}
+        out.append({**case(tiny, c["world"], 32, 2, c["recompute"], dp=c["dp"], tp=c["tp"], pp=c["pp"],
+                           n_micro=c["n_micro"], schedule=c["schedule"], tag=f"c{len(out)}", **flags),
+                    **({"rounds": c["rounds"]} if "rounds" in c else {})})
+    return out
+
+
+def gpu_slot(local_rank: int) -> int:
+    """The physical GPU of this rank (its place in CUDA_VISIBLE_DEVICES, else its local rank): the pinned variants'
+    cores are chosen by it, so concurrent launches on other GPUs never share a core."""
+    vis = [x for x in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
+    if local_rank < len(vis) and vis[local_rank].strip().isdigit():
+        return int(vis[local_rank])
+    return local_rank + int(os.environ.get("TRAIN_DIST_SLOT_OFFSET", "0"))
+
+
+def reserved_cores() -> set[int]:
+    """Cores no pinned thread may use (``SPEEDOMETER_CPU``: the speedometer's)."""
+    v = os.environ.get("SPEEDOMETER_CPU", "")
+    return {int(v)} if v.strip().isdigit() else set()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -600,6 +672,314 @@ class Runner:
         del model, opt, step
         return {"ranks": rows}
 
+    def run_variants(self, c: dict[str, Any], warmup: int, steps: int, case_budget_s: float,
+                     slot: int, reserved: set[int]) -> dict[str, Any]:
+        """Build the case once, warm up, then time blocks of steps under each of :data:`VARIANTS` in the order
+        A B C D D C B A (the block length fits the case's budget: 2 to ``steps`` steps), every step metered
+        (:class:`HostMeter`). Returns {variant: {"ranks": every rank's row}} with the rows of :meth:`run`, plus
+        ``meter`` (one :meth:`HostMeter.delta` per step, with the step's wall, issue and start epoch seconds)."""
+        torch, dist = self.torch, self.dist
+        t_case = time.time()
+        cuda = not self.cpu
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(self.dev)
+        model, opt, step, mesh, notes = self.build(c)
+        t_build = time.time() - t_case
+        warm_s = []
+        for _ in range(warmup):
+            t0 = time.perf_counter()
+            step()
+            self.sync()
+            warm_s.append(time.perf_counter() - t0)
+        self.sync()
+        dist.barrier()
+        after_step = torch.cuda.memory_allocated(self.dev) if cuda else 0
+        left = max(0.0, case_budget_s - (time.time() - t_case))
+        k = [max(2, min(steps, int(left / (2 * len(variant_names(c)) * int(c.get("rounds", 1)))
+                                   / max(warm_s[-1], 1e-3))))]
+        dist.broadcast_object_list(k, src=0)
+        allowed = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
+        meter = HostMeter()
+        names = variant_names(c)
+        per: dict[str, dict[str, Any]] = {v: {"step_s_rank": [], "issue_s_rank": [], "meter": [], "peak": 0,
+                                              "peak_reserved": 0, "pinned": {}} for v in names}
+        order = (list(names) + list(reversed(names))) * int(c.get("rounds", 1))
+        groups = smt_groups()
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        loss = None
+        try:
+            for v in order:
+                chosen = -1
+                if v in ("fastcpu", "slowcpu") and hasattr(os, "sched_setaffinity"):
+                    cand = pace_set(slot, allowed, reserved)
+                    paces = {cpu: spin_pace(cpu) for cpu in cand}
+                    chosen = (max if v == "fastcpu" else min)(paces, key=lambda x: paces[x])
+                    light = set(pace_set(slot + 8, allowed, reserved)) - set(cand)
+                    pinned = meter.place({chosen}, light or set(cand))
+                    pinned["paces_before"] = {str(k): round(x) for k, x in paces.items()}
+                elif v in ("apart", "clash"):
+                    pinned = meter.place(*placement(v, slot, local, groups, reserved))
+                else:
+                    pinned = meter.pin(v in ("pin", "pingc"), slot, allowed, reserved)
+                if pinned:
+                    per[v]["pinned"] = pinned
+                gc_was = gc.isenabled()
+                if v in ("gcoff", "pingc"):
+                    gc.disable()
+                if cuda:
+                    torch.cuda.reset_peak_memory_stats(self.dev)
+                try:
+                    for _ in range(k[0]):
+                        dist.barrier()
+                        self.sync()
+                        a = meter.snap()
+                        epoch = time.time()
+                        t0 = time.perf_counter()
+                        loss = step()
+                        t1 = time.perf_counter()
+                        self.sync()
+                        t2 = time.perf_counter()
+                        b = meter.snap()
+                        per[v]["step_s_rank"].append(t2 - t0)
+                        per[v]["issue_s_rank"].append(t1 - t0)
+                        per[v]["meter"].append({"epoch_s": round(epoch, 4), "wall_s": round(t2 - t0, 6),
+                                                "issue_s": round(t1 - t0, 6), **meter.delta(a, b)})
+                finally:
+                    if gc_was:
+                        gc.enable()
+                if chosen >= 0:  # the chosen vCPU's pace again, just after the block (then the threads go back there)
+                    per[v].setdefault("paces", []).append({"cpu": chosen, "before": pinned["paces_before"][str(chosen)],
+                                                           "after": round(spin_pace(chosen)), "steps": k[0]})
+                    meter.place({chosen}, set(pinned["light"]))
+                if cuda:
+                    per[v]["peak"] = max(per[v]["peak"], torch.cuda.max_memory_allocated(self.dev))
+                    per[v]["peak_reserved"] = max(per[v]["peak_reserved"], torch.cuda.max_memory_reserved(self.dev))
+        finally:
+            meter.pin(False, slot, allowed, reserved)
+            meter.close()
+        out: dict[str, Any] = {}
+        for v in names:
+            row: dict[str, Any] = {"step_s_rank": per[v]["step_s_rank"], "issue_s_rank": per[v]["issue_s_rank"],
+                                   "warmup_s_rank": warm_s, "build_s": t_build, "meter": per[v]["meter"],
+                                   "pinned": per[v]["pinned"], "block_steps": k[0], "paces": per[v].get("paces", []),
+                                   **notes}
+            if loss is not None:
+                row["loss"] = float(loss.full_tensor() if hasattr(loss, "full_tensor") else loss)
+            if cuda:
+                row.update(peak_allocated_bytes=per[v]["peak"], peak_reserved_bytes=per[v]["peak_reserved"],
+                           after_step_allocated_bytes=after_step,
+                           total_memory_bytes=torch.cuda.get_device_properties(self.dev).total_memory)
+            rows: list[Any] = [None] * self.world
+            dist.all_gather_object(rows, row)
+            out[v] = {"ranks": rows}
+        del model, opt, step
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Launch conditions and the host meter (dist5): where a host-bound step's wall time goes on the host
+# ---------------------------------------------------------------------------------------------
+
+#: The launch conditions a ``variants`` case is timed under, in blocks: as every earlier run ("base"), Python's
+#: garbage collector disabled during the block ("gcoff"), each of the rank's threads pinned ("pin": the main thread
+#: to one core, the autograd thread to another, every other thread to two more, apart from every other rank's and
+#: from the speedometer's core) and both ("pingc"). Blocks run A B C D D C B A, so a drift of the host over the case
+#: falls on every condition alike.
+VARIANTS = ("base", "gcoff", "pin", "pingc")
+#: The dist5 second call's placements (``SMT_MAP``: :func:`smt_groups`, vCPUs that share a physical core): "apart"
+#: puts each rank's busy threads (main and autograd: they take turns) on one vCPU of a core of its own whose sibling
+#: no one uses, "clash" puts the ranks of one launch on the two siblings of one core; "base" as every earlier run.
+PLACEMENTS = ("base", "apart", "clash")
+
+
+#: The dist5 third call's conditions: before each block every rank times the same fixed piece of Python for 15 ms on
+#: each vCPU of its own set (:func:`pace_set`) and puts its main and autograd threads on the fastest ("fastcpu") or
+#: the slowest ("slowcpu") of them; after the block it times the chosen vCPU again (``pace``).
+PACE_CONDITIONS = ("base", "fastcpu", "slowcpu")
+PACE_SET = 6  # vCPUs a rank chooses among
+
+
+def spin_pace(cpu: int, seconds: float = 0.015) -> float:
+    """Runs per second of a fixed piece of pure Python with the calling thread on ``cpu`` (its affinity is left
+    there: the caller sets it again)."""
+    os.sched_setaffinity(0, {cpu})
+    t0 = time.perf_counter()
+    n = 0
+    while time.perf_counter() - t0 < seconds:
+        s = 0
+        for i in range(200):
+            s += i * i
+        n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def pace_set(slot: int, allowed: set[int], reserved: set[int]) -> list[int]:
+    """The vCPUs a rank of physical GPU ``slot`` chooses among: :data:`PACE_SET` of its own, from core 2 on."""
+    cores = [c for c in sorted(allowed - reserved) if c >= 2] or sorted(allowed)
+    return [cores[(slot * PACE_SET + i) % len(cores)] for i in range(PACE_SET)]
+
+
+def smt_groups() -> list[list[int]]:
+    """The vCPU groups that share a physical core (``scripts/gpu/smt_map.py``'s file named by ``SMT_MAP``), else
+    every vCPU alone."""
+    path = os.environ.get("SMT_MAP", "")
+    if path and os.path.exists(path):
+        with open(path) as f:
+            return [list(g) for g in json.load(f)["groups"]]
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    return [[c] for c in cpus]
+
+
+def placement(variant: str, slot: int, local_rank: int, groups: list[list[int]],
+              reserved: set[int]) -> tuple[set[int], set[int]]:
+    """(busy cores, light cores) of a rank under ``variant`` ("apart" or "clash", see :data:`PLACEMENTS`): ranks are
+    placed by their physical GPU (``slot``); the light threads (NCCL's, the watchdog) share the last usable core
+    groups. "clash" needs cores of two siblings; where no core has two it puts both ranks on one vCPU."""
+    usable = [g for g in groups if not set(g) & reserved and 0 not in g]
+    if len(usable) < 4:
+        usable = [g for g in groups if not set(g) & reserved] or groups
+    light = set(usable[-1]) | set(usable[-2]) if len(usable) > 2 else set(usable[-1])
+    if variant == "apart":
+        g = usable[slot % max(1, len(usable) - 2)]
+        return {g[0]}, light
+    pairs = [g for g in usable if len(g) > 1] or usable
+    g = pairs[(slot - local_rank) % len(pairs)]
+    return {g[local_rank % len(g)]}, light
+USER_HZ = 100  # /proc/stat ticks per second
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def variant_names(c: dict[str, Any]) -> tuple[str, ...]:
+    """The launch conditions of a ``variants`` case: its own list, else :data:`VARIANTS`."""
+    v = c.get("variants")
+    return tuple(v) if isinstance(v, (list, tuple)) else VARIANTS
+
+
+def thread_class(comm: str, tid: int, main_tid: int) -> str:
+    """A thread's class by its name: main, autograd (PyTorch's device threads: the backward pass), nccl, other."""
+    if tid == main_tid:
+        return "main"
+    low = comm.lower()
+    if low.startswith("pt_autograd"):
+        return "autograd"
+    if "nccl" in low:
+        return "nccl"
+    return "other"
+
+
+class HostMeter:
+    """Snapshots of this process's threads and the VM (Linux /proc; empty where it is missing): each thread's CPU
+    time and run-queue delay (``/proc/self/task/*/schedstat``: ns on the CPU, ns waiting to run), the VM's steal and
+    busy time (``/proc/stat``, all CPUs) and Python's garbage collections (``gc.callbacks``: seconds and count by
+    generation). :meth:`delta` of two snapshots is one step's host accounting."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.main_tid = threading.get_native_id()
+        self.gc_s = [0.0, 0.0, 0.0]
+        self.gc_n = [0, 0, 0]
+        self._gc_t0 = 0.0
+        self.names: dict[int, str] = {}
+        gc.callbacks.append(self._gc)
+
+    def close(self) -> None:
+        if self._gc in gc.callbacks:
+            gc.callbacks.remove(self._gc)
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_t0 = time.perf_counter()
+        else:
+            g = int(info.get("generation", 2))
+            self.gc_s[g] += time.perf_counter() - self._gc_t0
+            self.gc_n[g] += 1
+
+    def tids(self) -> list[int]:
+        try:
+            return [int(t) for t in os.listdir("/proc/self/task")]
+        except OSError:
+            return []
+
+    def name(self, tid: int) -> str:
+        if tid not in self.names:
+            self.names[tid] = _read(f"/proc/self/task/{tid}/comm").strip()
+        return self.names[tid]
+
+    def snap(self) -> dict[str, Any]:
+        th = {}
+        for tid in self.tids():
+            parts = _read(f"/proc/self/task/{tid}/schedstat").split()
+            if len(parts) >= 2:
+                th[tid] = (int(parts[0]), int(parts[1]))
+        cpu = _read("/proc/stat").split("\n", 1)[0].split()
+        vals = [int(x) for x in cpu[1:]] if cpu and cpu[0] == "cpu" else []
+        stat = {}
+        if len(vals) >= 8:  # user nice system idle iowait irq softirq steal
+            stat = {"busy": vals[0] + vals[1] + vals[2] + vals[5] + vals[6], "idle": vals[3] + vals[4],
+                    "steal": vals[7]}
+        return {"t": time.perf_counter(), "th": th, "stat": stat, "gc_s": list(self.gc_s), "gc_n": list(self.gc_n)}
+
+    def delta(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+        """Per thread class: CPU seconds and run-queue seconds between snapshots ``a`` and ``b``; the VM's steal and
+        busy CPU seconds (all CPUs together); garbage collection seconds and counts by generation."""
+        cls: dict[str, list[float]] = {}
+        n_busy = 0
+        for tid, (run_b, wait_b) in b["th"].items():
+            run_a, wait_a = a["th"].get(tid, (0, 0))
+            k = thread_class(self.name(tid), tid, self.main_tid)
+            acc = cls.setdefault(k, [0.0, 0.0])
+            acc[0] += (run_b - run_a) / 1e9
+            acc[1] += (wait_b - wait_a) / 1e9
+            n_busy += (run_b - run_a) > 0.2 * 1e9 * (b["t"] - a["t"])
+        out: dict[str, Any] = {f"cpu_{k}_s": round(v[0], 6) for k, v in cls.items()}
+        out.update({f"runq_{k}_s": round(v[1], 6) for k, v in cls.items()})
+        out["threads_busy_20pct"] = n_busy
+        if a["stat"] and b["stat"]:
+            out.update({f"vm_{k}_s": (b["stat"][k] - a["stat"][k]) / USER_HZ for k in ("busy", "idle", "steal")})
+        out["gc_s"] = [round(y - x, 6) for x, y in zip(a["gc_s"], b["gc_s"])]
+        out["gc_n"] = [y - x for x, y in zip(a["gc_n"], b["gc_n"])]
+        return out
+
+    def place(self, busy: set[int], light: set[int]) -> dict[str, Any]:
+        """The main and autograd threads on ``busy``, every other thread on ``light``."""
+        for tid in self.tids():
+            try:
+                os.sched_setaffinity(tid, busy if thread_class(self.name(tid), tid, self.main_tid) in (
+                    "main", "autograd") else light)
+            except OSError:
+                pass
+        return {"busy": sorted(busy), "light": sorted(light)}
+
+    def pin(self, on: bool, slot: int, allowed: set[int], reserved: set[int]) -> dict[str, Any]:
+        """Pin every thread of this process (``on``) to cores of its ``slot`` (4 cores a slot from core 2: the main
+        thread, the autograd thread, the rest on two), or give every thread back ``allowed``. Cores in ``reserved``
+        (the speedometer's) are never used. Returns the cores used (by thread class)."""
+        cores = sorted(allowed - reserved)
+        if not on or not hasattr(os, "sched_setaffinity") or not cores:
+            for tid in self.tids():
+                try:
+                    os.sched_setaffinity(tid, allowed)
+                except OSError:
+                    pass
+            return {}
+        base = 2 + 4 * slot
+        pick = [cores[(base + i) % len(cores)] for i in range(4)]
+        where = {"main": {pick[0]}, "autograd": {pick[1]}, "nccl": {pick[2], pick[3]}, "other": {pick[2], pick[3]}}
+        for tid in self.tids():
+            try:
+                os.sched_setaffinity(tid, where[thread_class(self.name(tid), tid, self.main_tid)])
+            except OSError:
+                pass
+        return {k: sorted(v) for k, v in where.items()}
+
 
 # ---------------------------------------------------------------------------------------------
 # The probe: where a host-bound step's time goes (device busy time against host issue time)
@@ -889,6 +1269,9 @@ FLOORS_ALL = tuple((p, rc) for p in ("plain", "tp", "fsdp") for rc in (False, Tr
 #: costs their difference.
 FLOORS_DIST4B = (("plain", False), ("plain", True), ("tp", False), ("fsdp", False), ("tp2d", False),
                  ("fsdptp", False))
+#: The dist5 call's floors (4 GPUs): the plain program (the unit), tensor parallel over 4 ranks and over 2 ranks of
+#: a 2-D mesh on the same host at the same time: the tensor-parallel degree's own effect on the DTensor host cost.
+FLOORS_DIST5 = (("plain", False), ("tp", False), ("tp2d", False))
 #: The host probe: the plain program alone (its time per layer is the host's speed at that moment).
 PROBE_FLOORS = (("plain", False),)
 
@@ -1040,8 +1423,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", action="store_true", help="measure matmul, collectives and host time first")
     ap.add_argument("--sweep", default="first", choices=sorted(SWEEPS), help="which list of GPU cases")
     ap.add_argument("--floors", action="store_true", help="measure the host floors of each program (with --baseline)")
-    ap.add_argument("--floor-set", default="all", choices=("all", "dist4b"),
-                    help="which floor programs: all (plain, tp, fsdp, with and without checkpointing) or dist4b")
+    ap.add_argument("--floor-set", default="all", choices=("all", "dist4b", "dist5"),
+                    help="which floor programs: all (plain, tp, fsdp, with and without checkpointing), dist4b or dist5")
     ap.add_argument("--only", default="", help="comma-separated case ids (default: every case of this world size)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
@@ -1064,7 +1447,8 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in (cpu_cases() if cpu else SWEEPS[args.sweep]()) if c["world"] == world]
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith("dist5") else cpu_cases()) if cpu
+                         else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if c["id"] in keep]
@@ -1087,6 +1471,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copyfile(tmp, args.out + ".part")  # beside the result, then renamed: never half a file
             os.replace(args.out + ".part", args.out)
 
+    done |= {c["id"] for c in cases if c.get("variants") and f"{c['id']}-base" in done}
     for cid in started:  # started, never finished: the launch died on it
         if cid not in done:
             c = next((c for c in cases if c["id"] == cid), {"id": cid})
@@ -1110,8 +1495,8 @@ def main(argv: list[str] | None = None) -> int:
             open(floors_mark, "w").close()
         t0 = time.time()
         try:
-            result["host_floors"] = host_floors(torch, Runner(torch, dev, cpu), cpu,
-                                                programs=FLOORS_DIST4B if args.floor_set == "dist4b" else FLOORS_ALL)
+            programs = {"dist4b": FLOORS_DIST4B, "dist5": FLOORS_DIST5}.get(args.floor_set, FLOORS_ALL)
+            result["host_floors"] = host_floors(torch, Runner(torch, dev, cpu), cpu, programs=programs)
         except Exception as err:  # noqa: BLE001 - record and go on
             result["host_floors"] = {"error": f"{type(err).__name__}: {err}"[:800]}
         result["host_floors"]["wall_s"] = time.time() - t0
@@ -1153,7 +1538,11 @@ def main(argv: list[str] | None = None) -> int:
         hp_before = probe() if c.get("host_probe") else None
         for attempt in range(2):
             try:
-                got = runner.run(c, args.warmup, args.steps, args.case_budget_s)
+                if c.get("variants"):
+                    got = runner.run_variants(c, args.warmup, args.steps, args.case_budget_s, gpu_slot(local),
+                                              reserved_cores())
+                else:
+                    got = runner.run(c, args.warmup, args.steps, args.case_budget_s)
                 err = ""
             except Exception as e:  # noqa: BLE001 - OOM or a bug: record, go on
                 oom = isinstance(e, torch.OutOfMemoryError)
@@ -1183,16 +1572,21 @@ def main(argv: list[str] | None = None) -> int:
             row["host_probe"] = hp
         if any(errs):
             row["error"] = "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)[:2000]
+            new_rows = [row]
+        elif c.get("variants"):
+            new_rows = [{**row, "id": f"{c['id']}-{v}", "variant": v, **got[v], **summarise(c, got[v]["ranks"])}
+                        for v in variant_names(c)]
         else:
             row.update(got)
             row.update(summarise(c, got["ranks"]))
-        result["cases"].append(row)
+            new_rows = [row]
+        result["cases"] += new_rows
         save()
-        if rank == 0:
+        for row in new_rows if rank == 0 else ():
             if "error" in row:
-                print(f"{c['id']:44s} ERROR {row['error'][:300]}", flush=True)
+                print(f"{row['id']:44s} ERROR {row['error'][:300]}", flush=True)
             else:
-                print(f"{c['id']:44s} {row['step_s'] * 1e3:9.1f} ms {row['tokens_per_s']:10.0f} tok/s "
+                print(f"{row['id']:44s} {row['step_s'] * 1e3:9.1f} ms {row['tokens_per_s']:10.0f} tok/s "
                       f"peak {row.get('peak_allocated_max_bytes', 0) / 2**30:6.2f} GiB "
                       f"issue/step {row['issue_over_step']:.2f} ({row['wall_s']:.0f} s)", flush=True)
     dist.barrier()

@@ -1,6 +1,7 @@
 """The calculator core: every registered calculator runs with its defaults, and run() never raises."""
 
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -63,3 +64,28 @@ def test_a_calculator_names_its_widget_once_and_greys_nothing_by_default():
     plain = REGISTRY["memory.bytes_per_param"]
     assert plain.inactive(plain.defaults()) == frozenset() and plain.disabled(plain.defaults()) == []
     assert c.disabled(c.values({"mode": "inference"})) == ["convention"]
+
+
+def test_check_finite_names_the_first_value_that_is_not_finite_and_passes_finite_results():
+    import math as _math
+    from typing import NamedTuple
+
+    from mlcalc.calc import check_finite
+
+    class Part(NamedTuple):
+        seconds: float
+        rows: list
+
+    ok = {"a": Part(1.5, [1, 2.0, "x", None, (3.0, {"b": 4.0})]), "c": True}
+    check_finite(ok)  # nothing to refuse
+    for bad, where in ((float("inf"), "result['a'].rows[4][1]['b']"), (float("nan"), "result['a'].rows[4][1]['b']"),
+                       (-_math.inf, "result['a'].rows[4][1]['b']")):
+        res = {"a": Part(1.5, [1, 2.0, "x", None, (3.0, {"b": bad})]), "c": float("inf")}
+        with pytest.raises(ValueError, match=re.escape(f"({where} = {bad})")):
+            check_finite(res)
+    deep: object = float("inf")
+    for _ in range(12):  # beyond the levels it looks into: not looked at, as before
+        deep = [deep]
+    check_finite(deep)
+    with pytest.raises(ValueError, match=re.escape("(result[0][0] = inf)")):
+        check_finite([[float("inf")]])

@@ -163,3 +163,111 @@ def test_activation_bad_input(kwargs, name):
     args.update(kwargs)
     with pytest.raises(ValueError, match=name):
         memory.activation_bytes_per_layer(**args)
+
+
+# ---- pipeline schedules: what each rank keeps in flight -------------------------------------------------------
+
+# Korthikanti et al. 2022, 4.2.3: with 1F1B the first stage keeps p micro-batches of L / p layers, L layers' worth
+# whatever p is; the interleaved schedule keeps L (1 + (p - 1) / (p m)) layers' worth, m the virtual stages.
+@pytest.mark.parametrize("L, p, v", [(32, 4, 2), (96, 12, 8), (128, 16, 8), (64, 8, 4)])
+def test_interleaved_first_rank_holds_korthikanti_count(L, p, v):
+    assert memory.pipeline_in_flight(L, p, "1f1b")[0] == L
+    held = memory.pipeline_in_flight(L, p, "interleaved", v)
+    assert held[0] == pytest.approx(L * (1 + (p - 1) / (p * v)))
+    assert max(held) == held[0]  # the first rank is the fullest when the chunks are equal
+
+
+# Narayanan et al. 2021, 2.2.1: PipeDream-Flush keeps at most p micro-batches in flight; with fewer micro-batches
+# than stages, all of them; GPipe keeps every micro-batch of the step.
+def test_one_f_one_b_and_gpipe_in_flight():
+    assert memory.pipeline_in_flight(32, 4, "1f1b", n_micro=2) == (16, 16, 16, 8)
+    assert memory.pipeline_in_flight(32, 4, "gpipe", n_micro=6) == (48, 48, 48, 48)
+    with pytest.raises(ValueError, match="n_micro"):
+        memory.pipeline_in_flight(32, 4, "gpipe")
+
+
+# Dubey et al. 2024, 3.3.2: Llama 3 405B's 126 layers plus the embedding and the output layer in 128 chunks of
+# one layer over 16 ranks (8 virtual stages); its first chunk holds only the embedding. With 32 micro-batches
+# (8,192 GPUs, batch 32 per data-parallel rank) rank 0 runs 2 x 15 + 7 x 16 = 142 chunks before its first backward,
+# 31 of them its empty first chunk; rank 1 runs 140, all of one layer. With 16 micro-batches (= pp, 16,384 GPUs)
+# Megatron-LM runs every forward first: 128 chunks a rank.
+def test_llama3_balanced_interleaved_in_flight():
+    layers = memory.pipeline_stage_layers(126, 16, 8, balanced=True)
+    assert layers[0] == 0 and layers[-1] == 0 and set(layers[1:-1]) == {1} and sum(layers) == 126
+    assert memory.pipeline_in_flight(126, 16, "interleaved", 8, 32, True)[:2] == (143 - 31, 141)
+    assert max(memory.pipeline_in_flight(126, 16, "interleaved", 8, 16, True)) == 128
+
+
+# DeepSeek-AI 2024 (DeepSeek-V3), 3.2.1 and Table 2: DualPipe keeps PP + 1 micro-batches of a stage where 1F1B
+# keeps PP ("only increasing the peak activation memory by 1/PP times") and two copies of the parameters.
+def test_dualpipe_memory_is_deepseek_table_2():
+    one_f_one_b = memory.pipeline_in_flight(64, 16, "1f1b")[0]
+    assert memory.pipeline_in_flight(64, 16, "dualpipe")[0] == one_f_one_b * (1 + 1 / 16)
+    m = memory.model_preset("Llama-2 7B")
+    kw = dict(micro_batch=1, seq_len=4096, dp=8, pp=4, zero_stage=1, activations="architecture", program="megatron")
+    single = memory.training_memory(m, 1e18, **kw).parts_bytes
+    dual = memory.training_memory(m, 1e18, schedule="dualpipe", **kw).parts_bytes
+    assert dual["parameters"] == pytest.approx(2 * single["parameters"])
+    with pytest.raises(ValueError, match="even"):
+        memory.pipeline_in_flight(64, 3, "dualpipe")
+
+
+# ---- what Megatron-core keeps per layer ------------------------------------------------------------------------
+
+# Megatron-LM, megatron/core/fusions/fused_bias_swiglu.py: SwiGLUFunction saves only its input (the gate and up
+# outputs, 2f values) and recomputes the activation in the backward pass; the second projection keeps its input
+# (f). A gated MLP keeps 6 f bytes a token in bf16, the unfused (Hugging Face) one 8 f: gate, up, silu(gate), product.
+def test_fused_swiglu_keeps_six_f():
+    m = memory.model_preset("Llama-3 405B")
+    hf = memory.layer_activation_parts(m, "bf16-master", "flash", "none", 8192)
+    mega = memory.layer_activation_parts(m, "bf16-master", "flash", "none", 8192, fused_swiglu=True)
+    key = "MLP (gate, up, activation, product)"
+    assert hf[key] == 8 * m.ffn_hidden and mega[key] == 6 * m.ffn_hidden
+    # Korthikanti et al. 2022's sbh(34 / t) with t = 8 and sequence parallelism is for a 4h GELU MLP; Llama 3's
+    # SwiGLU of 3.25 h with 8 KV heads keeps 31.75 h: norms' inputs and outputs 8h, Q 2h, K and V h/4, output 2h,
+    # the MLP 6 x 3.25 h = 19.5 h (and the flash log-sum-exp)
+    assert sum(mega.values()) == pytest.approx(31.75 * m.hidden + 4 * m.n_heads)
+
+
+# Megatron-core's grouped experts (megatron/core/transformer/moe/experts.py, activation_func_with_probs) weight the
+# activation's output by the router probability before the second projection, so the combine is a plain sum and
+# no expert output is kept: each routed copy keeps its input (h), the first projection's output (2f) and the
+# weighted activation (f). Top-k: k copies a token, not one per expert.
+def test_megatron_routed_experts_keep_k_copies_of_input_and_mlp():
+    m = memory.model_preset("DeepSeek-V3")
+    h, f, k = m.hidden, m.expert_ffn, m.experts_per_token
+    mega = memory.layer_activation_parts(m, "bf16-master", "flash", "none", 4096, experts_in_fp32=False,
+                                         fused_swiglu=True)
+    assert mega["routed experts"] == k * 2 * (h + 3 * f)
+    # FP8 (DeepSeek-AI 2024, 3.3.1 and 3.3.3): the dispatched input, the SwiGLU's input and the second projection's
+    # input in FP8, one byte a value
+    fp8 = memory.layer_activation_parts(m, "bf16-master", "flash", "none", 4096, experts_in_fp32=False,
+                                        fused_swiglu=True, fp8_linear_inputs=True)
+    assert fp8["routed experts"] == k * (h + 3 * f)
+
+
+# DeepSeek-AI 2024 (DeepSeek-V3), 3.2.3: "We recompute all RMSNorm operations and MLA up-projections during
+# back-propagation": a layer keeps each norm's input, the compressed latents (1536 + 512, and the 64-wide rotary
+# key), the attention output (128 heads x 128) and the log-sum-exp; not the 128 heads' Q, K and V.
+def test_mla_selective_recomputation_keeps_the_latents():
+    m = memory.model_preset("DeepSeek-V3")
+    parts = memory.layer_activation_parts(m, "bf16-master", "flash", "selective", 4096)
+    assert parts["attention (latents, output, log-sum-exp)"] == 2 * (1536 + 512 + 64) + 2 * 128 * 128 + 4 * 128
+    assert parts["norms"] == 2 * 2 * m.hidden
+    none = memory.layer_activation_parts(m, "bf16-master", "flash", "none", 4096)
+    assert none["attention (Q, K, V, output, log-sum-exp)"] > 4 * parts["attention (latents, output, log-sum-exp)"]
+
+
+# Megatron-core shards a routed expert's optimizer states over the ranks that hold the same expert, its expert
+# data-parallel group of dp / ep ranks (DeepSeek-V3: EP 64 of 128 data-parallel ranks, 2 copies of each expert a
+# stage), not over all dp ranks.
+def test_expert_states_shard_over_the_expert_data_parallel_group():
+    m = memory.model_preset("DeepSeek-V3")
+    fit = memory.training_memory(m, 1e18, 1, 4096, dp=128, pp=61, zero_stage=1, activations="architecture",
+                                 program="megatron", ep=64)
+    routed = m.n_moe_layers * m.n_experts * m.mlp_params_per_expert()
+    dense = m.n_params() - routed
+    k = 12.0  # fp32 master weights and AdamW moments (Rajbhandari et al. 2020)
+    assert fit.parts_bytes["optimizer states"] == pytest.approx(k * (dense / 61 / 128 + routed / 64 / 61 / 2))
+    with pytest.raises(ValueError, match="ep"):
+        memory.training_memory(m, 1e18, dp=96, ep=64, activations="architecture")

@@ -154,3 +154,23 @@ def test_unknown_preset_lists_the_known_ones():
 def test_config_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         models.preset("Mistral 7B").hidden = 1  # type: ignore[misc]
+
+
+def test_remembered_parameter_counts_change_nothing_a_model_is_compared_or_copied_by():
+    # params_breakdown / n_params are remembered on the (frozen) instance: the same numbers as computed afresh,
+    # and equality, hashing, repr, replace() and pickling see only the fields
+    import pickle
+
+    from mlcalc import memory
+
+    for name in ("Llama-3 70B", "Mixtral 8x7B", "DeepSeek-V3", "GPT-2 124M"):
+        fresh = memory.model_preset(name)
+        used = memory.model_preset(name)
+        assert used.n_params() == sum(used._params_breakdown().values()) == used.n_params()
+        assert dict(used.params_breakdown()) == dict(fresh._params_breakdown())
+        assert used == fresh and hash(used) == hash(fresh) and repr(used) == repr(fresh)
+        half = used.replace(n_layers=max(1, used.n_layers // 2))
+        assert half.n_params() == sum(half._params_breakdown().values()) != used.n_params()
+        assert pickle.loads(pickle.dumps(used)) == fresh
+        with pytest.raises(TypeError):
+            used.params_breakdown()["attention"] = 0  # type: ignore[index]  # read-only, as before

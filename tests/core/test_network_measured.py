@@ -104,3 +104,41 @@ def test_a_second_four_gpu_machine_repeats_every_collective_within_2_percent(op)
         assert b.busbw_bytes_per_s_at(GIB) == pytest.approx(a.busbw_bytes_per_s_at(GIB), rel=0.02)
     if op in ("all_gather", "reduce_scatter"):  # the stated 2-GPU miss, again at 73-75% of the model
         assert 0.70 <= _ratio(RUN2B, op, 2) <= 0.78
+
+
+def _time_ratio(run: str, n: int, size: int) -> float:
+    """model / measured all-reduce time at one of the curve's sizes."""
+    curve = _curve(run, "all_reduce")
+    t = dict(zip(curve.sizes_bytes, curve.time_s))[size]
+    return net.fabric_collective_time(size, net.fabric("DGX-H100", 1, gpus_per_node=n)).time_s / t
+
+
+@pytest.mark.parametrize("size", [2**k for k in range(23, 29)])
+def test_all_reduce_law_at_tensor_parallel_sizes(size):
+    # The sizes a tensor-parallel serving iteration all-reduces (mlcalc.serving.comm_s: tokens x hidden x 2 bytes;
+    # 1,000-8,000 tokens of a 4,096-8,192 hidden: 8-128 MiB), not only the 1 GiB above. Source: both 4 x H200 runs
+    # (h200x4-2026-11-26-net5 and -run2): 59.5 / 94.2 / 172.9 / 321.6 / 614.0 / 1184.5 us from 8 to 256 MiB on the
+    # first; the law is within 10 % of each (-8 to +6 %). Over 2 of the GPUs (-2of4 and -2of4-run2: 46.0 / 74.9 /
+    # 136.6 / 247.6 / 468.6 / 894.8 us) it is 17-23 % fast at every one of these sizes, as at 1 GiB (busbw 329
+    # against the law's 368: the measured 2-GPU all-reduce bus bandwidth is lower at every size, not a small-size
+    # effect).
+    for run in (RUN4, RUN4B):
+        assert 0.90 <= _time_ratio(run, 4, size) <= 1.10, run
+    for run in (RUN2, RUN2B):
+        assert 0.76 <= _time_ratio(run, 2, size) <= 0.84, run
+
+
+def test_small_all_reduce_latency_is_a_stated_limit():
+    # Source: both runs above (h200x4-2026-11-26-net5 and its 2-of-4 run): from 32 KiB to 2 MiB the measured all-reduce
+    # stays at 23-31 us on 2 GPUs and on 4, while the law's Ring/Simple latency (NCCL tuning.cc: 8.4 us + 3.4 us per
+    # step, 2 (n - 1) steps) is 15.2 us for 2 GPUs and 28.8 us for 4. The stated limit (links.json
+    # nccl_latency.measured_limit): the law 25-45 % slow on 4 GPUs at 1-2 MiB and 25-35 % fast on 2 GPUs there. This
+    # pins that state: a change of the law or the data shows here and must change the stated limit with it.
+    assert "measured_limit" in net._raw()["nccl_latency"]
+    for size in (2**20, 2**21):
+        assert 1.25 <= _time_ratio(RUN4, 4, size) <= 1.45
+        assert 0.65 <= _time_ratio(RUN2, 2, size) <= 0.80
+    for run, n in ((RUN4, 4), (RUN2, 2)):
+        curve = _curve(run, "all_reduce")
+        small = [t for s, t in zip(curve.sizes_bytes, curve.time_s) if 2**15 <= s <= 2**21]
+        assert 23e-6 <= min(small) and max(small) <= 31e-6

@@ -232,6 +232,31 @@ def test_published_first_token_within_25_percent_or_cause_stated():
     assert sum(abs(c.error) <= 0.25 for c in checks) >= 6
 
 
+def test_first_token_tp4_miss_is_not_nccl_s_time():
+    # The Llama 2 70B TP 4 first token (TensorRT-LLM 0.9.0, 19.6 ms published) is +40 %: its stated cause claims that
+    # NCCL's own time at these sizes is near the law (so the gap is TensorRT-LLM's own all-reduce kernels). Checked on
+    # our measurements over 4 x H200 (NVLink 4, as the H100's): the decode step's 16 KB all-reduce inside a CUDA graph
+    # (serve4, tp.json) and the prefill's 128 x 8,192 x 2 = 2 MiB all-reduce (net5's NCCL curve).
+    from mlcalc import measured
+    from mlcalc import network as net
+    c = next(c for c in sm.check_first_token() if c.model == "Llama-2 70B" and c.gpus == 4)
+    assert c.error > 0.25 and "no source in reach" in c.cause
+    fab = net.fabric("DGX-H100", 1, gpus_per_node=4)
+    law16k, law2m = (net.fabric_collective_time(b, fab).time_s for b in (16384, 2**21))
+    graph16k = sm.graph_allreduce_s(4, 16384, sm.RUN4)
+    curve = next(k for k in measured.run("h200x4-2026-11-26-net5")
+                 if isinstance(k, measured.BusbwCurve) and k.op == "all_reduce")
+    nccl2m = dict(zip(curve.sizes_bytes, curve.time_s))[2**21]
+    assert round(graph16k * 1e6) == 27 and round(law16k * 1e6) == 29
+    assert round(nccl2m * 1e6) == 27 and round(law2m * 1e6) == 37
+    # what the published time leaves per all-reduce (2 per layer, 80 layers, prefill + the first step), the rest as
+    # modelled: about 9 us, a third of NCCL's measured time
+    model = memory.model_preset("Llama-2 70B")
+    law = serving.comm_s(model, "H100-SXM", 128, 4) + serving.comm_s(model, "H100-SXM", 1, 4)
+    left = (c.published_s - (c.predicted_s - law)) / (2 * 2 * 80)
+    assert 8e-6 < left < 10e-6 < graph16k / 2
+
+
 def test_load_simulation_on_the_recorded_arrivals():
     # the serving model's continuous-batching simulation, fed the very arrivals of each rate, against the loop
     checks = sm.check_load_simulation()
@@ -304,7 +329,8 @@ def test_fp8_gemm_law_against_deepgemm_published_times():
 def test_inflight_published_rows_pinned():
     # NVIDIA TensorRT-LLM docs/source/performance/perf-overview.md at v0.17, 'Throughput Measurements' (FP8, output
     # tokens/s of the whole system at maximum load, trtllm-bench)
-    rows = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in sm.check_inflight()}
+    rows = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in sm.check_inflight()
+            if c.source.startswith("trtllm-0.17")}
     pins = {("H100-SXM", "Llama-3.1 8B", 1, 2048, 2048): 9488.42,
             ("H200-SXM", "Llama-3.1 8B", 1, 128, 2048): 25398.86,
             ("H200-SXM", "Llama-3.1 70B", 1, 128, 2048): 4165.68,
@@ -319,24 +345,61 @@ def test_inflight_published_rows_pinned():
 
 
 def test_inflight_within_25_percent_or_cause_stated():
-    checks = sm.check_inflight()
+    checks = [c for c in sm.check_inflight() if c.source.startswith("trtllm-0.17")]
     assert len(checks) == 44
     assert {c.model for c in checks} == {"Llama-3.1 8B", "Llama-3.1 70B", "Mixtral 8x7B"}
     assert {c.gpus for c in checks} == {1, 2, 4, 8}
     for c in checks:
         assert math.isfinite(c.predicted) and c.predicted > 0
         assert (abs(c.error) > 0.25) == bool(c.cause), c
-    assert sum(abs(c.error) <= 0.25 for c in checks) >= 29  # of 44, pinned
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 36  # of 44, pinned
     by = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in checks}
-    # what the stated causes claim, on the same table: dense 70B on 2 and 4 GPUs is within 25 % ...
-    assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B" and c.gpus in (2, 4))
-    # ... the 70B over-prediction grows with the GPU count at 128 in / 2,048 out, and the prefill-heavy rows hold
-    e = [by[("H100-SXM", "Llama-3.1 70B", tp, 128, 2048)].error for tp in (2, 4, 8)]
-    assert 0 < e[0] < e[1] < e[2]
+    # what the stated causes claim, on the same table: dense 70B on 1, 2, 4 and 8 GPUs is within 25 % ...
+    assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B")
+    # ... every Mixtral miss over-predicts, at most +20 % on 2 H100s, +28 % on 4, +39 % on 8
+    assert all(c.error > 0 for c in checks if c.cause and c.model == "Mixtral 8x7B")
+    worst = {tp: max(c.error for c in checks if c.model == "Mixtral 8x7B" and c.chip == "H100-SXM" and c.gpus == tp)
+             for tp in (2, 4, 8)}
+    assert [round(worst[tp], 2) for tp in (2, 4, 8)] == [0.20, 0.28, 0.39]
     assert all(abs(c.error) <= 0.25 for c in checks if c.input == 2048 and c.output == 128 and not c.model.startswith("Mix"))
     # ... the 128/128 row at the 4,096-request cap: the H200 published within 3 % of the H100
     h100, h200 = by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)], by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)]
     assert h100.batch == h200.batch == sm.TRTLLM_MAX_BATCH and abs(h200.published / h100.published - 1) < 0.03
+
+
+def test_inflight_on_the_v1_0_tables():
+    # NVIDIA TensorRT-LLM docs/source/performance/perf-overview.md of the v1.0 documentation (commit 00f37686),
+    # 'Throughput Measurements', H100 and H200 FP8 columns (PyTorch backend, trtllm-bench at maximum load): a second
+    # release's tables, predicted by the same inflight() with nothing changed. Total output tokens/s of the system.
+    checks = [c for c in sm.check_inflight() if c.source.startswith("trtllm-1.0")]
+    by = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in checks}
+    pins = {("H100-SXM", "Llama-3.1 8B", 1, 128, 128): 28312, ("H200-SXM", "Llama-3.1 8B", 1, 20000, 2000): 1804,
+            ("H200-SXM", "Llama-3.1 70B", 1, 2048, 128): 442, ("H100-SXM", "Llama-3.1 70B", 2, 500, 2000): 5222,
+            ("H100-SXM", "Llama-3.1 405B", 8, 1000, 1000): 2919, ("H200-SXM", "Llama-3.1 405B", 8, 5000, 500): 650,
+            ("H200-SXM", "Qwen3 235B-A22B", 8, 128, 2048): 42821, ("H100-SXM", "Qwen3 235B-A22B", 8, 2048, 2048): 9924}
+    for key, pub in pins.items():
+        assert by[key].published == pub, key
+    assert len(checks) == 77  # 10 lengths x 8 columns, less the page's 3 empty Qwen3 H100 cells
+    assert {(c.model, c.gpus) for c in checks} == {("Llama-3.1 8B", 1), ("Llama-3.1 70B", 1), ("Llama-3.1 70B", 2),
+                                                   ("Llama-3.1 405B", 8), ("Qwen3 235B-A22B", 8)}
+    for c in checks:
+        assert math.isfinite(c.predicted) and c.predicted > 0
+        assert (abs(c.error) > 0.25) == bool(c.cause), c
+    dense = [c for c in checks if not c.model.startswith("Qwen")]
+    assert sum(abs(c.error) <= 0.25 for c in dense) == 59  # of 60, pinned
+    assert statistics.median(abs(c.error) for c in dense) < 0.10
+    # the dense miss: the 4,096-request cap on the H200, the same cause as v0.17's (H200 published below the H100)
+    miss = by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)]
+    assert miss.cause == sm.INFLIGHT_CAUSES["compute"] and miss.batch == sm.TRTLLM_MAX_BATCH
+    assert miss.published < by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)].published
+    # the MoE model, run by the page attention data-parallel with expert parallelism, predicted tensor-parallel:
+    # 16 of 17 within, 14 of them under-predicted; the miss states it, with the all-reduces' share of the iteration
+    moe = [c for c in checks if c.model.startswith("Qwen")]
+    assert sum(abs(c.error) <= 0.25 for c in moe) == 16 and sum(c.error < 0 for c in moe) == 14
+    worst = by[("H200-SXM", "Qwen3 235B-A22B", 8, 128, 2048)]
+    assert worst.error < -0.25 and worst.cause == sm.INFLIGHT_CAUSES["moe-dp"]
+    r = sm.inflight(memory.model_preset("Qwen3 235B-A22B"), "H200-SXM", 8, 128, 2048)
+    assert round(r.comm_s / r.iteration_s, 2) == 0.37 and "37 %" in worst.cause
 
 
 def test_moe_routing_passes_whole_on_every_gpu():
@@ -353,8 +416,29 @@ def test_moe_routing_passes_whole_on_every_gpu():
         # not split over the GPUs: the whole iteration's tokens on each
         assert r.routing_s == pytest.approx((r.batch + r.prefill_tokens) * sm.moe_routing_bytes_per_token(mix) / bw)
         assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s
-                                              + r.routing_s)
+                                              + r.routing_s + r.norm_s)
     assert sm.inflight(llama, "H100-SXM", 1, 2048, 2048).routing_s == 0.0
+
+
+def test_residual_norm_passes_whole_on_every_gpu():
+    # TensorRT-LLM cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp (enqueue, NCCL strategy): ncclAllReduce into
+    # an intermediate buffer, then residualRmsNorm reads it and the residual, writes the new residual and the normed
+    # output: 4 bf16 accesses a value. Megatron-LM (Shoeybi et al. 2019, section 3): layer norms and residual
+    # connections are duplicated on every tensor-parallel GPU, so the pass is not split over tp.
+    assert sm.RESIDUAL_NORM_BYTES_PER_VALUE == 4 * 2
+    llama70, llama8 = memory.model_preset("Llama-3.1 70B"), memory.model_preset("Llama-3.1 8B")
+    assert sm.replicated_norm_bytes_per_token(llama70) == 80 * 2 * 8 * 8192
+    assert sm.replicated_norm_bytes_per_token(llama8) == 32 * 2 * 8 * 4096
+    bw = serving.read_bandwidth("H100-SXM")
+    shares = []
+    for tp in (2, 4, 8):
+        r = sm.inflight(llama70, "H100-SXM", tp, 128, 2048)
+        assert r.norm_s == pytest.approx((r.batch + r.prefill_tokens) * sm.replicated_norm_bytes_per_token(llama70) / bw)
+        shares.append(r.norm_s / r.iteration_s)
+    # whole on every GPU while the matmuls split: a larger share of the iteration with more GPUs
+    assert shares[0] < shares[1] < shares[2]
+    with pytest.raises(ValueError, match="bytes_per_value"):
+        sm.replicated_norm_bytes_per_token(llama8, 0.0)
 
 
 def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
@@ -367,7 +451,8 @@ def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
     assert r.batch == r.kv_tokens // (128 + 2048)
     assert r.prefill_tokens == pytest.approx(r.batch * 128 / 2048)
     assert r.routing_s == 0.0  # dense: no MoE routing passes
-    assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s + r.routing_s)
+    assert r.iteration_s == pytest.approx(r.gemm_s + r.attention_s + r.prefill_attention_s + r.comm_s + r.routing_s
+                                          + r.norm_s)
     assert r.tokens_per_s == pytest.approx(r.batch / r.iteration_s)
     # short requests: trtllm-bench's heuristic caps the batch at 4,096
     assert sm.inflight(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 1, 128, 128).batch == 4096
@@ -384,16 +469,14 @@ def test_inflight_batch_is_the_kv_room_and_the_iteration_its_kernels():
 def test_tensor_parallel_decode_on_one_two_and_four_gpus():
     # the serve4 call: the plain engine's CUDA-graph decode of the Llama 3 8B shape and of 20 Llama 3 70B layers on
     # 1, 2 and 4 H200s, 7 batch x cache points each; the step falls with tp and the prediction follows within 20 %
-    # except the 70B layer at batch 128 (a stated miss)
+    # (the 70B layer at batch 128 too, since the matmuls are charged as the engine runs them: test_serve5_...)
     checks = sm.check_tp_decode(sm.RUN4)
     assert {(c.arch, c.tp) for c in checks} == {(m, t) for m in ("llama8b", "llama70b_20l") for t in (1, 2, 4)}
     assert len(checks) == 42
     step = {(c.arch, c.tp, c.batch, c.context): c.measured_s for c in checks}
     for m in ("llama8b", "llama70b_20l"):
         assert step[(m, 4, 1, 2048)] < step[(m, 2, 1, 2048)] < step[(m, 1, 1, 2048)]
-    for c in checks:
-        if abs(c.error) > c.target:
-            assert c.arch == "llama70b_20l" and c.batch == 128 and "70B" in sm.miss_cause(c, sm.RUN4)
+    assert all(abs(c.error) <= c.target for c in checks)
     # the first point of each model in each process, kept apart: replayed from a graph it equals its repeat (1 %)
     firsts = [p for p in sm.run_data(sm.RUN4)["tp"]["decode"] if "warmup_discarded_graph_s" in p]
     assert len(firsts) == 6
@@ -594,7 +677,153 @@ DEEPGEMM_ROWS = {
 
 
 def test_every_published_row_is_the_source_s_figure():
-    got = {(c.chip, c.model, c.gpus, c.input, c.output): c.published for c in sm.check_inflight()}
+    got = {(c.chip, c.model, c.gpus, c.input, c.output): c.published for c in sm.check_inflight()
+           if c.source.startswith("trtllm-0.17")}
     assert got == V017_ROWS
     table = sm.published()["fp8_gemm"]["rows"]
     assert {(r["layout"], r["groups"], r["m"], r["n"], r["k"]): (r["tflops"], r["speedup"]) for r in table} == DEEPGEMM_ROWS
+
+
+def test_serve5_engine_matmuls_as_the_engine_runs_them():
+    # the serve5 call (one H200): the engine's x @ W with W stored (in, out) against F.linear with W stored (out, in),
+    # every engine matrix of Llama 3 8B / 70B and their tp 2 / 4 shards, batch 1-128, distinct copies in a CUDA graph
+    pts = [p for p in sm._serve5("matmul")["points"] if "s" in p]
+    assert len(pts) == 24 * 2 * 5 and sm._serve5("matmul")["env"]["device_name"] == "NVIDIA H200"
+    hw = {(p["k"], p["n"], p["batch"]): p["s"] for p in pts if p["layout"] == "hw"}
+    lin = {(p["k"], p["n"], p["batch"]): p["s"] for p in pts if p["layout"] == "linear"}
+    # the fused gate-and-up matrix of the 70B layer (tp 1 and its tp 2 shard) at 128 rows: x @ W takes over 1.5x
+    # F.linear's time (cuBLAS picks another kernel); at 1-32 rows the two layouts are within 10 %
+    for k, n in ((8192, 57344), (8192, 28672)):
+        assert hw[(k, n, 128)] > 1.5 * lin[(k, n, 128)]
+        assert all(abs(hw[(k, n, b)] / lin[(k, n, b)] - 1) < 0.10 for b in (1, 8, 32))
+    # the table itself: exact at a probed batch, between its neighbours elsewhere, carried to another read rate
+    assert sm.engine_matmul_s(8192, 57344, 128) == hw[(8192, 57344, 128)]
+    assert hw[(8192, 57344, 64)] < sm.engine_matmul_s(8192, 57344, 100) < hw[(8192, 57344, 128)]
+    assert sm.engine_matmul_s(8192, 57344, 512) == hw[(8192, 57344, 128)]  # held at the probed end
+    bw = sm.run5_read_bandwidth()
+    assert sm.engine_matmul_s(8192, 8192, 8, bw / 2) == pytest.approx(2 * hw[(8192, 8192, 8)])
+    with pytest.raises(ValueError, match="k, n"):
+        sm.engine_matmul_s(8192, 8193, 8)
+    with pytest.raises(ValueError, match="layout"):
+        sm.engine_matmul_s(8192, 8192, 8, layout="nt")
+    # the six 70B points at batch 128 on 1 and 2 GPUs, short by 20-23 % with the law, are within 20 % now
+    for run in sm.RUNS:
+        for c in sm.check_tp_decode(run):
+            if c.arch == "llama70b_20l" and c.batch == 128 and c.tp <= 2:
+                assert abs(c.error) <= 0.12
+
+
+def test_serve5_engine_steps_and_profile():
+    # the same call's engine steps: tp 1 and one GPU's shard of tp 2 / 4 (no all-reduce), replayed from a graph:
+    # all 12 within 10 %, with the matmuls as the engine runs them and its other kernels as the serve5b call probed
+    # them at full width (with the tiny model's floor for those: 11 of 12, 6-20 % short)
+    checks = sm.check_run5_decode()
+    assert len(checks) == 12 and all(abs(c.error) <= 0.10 for c in checks)
+    assert all(c.card == "NVIDIA H200" for c in checks)
+    lo, hi, floor = sm.engine_other_kernels_us()
+    assert floor < lo < hi < 2.5 * floor
+    # the probe (a separate call, the layer without its matmuls and attention) gives what the profiled steps spent in
+    # those kernels, per layer, within 15 %; it grows with the batch where the tiny model's floor is one figure
+    for p in sm._serve5("engine")["decode"]:
+        other = sum(k["us"] for k in p["profile_graph"]["kernels"]
+                    if not k["kernel"].startswith(("nvjet", "cudnn", "void cublasLt")))
+        probed = sm.engine_small_kernels_s(sm.tp_model(p["model"]), p["batch"], p["tp_shard"])
+        assert other / p["cfg"]["layers"] * 1e-6 == pytest.approx(probed, rel=0.15)
+    m70 = sm.tp_model("llama70b_20l")
+    assert sm.engine_small_kernels_s(m70, 1) < sm.engine_small_kernels_s(m70, 32) < sm.engine_small_kernels_s(m70, 128)
+    assert sm.engine_small_kernels_s(m70, 512) == sm.engine_small_kernels_s(m70, 128)  # held at the probed end
+    with pytest.raises(ValueError, match="tp"):
+        sm.engine_small_kernels_s(m70, 8, tp=8)
+    # every engine point of every call is within 13 % now; the load test's decode steps -8..-13 % (LOAD_MISS_CAUSE)
+    for run in sm.RUNS:
+        assert all(abs(c.error) <= 0.13 for c in sm.check_tp_decode(run) + sm.check_load_steps(run))
+        assert all(-0.13 <= c.error <= -0.08 for c in sm.check_load_steps(run))
+    # the profile accounts for the step: the GPU is busy 90-100 % of the replayed step's time
+    for p in sm._serve5("engine")["decode"]:
+        assert 0.9 < p["profile_graph"]["gpu_busy_us"] * 1e-6 / p["graph_s"] <= 1.0
+    # the 70B gate-and-up at batch 128 in the engine's own step takes what the matmul probe timed for x @ W (10 %)
+    p = next(p for p in sm._serve5("engine")["decode"]
+             if (p["model"], p["tp_shard"], p["batch"], p["context"]) == ("llama70b_20l", 1, 128, 2048))
+    op = next(o for o in p["profile_eager"]["ops"] if o["op"] == "aten::mm" and "57344" in o["shapes"])
+    assert op["device_us"] / op["count"] * 1e-6 == pytest.approx(sm.engine_matmul_s(8192, 57344, 128), rel=0.10)
+
+
+def test_predictions_written_before_the_serve5_call():
+    # scripts/gpu/serve5_predictions.json was committed before the call (the model of that commit, the serve4 call's
+    # machine numbers): the engine steps 9 of 12 within 20 % (misses: the 70B layer at batch 128, -21..-26 %),
+    # DeepSeek-V2-Lite's prefill 1 of 6 within 25 % (-28..-34 %, the known miss), the engine matmuls 110 of 120
+    import json
+    import pathlib
+
+    pre = json.loads((pathlib.Path(__file__).resolve().parents[2] / "scripts/gpu/serve5_predictions.json").read_text())
+    assert pre["machine_from"] == sm.RUN4
+    eng = {(p["model"], p["tp_shard"], p["batch"], p["context"]): p["graph_s"] for p in sm._serve5("engine")["decode"]}
+    e = [r["predicted_s"] / eng[(r["model"], r["tp_shard"], r["batch"], r["context"])] - 1 for r in pre["engine_decode"]]
+    assert len(e) == 12 and sum(abs(x) <= 0.20 for x in e) == 9
+    mla = {(p["batch"], p["prompt"]): p["prefill_s"] for p in sm._serve5("mla")["prefill"]}
+    e = [r["predicted_s"] / mla[(r["batch"], r["prompt"])] - 1 for r in pre["mla_prefill"]]
+    assert len(e) == 6 and sum(abs(x) <= 0.25 for x in e) == 1
+    mm = {(p["k"], p["n"], p["batch"]): p["s"] for p in sm._serve5("matmul")["points"] if p["layout"] == "hw"}
+    e = [r["predicted_s"] / mm[(r["k"], r["n"], r["batch"])] - 1 for r in pre["matmul"]]
+    assert len(e) == 120 and sum(abs(x) <= 0.20 for x in e) == 110
+
+
+def test_serve5_moe_prefill_expert_rows():
+    # the serve5 call located DeepSeek-V2-Lite's missing prefill time (27-33 % short): the profiled grouped matmuls
+    # take what the model charges, SDPA too; the element-wise passes over the k sorted expert rows
+    # (grouped_mm_experts_forward: gathers, masks, the gate, the fp32 routing product and sum) run at about half the
+    # read rate (PyTorch's non-vectorised kernel: broadcast masks and weights, a strided half, a dtype change)
+    rate = sm.expert_rows_rate()
+    assert 0.4 * sm.run5_read_bandwidth() < rate < 0.6 * sm.run5_read_bandwidth()
+    dsv2 = sm.arch_model("dsv2lite_8l")
+    assert sm.expert_rows_bytes_per_token(sm.arch_model("llama8b")) == 0.0
+    for p in sm._serve5("mla")["prefill"]:
+        pr = sm.predict_hf_prefill("dsv2lite_8l", p["batch"], p["prompt"], sm.RUN4)
+        grouped = sum(o["self_device_us"] for o in p["profile"]["ops"] if o["op"] == "aten::_grouped_mm") * 1e-6
+        routed = dsv2.n_moe_layers * dsv2.experts_per_token * dsv2.mlp_params_per_expert()
+        charged = 2.0 * routed * p["batch"] * p["prompt"] / sm.grouped_prefill_rate(dsv2, p["batch"] * p["prompt"])
+        assert grouped == pytest.approx(charged, rel=0.20)
+        sdpa = sum(o["self_device_us"] for o in p["profile"]["ops"] if "attention_forward" in o["op"]) * 1e-6
+        assert sdpa == pytest.approx(pr.attention_s, rel=0.25)
+        # the GPU parts now land within 20 % of the profiled GPU busy time at every point
+        assert abs((pr.matmul_s + pr.attention_s + pr.elementwise_s) / (p["profile"]["gpu_busy_us"] * 1e-6) - 1) < 0.20
+    # Mixtral's prefill, which no part of the rate came from (its k = 2 rows of width 4,096 / 14,336), follows:
+    # every compute-bound point of the three earlier calls is within 16 % (was 17-24 % short)
+    for run in sm.RUNS:
+        for c in sm.check_hf_prefill(run):
+            if c.arch == "mixtral_8l":
+                assert abs(c.error) <= 0.25 and (c.bound != "compute" or -0.16 < c.error < 0)
+            if c.arch == "dsv2lite_8l" and abs(c.error) > c.target:  # each remaining miss states its host cause
+                assert "host" in sm.miss_cause(c, run)
+
+
+def test_predictions_written_before_the_serve5b_call():
+    # scripts/gpu/serve5b_predictions.json (committed before the call): the model charged the engine's other kernels
+    # the tiny model's figure at every width and batch; the probe found it within 20 % at 1-8 rows (14 of 30 in
+    # all) and short at 32 rows and more, by up to half at 128
+    import json
+    import pathlib
+
+    pre = json.loads((pathlib.Path(__file__).resolve().parents[2] / "scripts/gpu/serve5b_predictions.json").read_text())
+    got = {(p["model"], p["tp_shard"], p["batch"]): p["per_layer_s"] for p in sm._serve5("small")["points"]}
+    e = {(r["model"], r["tp_shard"], r["batch"]): r["predicted_s"] / got[(r["model"], r["tp_shard"], r["batch"])] - 1
+         for r in pre["small"]}
+    assert len(e) == 30 and sum(abs(x) <= 0.20 for x in e.values()) == 14
+    assert all(abs(x) <= 0.20 for (m, t, b), x in e.items() if b <= 8)
+    assert all(x < 0 for (m, t, b), x in e.items() if b >= 32) and min(e.values()) < -0.5
+
+
+def test_decode_step_takes_a_layers_matmul_time_as_measured():
+    # serving.decode_step(matmul_layer_s=...): the layers' weight matmuls at a time given (a program's own kernels as
+    # timed) instead of the law; the same seconds as the law's give the same step, a longer time a longer step
+    model, law = sm.tp_model("llama70b_20l"), serving.chip_matmul_law("H200-SXM")
+    bw, rate = serving.read_bandwidth("H200-SXM"), serving.matmul_rate("H200-SXM")
+    base = serving.decode_step(model, 128, 2048, bw, rate, matmul_law=law, fused=True)
+    same = serving.decode_step(model, 128, 2048, bw, rate, matmul_law=law, fused=True,
+                               matmul_layer_s=serving.kernel_weight_s(model, 128, law, True)[0])
+    assert same.step_s == pytest.approx(base.step_s)
+    slow = serving.decode_step(model, 128, 2048, bw, rate, matmul_law=law, fused=True,
+                               matmul_layer_s=sm.engine_layer_matmul_s(model, 128, 1, bw))
+    assert slow.step_s > base.step_s and slow.outside_s == base.outside_s  # the output projection keeps the law
+    with pytest.raises(ValueError, match="matmul_layer_s"):
+        serving.decode_step(model, 1, 64, bw, rate, matmul_layer_s=-1.0)

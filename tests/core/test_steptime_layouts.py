@@ -87,7 +87,7 @@ def test_memory_is_the_training_fit_model():
     p = _pred(tp=4, pp=2, dp=4, zero=1, sequence_parallel=True, recompute="selective", micro_batch=2)
     fit = memory.training_memory(L3_8B, 1e18, 2, 4096, 4, 4, 2, 1, convention="zero-mixed-adam",
                                  recompute="selective", sequence_parallel=True, overhead_fraction=0.0,
-                                 activations="architecture", loss="fp32-logits")
+                                 activations="architecture", loss="fp32-logits", program="megatron", n_micro=1)
     assert p.peak_bytes_per_gpu == pytest.approx(fit.total_bytes)
     assert p.device_bytes is not None and p.fits == (p.peak_bytes_per_gpu <= p.device_bytes * 0.9)
 

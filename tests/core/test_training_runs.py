@@ -250,3 +250,24 @@ def test_balanced_stages_put_the_output_layer_in_a_layers_place():
     assert on.model_flops == off.model_flops
     with pytest.raises(ValueError, match="balanced_stages"):
         steptime.Layout(balanced_stages=1.5)
+
+
+# Every published run ran, so its fullest GPU's predicted peak must fit the memory it had. The planner's stated 10%
+# reserve (steptime.MEMORY_RESERVE_FRACTION) is a planning margin: Llama 3 405B on 8,192 H100s leaves less, which is
+# what Dubey et al. 2024, 3.3.2 describe ("to reduce memory cost, based on detailed memory allocation profiling, we
+# proactively deallocate tensors ... With these optimizations, we could pre-train Llama 3 on sequences of 8K tokens
+# without activation checkpointing").
+@pytest.mark.parametrize("name", NAMES)
+def test_every_published_run_fits_as_it_ran(name):
+    p = training_runs.check(name).prediction
+    assert p.device_bytes is not None and p.peak_bytes_per_gpu <= p.device_bytes, (name, p.peak_bytes_per_gpu / 1e9)
+
+
+def test_llama3_and_deepseek_v3_fit_their_80_gb():
+    tight = training_runs.check("Llama 3 405B (8192 H100, seq 8192)").prediction
+    assert 0.9 < tight.peak_bytes_per_gpu / tight.device_bytes < 1.0 and not tight.fits
+    for n in ("Llama 3 405B (16384 H100, seq 8192)", "Llama 3 405B (16384 H100, seq 131072)",
+              "DeepSeek-V3 (2048 H800)"):
+        assert training_runs.check(n).prediction.fits, n
+    # Llama 3: ZeRO-2 as the paper states it (3.3.2: "shards optimizer states and gradients")
+    assert {training_runs.layout_of(training_runs.runs()[n]).zero for n in NAMES if n.startswith("Llama 3")} == {2}

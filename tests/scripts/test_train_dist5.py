@@ -1,0 +1,71 @@
+"""The dist5 parts of scripts/gpu/train_dist.py (no torch needed): the launch conditions, where a rank's threads are
+placed, the per-thread host meter, and the predictions committed before each call."""
+
+import json
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GPU = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "gpu")
+sys.path.insert(0, GPU)
+
+import train_dist  # noqa: E402
+
+
+def test_every_case_and_condition_was_predicted_before_its_call():
+    for sweep, f in (("dist5", "dist5_predictions.json"), ("dist5b", "dist5b_predictions.json")):
+        pred = json.load(open(os.path.join(GPU, f)))["cards"]
+        want = {f"{c['id']}-{v}" for c in train_dist.SWEEPS[sweep]() for v in train_dist.variant_names(c)}
+        assert set(pred["NVIDIA H200"]) == set(pred["NVIDIA H100 80GB HBM3"]) == want
+
+
+def test_launch_conditions():
+    assert train_dist.variant_names({"variants": True}) == train_dist.VARIANTS
+    assert train_dist.variant_names({"variants": ["base", "apart"]}) == ("base", "apart")
+    tiny = train_dist.tiny_cases(train_dist.dist5b_cases())
+    assert [train_dist.variant_names(c) for c in tiny] == [train_dist.PLACEMENTS] * 2 + [train_dist.PLACEMENTS[:2]]
+    assert len({c["id"] for c in tiny}) == len(tiny)
+
+
+def test_thread_classes():
+    assert train_dist.thread_class("python3", 7, 7) == "main"
+    assert train_dist.thread_class("pt_autograd_0", 8, 7) == "autograd"
+    assert train_dist.thread_class("NCCL Progress", 9, 7) == "nccl"
+    assert train_dist.thread_class("cuda-EvtHandlr", 10, 7) == "other"
+
+
+# "apart": each rank's busy threads on a core of its own, never the speedometer's, never where the light threads are;
+# "clash": the two ranks of a launch on the two vCPUs of one group.
+def test_placement():
+    groups = [[0, 16], [1, 17], [2, 18], [3, 19], [4, 20], [5, 21], [6, 22], [7, 23]]
+    reserved = {7}
+    busy = [train_dist.placement("apart", g, g, groups, reserved) for g in range(4)]
+    cores = [b for b, _ in busy]
+    assert len({min(b) for b in cores}) == 4
+    for b, light in busy:
+        assert not b & light and not b & reserved and 0 not in b
+    a, b = (train_dist.placement("clash", s, s, groups, reserved)[0] for s in (0, 1))
+    assert a != b and any(set(g) == a | b for g in groups)
+    lone = [[c] for c in range(8)]
+    a, b = (train_dist.placement("clash", s, s, lone, set())[0] for s in (0, 1))
+    assert a == b  # no core with two vCPUs: both ranks on one
+
+
+def test_host_meter_delta():
+    m = train_dist.HostMeter()
+    try:
+        m.names = {1: "python3", 2: "pt_autograd_0", 3: "NCCL Service"}
+        m.main_tid = 1
+        a = {"t": 0.0, "th": {1: (0, 0), 2: (0, 0), 3: (0, 0)}, "stat": {"busy": 0, "idle": 0, "steal": 0},
+             "gc_s": [0.0, 0.0, 0.0], "gc_n": [0, 0, 0]}
+        b = {"t": 0.5, "th": {1: (2e8, 1e6), 2: (3e8, 0), 3: (1e6, 0)}, "stat": {"busy": 100, "idle": 50, "steal": 2},
+             "gc_s": [0.001, 0.0, 0.15], "gc_n": [3, 0, 1]}
+        d = m.delta(a, b)
+        assert d["cpu_main_s"] == pytest.approx(0.2) and d["cpu_autograd_s"] == pytest.approx(0.3)
+        assert d["runq_main_s"] == pytest.approx(0.001) and d["cpu_nccl_s"] == pytest.approx(0.001)
+        assert d["vm_steal_s"] == pytest.approx(0.02) and d["threads_busy_20pct"] == 2
+        assert d["gc_n"] == [3, 0, 1] and d["gc_s"][2] == pytest.approx(0.15)
+    finally:
+        m.close()
