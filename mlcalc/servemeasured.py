@@ -1101,28 +1101,10 @@ def moe_routing_bytes_per_token(model: memory.ModelConfig, in_bytes: float = 1.0
     return float(model.n_moe_layers * (1 + k) * (in_bytes + out_bytes) * model.hidden)
 
 
-#: Bytes per hidden value of one residual-add + RMSNorm pass as TensorRT-LLM runs it after a layer's all-reduce
-#: (cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp, ``enqueue``: ``ncclAllReduce`` into an intermediate
-#: buffer, then ``residualRmsNorm`` reads that sum and the residual and writes the new residual and the normed
-#: output): four bf16 accesses of 2 bytes.
-RESIDUAL_NORM_BYTES_PER_VALUE = 8.0
-
-
-def replicated_norm_bytes_per_token(model: memory.ModelConfig, bytes_per_value: float = RESIDUAL_NORM_BYTES_PER_VALUE
-                                    ) -> float:
-    """Bytes one token's residual adds and RMSNorms move on every GPU, all layers: two passes a layer (before
-    attention and before the feed-forward block), each over the whole hidden vector (``bytes_per_value`` a value,
-    :data:`RESIDUAL_NORM_BYTES_PER_VALUE`). Not split over tensor-parallel GPUs: Megatron-LM's tensor parallelism
-    (Shoeybi et al. 2019, section 3) duplicates the layer norms and residual connections on every GPU, each holding
-    the whole all-reduced hidden state. At 1 GPU the same pass runs without the all-reduce.
-
-    Llama 3.1 70B (80 layers, hidden 8,192): 2 x 8 x 8,192 bytes a layer, 10.5 MB a token:
-
-    >>> replicated_norm_bytes_per_token(memory.model_preset("Llama-3.1 70B"))
-    10485760.0
-    """
-    b = _check.positive("bytes_per_value", bytes_per_value)
-    return float(model.n_layers * 2 * b * model.hidden)
+#: The residual-add + RMSNorm pass is one rule of the serving model (:func:`mlcalc.serving.replicated_norm_bytes_per_token`),
+#: counted in both the in-flight iteration here and :func:`mlcalc.serving.decode_step`'s engine layer.
+RESIDUAL_NORM_BYTES_PER_VALUE = serving.RESIDUAL_NORM_BYTES_PER_VALUE
+replicated_norm_bytes_per_token = serving.replicated_norm_bytes_per_token
 
 
 class Inflight(NamedTuple):

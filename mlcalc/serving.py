@@ -254,6 +254,30 @@ def matmul_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in
     return total
 
 
+#: Bytes per hidden value of one residual-add + RMSNorm pass as TensorRT-LLM runs it after a layer's all-reduce
+#: (cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp, ``enqueue``: ``ncclAllReduce`` into an intermediate
+#: buffer, then ``residualRmsNorm`` reads that sum and the residual and writes the new residual and the normed
+#: output): four bf16 accesses of 2 bytes.
+RESIDUAL_NORM_BYTES_PER_VALUE = 8.0
+
+
+def replicated_norm_bytes_per_token(model: memory.ModelConfig, bytes_per_value: float = RESIDUAL_NORM_BYTES_PER_VALUE
+                                    ) -> float:
+    """Bytes one token's residual adds and RMSNorms move on every GPU, all layers: two passes a layer (before
+    attention and before the feed-forward block), each over the whole hidden vector (``bytes_per_value`` a value,
+    :data:`RESIDUAL_NORM_BYTES_PER_VALUE`). Not split over tensor-parallel GPUs: Megatron-LM's tensor parallelism
+    (Shoeybi et al. 2019, section 3) duplicates the layer norms and residual connections on every GPU, each holding
+    the whole all-reduced hidden state. At 1 GPU the same pass runs without the all-reduce.
+
+    Llama 3.1 70B (80 layers, hidden 8,192): 2 x 8 x 8,192 bytes a layer, 10.5 MB a token:
+
+    >>> replicated_norm_bytes_per_token(memory.model_preset("Llama-3.1 70B"))
+    10485760.0
+    """
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    return float(model.n_layers * 2 * b * model.hidden)
+
+
 class DecodeStep(NamedTuple):
     """One decode step of a batch: its bytes, FLOPs and time, and what bounds it."""
 
@@ -276,7 +300,8 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
                 matmul_law: MatmulLaw | None = None, fused: bool = True,
                 attention_law: tuple[float, float] | None = None,
                 attention_s: float | None = None, overlap: bool = True,
-                activation_bytes_per_token: float = 0.0, matmul_layer_s: float | None = None) -> DecodeStep:
+                activation_bytes_per_token: float = 0.0, matmul_layer_s: float | None = None,
+                norm_bytes_per_token: float = 0.0) -> DecodeStep:
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
     Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
@@ -309,15 +334,19 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     and their FLOPs add (:func:`matmul_s`, FP8), else the longer. ``matmul_layer_s``: seconds per layer of the
     weight-reading matmuls as a program's own kernels were timed (e.g.
     :func:`mlcalc.servemeasured.engine_layer_matmul_s`); it replaces ``matmul_law`` and ``read_bytes_per_s`` for the
-    layers (the output projection keeps them).
+    layers (the output projection keeps them). ``norm_bytes_per_token``: bytes one token's residual adds and
+    RMSNorms move, all layers, whole on every tensor-parallel GPU (:func:`replicated_norm_bytes_per_token`, as
+    :func:`predict_decode` counts them for "cuda-graph"); each layer adds its share for the sequences of its
+    attention group at ``read_bytes_per_s``, beside ``small_kernels_s`` (the kernels' launch cost). 0: not counted
+    (a measured ``small_kernels_s`` that already holds them).
 
     TensorRT-LLM performance.md (v0.9.0, FP8): Llama 2 7B on one H100 SXM, static batches of 56 with 2,048 tokens
     in and out, 2,826 output tokens/s; these steps (:func:`check_benchmarks`) give the same within 1 %:
 
     >>> c = next(c for c in check_benchmarks()
     ...          if (c.chip, c.model, c.batch, c.input, c.output) == ("H100-SXM", "Llama-2 7B", 56, 2048, 2048))
-    >>> round(c.predicted / c.published, 2)
-    1.0
+    >>> abs(c.predicted / c.published - 1) < 0.01
+    True
     """
     b = _check.positive_int("batch", batch)
     c = _check.positive_int("context", context)
@@ -364,7 +393,8 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
         w_s = kernel_weight_s(model, b, matmul_law, fused, tp, ep, bpp)[0] + act / bw
     f_s = 2.0 * active_layer * b / (tp * ep) / rate
     mm = _combined_s(w_s, f_s, overlap)
-    layer_gpu = mm + attn + _check.non_negative("small_kernels_s", small_kernels_s)
+    norm = _check.non_negative("norm_bytes_per_token", norm_bytes_per_token) / L * group / bw
+    layer_gpu = mm + attn + _check.non_negative("small_kernels_s", small_kernels_s) + norm
     layer = layer_gpu if floor is None else max(floor.per_layer_s, layer_gpu)
     head_read = head * bpp / tp / bw if matmul_law is None else matmul_law.seconds(head * bpp / tp, group)
     head_f = 2.0 * head * group / tp / rate
@@ -820,7 +850,9 @@ def predict_decode(model: memory.ModelConfig, chip: str, batch: int, context: in
     """One decode step of ``batch`` sequences at ``context`` cached tokens on ``chip``, as ``engine`` runs it.
 
     The one call to compare a measured decode step with. "cuda-graph": no host floor, attention that reads
-    the cache once, the fused layer's few small kernels (:func:`engine_small_kernels_s`). "hf-eager": the
+    the cache once, the fused layer's few small kernels (:func:`engine_small_kernels_s`) and the bytes its two
+    fused residual-add + RMSNorm passes move, whole on every tensor-parallel GPU
+    (:func:`replicated_norm_bytes_per_token`). "hf-eager": the
     measured launch floor scaled by the layer's operation count (:func:`engine_floor`), ``repeat_kv``'s copy
     for grouped KV heads at the copy rate we measured, the ~35 small kernels, MLA decompressed every step and
     sliding buffers rolled (:func:`attention_extra_bytes`).
@@ -842,7 +874,8 @@ def predict_decode(model: memory.ModelConfig, chip: str, batch: int, context: in
                                                             memory.dtype_bytes("bf16")),
                        engine_small_kernels_s(engine, model), "transformers" if eager else "engine", ep,
                        overlap=not serial,
-                       activation_bytes_per_token=matmul_activation_bytes_per_token(model, tp) if serial else 0.0)
+                       activation_bytes_per_token=matmul_activation_bytes_per_token(model, tp) if serial else 0.0,
+                       norm_bytes_per_token=0.0 if eager else replicated_norm_bytes_per_token(model))
 
 
 def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: int, engine: str = "cuda-graph",
@@ -1451,7 +1484,7 @@ ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-publish
 
 #: What each family's cases are, as the planner's "checked" sentence names them.
 _FAMILY_WHAT = MappingProxyType({
-    "serve-graph": "decode steps measured on H100/H200 from a CUDA graph",
+    "serve-graph": "decode steps measured from a CUDA graph",
     "serve-published": "published TensorRT-LLM throughputs and first-token latencies (FP8, 1-8 GPUs)",
     "decode": "eager decode steps of Llama-shaped models measured",
     "serve-eager": "eager decode steps of five architectures measured",
@@ -1470,32 +1503,135 @@ def _engine_record(engine: str) -> str:
     return "; ".join(parts)
 
 
+class CheckedPath(NamedTuple):
+    """What one family of checked records covers, read from the records themselves (:func:`checked_paths`)."""
+
+    what: str  # the records, in words
+    function: str  # the function they check
+    planner: bool  # True: the planner's own function at catalogue rates (the verdict of :func:`checked_range` uses it)
+    n: int  # records
+    models: tuple[str, ...]  # presets or measured architectures, sorted
+    params: tuple[float, float]  # smallest and largest model (parameters; (0, 0): cut-down models, not stated)
+    chips: tuple[str, ...]  # catalogue keys or the cards' names, sorted
+    tp: tuple[int, int]  # fewest and most GPUs of a replica
+    batch: int  # largest batch (sequences)
+    context: int  # longest context (tokens in cache, or prompt)
+
+
+def _chip_key(card: str) -> str:
+    """The catalogue key of a measured card's name ("NVIDIA H200" -> "H200-SXM"), else the name."""
+    from mlcalc import measured
+
+    try:
+        return measured.accelerator_key(card)
+    except ValueError:
+        return card
+
+
+def _path(what: str, function: str, planner: bool, rows: list[tuple[str, float, str, int, int, int]]) -> CheckedPath:
+    """rows: (model, parameters or 0, chip, tp, batch, context)."""
+    ps = [r[1] for r in rows if r[1] > 0]
+    return CheckedPath(what, function, planner, len(rows), tuple(sorted({r[0] for r in rows})),
+                       (min(ps), max(ps)) if ps else (0.0, 0.0), tuple(sorted({r[2] for r in rows})),
+                       (min(r[3] for r in rows), max(r[3] for r in rows)), max(r[4] for r in rows),
+                       max(r[5] for r in rows))
+
+
+@lru_cache(maxsize=None)
+def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
+    """Each path of ``engine``'s serving model and the records that check it, their ranges read from the records
+    (mlcalc/data/serving_published.json and the measured runs): "cuda-graph": TensorRT-LLM v0.9.0 static batches
+    (:func:`predict_decode`, the planner's decode step) and first tokens (:func:`predict_prefill`), the measured steps
+    replayed from CUDA graphs (:func:`decode_step` with each program's own timed kernels), TensorRT-LLM's in-flight
+    tables (:func:`mlcalc.servemeasured.inflight`, a separate iteration model the planner does not run);
+    "hf-eager": the measured eager decode steps (:func:`decode_step` with each run's own measured floor)."""
+    _check.choice("engine", engine, ENGINES)
+    from mlcalc import servemeasured as sm  # it imports this module
+
+    def size(name: str) -> float:
+        return memory.model_preset(name).n_params()
+
+    out = []
+    if engine == "cuda-graph":
+        out.append(_path("TensorRT-LLM v0.9.0 static batches (FP8)", "predict_decode", True,
+                         [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
+                          for c in sm.check_published()]))
+        out.append(_path("TensorRT-LLM v0.9.0 first tokens (FP8)", "predict_prefill", True,
+                         [(c.model, size(c.model), c.chip, c.gpus, 1, c.input) for c in sm.check_first_token()]))
+        graph = [c for run in sm.RUNS for c in sm.all_checks(run) if c.path == "graph" and c.what == "decode"]
+        graph += sm.check_run5_decode()
+        out.append(_path("decode steps measured from a CUDA graph (cut-down and full models)",
+                         "decode_step with each program's own timed kernels", False,
+                         [(c.arch, 0.0, _chip_key(c.card), c.tp, c.batch, c.context) for c in graph]))
+        out.append(_path("TensorRT-LLM v0.17 and v1.0 in-flight batching at full load (FP8)",
+                         "servemeasured.inflight, not the planner's decode step", False,
+                         [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
+                          for c in sm.check_inflight()]))
+    else:
+        rows: list[tuple[str, float, str, int, int, int]] = [
+            (f"Llama-shaped {c.model.upper()}", float(llama_shape(c.model, r).n_params()), _chip_key(c.card), 1, c.batch,
+                 c.context)
+                for r in DECODE_RUNS for c in check_decode(r)]
+        rows += [(c.arch, 0.0, _chip_key(c.card), c.tp, c.batch, c.context) for run in sm.RUNS for c in sm.all_checks(run)
+                 if c.path == "eager" and c.what == "decode"]
+        out.append(_path("eager decode steps measured (Llama-shaped and cut-down models)",
+                         "decode_step with each run's own measured floor", True, rows))
+    return tuple(out)
+
+
+def _describe(c: CheckedPath) -> str:
+    size = (f"{c.params[0] / 1e9:,.0f}-{c.params[1] / 1e9:,.0f}B" if c.params[1] else f"{len(c.models)} architectures")
+    tp = f"TP {c.tp[0]}" if c.tp[0] == c.tp[1] else f"TP {c.tp[0]}-{c.tp[1]}"
+    return (f"{c.function}: {c.n} {c.what}, {size}, {' and '.join(c.chips)}, {tp}, batch to {c.batch:,}, "
+            f"context to {c.context:,}")
+
+
+#: A model up to this fraction outside the checked sizes still counts as inside them: Llama 3 70B (70.6B) has the
+#: layers of the checked Llama 2 70B (69.0B: hidden 8,192, 80 layers, 64 heads, 8 KV heads), only its vocabulary is
+#: larger (128,256 vs 32,000 tokens); the margin covers such a vocabulary, not a larger layer.
+CHECKED_SIZE_MARGIN = 0.1
+
+
 def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int, context: int, tp: int) -> str:
-    """Where the decode model was checked for ``engine`` (the accuracy page's families, :data:`ENGINE_FAMILIES`),
-    and whether (model size, chip, batch, context, tp) is inside that range: Llama-shaped and five other
-    architectures of 1-8B (cut-down MoE and MLA models among them) on H100 and H200, batch 1-128, context
-    512-8192, tensor parallel 1-2 measured; TensorRT-LLM's published tables of 7B-70B models (Mixtral among them)
-    on H100 and H200, tensor parallel 1-8, in-flight batches up to 4,096 requests.
+    """Where the serving model was checked for ``engine`` (the accuracy page's families, :data:`ENGINE_FAMILIES`),
+    what each of its paths was checked on (:func:`checked_paths`, read from the records), and whether (model size,
+    chip, batch, context, tp) is inside the range of the records that check the planner's own functions
+    (``planner``: TensorRT-LLM's v0.9.0 rows for "cuda-graph"; the measured eager steps for "hf-eager").
     """
     _check.choice("engine", engine, ENGINES)
     try:
         text = f"Checked ({engine} engine): " + _engine_record(engine) + "."
+        paths = checked_paths(engine)
     except (ImportError, ValueError, KeyError):  # a checkout without the measured files
         within, n_runs, worst1, worstn = _checked_summary()
         text = (f"Checked: {within} of {n_runs} measured hf-eager decode points within 25%; TensorRT-LLM's "
                 f"published v0.9.0 throughput at tp=1 within {worst1:.0%}, at tp=2-4 off by up to {worstn:.0%}.")
+        return text
+    text += " Paths: " + "; ".join(_describe(c) for c in paths) + "."
+    own = [c for c in paths if c.planner]
+    sizes = [c.params for c in own if c.params[1]]
+    chips = {c for p in own for c in p.chips}
+    tp_hi = max(c.tp[1] for c in own)
+    b_hi = max(c.batch for c in own if c.function != "predict_prefill")
+    c_hi = max(c.context for c in own)
     outside = []
-    if not 0.9e9 <= model.n_params() <= 80e9:
-        outside.append(f"{model.n_params() / 1e9:,.0f}B parameters (checked 1-70B)")
-    if chip not in ("H100-SXM", "H200-SXM"):
-        outside.append(f"{chip} (checked H100 and H200)")
-    if tp > 8:
-        outside.append(f"{tp} GPUs per replica (checked 1-8)")
-    if batch > 4096 or context > 8192:
-        outside.append(f"batch {batch:,}, context {context:,} (checked to 4,096 and 8,192)")
+    lo, hi = (min(s[0] for s in sizes), max(s[1] for s in sizes)) if sizes else (0.0, math.inf)
+    if not lo * (1 - CHECKED_SIZE_MARGIN) <= model.n_params() <= hi * (1 + CHECKED_SIZE_MARGIN):
+        outside.append(f"{model.n_params() / 1e9:,.0f}B parameters (checked {lo / 1e9:,.0f}-{hi / 1e9:,.0f}B, "
+                       f"±{CHECKED_SIZE_MARGIN:.0%})")
+    if chip not in chips:
+        outside.append(f"{chip} (checked {' and '.join(sorted(chips))})")
+    if tp > tp_hi:
+        outside.append(f"{tp} GPUs per replica (checked to {tp_hi})")
+    if batch > b_hi:
+        outside.append(f"batch {batch:,} (checked to {b_hi:,})")
+    if context > c_hi:
+        outside.append(f"context {context:,} (checked to {c_hi:,})")
     here = f"This plan (tp {tp}, batch up to {batch:,}, context {context:,})"
-    return text + (f" {here} is outside the checked range: " + "; ".join(outside) + "." if outside else
-                   f" {here} is inside the checked range.")
+    fs = ", ".join(sorted({c.function for c in own}))
+    return text + (f" {here} is outside the range the planner's own path ({fs}) was checked on: "
+                   + "; ".join(outside) + "." if outside else
+                   f" {here} is inside the range the planner's own path ({fs}) was checked on.")
 
 
 def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, prompt_tokens: int,
@@ -1664,8 +1800,8 @@ __all__ = ["SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_toke
     "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS", "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS",
     "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_WARMUP", "Serving", "StepModel", "TENSOR_PARALLEL",
     "Workload", "arch_family", "attention_extra_bytes", "attention_flops_per_token", "attention_time_s",
-    "check_benchmarks", "check_decode", "checked_range", "comm_s", "decode_step", "draw_requests", "engine_floor",
-    "engine_small_kernels_s", "hf_small_kernels_s", "kv_capacity_tokens", "kv_split", "llama_shape", "matmul_rate",
+    "check_benchmarks", "check_decode", "checked_paths", "checked_range", "CheckedPath", "comm_s", "decode_step", "draw_requests", "engine_floor",
+    "engine_small_kernels_s", "hf_small_kernels_s", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "kv_capacity_tokens", "kv_split", "llama_shape", "matmul_rate",
     "measured_copy_bandwidth", "measured_decode", "measured_floor", "measured_read_bandwidth", "null_kernel_s",
     "ops_per_layer", "plan_serving", "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s",
     "read_bandwidth", "read_fraction", "sequence_kv_bytes", "serving_offers", "simulate_disaggregated",

@@ -226,3 +226,48 @@ def test_matmul_activation_bytes_per_token_counts_each_matmul_input_and_output()
     assert serving.matmul_s(2e9, 1e12, 2e12, 1e15, overlap=False) == pytest.approx(2e-3)
     with pytest.raises(ValueError, match="read_bytes_per_s"):
         serving.matmul_s(1.0, 1.0, 0.0, 1.0)
+
+
+def test_engine_decode_counts_the_replicated_residual_norm_passes():
+    # TensorRT-LLM cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp (enqueue: ncclAllReduce, then
+    # residualRmsNorm reads the sum and the residual, writes the residual and the normed output, bf16): 8 bytes a
+    # hidden value, twice a layer; Megatron-LM (Shoeybi et al. 2019, section 3) keeps the norms and residuals whole
+    # on every tensor-parallel GPU. predict_decode("cuda-graph") adds them, per layer, at the read rate, not / tp.
+    m = memory.model_preset("Llama-2 70B")
+    assert serving.replicated_norm_bytes_per_token(m) == 80 * 2 * 8 * 8192
+    bw, rate = serving.read_bandwidth("H100-SXM"), serving.matmul_rate("H100-SXM", "fp8")
+    for tp, b in ((1, 64), (4, 512)):
+        with_norm = serving.predict_decode(m, "H100-SXM", b, 1088, "cuda-graph", tp, weight_dtype="fp8",
+                                           kv_dtype="fp8")
+        args = (m, b, 1088, bw, rate, tp)
+        kw = dict(weight_bytes_per_param=1.0, kv_bytes_per_value=1.0,
+                  tp_allreduce_s=serving.comm_s(m, "H100-SXM", b, tp, 1, 1, 2.0),
+                  small_kernels_s=serving.engine_small_kernels_s("cuda-graph", m),
+                  activation_bytes_per_token=serving.matmul_activation_bytes_per_token(m, tp), overlap=False)
+        without = serving.decode_step(*args, **kw)
+        assert with_norm.step_s - without.step_s == pytest.approx(b * 80 * 2 * 8 * 8192 / bw, rel=1e-9)
+        assert with_norm.layer_gpu_s - without.layer_gpu_s == pytest.approx(b * 2 * 8 * 8192 / bw, rel=1e-9)
+    with pytest.raises(ValueError, match="norm_bytes_per_token"):
+        serving.decode_step(m, 8, 1024, bw, rate, norm_bytes_per_token=-1.0)
+
+
+def test_checked_range_states_each_path_from_its_records():
+    # The planner's decode step (predict_decode) is checked on TensorRT-LLM v0.9.0's static-batch rows (performance.md,
+    # FP8, H100/H200, 7B-70B, TP 1-4, 128-2,048 tokens in and out); the in-flight rows (v0.17, v1.0: up to Llama 3.1
+    # 405B and 20,000 + 2,000 tokens) check servemeasured.inflight, not it: a 405B plan at 20,000 tokens is outside.
+    from mlcalc import servemeasured as sm
+
+    paths = {p.function: p for p in serving.checked_paths("cuda-graph")}
+    static = paths["predict_decode"]
+    assert static.planner and static.n == len(sm.check_published())
+    assert static.context == max(c.input + c.output for c in sm.check_published()) == 4096
+    assert static.params[1] == memory.model_preset("Llama-2 70B").n_params()
+    inflight = next(p for p in paths.values() if p.function.startswith("servemeasured.inflight"))
+    assert not inflight.planner and inflight.context == max(c.input + c.output for c in sm.check_inflight())
+    assert inflight.params[1] == memory.model_preset("Llama-3.1 405B").n_params()
+    big = serving.checked_range(memory.model_preset("Llama-3.1 405B"), "H100-SXM", "cuda-graph", 64, 22000, 8)
+    assert "outside" in big and "406B parameters" in big and "context 22,000 (checked to 4,096)" in big
+    ok = serving.checked_range(memory.model_preset("Llama-3 70B"), "H100-SXM", "cuda-graph", 104, 1200, 4)
+    assert "is inside" in ok and "predict_decode" in ok
+    eager = serving.checked_range(memory.model_preset("Llama-3 8B"), "A100-SXM-80GB", "hf-eager", 8, 1000, 1)
+    assert "A100-SXM-80GB (checked H100-SXM and H200-SXM)" in eager
