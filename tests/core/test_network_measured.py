@@ -138,7 +138,7 @@ def test_small_all_reduce_latency_is_a_stated_limit():
     for size in (2**20, 2**21):
         assert 1.25 <= _time_ratio(RUN4, 4, size) <= 1.45
         assert 0.65 <= _time_ratio(RUN2, 2, size) <= 0.80
-    for run, n in ((RUN4, 4), (RUN2, 2)):
+    for run, _n in ((RUN4, 4), (RUN2, 2)):
         curve = _curve(run, "all_reduce")
         small = [t for s, t in zip(curve.sizes_bytes, curve.time_s) if 2**15 <= s <= 2**21]
         assert 23e-6 <= min(small) and max(small) <= 31e-6
