@@ -12,9 +12,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
-# make test runs its tests in this many processes (pytest-xdist): most of its time is spent waiting
-# on browsers and kernels, so two overlap well even on a 2-core machine.
-TEST_WORKERS ?= 2
+# make test runs its tests in this many processes (pytest-xdist). Its browsers, kernels and Pyodide keep
+# two cores only about half busy with two workers (466 CPU-s in a 7 min 19 s run); a third fills much of
+# the rest (a mixed browser/nbval subset: -20% wall for +6% CPU). TEST_WORKERS=2 make test runs two.
+TEST_WORKERS ?= 3
 
 .PHONY: book test check serve lab notebooks bench clean
 PORT ?= 8000

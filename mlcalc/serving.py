@@ -951,6 +951,9 @@ SIM_MAX_OUTPUT = 32_768  # longest output a drawn request may ask for (a drawn l
 SIM_MAX_PROMPT = 1_000_000  # longest prompt a drawn request may carry
 PLAN_REQUESTS_DEFAULT = 300  # requests a simulation draws unless told
 SIM_WARMUP = 0.1  # share of the first arrivals left out of the percentiles (the empty start)
+CHUNK_MIN = 64  # smallest chunked-prefill token budget the simulator takes (0 = off): a prompt of P tokens then
+#                 needs at most P / 64 iterations, which bounds the simulation's work (a budget of 1 token took
+#                 19 CPU-s a plan, every iteration one token, and ran into SIM_MAX_EVENTS)
 DEFAULT_BATCHED_TOKENS = 8192  # prompt tokens one prefill iteration takes at most (vLLM's max_num_batched_tokens
 #                                for chunked prefill at its larger settings; a whole prompt is never split without
 #                                chunking)
@@ -1126,6 +1129,16 @@ def _base(sm: StepModel, b: int) -> float:
     return ts[-1] * b / bs[-1]
 
 
+def _check_chunk(chunk_tokens: float, name: str = "chunk_tokens") -> float:
+    """A chunked-prefill token budget: 0 (off) or from :data:`CHUNK_MIN` tokens up."""
+    ck = _check.non_negative(name, chunk_tokens)
+    if 0 < ck < CHUNK_MIN:
+        raise ValueError(f"{name}={chunk_tokens!r} is not allowed: 0 (off) or at least {CHUNK_MIN} tokens (a "
+                         "smaller budget cuts a prompt into so many iterations that the simulation would run for "
+                         "seconds)")
+    return ck
+
+
 def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batch: int = 256,
                      chunk_tokens: int = 0, ttft_slo_s: float = 0.0, tpot_slo_s: float = 0.0,
                      prefill_only: bool = False, max_prefills: int = 0,
@@ -1149,7 +1162,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     """
     import heapq
     mb = _check.positive_int("max_batch", max_batch)
-    ck = _check.non_negative("chunk_tokens", chunk_tokens)
+    ck = _check_chunk(chunk_tokens)
+    if ck and mb > ck:  # vLLM's SchedulerConfig._verify_args: every running sequence takes a token of the budget
+        raise ValueError(f"max_batch={max_batch!r} is not allowed with chunk_tokens={chunk_tokens!r}: a chunked "
+                         "iteration decodes every running sequence inside its token budget, so the batch is at "
+                         "most the budget (vLLM refuses max_num_batched_tokens below max_num_seqs)")
     mp = _check.non_negative("max_prefills", max_prefills)
     budget = _check.positive_int("prefill_tokens", prefill_tokens)
     n = len(reqs)
@@ -1645,6 +1662,8 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
     price = _check.non_negative("price per GPU-hour", price_per_gpu_hour)
     _check.choice("engine", engine, ENGINES)
     q = _check.fraction("percentile", percentile)
+    if _check_chunk(chunk_tokens, "chunked prefill (tokens)"):  # with chunked prefill the batch is at most the token budget (simulate_replica)
+        max_batch = min(max_batch or MAX_BATCH, int(chunk_tokens))
     spec(chip)
     layouts = DENSE_LAYOUTS + (MOE_LAYOUTS if model.is_moe else ())
     problems: list[str] = []

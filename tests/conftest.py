@@ -92,8 +92,8 @@ def strict_build(tmp_path_factory) -> subprocess.CompletedProcess:
     never runs an older mlcalc than the one under test. MLCALC_SITE_BUILT=1 tests the site already
     in _build/html instead (quicker while working on the site's scripts; CI never sets it).
 
-    With pytest-xdist (make test runs two workers) the first worker that needs the site builds it,
-    under a lock, and records the outcome; the other reads the record: one build per run.
+    With pytest-xdist (make test runs three workers) the first worker that needs the site builds it,
+    under a lock, and records the outcome; the others read the record: one build per run.
     """
     from filelock import FileLock
 
@@ -186,12 +186,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.build)
 
 
-# Under pytest-xdist (make test runs two workers) every test goes to whichever worker is free, except
+# Under pytest-xdist (make test runs three workers) every test goes to whichever worker is free, except
 # the tests that must share one process, in order: a notebook's nbval cells (one kernel runs them
 # all) and the files below (one JupyterLab server for the live-Jupyter tests). xdist's own
 # "loadgroup" cannot do this with pytest 9.2 (it renames node ids through an attribute pytest no
 # longer reads), so the grouping is this scheduler's.
 _ONE_WORKER = {"tests/site/test_live_jupyter.py"}
+# Files whose tests of one calculator share what they compute in one process (an lru_cache per state):
+# their tests are grouped by the calculator's key, so the states two tests have in common are computed once.
+_ONE_WORKER_PER_PARAM = {"tests/calculators/test_glance.py"}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -201,6 +204,8 @@ def pytest_xdist_make_scheduler(config, log):
     class _Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
+            if path in _ONE_WORKER_PER_PARAM and nodeid.endswith("]"):
+                return path + "::[" + nodeid.split("[", 1)[1]
             return path if path.endswith(".ipynb") or path in _ONE_WORKER else nodeid
 
     return _Scheduling(config, log)

@@ -441,7 +441,9 @@ SERVE = register(Calc(
         Control("tpot_ms", "TPOT p99 target (ms)", "number", 50.0, step=5.0),
         choice("engine", "Engine", _ENGINES, "cuda-graph", width="26em"),
         choice("dtype", "Weights and KV", _DTYPES, "bf16"),
-        Control("chunk", "Chunked prefill (tokens, 0 = off)", "int", 0, step=256),
+        Control("chunk", "Chunked prefill (tokens, 0 = off)", "int", 0, step=256,
+                help=f"each iteration's token budget: 0 (off) or at least {serving.CHUNK_MIN}; the batch is at most "
+                     "the budget (vLLM's rule)"),
     ),
     compute=_serve_compute,
     view=_serve_view,

@@ -181,6 +181,24 @@ def test_overload_is_flagged_and_chunking_bounds_the_step():
     assert chunked.tpot_p99_s < whole.tpot_p99_s
 
 
+def test_chunked_budget_holds_the_running_batch_and_has_a_floor():
+    sm = _sm(max_batch=256)
+    reqs = serving.draw_requests(serving.Workload(20, 2000, 200), 100)
+    # vLLM's SchedulerConfig._verify_args refuses max_num_batched_tokens below max_num_seqs: each running
+    # sequence takes one token of a chunked iteration's budget
+    with pytest.raises(ValueError, match="max_batch=256 is not allowed with chunk_tokens=128"):
+        serving.simulate_replica(sm, reqs, 256, chunk_tokens=128)
+    assert serving.simulate_replica(sm, reqs, 128, chunk_tokens=128).events < serving.SIM_MAX_EVENTS
+    for bad in (1, serving.CHUNK_MIN - 1):
+        with pytest.raises(ValueError, match=f"chunk_tokens={bad} is not allowed: 0 \\(off\\) or at least"):
+            serving.simulate_replica(sm, reqs, 1, chunk_tokens=bad)
+    m = memory.model_preset("Llama-3 8B")
+    plan = serving.plan_serving(m, "H100-SXM", 20, 1000, 200, 1.0, 0.05, 4.916, chunk_tokens=serving.CHUNK_MIN)
+    assert plan.feasible and plan.batch <= serving.CHUNK_MIN
+    with pytest.raises(ValueError, match="chunked prefill \\(tokens\\)=1 is not allowed"):
+        serving.plan_serving(m, "H100-SXM", 20, 1000, 200, 1.0, 0.05, 4.916, chunk_tokens=1)
+
+
 def test_goodput_counts_requests_within_both_targets():
     sm = _sm(max_batch=256)
     reqs = serving.draw_requests(serving.Workload(15, 1000, 200, 0.5, 0.5), 300)
@@ -274,8 +292,8 @@ def test_simulation_is_finite_and_bounded(rate, prompt, output, cv, chunk, mb):
     reqs = serving.draw_requests(serving.Workload(rate, prompt, output, cv, cv, seed=1), 200)
     try:
         r = serving.simulate_replica(sm, reqs, mb, chunk_tokens=chunk)
-    except ValueError as e:  # a request whose cache cannot fit is refused by name
-        assert "KV cache" in str(e)
+    except ValueError as e:  # a request whose cache cannot fit, or a chunk budget below the batch or its floor
+        assert "KV cache" in str(e) or "chunk_tokens" in str(e)
         return
     assert r.events <= serving.SIM_MAX_EVENTS
     for v in r[1:-3]:

@@ -13,19 +13,24 @@ Each page of the built site is opened in Debian's Chromium at both widths, serve
 
 The laptop pass also checks what a reader sees first (it was a separate page load): every widget,
 figure and equation rendered, no image broken, every calculator with controls and an output, nothing
-fetched from outside the site, no console or page error, no failed request; a full-page screenshot
-goes to artifacts/screenshots/. Screenshots of failing pages go to artifacts/layout/.
+fetched from outside the site, no console or page error, no failed request. Screenshots of failing pages
+go to artifacts/layout/; MLCALC_SCREENSHOTS=1 also keeps a full-page screenshot of every page (laptop) in
+artifacts/screenshots/, a gallery to look through (off by default: a tall page's full-page screenshot cost
+more than the rest of its test, 37% of the laptop pass's CPU).
 """
 
 from __future__ import annotations
 
 import pytest
 
+import os
+
 from tests.conftest import HTML, ROOT, SCREENSHOTS, toc_docnames, use_cpython_worker
 
 PAGES = toc_docnames()
 WIDTHS = {"laptop": 1280, "phone": 390}
 SHOTS = ROOT / "artifacts" / "layout"
+GALLERY = os.environ.get("MLCALC_SCREENSHOTS") == "1"
 
 _IMAGES = """() => Array.from(document.images).filter(i => i.getBoundingClientRect().width > 0 || i.closest('.mlcalc-calculator'))
   .map(i => ({src: i.src.slice(0, 80), ok: i.complete && i.naturalWidth > 0}))"""
@@ -214,10 +219,10 @@ def test_page_layout(browser, site_url, docname, width):
             page.wait_for_load_state("networkidle", timeout=30_000)
             images = page.evaluate(_IMAGES)
             calculators = page.evaluate(_CALCULATORS)
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOTS / f"{docname.replace('/', '__')}.png"), full_page=True)
-        else:
-            page.wait_for_timeout(300)  # let layout settle after the last widget renders
+            if GALLERY:
+                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SCREENSHOTS / f"{docname.replace('/', '__')}.png"), full_page=True)
+        page.wait_for_timeout(300)  # let layout settle after the last widget renders
         problems = page.evaluate(_PROBLEMS)
         if problems:
             SHOTS.mkdir(parents=True, exist_ok=True)
