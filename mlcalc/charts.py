@@ -96,6 +96,49 @@ def title_of(spec: Mapping[str, Any]) -> str:
     return " ".join(title) if isinstance(title, list) else str(title or "")
 
 
+# --------------------------------------------------------------------------- values the page changes in place
+
+
+def live_axis(spec: dict[str, Any], channel: str, *props: str, layer: int | None = None) -> dict[str, Any]:
+    """Properties of a chart's axis that change with the controls (its title, its tick values) moved into the
+    chart's parameters ``mlcalc_<channel>_<prop>``: the chart keeps one structure, and the page changes them
+    in place instead of drawing a new chart. The axis is the first layer's ``channel`` with a field (``layer``:
+    that top layer's, e.g. a second y axis; its parameters are named ``mlcalc_<channel><layer>_<prop>``); the
+    drawing is the same. Returns ``spec``."""
+    if layer is not None and not 0 <= layer < len(spec.get("layer", [])):
+        raise ValueError(f"layer={layer!r} is not allowed: the chart has {len(spec.get('layer', []))} layers")
+    enc = _first_channel(spec if layer is None else spec["layer"][layer], channel)
+    if enc is None:
+        raise ValueError(f"channel={channel!r} is not allowed: the chart has no {channel} channel with a field")
+    axis = dict(enc.get("axis") or {})
+    for prop in props:
+        name = f"mlcalc_{channel}{'' if layer is None else layer}_{prop}"
+        # A title is the channel's (an x axis's title is that text wrapped by an expression).
+        value = enc.get("title", axis.get("title")) if prop == "title" else axis.get(prop)
+        if value is None or isinstance(value, Mapping):
+            raise ValueError(f"prop={prop!r} is not allowed: the {channel} axis has no {prop}")
+        spec.setdefault("params", []).append({"name": name, "value": value})
+        if prop == "title":  # else Vega-Lite writes the text into the marks' descriptions too
+            enc.pop("title", None)
+        axis[prop] = {"expr": _wrap(name, _AXIS_CHARS) if prop == "title" and channel == "x" else name}
+    enc["axis"] = axis
+    return spec
+
+
+def _first_channel(node: Any, channel: str) -> dict[str, Any] | None:
+    """The first (depth first, in layer order) encoding channel ``channel`` with a field, in place."""
+    if not isinstance(node, dict):
+        return None
+    enc = node.get("encoding", {}).get(channel)
+    if isinstance(enc, dict) and "field" in enc:
+        return enc
+    for sub in node.get("layer", []):
+        found = _first_channel(sub, channel)
+        if found is not None:
+            return found
+    return None
+
+
 # --------------------------------------------------------------------------- channels
 
 
@@ -146,6 +189,17 @@ def _nominal(name: str, **extra: Any) -> dict[str, Any]:
     return {"field": name, "type": "nominal", **extra}
 
 
+def _in_order(channel: dict[str, Any], values: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A nominal channel whose categories keep the rows' order (``sort: null``), with those categories written
+    as its scale's domain: drawn the same, but the page can change them in place (a domain of the data's order
+    could not be: Vega keeps the order it first saw). A channel with a domain of its own is left as it is."""
+    scale = dict(channel.get("scale") or {})
+    if "domain" not in scale:
+        scale["domain"] = list(dict.fromkeys(str(r[channel["field"]]) for r in values if channel["field"] in r))
+        channel["scale"] = scale
+    return channel
+
+
 def _tip(name: str, title: str | None = None, fmt: str | None = None, kind: str = "quantitative") -> dict[str, Any]:
     enc: dict[str, Any] = {"field": name, "type": kind}
     if title is not None:
@@ -192,16 +246,19 @@ def _parts_layers(data: Iterable[Mapping[str, Any]], value: str, value_title: st
                   colors: Sequence[str] | Mapping[str, str] | None, fmt: str | None, tip_title: str | None,
                   bar_tip: bool, vertical: bool) -> list[dict[str, Any]]:
     along, across = ("y", "x") if vertical else ("x", "y")
+    values = rows(data)
     size = q(value, value_title, stack="normalize" if share else "zero", fmt=".0%" if share else None)
-    colour = _nominal(part, title="", sort=list(colors) if isinstance(colors, Mapping) else None)
+    colour = _nominal(part, title="", sort=None)  # (each colour by name: the domain orders them)
     if colors is not None:
         colour["scale"] = _colors(colors)
+    _in_order(colour, values)
     tips = ([_tip(bar, kind="nominal")] if bar_tip and bar else []) + [_tip(part, kind="nominal"),
                                                                        _tip(value, tip_title, fmt)]
     encoding: dict[str, Any] = {along: size if vertical else _x(size), "color": colour, "order": _tip("order"), "tooltip": tips}
-    if bar is not None:
-        encoding[across] = _nominal(bar, title="", sort=list(bars) if bars is not None else None)
-    layers: list[dict[str, Any]] = [{"data": {"values": rows(data)}, "mark": "bar", "encoding": encoding}]
+    if bar is not None:  # the bars in their order, as the scale's domain (see _in_order)
+        encoding[across] = _in_order(_nominal(bar, title="", sort=None, **({"scale": {"domain": list(bars)}} if bars else {})),
+                                     values)
+    layers: list[dict[str, Any]] = [{"data": {"values": values}, "mark": "bar", "encoding": encoding}]
     if capacity is not None:
         rule: dict[str, Any] = {along: _tip(value)}
         if "what" in capacity:
@@ -209,8 +266,7 @@ def _parts_layers(data: Iterable[Mapping[str, Any]], value: str, value_title: st
         mark = {"type": "rule", "color": "black", **({"strokeDash": [6, 3]} if capacity_dash else {"strokeWidth": 2})}
         layers.append({"data": {"values": rows([capacity])}, "mark": mark, "encoding": rule})
     if totals is not None:
-        layers.append({"data": {"values": rows(totals)},
-                       "layer": end_labels(_nominal(bar or "bar", title="", sort=list(bars) if bars else None), value)})
+        layers.append({"data": {"values": rows(totals)}, "layer": end_labels(encoding.get(across) or _nominal("bar", title="", sort=None), value)})
     return layers
 
 
@@ -251,8 +307,13 @@ def heatmap(data: Iterable[Mapping[str, Any]], *, title: str, x: str, x_title: s
 
 
 def _panel_title(text: str, width: int) -> dict[str, Any]:
-    """A panel's title, wrapped to the panel's width (a panel keeps its width)."""
-    return {"title": {"text": {"expr": _wrap(_quote(text), f"max(16, floor({width} / 8))")}}} if text else {}
+    """A panel's title, wrapped to the panel's width (a panel keeps its width); its text also under the key
+    ``mlcalc_title``, which :func:`panels` turns into a parameter of the chart."""
+    return {"title": {"text": {"expr": _wrap(_quote(text), _panel_chars(width))}}, "mlcalc_title": text} if text else {}
+
+
+def _panel_chars(width: int) -> str:
+    return f"max(16, floor({width} / 8))"
 
 
 def panels(title: str, charts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -262,7 +323,14 @@ def panels(title: str, charts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                             "params": _params(title, WIDTH)}
     if title:
         spec["title"] = {"text": {"expr": _wrap("mlcalc_title", _TITLE_CHARS)}}
-    spec["vconcat"] = [dict(c) for c in charts]
+    spec["vconcat"] = []
+    for i, chart in enumerate(charts):
+        panel = dict(chart)
+        text = panel.pop("mlcalc_title", None)
+        if text:  # a panel's title is a parameter of the chart (the page changes it in place)
+            spec["params"].append({"name": f"mlcalc_panel{i}_title", "value": text})
+            panel["title"] = {"text": {"expr": _wrap(f"mlcalc_panel{i}_title", _panel_chars(int(panel["width"])))}}
+        spec["vconcat"].append(panel)
     spec["resolve"] = {"scale": {"color": "independent"}}
     return spec
 
@@ -299,12 +367,14 @@ def line(values: Iterable[Mapping[str, Any]], *, along: str, field: str, color: 
         mark["strokeDash"] = list(dash)
     if width is not None:
         mark["strokeWidth"] = width
+    values = rows(values)
     encoding: dict[str, Any] = {along: _tip(field)}
-    if dash_by is not None:
-        encoding["strokeDash"] = _nominal(dash_by, title="", sort=None)
+    if dash_by is not None:  # the lines' names in order are the scale's domain (the page changes it in place)
+        names = list(dict.fromkeys(str(r[dash_by]) for r in values))
+        encoding["strokeDash"] = _nominal(dash_by, title="", sort=None, scale={"domain": names})
     if what is not None:
         encoding["tooltip"] = [_tip(what, kind="nominal")] + ([] if dash_by else [_tip(field, None, fmt)])
-    return {"data": {"values": rows(values)}, "mark": mark, "encoding": encoding}
+    return {"data": {"values": values}, "mark": mark, "encoding": encoding}
 
 
 def _lines_of(text: str) -> str:
@@ -379,6 +449,7 @@ def sweep(title: str, data: Iterable[Mapping[str, Any]], *, x: Mapping[str, Any]
     ``twin``: a second y channel for the same curve on another scale (an axis on the right: cost = days x
     price), drawn as an invisible line whose domain the caller keeps proportional to the first.
     """
+    values = rows(data)
     mark: dict[str, Any] = {"type": "line"}
     if points:
         mark["point"] = True
@@ -391,13 +462,12 @@ def sweep(title: str, data: Iterable[Mapping[str, Any]], *, x: Mapping[str, Any]
     encoding: dict[str, Any] = {"x": _x(x), "y": dict(y)}
     if series is not None:
         legend = {"legend": {"columns": legend_columns}} if legend_columns else {}
-        encoding["color"] = _nominal(series, title="", sort=None, **legend,
-                                     **({"scale": _colors(colors)} if colors else {}))
+        encoding["color"] = _in_order(_nominal(series, title="", sort=None, **legend,
+                                               **({"scale": _colors(colors)} if colors else {})), values)
         if dashes:
-            encoding["strokeDash"] = _nominal(series, title="", sort=None)
+            encoding["strokeDash"] = _in_order(_nominal(series, title="", sort=None), values)
     if tooltip is not None:
         encoding["tooltip"] = list(tooltip)
-    values = rows(data)
     layers: list[dict[str, Any]] = [{"data": {"values": values}, "mark": mark, "encoding": encoding}]
     spec = _frame(title, height)
     if twin is not None:
@@ -419,7 +489,7 @@ def bars(title: str, data: Iterable[Mapping[str, Any]], *, name: str, x: Mapping
          sort: Sequence[str] | None = None, color_by: str | None = None, colors: Mapping[str, str] | None = None,
          legend: bool = True, bar_color: str | None = None, labels: str | None = None, names_above: bool = False,
          start: float | None = None, bar_px: int | None = None, tooltip: Sequence[Mapping[str, Any]] = (),
-         extra: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+         extra: Sequence[Mapping[str, Any]] = (), rows_vary: bool = False) -> dict[str, Any]:
     """One horizontal bar per row, named by its field ``name`` (in the rows' order, or ``sort``), its length
     the channel ``x``.
 
@@ -427,10 +497,16 @@ def bars(title: str, data: Iterable[Mapping[str, Any]], *, name: str, x: Mapping
     them). ``labels``: ``"end"`` labels each bar at its end (:func:`end_labels`), ``"start"`` inside it from
     the axis (a label past a bar's end would squeeze the plot). ``names_above``: each bar's name above it
     inside the plot instead of on an axis (long names would squeeze the plot on a phone). ``start``: where
-    bars start on a log axis (it has no 0). ``extra``: more layers (:func:`line`).
+    bars start on a log axis (it has no 0). ``extra``: more layers (:func:`line`). ``rows_vary``: which bars
+    there are changes with the controls: their names in order are the scale's domain and the height follows
+    their count (Vega's step), so the chart keeps one structure and the page updates it in place.
     """
     values = rows(data)
-    y = _nominal(name, title="", sort=list(sort) if sort is not None else None)
+    if rows_vary:
+        names = list(sort) if sort is not None else list(dict.fromkeys(str(r[name]) for r in values))
+        y = _nominal(name, title="", sort=None, scale={"domain": names})
+    else:
+        y = _nominal(name, title="", sort=list(sort) if sort is not None else None)
     if names_above:  # a bar with its name above it
         y["axis"] = None
         bar_px = bar_px or 20
@@ -460,19 +536,23 @@ def bars(title: str, data: Iterable[Mapping[str, Any]], *, name: str, x: Mapping
                                 "dy": -((bar_px or 12) // 2 + 1)},
                        "encoding": {"y": y, "text": _tip(name, kind="nominal")}})
     spec = _frame(title, max(60, (50 if names_above else BAR_ROW) * len(values)))
+    if rows_vary:
+        spec["height"] = {"step": 50 if names_above else BAR_ROW}
     spec["layer"] = [{"data": {"values": values}, "layer": layers}] + [dict(e) for e in extra]
     return spec
 
 
 def grouped(title: str, data: Iterable[Mapping[str, Any]], *, x: str, group: str, y: Mapping[str, Any],
-            floor: float | None = None, height: int = HEIGHT) -> dict[str, Any]:
+            from_foot: bool = False, height: int = HEIGHT) -> dict[str, Any]:
     """Bars side by side within each category ``x`` (one per value of ``group``, coloured), each labelled on
-    top with its field ``label``. ``floor``: where the bars start on a log axis."""
+    top with its field ``label``. ``from_foot``: the bars start at the plot's foot (a log axis has no 0: its
+    domain's lowest value; the foot, not that value, so the spec does not change with it)."""
     cat = _nominal(x, title="", sort=None, axis={"labelAngle": 0})
     offset = _nominal(group, sort=None)
     encoding: dict[str, Any] = {"x": cat, "xOffset": offset, "y": dict(y)}
-    if floor is not None:
-        encoding["y2"] = {"datum": clean(floor)}
+    if from_foot:  # (not stacked: a stack would start at 0)
+        encoding["y"]["stack"] = None
+        encoding["y2"] = {"value": {"expr": "height"}}
     encoding["color"] = _nominal(group, title="", sort=None)
     spec = _frame(title, height)
     spec["data"] = {"values": rows(data)}
@@ -560,24 +640,25 @@ def labelled_scatter(title: str, data: Iterable[Mapping[str, Any]], *, x: Mappin
     spec["layer"][0]["encoding"]["color"].pop("legend")  # a few vendors: the shared style's legend
     places = _place_labels(values, x["field"], y["field"], x["scale"]["domain"], y["scale"]["domain"],
                            width=WIDTH - 120, height=height)
-    for side, dy in sorted({(s, d) for s, d, _ in places}):
-        spec["layer"].append(
-            {"mark": {"type": "text", "align": "left" if side == "right" else "right", "lineBreak": "\n",
-                      "dx": _LABEL_GAP if side == "right" else -_LABEL_GAP, "dy": dy},
-             "data": {"values": rows({**d, "label": text} for d, (s, d_, text) in zip(values, places)
-                                     if (s, d_) == (side, dy))},
-             "encoding": {"x": _strip(x), "y": _strip(y), "text": _tip("label", kind="nominal")}})
+    # One layer of labels whatever their places (each row says its side and offset): one structure for any data.
+    right = "datum.side == 'right'"
+    spec["layer"].append(
+        {"mark": {"type": "text", "lineBreak": "\n", "align": {"expr": f"{right} ? 'left' : 'right'"},
+                  "dx": {"expr": f"{right} ? {_LABEL_GAP} : {-_LABEL_GAP}"}, "dy": {"expr": "datum.dy"}},
+         "data": {"values": rows({**d, "label": text, "side": side, "dy": dy} for d, (side, dy, text) in zip(values, places))},
+         "encoding": {"x": _strip(x), "y": _strip(y), "text": _tip("label", kind="nominal")}})
     return spec
 
 
 def timeline(title: str, data: Iterable[Mapping[str, Any]], *, lane: str, start: str, end: str, phase: str,
              colors: Mapping[str, str], span: float, x_title: str, solid: str | None = None,
-             numbers: str | None = None, tooltip: Sequence[Mapping[str, Any]] = (), lane_px: int = 26,
-             lanes: int = 1) -> dict[str, Any]:
+             numbers: str | None = None, tooltip: Sequence[Mapping[str, Any]] = (), lane_px: int = 26) -> dict[str, Any]:
     """Boxes on lanes over time (a schedule): each row a box on lane ``lane`` from ``start`` to ``end``,
     coloured by ``phase``; ``solid``: a Vega test for the boxes drawn solid (the others lighter); ``numbers``: a
-    field written inside each box where the box is wide enough for it."""
-    y = _nominal(lane, title="", sort=None)
+    field written inside each box where the box is wide enough for it. The lanes, in the rows' order, are the
+    scale's domain and the height follows their count (``lane_px`` each): one structure for any lanes."""
+    values = rows(data)
+    y = _nominal(lane, title="", sort=None, scale={"domain": list(dict.fromkeys(str(r[lane]) for r in values))})
     x = _x(q(start, x_title, domain=[0, span], nice=False))
     encoding: dict[str, Any] = {"y": y, "x": x, "x2": _tip(end),
                                 "color": _nominal(phase, title="", sort=list(colors), scale=_colors(colors))}
@@ -592,13 +673,15 @@ def timeline(title: str, data: Iterable[Mapping[str, Any]], *, lane: str, start:
         layers.append({"mark": {"type": "text", "color": "white", "opacity": {"expr": f"{wide} ? 1 : 0"}},
                        "transform": [{"calculate": f"(datum['{start}'] + datum['{end}']) / 2", "as": "mid"}],
                        "encoding": {"y": y, "x": _tip("mid"), "text": _tip(numbers)}})
-    spec = _frame(title, lane_px * lanes)
-    spec["data"] = {"values": rows(data)}
+    spec = _frame(title, lane_px)
+    spec["height"] = {"step": lane_px}
+    spec["data"] = {"values": values}
     spec["layer"] = layers
     return spec
 
 
-__all__ = ["CONFIG", "HEIGHT", "PALETTE", "WIDTH", "bars", "clean", "end_labels", "grouped", "heatmap", "labelled_scatter", "line", "marker_text",
+__all__ = ["CONFIG", "HEIGHT", "PALETTE", "WIDTH", "bars", "clean", "end_labels", "grouped", "heatmap", "labelled_scatter", "line",
+           "live_axis", "marker_text",
            "panels", "parts", "parts_panel", "point", "q", "scatter", "sweep", "timeline", "tip", "title_of"]
 
 

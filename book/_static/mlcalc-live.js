@@ -749,8 +749,8 @@
     return this.drawing;
   };
 
-  // The compiled Vega spec with its inline data and title text taken out: two specs with the same
-  // shape differ only in numbers and title, so the chart on screen can take the new ones in place.
+  // The compiled Vega spec with its inline data and its own values (title, parameters, literal scale domains and
+  // ranges) taken out: two specs with the same shape differ only in those, so the chart on screen takes them in place.
   // The fields a Vega-Lite spec puts on a scale (x, y, colour ...), not just into text or a tooltip.
   function scaleFields(vl, out) {
     out = out || {};
@@ -782,9 +782,21 @@
     });
   }
 
+  // The values a chart of mlcalc.charts takes in place, without a new view: its parameters named mlcalc_* (its
+  // title's text, axis titles, tick values, where bars start ...: what Python writes there changes with the
+  // controls, the structure does not), and the literal domains and ranges of its scales (an axis's range fixed by
+  // mlcalc, a fixed list of categories and their colours: Vega reads a scale's domain or range from a signal too)
+  // and the literal entries of its legends.
+  function isOwnSignal(sg) {
+    return /^mlcalc_/.test(sg.name) && Object.prototype.hasOwnProperty.call(sg, "value") && !sg.update && !sg.on && !sg.bind;
+  }
+
+  function literalList(list) {
+    return Array.isArray(list) && list.every(function (x) { return x === null || typeof x !== "object"; });
+  }
+
   function splitVega(vg, fields) {
     var data = {};
-    var title = null;
     var copy = JSON.parse(JSON.stringify(vg));
     var simple = true;
     (copy.data || []).forEach(function (d) {
@@ -794,13 +806,14 @@
         d.values = [];
       }
     });
-    var own = (copy.signals || []).filter(function (sg) { return sg.name === "mlcalc_title"; })[0];
-    if (own) {
-      title = own.value; // a chart of mlcalc.charts: its title's text is this parameter, wrapped by the spec
-    } else if (copy.title && (typeof copy.title.text === "string" || Array.isArray(copy.title.text))) {
-      title = copy.title.text;
+    var signals = {};
+    (copy.signals || []).forEach(function (sg) { if (isOwnSignal(sg)) signals[sg.name] = sg.value; });
+    if (!Object.prototype.hasOwnProperty.call(signals, "mlcalc_title") && copy.title &&
+        (typeof copy.title.text === "string" || Array.isArray(copy.title.text))) {
+      // Another chart's literal title: made a signal of the same name.
+      signals.mlcalc_title = copy.title.text;
       copy.title.text = { signal: "mlcalc_title" };
-      copy.signals = (copy.signals || []).concat([{ name: "mlcalc_title", value: title }]);
+      copy.signals = (copy.signals || []).concat([{ name: "mlcalc_title", value: signals.mlcalc_title }]);
     }
     // Only numbers and text labels may change in place: the categories on a scale stay the same and
     // in the same order (Vega keeps the order it first saw them in, so new ones would get other
@@ -818,21 +831,29 @@
         return out;
       });
     });
-    // A scale's domain written out in the spec (an axis's range fixed by mlcalc, a fixed list of categories) is a
-    // signal of the chart, like its title: a new domain changes in place (Vega reads a signal's domain as the list).
-    var domains = {};
     (copy.scales || []).forEach(function (sc, i) {
-      if (!Array.isArray(sc.domain)) return;
-      var name = "mlcalc_domain_" + i;
-      domains[name] = sc.domain;
-      sc.domain = { signal: name };
-      copy.signals = (copy.signals || []).concat([{ name: name, value: domains[name] }]);
+      ["domain", "range"].forEach(function (part) {
+        if (!literalList(sc[part])) return;
+        var name = "mlcalc_" + part + "_" + i;
+        signals[name] = sc[part];
+        sc[part] = { signal: name };
+        copy.signals = (copy.signals || []).concat([{ name: name, value: signals[name] }]);
+      });
     });
-    var rest = Object.assign({}, copy, { signals: (copy.signals || []).filter(function (sg) {
-      return sg.name !== "mlcalc_title" && !Object.prototype.hasOwnProperty.call(domains, sg.name);
+    // A legend's literal list of entries (Vega-Lite writes a fixed domain's there too) likewise.
+    (copy.legends || []).forEach(function (lg, i) {
+      if (!literalList(lg.values)) return;
+      var name = "mlcalc_legend_" + i;
+      signals[name] = lg.values;
+      lg.values = { signal: name };
+      copy.signals = (copy.signals || []).concat([{ name: name, value: signals[name] }]);
+    });
+    // The structure: the spec with those values blanked (their names stay: a chart with other parameters is another).
+    var rest = Object.assign({}, copy, { signals: (copy.signals || []).map(function (sg) {
+      return Object.prototype.hasOwnProperty.call(signals, sg.name) ? { name: sg.name } : sg;
     }) });
     // Compared by content, not by the order of keys (the page's own spec, stored sorted, and Python's live one).
-    return { spec: copy, data: data, title: title, domains: domains,
+    return { spec: copy, data: data, signals: signals,
              shape: simple ? stableJson(ordered ? [rest] : [rest, labels]) : null, frame: simple ? stableJson([rest]) : null };
   }
 
@@ -861,23 +882,78 @@
     return free;
   }
 
-  // Compiled Vega-Lite specs by their JSON, the last COMPILED_KEPT (compiling is pure; a reader going back to
-  // values already shown, e.g. a model chosen again, gets its chart without compiling it again).
+  // Compiled Vega-Lite specs by their structure, the last COMPILED_KEPT: the spec with each inline data set's rows
+  // replaced by a placeholder (one per distinct set of rows: Vega-Lite merges data sets whose rows are equal, and
+  // so it merges their placeholders). Compiling reads the structure, not the rows (their types come from the
+  // encoding), so a change that brings only new rows, the usual one, is not compiled again: its rows take the
+  // places of their placeholders in the compiled spec. (The browser tests compare the chart drawn with a fresh one.)
   var COMPILED_KEPT = 32;
+  var ROWS = "__mlcalc_rows";
   var compiled = new Map();
   function compileVegaLite(vl) {
-    var key = JSON.stringify(vl);
+    var sets = [];
+    var seen = {};
+    var skeleton = (function strip(node, key) {
+      if (Array.isArray(node)) return node.map(function (x) { return strip(x, key); });
+      if (!node || typeof node !== "object") return node;
+      var out = {};
+      Object.keys(node).forEach(function (k) {
+        var v = node[k];
+        if (key === "data" && k === "values" && Array.isArray(v)) {
+          var text = JSON.stringify(v);
+          if (!Object.prototype.hasOwnProperty.call(seen, text)) {
+            seen[text] = sets.length;
+            sets.push(v);
+          }
+          var mark = {};
+          mark[ROWS] = seen[text];
+          out[k] = [mark];
+        } else {
+          out[k] = strip(v, k);
+        }
+      });
+      return out;
+    })(vl, "");
+    var key = JSON.stringify(skeleton);
     var hit = compiled.get(key);
     if (hit) {
       compiled.delete(key); // most recent last
-      compiled.set(key, hit);
-      return hit;
+    } else {
+      hit = window.vegaLite.compile(skeleton).spec;
     }
-    var vg = window.vegaLite.compile(vl).spec;
-    compiled.set(key, vg);
+    compiled.set(key, hit);
     if (compiled.size > COMPILED_KEPT) compiled.delete(compiled.keys().next().value);
-    return vg;
+    var filled = {};
+    var vg = Object.assign({}, hit, { data: (hit.data || []).map(function (d) {
+      var v = d.values;
+      var at = Array.isArray(v) && v.length === 1 && v[0] && typeof v[0] === "object" ? v[0][ROWS] : undefined;
+      if (typeof at !== "number") return d;
+      filled[at] = true;
+      return Object.assign({}, d, { values: sets[at] });
+    }) });
+    // Every set of rows found its place (Vega-Lite puts inline data at the top): else compiled as it is.
+    return Object.keys(filled).length === sets.length ? vg : window.vegaLite.compile(vl).spec;
   }
+
+  // The width of the chart's column, as a ResizeObserver last saw it (read from the layout only the first time:
+  // reading it after the text changed would make the browser lay the page out once more before the chart is drawn).
+  Calculator.prototype.columnWidth = function (el) {
+    var self = this;
+    if (this.columnEl !== el || typeof ResizeObserver !== "function") {
+      this.columnEl = el;
+      this.column = el.getBoundingClientRect().width;
+      if (typeof ResizeObserver === "function") {
+        if (this.columnWatch) this.columnWatch.disconnect();
+        this.columnWatch = new ResizeObserver(function (entries) {
+          var box = entries[entries.length - 1];
+          var size = box.borderBoxSize && box.borderBoxSize[0];
+          self.column = size ? size.inlineSize : box.target.getBoundingClientRect().width;
+        });
+        this.columnWatch.observe(el);
+      }
+    }
+    return this.column;
+  };
 
   Calculator.prototype.drawNow = function (spec, seq) {
     var self = this;
@@ -903,7 +979,7 @@
       var vl = Object.assign({}, spec);
       delete vl.$schema;
       // Drawn to the width of its column (a phone's is narrower than the spec's 520 px).
-      handColumn(vl, el.getBoundingClientRect().width);
+      handColumn(vl, self.columnWidth(el));
       var parts = splitVega(compileVegaLite(vl), scaleFields(vl));
       var timing = self.timing && self.timing.seq === seq ? self.timing : null;
       if (timing) timing.compiled = performance.now();
@@ -916,8 +992,7 @@
         Object.keys(parts.data).forEach(function (name) {
           view.change(name, window.vega.changeset().remove(window.vega.truthy).insert(parts.data[name]));
         });
-        if (parts.title !== null) view.signal("mlcalc_title", parts.title);
-        Object.keys(parts.domains).forEach(function (name) { view.signal(name, parts.domains[name]); });
+        Object.keys(parts.signals).forEach(function (name) { view.signal(name, parts.signals[name]); });
         done = view.runAsync().then(function () { return self.embedded; });
       } else if (self.embedded && parts.frame && parts.frame === self.frame) {
         // Same chart, other categories on a scale that keeps the data's order: emptied first, then filled
@@ -932,8 +1007,7 @@
           Object.keys(parts.data).forEach(function (name) {
             again.change(name, window.vega.changeset().insert(parts.data[name]));
           });
-          if (parts.title !== null) again.signal("mlcalc_title", parts.title);
-          Object.keys(parts.domains).forEach(function (name) { again.signal(name, parts.domains[name]); });
+          Object.keys(parts.signals).forEach(function (name) { again.signal(name, parts.signals[name]); });
           return again.runAsync();
         }).then(function () { return self.embedded; });
       } else {
@@ -1021,10 +1095,10 @@
       }).length;
       if (drawn.length < complete) problems.push(name + ": " + drawn.length + " rows drawn of " + complete);
     });
-    if (parts.title !== null) {
-      var title = c.embedded.view.signal("mlcalc_title");
-      if (JSON.stringify(title) !== JSON.stringify(parts.title)) problems.push("title " + JSON.stringify(title));
-    }
+    Object.keys(parts.signals).forEach(function (name) {
+      var shown = c.embedded.view.signal(name);
+      if (stableJson(shown) !== stableJson(parts.signals[name])) problems.push(name + " " + JSON.stringify(shown));
+    });
     return problems;
   };
 

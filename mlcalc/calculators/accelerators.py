@@ -69,6 +69,7 @@ def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> V
         color_by="vendor", colors={n: VENDOR_COLORS[n] for n in vendors}, height=300,
         tooltip=[charts.tip("label", "accelerator", kind="nominal"), charts.tip("tflops", "TFLOPS", ",.1f"),
                  charts.tip("tbps", "TB/s", ",.2f")])
+    charts.live_axis(spec_, "y", "title")  # the dtype's name: changed in place
     n = len(rows)
     text = f"{n} accelerators with a {dtype} figure ({source}), sorted by {compute.SORT_KEYS[v['sort_by']]}"
     return View(text=text, table=table, chart=spec_)
@@ -134,7 +135,7 @@ def _compare_view(rows: list[CompareRow], v: Mapping[str, Any]) -> View:
         f"{v['b']} / {v['a']}, figure by figure (1 = equal)", data, name="figure", sort=[str(d["figure"]) for d in data],
         x=charts.q("ratio", "B / A"),
         tooltip=[charts.tip("figure", kind="nominal"), charts.tip("ratio", fmt=".2f")],
-        extra=[charts.line([{"ratio": 1.0}], along="x", field="ratio")])
+        extra=[charts.line([{"ratio": 1.0}], along="x", field="ratio")], rows_vary=True)
     return View(table=table, chart=spec_ if data else None)
 
 
@@ -278,6 +279,7 @@ def _training_cost_view(result: tuple[float, float, compute.RunCost], v: Mapping
                       nice=False, axis={"orient": "right", "format": "$.3~s"}),
         extra=[charts.point(here, charts.q("mfu"), charts.q("days", domain=[0, top], nice=False, axis=None),
                             color=charts.PALETTE[3], label="label")])
+    charts.live_axis(spec_, "y", "title", layer=1)  # the price: changed in place
     return View(text=text, chart=spec_)
 
 
@@ -417,7 +419,7 @@ def _offers_view(r: OffersResult, v: Mapping[str, Any]) -> View:
         f"The same run on each offer: days (bars) and cost ({v['source']} peak)", data, name="offer",
         x=charts.q("days", "days", zero=True), bar_color="#a8bcdc", labels="start",
         tooltip=[charts.tip("offer", kind="nominal"), charts.tip("days", fmt=",.2f"),
-                 charts.tip("cost", "cost ($)", "$,.0f")])
+                 charts.tip("cost", "cost ($)", "$,.0f")], rows_vary=True)
     text = tokens_line(n_params, n_tokens, v)
     if r.missing:
         text += f"\nleft out, no {v['source']} figure for their chip: {'; '.join(r.missing)}"
@@ -549,6 +551,7 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
         extra=[charts.marker_text([{"i": ridge, "label": ridge_label}], charts.q("i")),
                charts.point(here[0], charts.q("i"), charts.q("tflops"), label="label", below=True, by="bound",
                             colors={"memory-bound": charts.PALETTE[3], "compute-bound": charts.PALETTE[2]})])
+    charts.live_axis(spec_, "y", "title")  # the dtype's name: changed in place
     return View(text="\n".join(lines), chart=spec_)
 
 

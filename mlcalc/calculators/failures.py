@@ -39,7 +39,8 @@ def _interruptions_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
     rows = [{"category": k, "n": n} for k, n in cats]
     chart = charts.bars(f"{i.unexpected:,.0f} unexpected interruptions, by cause", rows, name="category",
                         x=charts.q("n", "expected interruptions"),
-                        tooltip=[charts.tip("category", kind="nominal"), charts.tip("n", "expected", ",.1f")])
+                        tooltip=[charts.tip("category", kind="nominal"), charts.tip("n", "expected", ",.1f")],
+                        rows_vary=True)
     return View(text=text, table=table, chart=chart)
 
 

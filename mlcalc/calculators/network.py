@@ -85,7 +85,8 @@ def _generations_view(result: tuple[net.Speedup, ...], v: Mapping[str, Any]) -> 
                      "label": f"{s.intra_node:.1f}x"})
     log = bool(v["log_scale"])
     y = charts.q("x", f"speed-up over {v['baseline']}" + (" (log)" if log else ""), log=log)
-    spec_ = charts.grouped("Compute outgrows the intra-node network", data, x="gpu", group="what", y=y)
+    spec_ = charts.live_axis(charts.grouped("Compute outgrows the intra-node network", data, x="gpu", group="what",
+                                            y=y), "y", "title")
     return View(table=table, chart=spec_)
 
 
@@ -234,7 +235,7 @@ def _budget_view(b: par.Budget, v: Mapping[str, Any], first: str = "") -> View:
         colors={"compute": charts.PALETTE[2], "exposed": charts.PALETTE[0], "can hide": charts.PALETTE[1]},
         tooltip=[charts.tip("what", kind="nominal"), charts.tip("s", fmt=",.3f")],
         extra=[charts.line([{"s": ov.window_s, "what": "the backward pass"}], along="x", field="s", color="#4d4d4d",
-                           dash=[3, 3], what="what", fmt=",.3f")])
+                           dash=[3, 3], what="what", fmt=",.3f")], rows_vary=True)
     return View(text="\n".join(lines), table=table, chart=spec_)
 
 
@@ -333,7 +334,7 @@ def _pipeline_view(t: par.Timeline, v: Mapping[str, Any]) -> View:
         f"{label}: p={p}, m={m}; bubble {t.bubble_fraction:.1%} of compute", data, lane="gpu", start="start",
         end="end", phase="phase", colors={"forward": charts.PALETTE[0], "backward": charts.PALETTE[1]},
         span=t.makespan, x_title="time (one stage's forward pass = 1)", solid="datum.chunk == 1", numbers="micro",
-        lanes=p, tooltip=[charts.tip("gpu", kind="nominal"), charts.tip("phase", kind="nominal"),
+        tooltip=[charts.tip("gpu", kind="nominal"), charts.tip("phase", kind="nominal"),
                           charts.tip("chunk", "model chunk"), charts.tip("micro", "micro-batch"), charts.tip("start"),
                           charts.tip("end")])
     return View(text=text, chart=spec_)
@@ -384,7 +385,7 @@ def _topology_view(r: net.TopologyResult, v: Mapping[str, Any]) -> View:
     spec_ = charts.grouped(
         f"{int(v['n_gpus']):,} GPUs, radix {v['radix']}, HB domain {v['hb_domain']}: "
         f"cost reduction {r.cost_reduction:.0%}", data,
-        x="what", group="design", y=charts.q("count", "count (log)", log=True, domain=[floor, top]), floor=floor)
+        x="what", group="design", y=charts.q("count", "count (log)", log=True, domain=[floor, top]), from_foot=True)
     return View(text=text, chart=spec_)
 
 

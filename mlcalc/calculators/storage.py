@@ -212,6 +212,7 @@ def _interval_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
                charts.point({"hours": r["interval_s"] / HOUR, "goodput": c.fraction}, charts.q("hours"),
                             charts.q("goodput"), color=charts.PALETTE[3],
                             tooltip=[charts.tip("hours", fmt=".2f"), charts.tip("goodput", fmt=".1%")])])
+    charts.live_axis(chart, "x", "values")  # the decades shown follow the curve: changed in place
     return View(text=text, chart=chart)
 
 
@@ -318,6 +319,8 @@ def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
         height=280,
         extra=[charts.point({"nodes": float(nodes), "seconds": r.seconds}, charts.q("nodes"), charts.q("seconds"),
                             tooltip=[charts.tip("nodes", fmt=",.0f"), charts.tip("seconds", fmt=",.1f")])])
+    charts.live_axis(chart, "x", "values")  # the decades follow the inputs: changed in place
+    charts.live_axis(chart, "y", "values")
     return View(text=text, chart=chart)
 
 
