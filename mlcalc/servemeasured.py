@@ -386,14 +386,7 @@ def grouped_prefill_rate(model: memory.ModelConfig, tokens: int, run: str = ATTN
     secs = flops = 0.0
     for nk in sorted({(e[1], e[2]) for e in pts}):
         xs = sorted((math.log(e[3]), e[4]) for e in pts if (e[1], e[2]) == nk)
-        if x <= xs[0][0]:
-            r = xs[0][1]
-        elif x >= xs[-1][0]:
-            r = xs[-1][1]
-        else:
-            i = max(j for j in range(len(xs)) if xs[j][0] <= x)
-            f = (x - xs[i][0]) / (xs[i + 1][0] - xs[i][0])
-            r = xs[i][1] * (1 - f) + xs[i + 1][1] * f
+        r = serving.interpolate(xs, x)
         fl = float(nk[0] * nk[1])
         secs += fl / r
         flops += fl
@@ -574,13 +567,7 @@ def graph_allreduce_s(tp: int, nbytes: float, run: str = RUN) -> float:
     if not pts:
         raise ValueError(f"tp={tp!r} is not allowed: run {run} measured all-reduces over "
                          f"{sorted({int(p['tp']) for p in run_data(run)['tp'].get('allreduce', ())})} GPUs")
-    if b <= pts[0][0]:
-        return pts[0][1]
-    if b >= pts[-1][0]:
-        return pts[-1][1]
-    i = max(j for j in range(len(pts)) if pts[j][0] <= b)
-    (x0, y0), (x1, y1) = pts[i], pts[i + 1]
-    return y0 + (y1 - y0) * (b - x0) / max(1.0, x1 - x0)
+    return serving.interpolate(pts, b)
 
 
 @lru_cache(maxsize=None)
@@ -609,14 +596,7 @@ def engine_small_kernels_s(model: memory.ModelConfig, batch: int, tp: int = 1) -
     if not pts:
         raise ValueError(f"model={model.name!r} at tp={tp!r} is not allowed: run {RUN5B} probed the engine's "
                          "Llama 3 8B and 70B layers at tp 1, 2 and 4")
-    x = math.log2(_check.positive_int("batch", batch))
-    if x <= pts[0][0]:
-        return pts[0][1]
-    if x >= pts[-1][0]:
-        return pts[-1][1]
-    i = max(j for j in range(len(pts)) if pts[j][0] <= x)
-    (x0, y0), (x1, y1) = pts[i], pts[i + 1]
-    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return serving.interpolate(pts, math.log2(_check.positive_int("batch", batch)))
 
 
 def run5_read_bandwidth() -> float:
@@ -658,15 +638,7 @@ def engine_matmul_s(k: int, n: int, batch: int, read_bytes_per_s: float | None =
     if not pts:
         raise ValueError(f"(k, n)={(k, n)!r} is not allowed: run {RUN5} probed "
                          f"{sorted(_engine_matmul_points(layout))}")
-    x = math.log2(_check.positive_int("batch", batch))
-    if x <= pts[0][0]:
-        s = pts[0][1]
-    elif x >= pts[-1][0]:
-        s = pts[-1][1]
-    else:
-        i = max(j for j in range(len(pts)) if pts[j][0] <= x)
-        (x0, y0), (x1, y1) = pts[i], pts[i + 1]
-        s = y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    s = serving.interpolate(pts, math.log2(_check.positive_int("batch", batch)))
     if read_bytes_per_s is None:
         return s
     return s * run5_read_bandwidth() / _check.positive("read_bytes_per_s", read_bytes_per_s)

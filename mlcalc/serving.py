@@ -21,7 +21,7 @@ import math
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
 
 from mlcalc import _check, compute, memory
 from mlcalc.accelerators import spec
@@ -209,6 +209,18 @@ def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_
 #: DeepGEMM's published times sit at bytes + FLOPs (mlcalc.servemeasured.check_fp8_gemm). BF16 matmuls take the
 #: longer of the two: our H200 probes (scripts/gpu/bench_kernels.py) sit within 12 % of it from 512 rows up.
 SERIAL_MATMUL_DTYPES = ("fp8",)
+
+
+def interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
+    """Piecewise-linear through ``points`` (sorted by their first value, which differ), held flat beyond the ends:
+    how every law read from probed points is evaluated between them."""
+    if x <= points[0][0]:
+        return points[0][1]
+    if x >= points[-1][0]:
+        return points[-1][1]
+    i = max(j for j in range(len(points)) if points[j][0] <= x)
+    (x0, y0), (x1, y1) = points[i], points[i + 1]
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
 def _combined_s(read_s: float, math_s: float, overlap: bool) -> float:
@@ -541,16 +553,7 @@ def sdpa_prefill_s(how: str, batch: int, heads: int, length: int, qk_dim: int, v
     xs = sorted((math.log(float(r["causal_flops"])), float(r["flops_per_s"])) for r in pts
                 if (int(r["head_dim"]), int(r["v_head_dim"])) == near)
     flops = 2.0 * b * h * n * (n + 1) / 2.0 * (dq + dv)
-    x = math.log(flops)
-    if x <= xs[0][0]:
-        rate = xs[0][1]
-    elif x >= xs[-1][0]:
-        rate = xs[-1][1]
-    else:
-        i = max(j for j in range(len(xs)) if xs[j][0] <= x)
-        t = (x - xs[i][0]) / max(1e-12, xs[i + 1][0] - xs[i][0])
-        rate = (1 - t) * xs[i][1] + t * xs[i + 1][1]
-    return flops / rate
+    return flops / interpolate(xs, math.log(flops))
 
 
 def decode_kernels(model: memory.ModelConfig, batch: int, fused: bool = True, tp: int = 1, ep: int = 1,
@@ -1800,7 +1803,7 @@ __all__ = ["SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_toke
     "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS", "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS",
     "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_WARMUP", "Serving", "StepModel", "TENSOR_PARALLEL",
     "Workload", "arch_family", "attention_extra_bytes", "attention_flops_per_token", "attention_time_s",
-    "check_benchmarks", "check_decode", "checked_paths", "checked_range", "CheckedPath", "comm_s", "decode_step", "draw_requests", "engine_floor",
+    "check_benchmarks", "check_decode", "checked_paths", "checked_range", "CheckedPath", "comm_s", "decode_step", "draw_requests", "engine_floor", "interpolate",
     "engine_small_kernels_s", "hf_small_kernels_s", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "kv_capacity_tokens", "kv_split", "llama_shape", "matmul_rate",
     "measured_copy_bandwidth", "measured_decode", "measured_floor", "measured_read_bandwidth", "null_kernel_s",
     "ops_per_layer", "plan_serving", "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s",

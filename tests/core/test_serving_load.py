@@ -320,3 +320,11 @@ def test_fp8_iterations_add_the_weight_read_to_the_tokens_work():
     busy = [(0.0, 512, 400)] + [(0.05 * i, 512, 400) for i in range(1, 40)]
     rc = serving.simulate_replica(fp8, busy, 64, chunk_tokens=1024)
     assert math.isfinite(rc.tpot_p50_s) and rc.tpot_p50_s > 0
+
+
+def test_interpolate_is_linear_between_points_and_flat_beyond():
+    pts = [(0.0, 10.0), (2.0, 30.0), (3.0, 0.0)]
+    assert serving.interpolate(pts, 1.0) == pytest.approx(20.0)
+    assert serving.interpolate(pts, 2.5) == pytest.approx(15.0)
+    assert serving.interpolate(pts, -5.0) == 10.0 and serving.interpolate(pts, 9.0) == 0.0
+    assert serving.interpolate(pts, 2.0) == 30.0
