@@ -29,7 +29,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Callable, Mapping
+from typing import AbstractSet, Any, Callable, Iterable, Mapping
 
 #: Most rows a table in a view may have (a view never grows with a number the reader types).
 MAX_TABLE_ROWS = 200
@@ -192,22 +192,29 @@ _OVERFLOW_HINT = ("these inputs give a result that is not a finite number{where}
                   "values you entered")
 
 
-def _all_finite(result: Any, depth: int) -> bool:
-    """Whether :func:`check_finite` would pass ``result``: the same walk, without naming each value on the way
-    (a name is only needed for the message, written by check_finite's own walk when this one finds a bad value)."""
+def _first_not_finite(result: Any, depth: int) -> tuple[tuple[str, ...], float] | None:
+    """The path (``[key]``, ``.field``, ``[i]`` parts) and value of the first infinite or NaN number in ``result``,
+    or None. The parts are joined only on the way back from a bad value: a finite result builds no name."""
     if depth > _MAX_DEPTH:
-        return True
+        return None
     if isinstance(result, float):
-        return math.isfinite(result)
+        return None if math.isfinite(result) else ((), result)
     if isinstance(result, (str, bytes, bool, int)) or result is None:
-        return True
+        return None
     if isinstance(result, Mapping):
-        return all(_all_finite(v, depth + 1) for _, v in list(result.items())[:MAX_CHART_ROWS])
-    if isinstance(result, (tuple, list)):
-        return all(_all_finite(v, depth + 1) for v in result[:MAX_CHART_ROWS])
-    if hasattr(result, "__dataclass_fields__"):
-        return all(_all_finite(getattr(result, f, None), depth + 1) for f in result.__dataclass_fields__)
-    return True
+        named: Iterable[tuple[str, Any]] = ((f"[{k!r}]", v) for k, v in list(result.items())[:MAX_CHART_ROWS])
+    elif isinstance(result, (tuple, list)):
+        fields = getattr(result, "_fields", None)
+        named = ((f".{fields[i]}" if fields else f"[{i}]", v) for i, v in enumerate(result[:MAX_CHART_ROWS]))
+    elif hasattr(result, "__dataclass_fields__"):
+        named = ((f".{f}", getattr(result, f, None)) for f in result.__dataclass_fields__)
+    else:
+        return None
+    for part, v in named:
+        bad = _first_not_finite(v, depth + 1)
+        if bad is not None:
+            return (part, *bad[0]), bad[1]
+    return None
 
 
 def check_finite(result: Any, name: str = "result", depth: int = 0) -> None:
@@ -216,30 +223,9 @@ def check_finite(result: Any, name: str = "result", depth: int = 0) -> None:
     Looks into tuples (NamedTuples included), lists, dicts and dataclasses, a few levels deep: every
     size, time, count or rate a calculator returns must be finite, or the reader gets a message.
     """
-    if _all_finite(result, depth):
-        return
-    _check_finite_named(result, name, depth)
-
-
-def _check_finite_named(result: Any, name: str, depth: int) -> None:
-    """check_finite's walk with the name of each value (the message says which one is not finite)."""
-    if depth > _MAX_DEPTH:
-        return
-    if isinstance(result, float):
-        if not math.isfinite(result):
-            raise ValueError(_OVERFLOW_HINT.format(where=f" ({name} = {result})"))
-    elif isinstance(result, (str, bytes, bool, int)) or result is None:
-        return
-    elif isinstance(result, Mapping):
-        for k, v in list(result.items())[:MAX_CHART_ROWS]:
-            _check_finite_named(v, f"{name}[{k!r}]", depth + 1)
-    elif isinstance(result, (tuple, list)):
-        fields = getattr(result, "_fields", None)
-        for i, v in enumerate(result[:MAX_CHART_ROWS]):
-            _check_finite_named(v, f"{name}.{fields[i]}" if fields else f"{name}[{i}]", depth + 1)
-    elif hasattr(result, "__dataclass_fields__"):
-        for f in result.__dataclass_fields__:
-            _check_finite_named(getattr(result, f, None), f"{name}.{f}", depth + 1)
+    bad = _first_not_finite(result, depth)
+    if bad is not None:
+        raise ValueError(_OVERFLOW_HINT.format(where=f" ({name}{''.join(bad[0])} = {bad[1]})"))
 
 
 def check_view(view: View) -> None:

@@ -759,6 +759,11 @@ class Needs(NamedTuple):
     restart: failures.Restart | None = None  # its parts (mlcalc.failures.restart_time); None when a time was given
 
 
+def _read_bytes_per_s(model: memory.ModelConfig, tokens_per_s: float) -> float:
+    """The dataset read rate of a run at ``tokens_per_s``: the only part of :func:`needs` that follows the rate."""
+    return tokens_per_s * _bytes_per_token_on_disk(model.vocab)
+
+
 def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per_s: float, n_tokens: float,
           filesystem_write_bytes_per_s: float, node_storage_bytes_per_s: float,
           restart_s: float | None = None) -> Needs:
@@ -782,9 +787,8 @@ def needs(model: memory.ModelConfig, n_gpus: int, gpus_per_node: int, tokens_per
         tiers, switches, cables = counts.tiers, counts.switches, counts.transceivers // 2
     else:  # one node: NVLink only, no switch
         tiers = switches = cables = 0
-    per_token = _bytes_per_token_on_disk(model.vocab)
-    read = tokens_per_s * per_token
-    dataset = n_tokens * per_token
+    read = _read_bytes_per_s(model, tokens_per_s)
+    dataset = n_tokens * _bytes_per_token_on_disk(model.vocab)
     ckpt = storage.checkpoint_size(float(model.n_params())).total_bytes
     write = storage.checkpoint_write_time(ckpt, filesystem_write_bytes_per_s, nodes, node_storage_bytes_per_s)
     # The job's MTBF from Llama 3's interruptions by cause, each scaled by the GPUs or nodes it lives in
@@ -958,13 +962,13 @@ def _needs_at(model: memory.ModelConfig, n: int, gpn: int, tps: float, n_tokens:
               restart: float | None) -> Needs:
     """:func:`needs`, its parts that do not depend on the token rate remembered (the chips of a search share a
     count's switches, checkpoint, failures and goodput): only the dataset read rate, ``tokens_per_s x bytes per
-    token``, is the rate's; it is computed here as needs computes it."""
+    token`` (:func:`_read_bytes_per_s`), is the rate's."""
     try:
         fixed = _needs_fixed(model, n, gpn, n_tokens, fs, node, restart)
     except TypeError:  # an input that cannot be a key
         return needs(model, n, gpn, tps, n_tokens, fs, node, restart)
     tps = _check.positive("tokens_per_s", tps, 1e15)
-    return fixed._replace(read_bytes_per_s=tps * _bytes_per_token_on_disk(model.vocab))
+    return fixed._replace(read_bytes_per_s=_read_bytes_per_s(model, tps))
 
 
 @lru_cache(maxsize=4096)

@@ -808,12 +808,15 @@
     });
     var signals = {};
     (copy.signals || []).forEach(function (sg) { if (isOwnSignal(sg)) signals[sg.name] = sg.value; });
+    // A literal of the spec (owner[key]) made a signal of that name, which the chart on screen takes in place.
+    function toSignal(owner, key, name) {
+      signals[name] = owner[key];
+      owner[key] = { signal: name };
+      copy.signals = (copy.signals || []).concat([{ name: name, value: signals[name] }]);
+    }
     if (!Object.prototype.hasOwnProperty.call(signals, "mlcalc_title") && copy.title &&
         (typeof copy.title.text === "string" || Array.isArray(copy.title.text))) {
-      // Another chart's literal title: made a signal of the same name.
-      signals.mlcalc_title = copy.title.text;
-      copy.title.text = { signal: "mlcalc_title" };
-      copy.signals = (copy.signals || []).concat([{ name: "mlcalc_title", value: signals.mlcalc_title }]);
+      toSignal(copy.title, "text", "mlcalc_title"); // another chart's literal title
     }
     // Only numbers and text labels may change in place: the categories on a scale stay the same and
     // in the same order (Vega keeps the order it first saw them in, so new ones would get other
@@ -833,20 +836,12 @@
     });
     (copy.scales || []).forEach(function (sc, i) {
       ["domain", "range"].forEach(function (part) {
-        if (!literalList(sc[part])) return;
-        var name = "mlcalc_" + part + "_" + i;
-        signals[name] = sc[part];
-        sc[part] = { signal: name };
-        copy.signals = (copy.signals || []).concat([{ name: name, value: signals[name] }]);
+        if (literalList(sc[part])) toSignal(sc, part, "mlcalc_" + part + "_" + i);
       });
     });
     // A legend's literal list of entries (Vega-Lite writes a fixed domain's there too) likewise.
     (copy.legends || []).forEach(function (lg, i) {
-      if (!literalList(lg.values)) return;
-      var name = "mlcalc_legend_" + i;
-      signals[name] = lg.values;
-      lg.values = { signal: name };
-      copy.signals = (copy.signals || []).concat([{ name: name, value: signals[name] }]);
+      if (literalList(lg.values)) toSignal(lg, "values", "mlcalc_legend_" + i);
     });
     // The structure: the spec with those values blanked (their names stay: a chart with other parameters is another).
     var rest = Object.assign({}, copy, { signals: (copy.signals || []).map(function (sg) {
