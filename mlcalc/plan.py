@@ -391,7 +391,16 @@ def engine_layout(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_lay
                            micro_batch=micro_batch, grad_accum=n_micro)
 
 
-def _predict(model: memory.ModelConfig, chip: str, lay: steptime.Layout, seq_len: int) -> steptime.StepPrediction:
+def _predict(model: memory.ModelConfig, chip: str, lay: steptime.Layout, seq_len: int) -> steptime.StepTiming:
+    """The engine's step of a layout (:func:`mlcalc.steptime.predict_step`'s time, without its memory: the planner's
+    own fit is :func:`_layout_memory`)."""
+    system = network.system(chip_info(chip)["system"])
+    return steptime.predict_step_time(model, lay, seq_len=seq_len, machine=chip, gpus_per_node=system.gpus_per_node,
+                                      engine=ENGINE, system=system.key)
+
+
+def _predict_all(model: memory.ModelConfig, chip: str, lay: steptime.Layout, seq_len: int) -> steptime.StepPrediction:
+    """The engine's whole prediction of a layout (its memory included)."""
     system = network.system(chip_info(chip)["system"])
     return steptime.predict_step(model, lay, seq_len=seq_len, machine=chip, gpus_per_node=system.gpus_per_node,
                                  engine=ENGINE, system=system.key)
@@ -591,7 +600,7 @@ def _seen_fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s
     _FITS[key] = dp if fewest is None else min(fewest, dp)
 
 
-def _micro_s(p: steptime.StepPrediction, m: int) -> float | None:
+def _micro_s(p: steptime.StepTiming, m: int) -> float | None:
     """Seconds of one micro-batch's kernels and tensor-parallel collectives of an evaluated step (None: the
     engine's parts do not say)."""
     try:
@@ -1446,7 +1455,7 @@ def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: in
                           recompute=layout.get("recompute", "selective"), micro_batch=mb, grad_accum=m,
                           scatter_gather=layout.get("scatter_gather", False),
                           balanced_stages=layout.get("balanced_stages", False))
-    p = _predict(model, chip, lay, s)
+    p = _predict_all(model, chip, lay, s)
     return PlannedLayout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
                          p.bubble_s, p.comm_exposed_s, p.step_s, lay.virtual_stages)
 

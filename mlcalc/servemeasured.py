@@ -22,6 +22,7 @@ Base units: seconds, bytes, FLOP/s.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -926,6 +927,38 @@ class PublishedCheck(NamedTuple):
     cause: str  # why a point outside the tolerance misses, as its source explains ("" when none is stated)
 
 
+#: How an engine release runs a mixture of experts: "routed", each token through its ``experts_per_token`` experts
+#: (a grouped-matmul MoE kernel); "all-experts", every expert over every token, the outputs weighted by the router
+#: (TensorRT-LLM 0.9.0's FP8 MoE, see :func:`moe_as_run`).
+MOE_PATHS = ("routed", "all-experts")
+
+
+def moe_as_run(model: memory.ModelConfig, moe_path: str = "routed") -> memory.ModelConfig:
+    """``model`` as an engine's MoE path computes it. "all-experts": every token passes through all ``n_experts``
+    experts (their FLOPs, their weights read every step), a dense model as wide as all the experts; "routed" (or a
+    dense model): unchanged.
+
+    TensorRT-LLM 0.9.0 (commit 250d9c2, the release whose performance.md gives the FP8 Mixtral rows) has two MoE
+    paths. The MoE plugin (on by default: tensorrt_llm/plugin/plugin.py ``moe_plugin: str = "float16"``) builds a
+    runner only for fp16, fp32 or bf16 experts or int8/int4 weight-only ones
+    (cpp/tensorrt_llm/plugins/mixtureOfExperts/mixtureOfExpertsPlugin.cpp, ``init``; tensorrt_llm/layers/moe.py
+    gives the experts the model's 16-bit dtype): no FP8. Without the plugin, tensorrt_llm/layers/moe.py builds each
+    expert as a GatedMLP with the model's quantization (tensorrt_llm/layers/mlp.py: ``FP8Linear`` under FP8) and its
+    ``forward`` runs ``out = expert(hidden_states)`` for every expert on every token, weighting each output by the
+    router's top-k. Release 0.10.0's notes: "Added FP8 quantization support for Mixtral". So an FP8 table of 0.9.0
+    ran its MoE rows through every expert (and its 128-token Mixtral first token, 13.4 ms on two H100s, is below
+    the 13.5 ms that reading 16-bit experts alone takes at the datasheet's 3.35 TB/s: not the plugin's path).
+
+    >>> m = moe_as_run(memory.model_preset("Mixtral 8x7B"), "all-experts")
+    >>> m.experts_per_token, round(m.n_active_params() / 1e9, 1)
+    (8, 46.7)
+    """
+    path = _check.choice("moe_path", moe_path, MOE_PATHS)
+    if path == "routed" or not model.is_moe:
+        return model
+    return dataclasses.replace(model, experts_per_token=model.n_experts)
+
+
 def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int,
                               output: int, dtype: str) -> float:
     """Output tokens/s per GPU of a static batch (TensorRT-LLM's gptSessionBenchmark): the prefill of
@@ -945,7 +978,7 @@ def check_published() -> list[PublishedCheck]:
     out = []
     for key, table in published()["tables"].items():
         for r in table["rows"]:
-            model = memory.model_preset(r["model"])
+            model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             pred = static_batch_tokens_per_s(model, table["chip"], int(r["batch"]), int(r["tp"]), int(r["input"]),
                                              int(r["output"]), table["dtype"])
             pub = float(r["out_tokens_per_s_per_gpu"])
@@ -974,7 +1007,7 @@ def check_first_token() -> list[FirstTokenCheck]:
     out = []
     for key, table in published()["first_token"].items():
         for r in table["rows"]:
-            model = memory.model_preset(r["model"])
+            model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             tp, p, dt = int(r["tp"]), int(r["input"]), table["dtype"]
             pred = (serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
                     + serving.predict_decode(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt,
@@ -1228,7 +1261,7 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, atten
 
 __all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
-           "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
+           "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
