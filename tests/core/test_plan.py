@@ -656,7 +656,10 @@ def test_the_fitted_memory_is_the_memory_of_the_layout_as_it_runs():
                         loss="fp32-logits", schedule=eng.schedule if lay.pp > 1 else "1f1b",
                         virtual_stages=lay.virtual_stages, n_micro=lay.n_micro, program="megatron")
                     assert direct.total_bytes == lay.memory_bytes, (name, chip, n, lay)
-                p = plan._predict(m, chip, eng, 4096)
+                system = plan.network.system(plan.chip_info(chip)["system"])
+                p = steptime.predict_step(m, eng, seq_len=4096, machine=chip, gpus_per_node=system.gpus_per_node,
+                                          engine=plan.ENGINE, system=system.key)
+                assert p.step_s == plan._predict(m, chip, eng, 4096).step_s == pytest.approx(lay.step_s, rel=1e-12)
                 assert p.peak_bytes_per_gpu == pytest.approx(lay.memory_bytes - steptime.MEMORY_RESERVE_FRACTION * dev,
                                                              rel=1e-12)
                 checked += 1
