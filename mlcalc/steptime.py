@@ -848,6 +848,12 @@ class Layout:
     # embedding and the output layer each take a layer's place ((L + 2) / pp places a stage); False: every stage holds
     # its L / pp layers and the last one the output layer too.
     balanced_stages: bool = False
+    # DeepSpeed's pipeline engine (runtime/pipe/engine.py, schedule.py TrainSchedule, p2p.py; MT-NLG, BLOOM, GPT-NeoX):
+    # with tp > 1 each rank sends 1/tp of a stage's output and of its input gradient (PartitionedTensor) and the
+    # stage all-gathers them over its tensor-parallel group; every send and receive is a blocking call in the
+    # stage's stream, one after another; the data-parallel reduction, ZeRO-1's parameter all-gather and the
+    # tied-embedding all-reduce run after the pipeline flush (RULES["deepspeed-pipeline"]). False: Megatron's.
+    deepspeed_pipeline: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
@@ -859,6 +865,7 @@ class Layout:
         _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
         _check.choice("scatter_gather", self.scatter_gather, (True, False))
         _check.choice("balanced_stages", self.balanced_stages, (True, False))
+        _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -867,6 +874,9 @@ class Layout:
             raise ValueError(f"pp={self.pp!r} is not allowed with schedule='dualpipe': it needs an even number of stages")
         if self.virtual_stages > 1 and self.schedule != "interleaved":
             raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed: only with schedule='interleaved'")
+        if self.deepspeed_pipeline and (self.schedule != "1f1b" or self.zero > 1):
+            raise ValueError(f"deepspeed_pipeline=True is not allowed with schedule={self.schedule!r}, zero={self.zero!r}: "
+                             "DeepSpeed's pipeline engine runs its 1F1B TrainSchedule ('1f1b') with ZeRO 0 or 1")
 
     @property
     def n_gpus(self) -> int:
@@ -918,6 +928,11 @@ RULES = MappingProxyType({
                       "4.1)",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
+    "deepspeed-pipeline": "DeepSpeed's pipeline engine: each tensor-parallel rank sends 1/t of the activation and of "
+                          "the gradient and the stage all-gathers them (3 gathers a micro-batch); a middle stage's 4 "
+                          "blocking sends and receives a micro-batch run one after another (4 m + 2 (p - 4) on the "
+                          "critical path); the data-parallel reduction, ZeRO-1's all-gather and the tied-embedding "
+                          "all-reduce run after the pipeline flush, exposed (runtime/pipe/engine.py, schedule.py)",
     "dualpipe": "DualPipe (DeepSeek-AI 2024, 3.2.1) runs two micro-batches' chunks together: each one's expert "
                 "all-to-all and pipeline sends hide behind the other's computation (only the excess is exposed), and "
                 "the bubble is (p/2 - 1) / m of the micro-batches' time",
@@ -1328,7 +1343,21 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         ep_f, ep_b = a2a, a2a * (2 if full else 1)
         comm["expert"] = (m * (ep_f + ep_b), m * (ep_f + ep_b))
     pp_f = pp_b = 0.0
-    if pp > 1:
+    ds_pipe = pp > 1 and lay.deepspeed_pipeline
+    ds_send, ways = 0.0, 1
+    if ds_pipe:
+        # DeepSpeed's PipelineEngine (runtime/pipe/engine.py): with tp > 1 the first output tensor and the input
+        # gradient go as PartitionedTensors, 1/t from each rank; a middle stage all-gathers its received input in
+        # the forward pass and, in the backward pass, its own output (restored from its part) and the received
+        # gradient. Its four transfers a micro-batch (receive activation, send gradient; send activation, receive
+        # gradient: schedule.py) are blocking calls in its stream, none beside another.
+        f_pp = fab(2, tp * cp * dp)
+        ds_send = _p2p_s(act / tp, f_pp)
+        gather = _collective_s(act, fab(tp, 1), "all_gather") if tp > 1 else 0.0
+        ways = 2 if pp > 2 else 1  # a middle stage both receives and sends each; two stages: one of each a pass
+        pp_f, pp_b = ways * ds_send + gather, ways * ds_send + 2 * gather
+        comm["pipeline"] = (m * (pp_f + pp_b), m * (pp_f + pp_b))
+    elif pp > 1:
         f_pp = fab(2, tp * cp * dp)
         split = tp > 1 and (lay.sequence_parallel or lay.scatter_gather)
         send = _p2p_s(act / (tp if split else 1), f_pp)
@@ -1353,8 +1382,17 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         else:
             red = _collective_s(grads, f_dp, "all_reduce" if lay.zero == 0 else "reduce_scatter")
             ag = _collective_s(n_here * ACTIVATION_BYTES, f_dp, "all_gather") if lay.zero in (1, 2) else 0.0
-            dp_exposed = max(0.0, red - bwd) + max(0.0, ag - fwd)
+            # DeepSpeed's pipeline reduces after the flush (schedule.py: ReduceTiedGrads, ReduceGrads, OptimizerStep
+            # follow the last backward pass) and gathers the updated parameters after the step: nothing hides them
+            dp_exposed = red + ag if ds_pipe else max(0.0, red - bwd) + max(0.0, ag - fwd)
             comm["data"] = (red + ag, dp_exposed)
+    tied = 0.0
+    if ds_pipe and model.tied_embeddings:
+        # the tied embedding's gradient, all-reduced between the first and the last stage after the flush
+        # (PipelineModule.allreduce_tied_weight_gradients)
+        tied = _collective_s(model.vocab * model.hidden / tp * GRAD_BYTES[engine], fab(2, tp * cp * dp * (pp - 1)),
+                             "all_reduce")
+        comm["pipeline"] = (comm["pipeline"][0] + tied, comm["pipeline"][1] + tied)
 
     dual = lay.schedule == "dualpipe"
     if dual:  # the paired micro-batch's computation hides the all-to-all and the sends
@@ -1376,14 +1414,19 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     # the bubble: the other stages' time of the micro-batches that fill and drain the pipeline (with the output
     # layer on the last stage, the other stages are the faster ones)
     bubble = frac * m * (per_mb - fwd - bwd + other_mb if eager_pipe else per_mb)
+    if ds_pipe:
+        # DeepSpeed's blocking transfers: the step's critical path holds 4 m + 2 (p - 4) of them with a middle stage,
+        # 2 m with two stages (a max-plus run of TrainSchedule, tests/core/test_deepspeed_pipeline.py), not the
+        # micro-batch's share of them again for each of the fill and drain slots
+        bubble = frac * m * (per_mb - 2 * ways * ds_send) + (2 * (pp - 4) * ds_send if pp > 2 else 0.0)
     if eager_pipe:  # a host-bound stage's host issues on through the waits: its device's idle time absorbs the bubble
         dev_mb = sum(st.device_s.values())
         bubble = max(0.0, bubble - m * max(0.0, fwd + bwd - dev_mb))
-    step = m * per_mb + bubble + dp_exposed + opt
+    step = m * per_mb + bubble + dp_exposed + tied + opt
     parts = {
         "forward (kernels and host)": m * fwd, "backward (kernels and host)": m * bwd,
         "tensor-parallel collectives": m * (tp_f + tp_b), "context-parallel exchange (exposed)": m * (cp_f + cp_b),
-        "expert all-to-all": m * (ep_f + ep_b), "pipeline sends": m * (pp_f + pp_b),
+        "expert all-to-all": m * (ep_f + ep_b), "pipeline sends": m * (pp_f + pp_b) + tied,
         "ZeRO-3 gathers (exposed)": m * (z3_f + z3_b), "pipeline bubble": bubble,
         "data-parallel reduction (exposed)": dp_exposed, "optimizer step": opt,
     }
@@ -1419,6 +1462,7 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     mach, lay, s, step = t.machine, layout, t.seq_len, t.step_s
     tp, pp, cp, ep, full = lay.tp, lay.pp, lay.cp, lay.ep, lay.recompute == "full"
     dpg, eager_pipe, dual = t.dpg, t.eager_pipe, t.dual
+    ds_pipe = pp > 1 and lay.deepspeed_pipeline
 
     # ---- memory: the eager program phase by phase where it is modelled (memory.eager_layout_peak), else the
     # training-fit chapter's model
@@ -1453,9 +1497,10 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                                       and _fsdp_dtensor_measured(mach))) if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
-                                      and not lay.sequence_parallel), ("context", cp > 1),
+                                      and not lay.sequence_parallel and not ds_pipe), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
-                                     ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
+                                     ("data", dpg > 1 and lay.zero < 3 and not ds_pipe),
+                                     ("deepspeed-pipeline", ds_pipe), ("dualpipe", dual)) if on]
     return StepPrediction(
         _check.result("step_s", step), _check.result("compute_s", t.compute_s), t.host_s, t.comm_s, t.comm_exposed_s, t.bubble_s,
         t.optimizer_s, t.parts_s, t.comm_parts_s, peak, MappingProxyType(mem_parts), cap, fits, tokens / step, mf, hf,
