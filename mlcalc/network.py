@@ -460,13 +460,18 @@ def collective_time(
     _check.choice("volume", volume, VOLUME_CONVENTIONS)
     steps = latency_steps(collective, n_ranks, algorithm)
     n = _ranks_of_a_collective(n_ranks)
-    if algorithm == "tree":
-        moved = 2.0 * message_bytes
-    elif collective == "all_reduce":
-        moved = message_bytes * allreduce_volume_factor(n, volume)
-    else:
-        moved = message_bytes * busbw_factor(collective, n)
+    moved = message_bytes * _moved_per_byte(collective, algorithm, n, volume)
     return _timed(message_bytes, n, collective, base_latency_s + steps * step_latency_s, moved / busbw)
+
+
+def _moved_per_byte(collective: str, algorithm: str, n: int, volume: str) -> float:
+    """Bytes on the busiest link per byte of message: a tree moves 2 S (its algbw is half its busbw); a ring all_reduce
+    :func:`allreduce_volume_factor`, the other ring collectives :func:`busbw_factor`."""
+    if algorithm == "tree":
+        return 2.0
+    if collective == "all_reduce":
+        return allreduce_volume_factor(n, volume)
+    return busbw_factor(collective, n)
 
 
 def latency_bandwidth_crossover_bytes(
@@ -717,6 +722,32 @@ def fabric_collective_time(
     intra-node latency on the rest; a tree pays 2 ((g-1) intra + log2(nodes) inter) steps.
     """
     message_bytes = _check.non_negative("message_bytes", message_bytes)
+    n, latency, per_byte = _fabric_terms_of(fab, collective, algorithm, volume)
+    return _timed(message_bytes, n, collective, latency, _fabric_bandwidth_s(message_bytes, per_byte, algorithm))
+
+
+def _fabric_bandwidth_s(message_bytes: float, per_byte: tuple[float, float], algorithm: str) -> float:
+    """The bandwidth part of :func:`fabric_collective_time` from its message-independent terms: a tree's seconds per
+    byte times the message; a ring's bytes moved (:func:`_moved_per_byte`) over its bus bandwidth, as
+    :func:`collective_time` takes them."""
+    if algorithm == "tree":
+        return message_bytes * per_byte[0]
+    moved_per_byte, busbw = per_byte
+    return message_bytes * moved_per_byte / busbw
+
+
+def _fabric_terms_of(fab: Fabric, collective: str, algorithm: str, volume: str) -> tuple[int, float, tuple[float, float]]:
+    try:
+        return _fabric_terms(fab, collective, algorithm, volume)
+    except TypeError:  # a fabric that cannot be a key
+        return _fabric_terms.__wrapped__(fab, collective, algorithm, volume)
+
+
+# What fabric_collective_time's time is made of besides the message, checked in its order: the ranks, the latency
+# (the fabric's base latency and the steps'), and the bandwidth terms. Remembered (bounded: 4,096; a Fabric is
+# frozen): a layout search times the same group's collectives at many message sizes.
+@lru_cache(maxsize=4096)
+def _fabric_terms(fab: Fabric, collective: str, algorithm: str, volume: str) -> tuple[int, float, tuple[float, float]]:
     n = _ranks_of_a_collective(fab.n_ranks)
     steps = latency_steps(collective, n, algorithm)
     if algorithm == "tree":
@@ -726,11 +757,39 @@ def fabric_collective_time(
         inter_steps = latency_steps(collective, fab.n_nodes, "ring") if fab.n_nodes > 1 else 0
         latency = (steps - inter_steps) * fab.intra_step_latency_s + inter_steps * fab.inter_step_latency_s
     if algorithm == "tree":
-        bandwidth = message_bytes * _tree_seconds_per_byte(fab)
+        per_byte = (_tree_seconds_per_byte(fab), 0.0)
     else:
         busbw = collective_busbw_bytes_per_s(fab, collective, algorithm)
-        bandwidth = collective_time(message_bytes, n, busbw, collective, algorithm, volume=volume).bandwidth_s
-    return _timed(message_bytes, n, collective, fab.base_latency_s + latency, bandwidth)
+        # collective_time's checks of what it is given here (the message is checked already)
+        collective_time(0.0, n, busbw, collective, algorithm, volume=volume)
+        per_byte = (_moved_per_byte(collective, algorithm, n, volume), busbw)
+    return n, fab.base_latency_s + latency, per_byte
+
+
+def fabric_collective_seconds(message_bytes: float, fab: Fabric, collective: str = "all_reduce",
+                              algorithm: str = "ring") -> float:
+    """``fabric_collective_time(message_bytes, fab, collective, algorithm).time_s``, without the rest of its record
+    (the same number: one computation; what a layout search needs)."""
+    if type(message_bytes) is float and 0.0 <= message_bytes < math.inf and isinstance(fab, Fabric):
+        try:
+            n, latency, per_byte = _fabric_terms_of(fab, collective, algorithm, "exact")
+        except ValueError:
+            pass  # refused: said by fabric_collective_time below
+        else:
+            t = latency + _fabric_bandwidth_s(message_bytes, per_byte, algorithm)
+            if 0.0 <= t < math.inf:
+                return t
+    return fabric_collective_time(message_bytes, fab, collective, algorithm).time_s
+
+
+def nccl_collective_seconds(message_bytes: float, fab: Fabric, collective: str = "all_reduce") -> float:
+    """``nccl_collective_time(message_bytes, fab, collective).time_s`` (the faster of ring and tree for an all_reduce),
+    as :func:`fabric_collective_seconds` gives it."""
+    ring = fabric_collective_seconds(message_bytes, fab, collective, "ring")
+    if collective != "all_reduce":
+        return ring
+    tree = fabric_collective_seconds(message_bytes, fab, collective, "tree")
+    return tree if tree < ring else ring
 
 
 def nccl_collective_time(message_bytes: float, fab: Fabric, collective: str = "all_reduce") -> CollectiveTime:

@@ -1054,8 +1054,8 @@ def _collective_of(message_bytes: float, fab: Any, collective: str) -> float:
     if message_bytes <= 0 or fab.n_ranks < 2:
         return 0.0
     if collective == "all_reduce":
-        return network.nccl_collective_time(message_bytes, fab, collective).time_s
-    return network.fabric_collective_time(message_bytes, fab, collective).time_s
+        return network.nccl_collective_seconds(message_bytes, fab, collective)
+    return network.fabric_collective_seconds(message_bytes, fab, collective)
 
 
 def _p2p_s(message_bytes: float, fab: Any) -> float:
