@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from mlcalc import _check, facility
 
@@ -460,18 +460,13 @@ def collective_time(
     _check.choice("volume", volume, VOLUME_CONVENTIONS)
     steps = latency_steps(collective, n_ranks, algorithm)
     n = _ranks_of_a_collective(n_ranks)
-    moved = message_bytes * _moved_per_byte(collective, algorithm, n, volume)
-    return _timed(message_bytes, n, collective, base_latency_s + steps * step_latency_s, moved / busbw)
-
-
-def _moved_per_byte(collective: str, algorithm: str, n: int, volume: str) -> float:
-    """Bytes on the busiest link per byte of message: a tree moves 2 S (its algbw is half its busbw); a ring all_reduce
-    :func:`allreduce_volume_factor`, the other ring collectives :func:`busbw_factor`."""
     if algorithm == "tree":
-        return 2.0
-    if collective == "all_reduce":
-        return allreduce_volume_factor(n, volume)
-    return busbw_factor(collective, n)
+        moved = 2.0 * message_bytes
+    elif collective == "all_reduce":
+        moved = message_bytes * allreduce_volume_factor(n, volume)
+    else:
+        moved = message_bytes * busbw_factor(collective, n)
+    return _timed(message_bytes, n, collective, base_latency_s + steps * step_latency_s, moved / busbw)
 
 
 def latency_bandwidth_crossover_bytes(
@@ -722,61 +717,48 @@ def fabric_collective_time(
     intra-node latency on the rest; a tree pays 2 ((g-1) intra + log2(nodes) inter) steps.
     """
     message_bytes = _check.non_negative("message_bytes", message_bytes)
-    n, latency, per_byte = _fabric_terms_of(fab, collective, algorithm, volume)
-    return _timed(message_bytes, n, collective, latency, _fabric_bandwidth_s(message_bytes, per_byte, algorithm))
+    n, latency, seconds = _fabric_parts_of(fab, collective, algorithm, volume)
+    return _timed(message_bytes, n, collective, latency, seconds(message_bytes))
 
 
-def _fabric_bandwidth_s(message_bytes: float, per_byte: tuple[float, float], algorithm: str) -> float:
-    """The bandwidth part of :func:`fabric_collective_time` from its message-independent terms: a tree's seconds per
-    byte times the message; a ring's bytes moved (:func:`_moved_per_byte`) over its bus bandwidth, as
-    :func:`collective_time` takes them."""
-    if algorithm == "tree":
-        return message_bytes * per_byte[0]
-    moved_per_byte, busbw = per_byte
-    return message_bytes * moved_per_byte / busbw
+#: Most message sizes one :func:`fabric_collective_times` call takes (a chart's sweep has a few dozen).
+MAX_SIZES = 10_000
 
 
-def _fabric_terms_of(fab: Fabric, collective: str, algorithm: str, volume: str) -> tuple[int, float, tuple[float, float]]:
+def fabric_collective_times(
+    sizes: Sequence[float], fab: Fabric, collective: str = "all_reduce", algorithm: str = "ring",
+    volume: str = "exact",
+) -> tuple[CollectiveTime, ...]:
+    """:func:`fabric_collective_time` for each message size of ``sizes`` (at most :data:`MAX_SIZES`): the same
+    numbers, the fabric's latency and bandwidth worked out once (a sweep over the message size)."""
+    if isinstance(sizes, (str, bytes)) or len(sizes) > MAX_SIZES:
+        raise ValueError(f"sizes={_check._fmt(sizes)} is not allowed: give a list of at most {MAX_SIZES:,} sizes")
+    checked = [_check.non_negative("message_bytes", s) for s in sizes]
+    n, latency, seconds = _fabric_parts_of(fab, collective, algorithm, volume)
+    return tuple(_timed(s, n, collective, latency, seconds(s)) for s in checked)
+
+
+def _fabric_parts_of(fab: Fabric, collective: str, algorithm: str,
+                     volume: str) -> tuple[int, float, Callable[[float], float]]:
+    """:func:`_fabric_parts`, remembered (bounded: 4,096; a Fabric is frozen, equal fabrics give equal parts): a
+    layout search times the same group's collectives at many message sizes."""
     try:
-        return _fabric_terms(fab, collective, algorithm, volume)
+        return _fabric_parts_cached(fab, collective, algorithm, volume)
     except TypeError:  # a fabric that cannot be a key
-        return _fabric_terms.__wrapped__(fab, collective, algorithm, volume)
-
-
-# What fabric_collective_time's time is made of besides the message, checked in its order: the ranks, the latency
-# (the fabric's base latency and the steps'), and the bandwidth terms. Remembered (bounded: 4,096; a Fabric is
-# frozen): a layout search times the same group's collectives at many message sizes.
-@lru_cache(maxsize=4096)
-def _fabric_terms(fab: Fabric, collective: str, algorithm: str, volume: str) -> tuple[int, float, tuple[float, float]]:
-    n = _ranks_of_a_collective(fab.n_ranks)
-    steps = latency_steps(collective, n, algorithm)
-    if algorithm == "tree":
-        g, nodes = fab.gpus_per_node, fab.n_nodes
-        latency = 2 * ((g - 1) * fab.intra_step_latency_s + math.ceil(math.log2(nodes)) * fab.inter_step_latency_s)
-    else:
-        inter_steps = latency_steps(collective, fab.n_nodes, "ring") if fab.n_nodes > 1 else 0
-        latency = (steps - inter_steps) * fab.intra_step_latency_s + inter_steps * fab.inter_step_latency_s
-    if algorithm == "tree":
-        per_byte = (_tree_seconds_per_byte(fab), 0.0)
-    else:
-        busbw = collective_busbw_bytes_per_s(fab, collective, algorithm)
-        # collective_time's checks of what it is given here (the message is checked already)
-        collective_time(0.0, n, busbw, collective, algorithm, volume=volume)
-        per_byte = (_moved_per_byte(collective, algorithm, n, volume), busbw)
-    return n, fab.base_latency_s + latency, per_byte
+        return _fabric_parts(fab, collective, algorithm, volume)
 
 
 def fabric_collective_seconds(message_bytes: float, fab: Fabric, collective: str = "all_reduce",
                               algorithm: str = "ring") -> float:
-    """``fabric_collective_time(message_bytes, fab, collective, algorithm).time_s``, without the rest of its record
-    (the same number: one computation; what a layout search needs)."""
+    """``fabric_collective_time(message_bytes, fab, collective, algorithm).time_s`` without the rest of its record
+    (the same number, from the same parts: what a layout search needs); refused as it refuses."""
     if type(message_bytes) is float and 0.0 <= message_bytes < math.inf and isinstance(fab, Fabric):
         try:
-            n, latency, per_byte = _fabric_terms_of(fab, collective, algorithm, "exact")
+            n, latency, seconds = _fabric_parts_of(fab, collective, algorithm, "exact")
         except ValueError:
             pass  # refused: said by fabric_collective_time below
         else:
-            t = latency + _fabric_bandwidth_s(message_bytes, per_byte, algorithm)
+            t = latency + seconds(message_bytes)  # _timed's time
             if 0.0 <= t < math.inf:
                 return t
     return fabric_collective_time(message_bytes, fab, collective, algorithm).time_s
@@ -790,6 +772,31 @@ def nccl_collective_seconds(message_bytes: float, fab: Fabric, collective: str =
         return ring
     tree = fabric_collective_seconds(message_bytes, fab, collective, "tree")
     return tree if tree < ring else ring
+
+
+def _fabric_parts(fab: Fabric, collective: str, algorithm: str,
+                  volume: str) -> tuple[int, float, Callable[[float], float]]:
+    """A collective over every GPU of ``fab``: its ranks, its latency (base included) and its bandwidth part as a
+    function of the message size (NCCL's tuning model, see :func:`fabric_collective_time`)."""
+    n = _ranks_of_a_collective(fab.n_ranks)
+    steps = latency_steps(collective, n, algorithm)
+    if algorithm == "tree":
+        g, nodes = fab.gpus_per_node, fab.n_nodes
+        latency = 2 * ((g - 1) * fab.intra_step_latency_s + math.ceil(math.log2(nodes)) * fab.inter_step_latency_s)
+    else:
+        inter_steps = latency_steps(collective, fab.n_nodes, "ring") if fab.n_nodes > 1 else 0
+        latency = (steps - inter_steps) * fab.intra_step_latency_s + inter_steps * fab.inter_step_latency_s
+    if algorithm == "tree":
+        per_byte = _tree_seconds_per_byte(fab)
+        return n, fab.base_latency_s + latency, lambda size: size * per_byte
+    busbw = _check.positive("busbw_bytes_per_s", collective_busbw_bytes_per_s(fab, collective, algorithm))
+    _check.choice("volume", volume, VOLUME_CONVENTIONS)
+    # what collective_time moves on the busiest link (a ring: the volume factor of an all_reduce, else busbw's)
+    factor = allreduce_volume_factor(n, volume) if collective == "all_reduce" else busbw_factor(collective, n)
+    return n, fab.base_latency_s + latency, lambda size: size * factor / busbw
+
+
+_fabric_parts_cached = lru_cache(maxsize=4096)(_fabric_parts)  # bounded: 4,096 (fabric, collective, algorithm, volume)
 
 
 def nccl_collective_time(message_bytes: float, fab: Fabric, collective: str = "all_reduce") -> CollectiveTime:
@@ -1092,7 +1099,8 @@ __all__ = [
     "HierarchicalTime", "Link", "Speedup", "SwitchCount", "System", "TopologyResult", "UnitsResult",
     "algbw_to_busbw", "allreduce_volume_factor", "bandwidth_units", "bisection_bytes_per_s", "busbw_factor",
     "busbw_to_algbw", "bytes_per_s_to_gbps", "collective_busbw_bytes_per_s", "collective_time",
-    "compare_topologies", "expected_bytes_per_s", "fabric", "fabric_collective_time", "fat_tree_counts",
+    "compare_topologies", "expected_bytes_per_s", "fabric", "fabric_collective_time", "fabric_collective_times",
+    "fat_tree_counts",
     "fat_tree_tiers", "gbps_to_bytes_per_s", "generations", "hierarchical_all_reduce_time",
     "latency_bandwidth_crossover_bytes", "latency_steps", "link", "links", "nccl_base_latency_s",
     "nccl_collective_time", "network_cost", "node_bytes_per_s", "node_network_bytes_per_s", "one_direction",

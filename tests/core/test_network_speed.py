@@ -1,5 +1,5 @@
 """The collective times' speed-up changes no answer: fabric_collective_time from its remembered message-independent
-terms (network._fabric_terms) equals the computation written out from the public pieces, and
+parts (network._fabric_parts_cached) equals the computation written out from the public pieces, and
 fabric_collective_seconds / nccl_collective_seconds are the time_s of fabric_collective_time / nccl_collective_time,
 refusals included."""
 
@@ -54,7 +54,7 @@ def test_collective_times_from_remembered_terms_are_the_written_out_ones():
         volume = rng.choice(("exact", "2x payload"))
         msg = rng.choice((0.0, 1.0, 12345.0, 2.0 ** rng.randint(10, 40), rng.uniform(1, 1e11)))
         want = _outcome(_reference, msg, fab, collective, algorithm, volume)
-        network._fabric_terms.cache_clear()
+        network._fabric_parts_cached.cache_clear()
         assert _outcome(network.fabric_collective_time, msg, fab, collective, algorithm, volume) == want
         assert _outcome(network.fabric_collective_time, msg, fab, collective, algorithm, volume) == want  # remembered
         if volume == "exact":
