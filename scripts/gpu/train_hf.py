@@ -162,6 +162,7 @@ def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warm
         torch.cuda.reset_peak_memory_stats(dev)
         row["static_bytes"] = torch.cuda.memory_allocated(dev)
     times = []
+    row["timed_epoch_s"] = [round(time.time(), 4)]  # first timed step's start (the end: after the phases below)
     for _ in range(steps):
         if cuda:
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -181,20 +182,22 @@ def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warm
         row["peak_bytes"] = torch.cuda.max_memory_allocated(dev)
         row["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(dev)
         # One instrumented step: memory at each phase boundary and the peak within each phase.
-        ph: dict[str, float] = {}
+        ph: dict[str, Any] = {}
         torch.cuda.synchronize(dev)
         torch.cuda.reset_peak_memory_stats(dev)
-        t0 = time.perf_counter()
+        e0, t0 = time.time(), time.perf_counter()
         with torch.autocast(device_type=dev.type, dtype=torch.bfloat16):
             loss = model(input_ids=idx, labels=idx).loss
         torch.cuda.synchronize(dev)
-        ph.update(forward_s=time.perf_counter() - t0, forward_alloc_bytes=torch.cuda.memory_allocated(dev),
+        ph.update(forward_s=time.perf_counter() - t0, forward_epoch_s=[round(e0, 4), round(time.time(), 4)],
+                  forward_alloc_bytes=torch.cuda.memory_allocated(dev),
                   forward_peak_bytes=torch.cuda.max_memory_allocated(dev))
         torch.cuda.reset_peak_memory_stats(dev)
-        t0 = time.perf_counter()
+        e0, t0 = time.time(), time.perf_counter()
         loss.backward()
         torch.cuda.synchronize(dev)
-        ph.update(backward_s=time.perf_counter() - t0, backward_alloc_bytes=torch.cuda.memory_allocated(dev),
+        ph.update(backward_s=time.perf_counter() - t0, backward_epoch_s=[round(e0, 4), round(time.time(), 4)],
+                  backward_alloc_bytes=torch.cuda.memory_allocated(dev),
                   backward_peak_bytes=torch.cuda.max_memory_allocated(dev))
         torch.cuda.reset_peak_memory_stats(dev)
         t0 = time.perf_counter()
@@ -203,6 +206,7 @@ def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warm
         torch.cuda.synchronize(dev)
         ph.update(optimizer_s=time.perf_counter() - t0, optimizer_peak_bytes=torch.cuda.max_memory_allocated(dev))
         row["phases"] = ph
+    row["timed_epoch_s"].append(round(time.time(), 4))
     del model, opt
     return row
 
