@@ -3,7 +3,7 @@ to ``scripts/gpu/dist5_predictions.json`` for both cards a 4-GPU ask may bring (
 ``predictions.json``). A case is timed under every launch condition (``train_dist.VARIANTS``): each condition's row
 (id ending in its name) gets the case's one prediction: the engine knows no launch condition.
 
-    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6]
+    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6|dist6b]
 
 For dist6 the file also states, before the call, the rule its metered blocks are checked by (:data:`RULES`): the
 numbers it gives depend on the call's own meters, so only the rule can be written down before.
@@ -38,6 +38,7 @@ RULES = {"dist6": (
     "steptime.with_dist_host) with those host constants. A block's prediction = the median of its steps' "
     "predictions, checked against the block's median step (each step the slowest rank's): within 15 % is a hit. "
     "The unmetered prediction below (cards) is the engine's default and is scored as every earlier call's.")}
+RULES["dist6b"] = RULES["dist6"]
 
 
 def main(sweep: str = "dist5") -> None:

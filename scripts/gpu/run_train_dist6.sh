@@ -17,6 +17,7 @@ export TORCH_NCCL_ASYNC_ERROR_HANDLING=${TORCH_NCCL_ASYNC_ERROR_HANDLING:-3} OMP
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 PY=${PY:-python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)  # the checkout (train_hf.py imports mlcalc from it)
 T0=$(date +%s)
 WORK=${WORK:-$(mktemp -d /tmp/traindist6.XXXXXX)}
 mkdir -p "$OUT_DIR"
@@ -52,7 +53,7 @@ launch() {  # $1: world size, $2: GPUs, $3: start no case after (s), $4: kill af
 }
 (
   echo "== $(date -u +%T) +$(now)s calibration floors on vCPU $C1 (GPU 1)"
-  CUDA_VISIBLE_DEVICES=$([ -z "$CPU" ] && echo 1) timeout -k 5 100 taskset -c "$C1" \
+  CUDA_VISIBLE_DEVICES=$([ -z "$CPU" ] && echo 1) PYTHONPATH="$ROOT" timeout -k 5 100 taskset -c "$C1" \
     $PY "$HERE/train_hf.py" $HFCPU --warmup 3 --steps 6 --out "$OUT_DIR/floor.json" > "$WORK/floor.log" 2>&1
   echo "== calibration floors ended rc=$? at +$(now)s"; cat "$WORK/floor.log"
 ) &
