@@ -335,9 +335,25 @@ def dist6b_cases() -> list[dict[str, Any]]:
     ]
 
 
+def dist6c_cases() -> list[dict[str, Any]]:
+    """The dist6 third call (``scripts/gpu/run_train_dist6c.sh``), metered as :func:`dist6_cases`: on 2 GPUs TP 2 3B
+    at 2 x 2048 and TP 2 1B at 1 x 2048, on 1 GPU the checkpointed 3B, on 4 GPUs TP 4 1B at 2 x 8192 and TP 4 3B at
+    4 x 2048."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    m, r = {"variants": ("meter",)}, {"rounds": 3}
+    return [
+        {**case(b3, 2, 2048, 2, False, tp=2, tag="m3", **m), **r},
+        {**case(b1, 2, 2048, 1, False, tp=2, tag="m3", **m), **r},
+        {**case(b3, 1, 2048, 1, True, tag="m3", **m), **r},
+        {**case(b1, 4, 8192, 2, False, tp=4, tag="m3", **m), **r},
+        {**case(b3, 4, 2048, 4, False, tp=4, tag="m3", **m), **r},
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
-          "dist6": dist6_cases, "dist6b": dist6b_cases}
+          "dist6": dist6_cases, "dist6b": dist6b_cases,
+          "dist6c": dist6c_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
