@@ -544,7 +544,7 @@ def layer_activation_parts(
     latents, the input of the second MLP projection and the dispatched expert inputs; what attention, the
     norms and the activation functions read stays in 16 bits.
     """
-    args = (model, precision, attention, recompute, seq_len, experts_in_fp32, fused_swiglu, fp8_linear_inputs)
+    args = (model, precision, attention, recompute, seq_len, experts_in_fp32, fused_swiglu, fp8_linear_inputs, moe)
     try:
         return _layer_activation_parts_of(*args)
     except TypeError:  # an input that cannot be a key
@@ -555,7 +555,8 @@ def layer_activation_parts(
 # at every layout it fits. Remembered (typed: 2 and 2.0 are different keys), 256 kept.
 @lru_cache(maxsize=256, typed=True)
 def _layer_activation_parts_of(model: models.ModelConfig, precision: str, attention: str, recompute: str, seq_len: int,
-                               experts_in_fp32: bool, fused_swiglu: bool, fp8_linear_inputs: bool) -> Mapping[str, float]:
+                               experts_in_fp32: bool, fused_swiglu: bool, fp8_linear_inputs: bool,
+                               moe: bool | None) -> Mapping[str, float]:
     _check.choice("precision", precision, PRECISIONS)
     _check.choice("attention", attention, ATTENTION_KERNELS)
     _check.choice("recompute", recompute, RECOMPUTE)
