@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -1047,6 +1048,37 @@ def pipeline_in_flight(n_layers: int, pp: int, schedule: str = "1f1b", virtual_s
     return tuple(out)
 
 
+def in_flight_micro_batches(pp: int, schedule: str = "1f1b", virtual_stages: int = 1, n_micro: int = 0) -> int:
+    """The fewest micro-batches a step for which :func:`pipeline_in_flight` holds what it holds with ``n_micro``
+    (0: the steady state, the same as any ``n_micro`` past the schedule's warm-up), whatever the layers.
+
+    What a pipeline rank holds depends on the micro-batch count only until the schedule reaches its steady state:
+    1F1B holds ``min(p - r, m)`` (steady from ``m = p``); interleaved (``v > 1``) runs ``(p - r - 1) 2 + (v - 1) p + 1``
+    forward chunks before its first backward one (all of them when ``m = p``) and then two periods of ``p v``
+    one-forward-one-backward steps, the same for every ``m v`` at least ``2 p v + (v + 1) p - 1``; DualPipe holds
+    ``min(p + 1, m)``; GPipe holds every micro-batch. Memory is a function of this number, not of ``n_micro``:
+    the planner's memory shortcut keys on it.
+
+    >>> in_flight_micro_batches(4, "1f1b", 1, 16), in_flight_micro_batches(4, "1f1b", 1, 3)
+    (0, 3)
+    >>> in_flight_micro_batches(4, "interleaved", 2, 4), in_flight_micro_batches(4, "interleaved", 2, 16)
+    (4, 0)
+    """
+    p = _check.positive_int("pp", pp)
+    _check.choice("schedule", schedule, PIPELINE_MEMORY_SCHEDULES)
+    v = _check.positive_int("virtual_stages", virtual_stages)
+    m = _check.non_negative_int("n_micro", n_micro)
+    if p == 1 or m == 0:
+        return 0
+    if schedule == "gpipe":
+        return m
+    if schedule == "dualpipe":
+        return 0 if m >= p + 1 else m
+    if v == 1:  # 1F1B
+        return 0 if m >= p else m
+    return 0 if (m != p and m * v >= 2 * p * v + (v + 1) * p - 1) else m
+
+
 class TrainingFit(NamedTuple):
     """Memory one device needs to train, for one parallel layout, against its capacity."""
 
@@ -1120,6 +1152,37 @@ def training_memory(
       published constant: 10% by default).
     """
     dev = _check.positive("device_bytes", device_bytes)
+    args = (model, micro_batch, seq_len, dp, tp, pp, zero_stage, convention, recompute, sequence_parallel,
+            flash_attention, overhead_fraction, offload_optimizer, activations, loss, ep, schedule, virtual_stages,
+            n_micro, balanced_stages, program, fp8_activations)
+    try:
+        held = _held_bytes(*args)
+    except TypeError:  # an input that cannot be a key
+        held = _held_bytes.__wrapped__(*args)
+    parts = dict(held.parts)
+    parts["overhead (stated)"] = held.overhead_fraction * dev
+    total = sum(parts.values())
+    return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, held.dp, held.tp, held.pp, zero_stage)
+
+
+class _Held(NamedTuple):
+    """What :func:`training_memory` counts whatever the device: its parts but the overhead, its inputs checked."""
+
+    parts: Mapping[str, float]  # model states by category, activations, logits (and autocast's weight copies)
+    overhead_fraction: float
+    dp: int
+    tp: int
+    pp: int
+
+
+# training_memory's parts but the overhead do not depend on the device: a planner that tries one layout on several
+# chips counts them once. Remembered by every other input (typed: 2 and 2.0 are different keys), 2,048 kept.
+@lru_cache(maxsize=2048, typed=True)
+def _held_bytes(model: ModelConfig, micro_batch: int, seq_len: int, dp: int, tp: int, pp: int, zero_stage: int,
+                convention: str, recompute: str, sequence_parallel: bool, flash_attention: bool,
+                overhead_fraction: float, offload_optimizer: bool, activations: str, loss: str, ep: int,
+                schedule: str, virtual_stages: int, n_micro: int, balanced_stages: bool, program: str,
+                fp8_activations: bool) -> _Held:
     dp = _check.positive_int("dp", dp)
     tp = _check.positive_int("tp", tp)
     pp = _check.positive_int("pp", pp)
@@ -1177,9 +1240,7 @@ def training_memory(
     parts["activations"] = in_flight[fullest] * per_layer
     parts["logits (fp32, for the loss)"] = with_logits[fullest] - parts["activations"]
     parts.update(extra)
-    parts["overhead (stated)"] = over * dev
-    total = sum(parts.values())
-    return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, dp, tp, pp, zero_stage)
+    return _Held(MappingProxyType(parts), over, dp, tp, pp)
 
 
 def fewest_devices(
