@@ -404,15 +404,17 @@ GRAD_CAST_BYTES = 6.0  # bf16 weight gradient cast to the fp32 .grad (read 2, wr
 ADAMW_BYTES_PER_PARAM = 28.0  # fused AdamW: read weight, grad, 2 moments (16), write weight, 2 moments (12)
 
 
-def elementwise_bytes_per_token_layer(model: ModelConfig) -> Mapping[str, float]:
-    """Forward element-wise bytes one layer moves per token, by kind (see the constants above)."""
+def elementwise_bytes_per_token_layer(model: ModelConfig, moe: bool | None = None) -> Mapping[str, float]:
+    """Forward element-wise bytes one layer moves per token, by kind (see the constants above). ``moe``: which
+    layer of a mixture of experts (None: the model's kind; False: one of its dense ``first_dense_layers``)."""
     m, h = model, model.hidden
+    moe = _layer_kind(m, moe)
     norm_pre = LAYERNORM if m.norm == "layernorm" else RMSNORM_FP32_IN
     norm_post = LAYERNORM if m.norm == "layernorm" else RMSNORM_BF16_IN
     kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
     fused_qkv = m.learned_positions > 0  # GPT-2 layout: one fused QKV projection
     reads_of_norm1 = 1 if (fused_qkv or m.attention == "mla") else 3
-    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if m.is_moe else m.ffn_hidden
+    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if moe else m.ffn_hidden
     reads_of_norm2 = 1 if not m.gated_mlp else 2
     parts = {
         "norms": 2 * norm_pre * h + (m.norms_per_layer - 2) * norm_post * h,
@@ -428,7 +430,7 @@ def elementwise_bytes_per_token_layer(model: ModelConfig) -> Mapping[str, float]
         parts["activation"] = GATED_ACT * f
     else:
         parts["activation"] = (GELU_PYTHON if m.learned_positions else GELU_FUSED) * f
-    if m.is_moe:
+    if moe:
         parts["routing (gather, weight, scatter of expert inputs and outputs)"] = 3 * 4.0 * h * m.experts_per_token
     if m.dropout > 0:
         parts["dropout"] = DROPOUT * 2 * h
@@ -456,22 +458,32 @@ ENGINES = ("eager", "megatron")
 _SEQUENCE_PARALLEL_KINDS = ("norms", "casts of norm outputs to bf16", "residual adds", "dropout")
 
 
-def fused_bytes_per_token_layer(model: ModelConfig) -> Mapping[str, float]:
-    """Forward element-wise bytes one layer moves per token in the "megatron" engine (fused kernels)."""
+def fused_bytes_per_token_layer(model: ModelConfig, moe: bool | None = None) -> Mapping[str, float]:
+    """Forward element-wise bytes one layer moves per token in the "megatron" engine (fused kernels); ``moe`` as
+    :func:`elementwise_bytes_per_token_layer`'s."""
     m, h = model, model.hidden
+    moe = _layer_kind(m, moe)
     kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
-    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if m.is_moe else m.ffn_hidden
+    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if moe else m.ffn_hidden
     parts = {"norms": FUSED_NORM * h * m.norms_per_layer, "residual adds": 2 * FUSED_BIAS_DROPOUT_ADD * h}
     if not m.learned_positions:
         parts["rotary embeddings and casts"] = FUSED_ROPE * (m.n_heads * (m.qk_rope_head_dim or m.head_dim) + kv)
     if m.qk_norm:
         parts["query/key norms"] = FUSED_NORM * (m.q_width + kv)
     parts["activation"] = (FUSED_GATED_ACT if m.gated_mlp else FUSED_GELU) * f
-    if m.is_moe:
+    if moe:
         parts["routing (gather, weight, scatter of expert inputs and outputs)"] = FUSED_PERMUTE * h * m.experts_per_token
     if m.dropout > 0:
         parts["dropout"] = 2.0 * h  # the 1-byte masks of the two fused bias-dropout-adds, written and read
     return MappingProxyType(parts)
+
+
+def _layer_kind(model: ModelConfig, moe: bool | None) -> bool:
+    """Whether a layer of ``model`` is a mixture of experts (``moe`` None: the model's kind)."""
+    _check.choice("moe", moe, (None, True, False))
+    if moe and not model.is_moe:
+        raise ValueError(f"moe={moe!r} is not allowed: {model.name} has no experts")
+    return model.is_moe if moe is None else moe
 
 
 def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> float:
@@ -484,6 +496,14 @@ def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> fl
 def params_per_gpu(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1) -> float:
     """Parameters one GPU holds before ZeRO sharding: the model over tp x pp, routed experts also over ep."""
     tp, pp, ep = _degree("tp", tp), _degree("pp", pp), _degree("ep", ep)
+    try:
+        return _params_per_gpu_of(model, tp, pp, ep)
+    except TypeError:  # a model that cannot be a key
+        return _params_per_gpu_of.__wrapped__(model, tp, pp, ep)
+
+
+@lru_cache(maxsize=4096)  # bounded: 4,096 (model, tp, pp, ep) kept (a layout search asks twice per layout)
+def _params_per_gpu_of(model: ModelConfig, tp: int, pp: int, ep: int) -> float:
     experts = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
     return (model.n_params() - experts + experts / ep) / (tp * pp)
 
@@ -505,10 +525,18 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
     tp = _degree("tp", tp)
     L = _stage_layers(model, layers)
     optimizer_shard = _check.fraction("optimizer_shard", optimizer_shard)
-    per_tok = (elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer)(model)
-    split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
-             for k, v in per_tok.items()}
-    layer_fwd = sum(split.values()) * T * L
+    per_tok_of = elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer
+
+    def layer_bytes(moe: bool | None) -> float:
+        split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
+                 for k, v in per_tok_of(model, moe).items()}
+        return sum(split.values()) * T
+
+    if model.is_moe and model.first_dense_layers:  # dense layers first, MoE after in the model's proportion
+        n_moe = round(model.n_moe_layers * L / model.n_layers)  # (as step_gemms counts a stage's products)
+        layer_fwd = layer_bytes(False) * (L - n_moe) + layer_bytes(True) * n_moe
+    else:
+        layer_fwd = layer_bytes(None) * L
     vh = model.vocab * model.hidden / tp
     embed = 3 * 8.0 * T * model.hidden / (tp if sequence_parallel else 1)  # gather, final norm, embedding grad
     opt_bytes = _optimizer_bytes(model, engine, tp, pp, ep, optimizer_shard)
@@ -856,16 +884,17 @@ class Layout:
     deepspeed_pipeline: bool = False
 
     def __post_init__(self) -> None:
-        for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
-            _check.positive_int(f, getattr(self, f), MAX_GPUS)
-        _check.positive_int("grad_accum", self.grad_accum, MAX_MICRO_BATCHES)
-        _check.choice("zero", self.zero, ZERO_STAGES)
-        _check.choice("schedule", self.schedule, SCHEDULES)
-        _check.choice("recompute", self.recompute, RECOMPUTE)
-        _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
-        _check.choice("scatter_gather", self.scatter_gather, (True, False))
-        _check.choice("balanced_stages", self.balanced_stages, (True, False))
-        _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
+        if not self._plain():  # else each field as the checks below would find it
+            for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
+                _check.positive_int(f, getattr(self, f), MAX_GPUS)
+            _check.positive_int("grad_accum", self.grad_accum, MAX_MICRO_BATCHES)
+            _check.choice("zero", self.zero, ZERO_STAGES)
+            _check.choice("schedule", self.schedule, SCHEDULES)
+            _check.choice("recompute", self.recompute, RECOMPUTE)
+            _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
+            _check.choice("scatter_gather", self.scatter_gather, (True, False))
+            _check.choice("balanced_stages", self.balanced_stages, (True, False))
+            _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -880,6 +909,19 @@ class Layout:
         if self.deepspeed_pipeline and (self.schedule != "1f1b" or self.zero > 1):
             raise ValueError(f"deepspeed_pipeline=True is not allowed with schedule={self.schedule!r}, zero={self.zero!r}: "
                              "DeepSpeed's pipeline engine runs its 1F1B TrainSchedule ('1f1b') with ZeRO 0 or 1")
+
+    def _plain(self) -> bool:
+        """Every field of the kind and in the range its check allows, tested at once (a planner builds thousands of
+        layouts): the same acceptance as the field checks of __post_init__ (ints that are ints, not bools)."""
+        for x in (self.tp, self.pp, self.dp, self.cp, self.ep, self.virtual_stages, self.micro_batch):
+            if type(x) is not int or not 1 <= x <= MAX_GPUS:
+                return False
+        return (type(self.grad_accum) is int and 1 <= self.grad_accum <= MAX_MICRO_BATCHES
+                and type(self.zero) is int and self.zero in ZERO_STAGES
+                and type(self.schedule) is str and self.schedule in SCHEDULES
+                and type(self.recompute) is str and self.recompute in RECOMPUTE
+                and type(self.sequence_parallel) is bool and type(self.scatter_gather) is bool
+                and type(self.balanced_stages) is bool and type(self.deepspeed_pipeline) is bool)
 
     @property
     def n_gpus(self) -> int:
@@ -1035,8 +1077,8 @@ def _collective_of(message_bytes: float, fab: Any, collective: str) -> float:
     if message_bytes <= 0 or fab.n_ranks < 2:
         return 0.0
     if collective == "all_reduce":
-        return network.nccl_collective_time(message_bytes, fab, collective).time_s
-    return network.fabric_collective_time(message_bytes, fab, collective).time_s
+        return network.nccl_collective_seconds(message_bytes, fab, collective)
+    return network.fabric_collective_seconds(message_bytes, fab, collective)
 
 
 def _p2p_s(message_bytes: float, fab: Any) -> float:
@@ -1165,9 +1207,9 @@ class _Stage(NamedTuple):
 # (the GPU's share of the parameters), is computed per layout (:func:`_optimizer_bytes`). Bounded: 1,024 stages.
 @lru_cache(maxsize=1024)
 def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bool, fp32_experts: bool, tp: int, ep: int,
-                      cp: int, layers: int, logits: bool, seq_par: bool, engine: str, fp8: bool, fsdp: bool,
-                      att_rate: float) -> _Stage:
+                      cp: int, layers: int, logits: bool, seq_par: bool, engine: str, fp8: bool, fsdp: bool) -> _Stage:
     L = model.n_layers
+    att_rate = run.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     heads_share = _split(model.n_heads, tp) / model.n_heads
     g = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, layers, logits)
     a = MappingProxyType({k: val * layers / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()})
@@ -1179,6 +1221,26 @@ def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bo
     st = _passes(model, g, a, att_rate, e, o, run, layers, full, fp8, x)
     return _Stage(a, o, st.parts_s["forward"], st.parts_s["backward"],
                   MappingProxyType({k: v for k, v in st.device_s.items() if k != "optimizer"}), st.host_s)
+
+
+def _megatron_machine(mach: Machine) -> Machine:
+    """The machine as the megatron engine runs it: the host runs ahead of the device (no host time)."""
+    try:
+        return _megatron_machine_of(mach)
+    except TypeError:  # a machine that cannot be a key
+        return _megatron_machine_of.__wrapped__(mach)
+
+
+@lru_cache(maxsize=64)  # bounded: 64 machines
+def _megatron_machine_of(mach: Machine) -> Machine:
+    return mach._replace(host_s_per_op=0.0, host_s_per_backward_op=0.0, host_s_per_checkpoint=0.0)
+
+
+@lru_cache(maxsize=4096)  # bounded: 4,096 (p, m, v)
+def _bubble_fraction(pp: int, m: int, v: int) -> float:
+    from mlcalc import parallel
+
+    return parallel.bubble_fraction(pp, m, v)
 
 
 def _stage_kernels(model: ModelConfig, run: Machine, *key: Any) -> _Stage:
@@ -1254,12 +1316,8 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     full = lay.recompute == "full"
     m = lay.grad_accum
     fp32_experts = engine == "eager" and HF_EXPERTS_IN_FP32
-    att_rate = mach.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     shard = 1.0 / (dp * cp) if lay.zero >= 1 else 1.0
-    if engine == "megatron":
-        run = mach._replace(host_s_per_op=0.0, host_s_per_backward_op=0.0, host_s_per_checkpoint=0.0)
-    else:
-        run = mach
+    run = _megatron_machine(mach) if engine == "megatron" else mach
 
     fsdp = dp * cp > 1 and lay.zero == 3
     seq_par = lay.sequence_parallel and tp > 1
@@ -1267,7 +1325,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     def stage(layers: int, logits: bool) -> _Stage:
         """One micro-batch's kernels on a stage of ``layers`` layers (with the output layer if ``logits``)."""
         return _stage_kernels(model, run, b, s, full, fp32_experts, tp, ep, cp, layers, logits, seq_par, engine,
-                              dtype == "fp8", fsdp, att_rate)
+                              dtype == "fp8", fsdp)
 
     if lay.balanced_stages and pp > 1:  # (L + 2) / pp places a stage: a middle one, or the last with the output layer
         places = -(-(L + 2) // pp)
@@ -1294,6 +1352,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         dev_f = sum(val for k, val in st.device_s.items() if k.startswith("forward"))
         dev_b = sum(val for k, val in st.device_s.items() if k.startswith("backward"))
         fwd, bwd = max(dev_f, st.host_s["forward"]), max(dev_b, st.host_s["backward"])
+        att_rate = mach.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
         g_o = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, L_here, False)
         eb_o = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep,
                                  sequence_parallel=lay.sequence_parallel and tp > 1, layers=L_here, logits=False,
@@ -1408,12 +1467,10 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     per_mb = fwd + bwd + tp_f + tp_b + cp_f + cp_b + ep_f + ep_b + pp_f + pp_b + z3_f + z3_b
     frac = 0.0
     if pp > 1:
-        from mlcalc import parallel
-
         if dual:
             frac = (pp // 2 - 1) / m
         else:
-            frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
+            frac = _bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
     # the bubble: the other stages' time of the micro-batches that fill and drain the pipeline (with the output
     # layer on the last stage, the other stages are the faster ones)
     bubble = frac * m * (per_mb - fwd - bwd + other_mb if eager_pipe else per_mb)
