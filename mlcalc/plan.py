@@ -379,6 +379,18 @@ def engine_layout(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_lay
     """The planner's layout as the engine's: ZeRO-1 over dp, sequence parallelism with tp, and ``virtual_stages``
     layer chunks per GPU (0: the most the interleaved schedule allows, its smallest bubble as :func:`_bubble`;
     1: plain 1F1B)."""
+    args = (tp, pp, dp, n_micro, recompute, n_layers, micro_batch, virtual_stages)
+    try:
+        return _engine_layout_of(*args)
+    except TypeError:  # an input that cannot be a key
+        return _engine_layout_of.__wrapped__(*args)
+
+
+# A Layout is frozen: one object serves every caller of the same arguments (a search asks for each layout on every
+# chip, and its memory and its step both build it). Remembered (typed: 2 and 2.0 are different keys), 8,192 kept.
+@lru_cache(maxsize=8192, typed=True)
+def _engine_layout_of(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_layers: int, micro_batch: int,
+                      virtual_stages: int) -> steptime.Layout:
     n_layers = _check.positive_int("n_layers", n_layers, 10**6)
     pp = _check.positive_int("pp", pp, MAX_GPUS)
     n_micro = _check.positive_int("n_micro", n_micro, 10**7)
