@@ -874,6 +874,9 @@ class Layout:
             raise ValueError(f"pp={self.pp!r} is not allowed with schedule='dualpipe': it needs an even number of stages")
         if self.virtual_stages > 1 and self.schedule != "interleaved":
             raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed: only with schedule='interleaved'")
+        if self.virtual_stages > 1 and self.pp == 1:
+            raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed with pp=1: chunks interleave over "
+                             "pipeline stages (pp >= 2), or use virtual_stages=1")
         if self.deepspeed_pipeline and (self.schedule != "1f1b" or self.zero > 1):
             raise ValueError(f"deepspeed_pipeline=True is not allowed with schedule={self.schedule!r}, zero={self.zero!r}: "
                              "DeepSpeed's pipeline engine runs its 1F1B TrainSchedule ('1f1b') with ZeRO 0 or 1")

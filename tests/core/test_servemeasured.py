@@ -437,6 +437,24 @@ def test_inflight_on_the_v1_0_tables():
     assert worst.error < -0.25 and worst.cause == sm.INFLIGHT_CAUSES["moe-dp"]
     r = sm.inflight(memory.model_preset("Qwen3 235B-A22B"), "H200-SXM", 8, 128, 2048)
     assert round(r.comm_s / r.iteration_s, 2) == 0.37 and "37 %" in worst.cause
+    # ... and its claim that attention data parallelism, as the page states it, over-predicts every row 1.5-2.5x
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    dp = [sm.inflight(qwen, c.chip, 8, c.input, c.output, attention_dp=True).tokens_per_s / c.published for c in moe]
+    assert round(min(dp), 1) == 1.5 and round(max(dp), 1) == 2.5 and "1.5-2.5x" in worst.cause
+
+
+def test_inflight_attention_dp_rank_physics():
+    # attention data parallelism over 8 GPUs: each rank keeps its own sequences' whole cache (Qwen3's 4 KV heads are
+    # not split, so none is held twice as under TP 8), every weight but the experts, and 1 / 8 of the experts
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    tp_, dp_ = (sm.inflight(qwen, "H100-SXM", 8, 128, 2048, attention_dp=a) for a in (False, True))
+    assert dp_.kv_tokens > 1.7 * tp_.kv_tokens and dp_.batch > tp_.batch
+    assert dp_.norm_s < tp_.norm_s / 4 and dp_.routing_s < tp_.routing_s / 4  # each rank's own tokens only
+    # a dense model, or one GPU, is unchanged
+    llama = memory.model_preset("Llama-3.1 70B")
+    assert sm.inflight(llama, "H100-SXM", 4, 128, 2048, attention_dp=True) == sm.inflight(llama, "H100-SXM", 4, 128, 2048)
+    mix = memory.model_preset("Mixtral 8x7B")
+    assert sm.inflight(mix, "H200-SXM", 1, 128, 2048, attention_dp=True) == sm.inflight(mix, "H200-SXM", 1, 128, 2048)
 
 
 def test_moe_routing_passes_whole_on_every_gpu():
