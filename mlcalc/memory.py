@@ -234,6 +234,7 @@ class ZeroMemory(NamedTuple):
     cpu_parts: Mapping[str, float]  # host bytes by category
 
 
+@lru_cache(maxsize=8192, typed=True)  # pure: bounded, 8,192 kept (a layout's fit asks per pipeline rank)
 def zero_model_state_bytes(
     n_params: float,
     dp_degree: int,
