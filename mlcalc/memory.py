@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -1120,6 +1121,37 @@ def training_memory(
       published constant: 10% by default).
     """
     dev = _check.positive("device_bytes", device_bytes)
+    args = (model, micro_batch, seq_len, dp, tp, pp, zero_stage, convention, recompute, sequence_parallel,
+            flash_attention, overhead_fraction, offload_optimizer, activations, loss, ep, schedule, virtual_stages,
+            n_micro, balanced_stages, program, fp8_activations)
+    try:
+        held = _held_bytes(*args)
+    except TypeError:  # an input that cannot be a key
+        held = _held_bytes.__wrapped__(*args)
+    parts = dict(held.parts)
+    parts["overhead (stated)"] = held.overhead_fraction * dev
+    total = sum(parts.values())
+    return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, held.dp, held.tp, held.pp, zero_stage)
+
+
+class _Held(NamedTuple):
+    """What :func:`training_memory` counts whatever the device: its parts but the overhead, its inputs checked."""
+
+    parts: Mapping[str, float]  # model states by category, activations, logits (and autocast's weight copies)
+    overhead_fraction: float
+    dp: int
+    tp: int
+    pp: int
+
+
+# training_memory's parts but the overhead do not depend on the device: a planner that tries one layout on several
+# chips counts them once. Remembered by every other input (typed: 2 and 2.0 are different keys), 2,048 kept.
+@lru_cache(maxsize=2048, typed=True)
+def _held_bytes(model: ModelConfig, micro_batch: int, seq_len: int, dp: int, tp: int, pp: int, zero_stage: int,
+                convention: str, recompute: str, sequence_parallel: bool, flash_attention: bool,
+                overhead_fraction: float, offload_optimizer: bool, activations: str, loss: str, ep: int,
+                schedule: str, virtual_stages: int, n_micro: int, balanced_stages: bool, program: str,
+                fp8_activations: bool) -> _Held:
     dp = _check.positive_int("dp", dp)
     tp = _check.positive_int("tp", tp)
     pp = _check.positive_int("pp", pp)
@@ -1177,9 +1209,7 @@ def training_memory(
     parts["activations"] = in_flight[fullest] * per_layer
     parts["logits (fp32, for the loss)"] = with_logits[fullest] - parts["activations"]
     parts.update(extra)
-    parts["overhead (stated)"] = over * dev
-    total = sum(parts.values())
-    return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, dp, tp, pp, zero_stage)
+    return _Held(MappingProxyType(parts), over, dp, tp, pp)
 
 
 def fewest_devices(

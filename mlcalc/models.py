@@ -32,6 +32,12 @@ MAX_VOCAB = 10_000_000
 MAX_SEQ = 100_000_000
 
 
+@lru_cache(maxsize=1)
+def _compared_fields() -> tuple[str, ...]:
+    """The fields of ModelConfig that equality compares (what its hash is made of, as the dataclass's own)."""
+    return tuple(f.name for f in dataclasses.fields(ModelConfig) if (f.compare if f.hash is None else f.hash))
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """A decoder-only transformer's shape: enough to count its parameters, FLOPs, activations and caches."""
@@ -110,6 +116,19 @@ class ModelConfig:
     def replace(self, **changes: Any) -> "ModelConfig":
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+    def __hash__(self) -> int:
+        # The dataclass's hash (of the tuple of the fields equality compares), remembered on the instance: a frozen
+        # ModelConfig's fields never change, and the planner's search looks a model up in its caches tens of
+        # thousands of times (hashing 34 fields each time was a third of a search). Not carried by a copy or a
+        # pickle (__getstate__): a string's hash differs from one process to the next.
+        known = self.__dict__.get("_hash_known")
+        if known is None:
+            known = self.__dict__["_hash_known"] = hash(tuple(getattr(self, name) for name in _compared_fields()))
+        return int(known)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash_known"}
 
     # -- derived widths -----------------------------------------------------------------
     @property

@@ -378,7 +378,16 @@ def engine_layout(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_lay
                            micro_batch=micro_batch, grad_accum=n_micro)
 
 
-def _predict(model: memory.ModelConfig, chip: str, lay: steptime.Layout, seq_len: int) -> steptime.StepPrediction:
+def _predict(model: memory.ModelConfig, chip: str, lay: steptime.Layout, seq_len: int) -> steptime.StepTiming:
+    """The engine's step of a layout (:func:`mlcalc.steptime.predict_step`'s time, without its memory: the planner's
+    own fit is :func:`_layout_memory`)."""
+    system = network.system(chip_info(chip)["system"])
+    return steptime.predict_step_time(model, lay, seq_len=seq_len, machine=chip, gpus_per_node=system.gpus_per_node,
+                                      engine=ENGINE, system=system.key)
+
+
+def _predict_all(model: memory.ModelConfig, chip: str, lay: steptime.Layout, seq_len: int) -> steptime.StepPrediction:
+    """The engine's whole prediction of a layout (its memory included)."""
     system = network.system(chip_info(chip)["system"])
     return steptime.predict_step(model, lay, seq_len=seq_len, machine=chip, gpus_per_node=system.gpus_per_node,
                                  engine=ENGINE, system=system.key)
@@ -538,7 +547,7 @@ def _seen_fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s
     _FITS[key] = dp if fewest is None else min(fewest, dp)
 
 
-def _micro_s(p: steptime.StepPrediction, m: int) -> float | None:
+def _micro_s(p: steptime.StepTiming, m: int) -> float | None:
     """Seconds of one micro-batch's kernels and tensor-parallel collectives of an evaluated step (None: the
     engine's parts do not say)."""
     try:
@@ -620,23 +629,42 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
     Visited best-first by a lower bound of each step (the larger of the FLOP floor and the micro-batch bound),
     so the fastest is usually found first; the rest are skipped once their bound cannot beat it. Equal steps
     keep the layout earliest in floor order, as visiting them all in that order would."""
-    cands = sorted((_step_floor(model, chip, n, tp, pp, dp, m, "selective", s, flops_source), tp, pp, dp, m)
-                   for tp, pp, dp, m in layout_candidates(model, chip, n, s, batch))
-    system = chip_info(chip)["system"]
     L = model.n_layers
-    rcs = ("selective", "full")
+    # _step_floor and _micro_bound of every candidate, their shared factors taken once (the same arithmetic, in the
+    # same order: the same floats): per (tp, pp, dp, m) the floor's 1 + bubble fraction, `grow`
+    fpt, nr = _flops_per_token(model, s), n * _step_rate(chip, flops_source)
+    sel_f, full_f = RECOMPUTE_FACTOR["selective"], RECOMPUTE_FACTOR["full"]
+    grows = {}
+    for tp, pp, dp, m in layout_candidates(model, chip, n, s, batch):
+        grows[(tp, pp, dp, m)] = 1.0 + (_bubble(pp, m, L) if pp > 1 else 0.0)
+    cands = sorted((fpt * dp * m * s * sel_f / nr * grow, tp, pp, dp, m) for (tp, pp, dp, m), grow in grows.items())
+    system = chip_info(chip)["system"]
+
+    def micro(tp: int, pp: int, rc: str, m: int, grow: float) -> float:  # _micro_bound
+        if not _micro_bound_on:
+            return 0.0
+        key = (model, chip, system, s, tp, pp, rc)
+        k = _MICRO.get(key)
+        if k is None:
+            k = _carried(key, L)
+            if not k:
+                return 0.0
+        return m * k * grow * (1.0 - 1e-9)
 
     def bounds(i: int) -> tuple[float, float]:
         """A lower bound of candidate i's step whatever its recomputation, and the shortest step its known
         micro-batches promise (inf: none known)."""
         floor, tp, pp, dp, m = cands[i]
+        grow = grows[(tp, pp, dp, m)]
         lowest, promise = math.inf, math.inf
-        for rc in rcs:
-            b = _micro_bound((model, chip, system, s, tp, pp, rc), pp, m, L)
-            if b:
-                promise = min(promise, b)
-            f = floor if rc == "selective" else _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source)
-            lowest = min(lowest, max(b, f))
+        b = micro(tp, pp, "selective", m, grow)
+        if b:
+            promise = min(promise, b)
+        lowest = min(lowest, max(b, floor))
+        b = micro(tp, pp, "full", m, grow)
+        if b:
+            promise = min(promise, b)
+        lowest = min(lowest, max(b, fpt * dp * m * s * full_f / nr * grow))
         return lowest, promise
 
     best: PlannedLayout | None = None
@@ -1390,7 +1418,7 @@ def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: in
                           recompute=layout.get("recompute", "selective"), micro_batch=mb, grad_accum=m,
                           scatter_gather=layout.get("scatter_gather", False),
                           balanced_stages=layout.get("balanced_stages", False))
-    p = _predict(model, chip, lay, s)
+    p = _predict_all(model, chip, lay, s)
     return PlannedLayout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
                   p.bubble_s, p.comm_exposed_s, p.step_s)
 

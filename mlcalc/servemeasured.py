@@ -22,6 +22,7 @@ Base units: seconds, bytes, FLOP/s.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -1034,6 +1035,38 @@ class PublishedCheck(NamedTuple):
     cause: str  # why a point outside the tolerance misses, as its source explains ("" when none is stated)
 
 
+#: How an engine release runs a mixture of experts: "routed", each token through its ``experts_per_token`` experts
+#: (a grouped-matmul MoE kernel); "all-experts", every expert over every token, the outputs weighted by the router
+#: (TensorRT-LLM 0.9.0's FP8 MoE, see :func:`moe_as_run`).
+MOE_PATHS = ("routed", "all-experts")
+
+
+def moe_as_run(model: memory.ModelConfig, moe_path: str = "routed") -> memory.ModelConfig:
+    """``model`` as an engine's MoE path computes it. "all-experts": every token passes through all ``n_experts``
+    experts (their FLOPs, their weights read every step), a dense model as wide as all the experts; "routed" (or a
+    dense model): unchanged.
+
+    TensorRT-LLM 0.9.0 (commit 250d9c2, the release whose performance.md gives the FP8 Mixtral rows) has two MoE
+    paths. The MoE plugin (on by default: tensorrt_llm/plugin/plugin.py ``moe_plugin: str = "float16"``) builds a
+    runner only for fp16, fp32 or bf16 experts or int8/int4 weight-only ones
+    (cpp/tensorrt_llm/plugins/mixtureOfExperts/mixtureOfExpertsPlugin.cpp, ``init``; tensorrt_llm/layers/moe.py
+    gives the experts the model's 16-bit dtype): no FP8. Without the plugin, tensorrt_llm/layers/moe.py builds each
+    expert as a GatedMLP with the model's quantization (tensorrt_llm/layers/mlp.py: ``FP8Linear`` under FP8) and its
+    ``forward`` runs ``out = expert(hidden_states)`` for every expert on every token, weighting each output by the
+    router's top-k. Release 0.10.0's notes: "Added FP8 quantization support for Mixtral". So an FP8 table of 0.9.0
+    ran its MoE rows through every expert (and its 128-token Mixtral first token, 13.4 ms on two H100s, is below
+    the 13.5 ms that reading 16-bit experts alone takes at the datasheet's 3.35 TB/s: not the plugin's path).
+
+    >>> m = moe_as_run(memory.model_preset("Mixtral 8x7B"), "all-experts")
+    >>> m.experts_per_token, round(m.n_active_params() / 1e9, 1)
+    (8, 46.7)
+    """
+    path = _check.choice("moe_path", moe_path, MOE_PATHS)
+    if path == "routed" or not model.is_moe:
+        return model
+    return dataclasses.replace(model, experts_per_token=model.n_experts)
+
+
 def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int,
                               output: int, dtype: str) -> float:
     """Output tokens/s per GPU of a static batch (TensorRT-LLM's gptSessionBenchmark): the prefill of
@@ -1053,7 +1086,7 @@ def check_published() -> list[PublishedCheck]:
     out = []
     for key, table in published()["tables"].items():
         for r in table["rows"]:
-            model = memory.model_preset(r["model"])
+            model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             pred = static_batch_tokens_per_s(model, table["chip"], int(r["batch"]), int(r["tp"]), int(r["input"]),
                                              int(r["output"]), table["dtype"])
             pub = float(r["out_tokens_per_s_per_gpu"])
@@ -1082,7 +1115,7 @@ def check_first_token() -> list[FirstTokenCheck]:
     out = []
     for key, table in published()["first_token"].items():
         for r in table["rows"]:
-            model = memory.model_preset(r["model"])
+            model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             tp, p, dt = int(r["tp"]), int(r["input"]), table["dtype"]
             pred = (serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
                     + serving.predict_decode(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt,
@@ -1204,7 +1237,7 @@ class Inflight(NamedTuple):
 
 
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
-             kv_fraction: float = TRTLLM_KV_FRACTION) -> Inflight:
+             kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1223,6 +1256,17 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     on every GPU (:func:`replicated_norm_bytes_per_token`), and for an MoE model its routing passes
     (:func:`moe_routing_bytes_per_token`). Output tokens/s = ``B`` / iteration.
 
+    ``attention_dp`` (an MoE model, ``tp`` > 1; TensorRT-LLM's ``enable_attention_dp``): the ``tp`` GPUs are as many
+    attention data-parallel ranks, each with its own requests and "its own KV cache" (NVIDIA Dynamo docs, "DP Rank
+    Routing (Attention Data Parallelism)": attention DP size = tensor-parallel size) and its own scheduler (the caps
+    apply per rank); each holds every weight but the experts, which are split over the ``tp`` GPUs (expert and
+    tensor parallel together, each GPU ``1 / tp`` of them). Per GPU an iteration carries its own ``1 / tp`` of the
+    tokens through attention, norms and the output projection (their weights read whole), reads its own
+    sequences' caches whole (no KV head split, none repeated), and runs every token routed to its share of the
+    experts; each MoE layer gathers all ranks' tokens before the experts and reduce-scatters their outputs after
+    (an all-gather and a reduce-scatter of all tokens' hidden states, :func:`mlcalc.network.fabric_collective_time`),
+    in place of the two all-reduces a layer of tensor parallelism.
+
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives within 1 % of it:
 
@@ -1235,6 +1279,8 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     frac = _check.fraction("kv_fraction", kv_fraction)
     wb = memory.dtype_bytes(dtype)
     mem = serving.spec(chip_key).memory_bytes
+    if attention_dp and model.is_moe and tp > 1:
+        return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac)
     free = mem - model.n_params() * wb / tp
     per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
     kv_tokens = int(frac * free // per_tok) if free > 0 else 0
@@ -1269,6 +1315,62 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
 
 
+def _steady_batch(kv_tokens: int, p: int, o: int) -> int:
+    """Requests one scheduler keeps running: KV room for ``p + o`` tokens each, within trtllm-bench's caps."""
+    share = 1.0 + p / o  # tokens an iteration carries per running request
+    return max(1, min(kv_tokens // (p + o), TRTLLM_MAX_BATCH,
+                      int(max(TRTLLM_MIN_TOKENS, min(TRTLLM_MAX_TOKENS, TRTLLM_MAX_BATCH * share)) // share)))
+
+
+def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p: int, o: int, dtype: str,
+                           frac: float) -> Inflight:
+    """:func:`inflight` with attention data parallelism over the ``tp`` GPUs (see there)."""
+    wb = memory.dtype_bytes(dtype)
+    mem = serving.spec(chip_key).memory_bytes
+    per_expert = model.n_moe_layers * model.mlp_params_per_expert()
+    experts_all = per_expert * (model.n_experts + model.n_shared_experts)
+    free = mem - (model.n_params() - experts_all) * wb - experts_all * wb / tp
+    per_tok = memory.model_kv_bytes_per_token(model, dtype)  # the rank's own sequences, every KV head
+    rank_kv = int(frac * free // per_tok) if free > 0 else 0
+    if rank_kv < p + o:
+        raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key} with attention data parallelism: "
+                         f"the KV room beside the weights ({max(0, rank_kv):,} tokens) does not hold one request of "
+                         f"{p + o:,} tokens")
+    rb = _steady_batch(rank_kv, p, o)  # requests of one rank
+    b = tp * rb
+    pre = b * p / o
+    tokens = b + pre  # all ranks'
+    own = tokens / tp
+    rate = serving.matmul_rate(chip_key, dtype)
+    bw = serving.read_bandwidth(chip_key)
+    head = model.vocab * model.hidden
+    body = model.n_active_params() - model.params_breakdown()["embeddings"] - (0 if model.tied_embeddings else head)
+    e_active = float((model.experts_per_token + model.n_shared_experts) * per_expert)  # a token's experts
+    flops = 2.0 * (body - e_active) * own + 2.0 * head * (rb + rb / o) + 2.0 * e_active * tokens / tp
+    touched = (memory.moe_experts_touched(model.n_experts, model.experts_per_token, max(1, round(tokens)))
+               + model.n_shared_experts) * per_expert
+    non_expert = memory.decode_weight_params(model, 1) - (model.experts_per_token + model.n_shared_experts) * per_expert
+    weights = (non_expert + touched / tp) * wb
+    serial = dtype in serving.SERIAL_MATMUL_DTYPES
+    act = own * serving.matmul_activation_bytes_per_token(model, 1) if serial else 0.0
+    gemm = serving.matmul_s(weights + act, flops, bw, rate, overlap=not serial)
+    attn = rb * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / bw
+    lay = memory.kv_layout(model)
+    mean_ctx = (p + 1) / 2.0
+    local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
+    pattn = pre / tp * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
+                                                                               + lay.local_layers * local) / rate
+    from mlcalc import network
+    fab = serving._fabric(chip_key, tp, 1)
+    msg = tokens * model.hidden * memory.dtype_bytes("bf16")  # every rank's tokens, gathered / reduce-scattered
+    comm = model.n_moe_layers * (network.fabric_collective_time(msg, fab, "all_gather").time_s
+                                 + network.fabric_collective_time(msg, fab, "reduce_scatter").time_s)
+    route = own * moe_routing_bytes_per_token(model, wb) / bw
+    norm = own * replicated_norm_bytes_per_token(model) / bw
+    it = gemm + attn + pattn + comm + route + norm
+    return Inflight(b, tp * rank_kv, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
+
+
 class InflightCheck(NamedTuple):
     """A published in-flight-batching throughput next to :func:`inflight`'s."""
 
@@ -1293,10 +1395,10 @@ def check_inflight() -> list[InflightCheck]:
         for r in table["rows"]:
             model = memory.model_preset(r["model"])
             tp, p, o = int(r["tp"]), int(r["input"]), int(r["output"])
-            got = inflight(model, table["chip"], tp, p, o, table["dtype"])
+            dp = "enable_attention_dp" in table["conditions"]
+            got = inflight(model, table["chip"], tp, p, o, table["dtype"])  # tensor parallel: see INFLIGHT_CAUSES
             pub = float(r["out_tokens_per_s"])
             err = got.tokens_per_s / pub - 1.0
-            dp = "enable_attention_dp" in table["conditions"]
             out.append(InflightCheck(key, table["chip"], r["model"], tp, p, o, got.batch, pub, got.tokens_per_s, err,
                                      inflight_miss_cause(model, tp, got, dp) if abs(err) > 0.25 else ""))
     return out
@@ -1312,15 +1414,22 @@ INFLIGHT_CAUSES = MappingProxyType({
             "not: the expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the "
             "engine runs its own CUTLASS grouped matmuls, each expert's two matrices a GPU-count fraction as wide, at "
             "a rate no source gives"),
-    "moe-dp": ("attention data-parallel with expert parallelism: the page runs its MoE models with "
-               "'enable_attention_dp: true' and '--ep' (EP size not stated), while the model runs them tensor-parallel, "
-               "attention and experts split over every GPU with two all-reduces of every token a layer (about 37 % of "
-               "its iteration here); the row under-predicts, as most of this model's rows do"),
-    "compute": ("8,192 tokens an iteration at the engine's cap of 4,096 requests: the tables give the H200 the H100's "
-                "throughput (v0.17: 29,526 vs 28,837 tokens/s; v1.0: 27,911 vs 28,312) although its memory is 1.4x "
-                "faster, so the time is the FP8 "
-                "compute of those tokens (matmuls, the 4,096 samplings over a 128,256-word vocabulary), which the "
-                "model charges at the achievable matmul rate"),
+    "moe-dp": ("attention data parallelism stated, not shown: the page's MoE options file sets "
+               "'enable_attention_dp: true' inside 'cuda_graph_config', while the LLM API defines it as an argument "
+               "of the LLM itself, beside moe_expert_parallel_size, not of the CUDA-graph configuration "
+               "(tensorrt_llm/llmapi/llm_args.py), and '--ep' gives no size. Predicted tensor-parallel (attention and "
+               "experts split over every GPU, two all-reduces of every token a layer, about 37 % of its iteration "
+               "here) the model's rows are within 25 % but this one, which under-predicts as most of them do; "
+               "predicted with attention data parallelism as the page states it (inflight(attention_dp=True): each "
+               "GPU its own requests and whole KV cache, the experts split over the 8) every row of this model comes "
+               "out 1.5-2.5x the published throughput; the page states neither the EP size nor the per-rank batch and token "
+               "caps that would tell which ran"),
+    "compute": ("8,192 tokens an iteration at the engine's cap of 4,096 requests (the caps the v0.17 page's own "
+                "128/128 example run prints: 'Max Runtime Batch Size: 4096', 'Max Runtime Tokens: 8192'): the tables "
+                "give the H200 the H100's throughput (v0.17: 29,526 vs 28,837 tokens/s; v1.0: 27,911 vs 28,312) "
+                "although its memory is 1.4x faster, so the time is the FP8 compute of those tokens (matmuls, the "
+                "4,096 samplings over a 128,256-word vocabulary), which the model charges at the achievable matmul "
+                "rate and adds to the bytes the iteration moves, faster on the H200; neither page states a cause"),
 })
 
 
@@ -1336,7 +1445,7 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, atten
 
 __all__ = ["FirstPoint", "first_points", "RUN7", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
-           "check_published", "check_first_token", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
+           "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",

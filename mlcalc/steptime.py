@@ -511,7 +511,7 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
     layer_fwd = sum(split.values()) * T * L
     vh = model.vocab * model.hidden / tp
     embed = 3 * 8.0 * T * model.hidden / (tp if sequence_parallel else 1)  # gather, final norm, embedding grad
-    params_opt = params_per_gpu(model, tp, pp, ep) * optimizer_shard
+    opt_bytes = _optimizer_bytes(model, engine, tp, pp, ep, optimizer_shard)
     if engine == "megatron":
         return MappingProxyType({
             "forward: layers": layer_fwd,
@@ -520,7 +520,7 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
             "backward: embedding and final norm": embed / 3,
             "loss: logits (fp32 copy, log-softmax, its gradient)": FUSED_LOSS_BYTES_PER_LOGIT * T * vh / model.hidden
             if logits else 0.0,
-            "optimizer: fused AdamW": MEGATRON_ADAM_BYTES_PER_PARAM * params_opt,
+            "optimizer: fused AdamW": opt_bytes,
         })
     mats = _matrix_params_here(model, tp, ep, L)
     out_layer = vh * (0 if model.tied_embeddings else 1) if logits else 0.0
@@ -534,8 +534,15 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
         "backward: embedding and final norm": embed / 3,
         "loss: logits (fp32 copy, log-softmax, its gradient)": LOSS_BYTES_PER_LOGIT * T * vh / model.hidden
         if logits else 0.0,
-        "optimizer: fused AdamW": ADAMW_BYTES_PER_PARAM * params_opt,
+        "optimizer: fused AdamW": opt_bytes,
     })
+
+
+def _optimizer_bytes(model: ModelConfig, engine: str, tp: int, pp: int, ep: int, optimizer_shard: float) -> float:
+    """Bytes the optimizer step moves on one GPU (its ``optimizer_shard`` of the parameters it holds): the
+    "optimizer: fused AdamW" of :func:`elementwise_bytes`."""
+    params_opt = params_per_gpu(model, tp, pp, ep) * optimizer_shard
+    return (MEGATRON_ADAM_BYTES_PER_PARAM if engine == "megatron" else ADAMW_BYTES_PER_PARAM) * params_opt
 
 
 # ---------------------------------------------------------------------------------------------
@@ -841,6 +848,12 @@ class Layout:
     # embedding and the output layer each take a layer's place ((L + 2) / pp places a stage); False: every stage holds
     # its L / pp layers and the last one the output layer too.
     balanced_stages: bool = False
+    # DeepSpeed's pipeline engine (runtime/pipe/engine.py, schedule.py TrainSchedule, p2p.py; MT-NLG, BLOOM, GPT-NeoX):
+    # with tp > 1 each rank sends 1/tp of a stage's output and of its input gradient (PartitionedTensor) and the
+    # stage all-gathers them over its tensor-parallel group; every send and receive is a blocking call in the
+    # stage's stream, one after another; the data-parallel reduction, ZeRO-1's parameter all-gather and the
+    # tied-embedding all-reduce run after the pipeline flush (RULES["deepspeed-pipeline"]). False: Megatron's.
+    deepspeed_pipeline: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
@@ -852,6 +865,7 @@ class Layout:
         _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
         _check.choice("scatter_gather", self.scatter_gather, (True, False))
         _check.choice("balanced_stages", self.balanced_stages, (True, False))
+        _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -860,6 +874,12 @@ class Layout:
             raise ValueError(f"pp={self.pp!r} is not allowed with schedule='dualpipe': it needs an even number of stages")
         if self.virtual_stages > 1 and self.schedule != "interleaved":
             raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed: only with schedule='interleaved'")
+        if self.virtual_stages > 1 and self.pp == 1:
+            raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed with pp=1: chunks interleave over "
+                             "pipeline stages (pp >= 2), or use virtual_stages=1")
+        if self.deepspeed_pipeline and (self.schedule != "1f1b" or self.zero > 1):
+            raise ValueError(f"deepspeed_pipeline=True is not allowed with schedule={self.schedule!r}, zero={self.zero!r}: "
+                             "DeepSpeed's pipeline engine runs its 1F1B TrainSchedule ('1f1b') with ZeRO 0 or 1")
 
     @property
     def n_gpus(self) -> int:
@@ -911,6 +931,11 @@ RULES = MappingProxyType({
                       "4.1)",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
+    "deepspeed-pipeline": "DeepSpeed's pipeline engine: each tensor-parallel rank sends 1/t of the activation and of "
+                          "the gradient and the stage all-gathers them (3 gathers a micro-batch); a middle stage's 4 "
+                          "blocking sends and receives a micro-batch run one after another (4 m + 2 (p - 4) on the "
+                          "critical path); the data-parallel reduction, ZeRO-1's all-gather and the tied-embedding "
+                          "all-reduce run after the pipeline flush, exposed (runtime/pipe/engine.py, schedule.py)",
     "dualpipe": "DualPipe (DeepSeek-AI 2024, 3.2.1) runs two micro-batches' chunks together: each one's expert "
                 "all-to-all and pipeline sends hide behind the other's computation (only the excess is exposed), and "
                 "the bubble is (p/2 - 1) / m of the micro-batches' time",
@@ -995,6 +1020,16 @@ def _fabric_of(system_key: str, ranks: int, stride: int, gpus_per_node: int, eff
 
 
 def _collective_s(message_bytes: float, fab: Any, collective: str) -> float:
+    """Seconds of one collective of ``message_bytes`` over every GPU of ``fab``, remembered (a search meets the same
+    group and message at many layouts; a Fabric is frozen, so equal fabrics give equal times)."""
+    try:
+        return _collective_of(message_bytes, fab, collective)
+    except TypeError:  # a fabric that cannot be a key
+        return _collective_of.__wrapped__(message_bytes, fab, collective)
+
+
+@lru_cache(maxsize=4096)  # bounded: 4,096 (message, fabric, collective) times
+def _collective_of(message_bytes: float, fab: Any, collective: str) -> float:
     from mlcalc import network
 
     if message_bytes <= 0 or fab.n_ranks < 2:
@@ -1113,27 +1148,90 @@ def default_system(chip: str) -> str | None:
     return None if sys_key is None else str(sys_key)
 
 
-def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: Machine | str,
-                 gpus_per_node: int = 8, dtype: str = "bf16", engine: str = "eager", system: str | None = None,
-                 fabric: Any = None) -> StepPrediction:
-    """One optimizer step of ``model`` trained in ``layout`` on ``machine`` (see :data:`RULES`).
+class _Stage(NamedTuple):
+    """One micro-batch's kernels on one pipeline stage (:func:`_stage_kernels`): what :func:`predict_step` reads."""
 
-    Per GPU: the products at their sharded shapes (:func:`step_gemms`) at the machine's rate for each
-    shape, attention, element-wise and host work (:func:`_passes`) of one micro-batch on the fullest
-    pipeline stage (its layers and the output layer), the optimizer on the GPU's share; communication from
-    :mod:`mlcalc.network` on the fabric of each group; memory from :func:`mlcalc.memory.training_memory`.
-    ``machine``: a :class:`Machine` or a catalogue key (:func:`catalogue_machine`); ``fabric``: one
-    :class:`mlcalc.network.Fabric` used for every group (e.g. a measured node), else ``system``'s links.
+    att: Mapping[str, float]  # attention FLOP by phase
+    ops: Mapping[str, float]  # host operations by phase
+    forward_s: float  # the forward pass (kernels and host)
+    backward_s: float  # the backward pass
+    device_s: Mapping[str, float]  # device time of each class of the passes (the optimizer apart: not a stage's)
+    host_s: Mapping[str, float]  # host time by phase
 
-    Narayanan et al. 2021, Table 1: GPT 145.6B on 1,536 A100s ran at 148 TFLOP/s per GPU; this function's
-    step for that layout (:func:`mlcalc.training_runs.check`) gives the same within 5 %:
 
-    >>> from mlcalc import training_runs
-    >>> round(training_runs.check("Megatron-LM GPT 145.6B (1536 A100)").predicted / 148, 1)
-    1.0
-    """
-    from mlcalc import compute
+# One stage's kernels depend on the shapes one GPU runs (the model, the machine, the micro-batch, tp, ep, cp, the
+# stage's layers, whether it holds the output layer, recomputation, the engine) and not on dp, pp or the number of
+# micro-batches: a search over layouts computes each once. The optimizer, the one part that depends on dp and pp
+# (the GPU's share of the parameters), is computed per layout (:func:`_optimizer_bytes`). Bounded: 1,024 stages.
+@lru_cache(maxsize=1024)
+def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bool, fp32_experts: bool, tp: int, ep: int,
+                      cp: int, layers: int, logits: bool, seq_par: bool, engine: str, fp8: bool, fsdp: bool,
+                      att_rate: float) -> _Stage:
+    L = model.n_layers
+    heads_share = _split(model.n_heads, tp) / model.n_heads
+    g = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, layers, logits)
+    a = MappingProxyType({k: val * layers / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()})
+    e = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep, sequence_parallel=seq_par, layers=layers,
+                          logits=logits, engine=engine)
+    o = MappingProxyType({k: (0.0 if engine == "megatron" else val * layers / L)
+                          for k, val in op_counts(model, full).items()})
+    x = _dist_host_extra(run, tp, fsdp, layers, full, True) if engine == "eager" else None
+    st = _passes(model, g, a, att_rate, e, o, run, layers, full, fp8, x)
+    return _Stage(a, o, st.parts_s["forward"], st.parts_s["backward"],
+                  MappingProxyType({k: v for k, v in st.device_s.items() if k != "optimizer"}), st.host_s)
 
+
+def _stage_kernels(model: ModelConfig, run: Machine, *key: Any) -> _Stage:
+    """:func:`_stage_kernels_of`, remembered where its inputs can be a key."""
+    try:
+        return _stage_kernels_of(model, run, *key)
+    except TypeError:  # a model or machine that cannot be a key
+        return _stage_kernels_of.__wrapped__(model, run, *key)
+
+
+class _Timing(NamedTuple):
+    """The time of one optimizer step (:func:`_timing`): the time fields of :class:`StepPrediction` and what its
+    notes need."""
+
+    step_s: float
+    compute_s: float
+    host_s: float
+    comm_s: float
+    comm_exposed_s: float
+    bubble_s: float
+    optimizer_s: float
+    parts_s: Mapping[str, float]
+    comm_parts_s: Mapping[str, tuple[float, float]]
+    machine: Machine
+    seq_len: int
+    eager_pipe: bool
+    dual: bool
+    dpg: int
+
+
+class StepTiming(NamedTuple):
+    """The time of one optimizer step of a layout, as :func:`predict_step` predicts it (per GPU, seconds)."""
+
+    step_s: float  # wall time of one optimizer step
+    bubble_s: float  # pipeline bubble
+    comm_exposed_s: float  # communication on the critical path
+    parts_s: Mapping[str, float]  # sums to step_s
+
+
+def predict_step_time(model: ModelConfig, layout: Layout, *, seq_len: int, machine: Machine | str,
+                      gpus_per_node: int = 8, dtype: str = "bf16", engine: str = "eager", system: str | None = None,
+                      fabric: Any = None) -> StepTiming:
+    """:func:`predict_step`'s step time, bubble, exposed communication and parts, without its memory and FLOP
+    counts (one computation: the same numbers; what a layout search needs)."""
+    if not isinstance(layout, Layout):
+        raise ValueError(f"layout={layout!r} is not allowed: it must be a steptime.Layout")
+    t = _timing(model, layout, seq_len, machine, gpus_per_node, dtype, engine, system, fabric)
+    return StepTiming(_check.result("step_s", t.step_s), t.bubble_s, t.comm_exposed_s, t.parts_s)
+
+
+def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine | str, gpus_per_node: int,
+            dtype: str, engine: str, system: str | None, fabric: Any) -> _Timing:
+    """The time of one optimizer step of :func:`predict_step` (its arguments checked, in its order)."""
     if not isinstance(layout, Layout):
         raise ValueError(f"layout={layout!r} is not allowed: it must be a steptime.Layout")
     _check.choice("engine", engine, ENGINES)
@@ -1156,41 +1254,37 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     full = lay.recompute == "full"
     m = lay.grad_accum
     fp32_experts = engine == "eager" and HF_EXPERTS_IN_FP32
-    heads_share = _split(model.n_heads, tp) / model.n_heads
     att_rate = mach.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     shard = 1.0 / (dp * cp) if lay.zero >= 1 else 1.0
-    ops_all = op_counts(model, full)
     if engine == "megatron":
         run = mach._replace(host_s_per_op=0.0, host_s_per_backward_op=0.0, host_s_per_checkpoint=0.0)
     else:
         run = mach
 
-    def stage(layers: int, logits: bool) -> tuple[Any, ...]:
+    fsdp = dp * cp > 1 and lay.zero == 3
+    seq_par = lay.sequence_parallel and tp > 1
+
+    def stage(layers: int, logits: bool) -> _Stage:
         """One micro-batch's kernels on a stage of ``layers`` layers (with the output layer if ``logits``)."""
-        g = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, layers, logits)
-        a = {k: val * layers / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()}
-        e = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep,
-                              sequence_parallel=lay.sequence_parallel and tp > 1, layers=layers, logits=logits,
-                              engine=engine, optimizer_shard=shard, pp=pp)
-        o = MappingProxyType({k: (0.0 if engine == "megatron" else val * layers / L) for k, val in ops_all.items()})
-        x = (_dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, layers, full, True)
-             if engine == "eager" else None)
-        return g, a, e, o, x, _passes(model, g, a, att_rate, e, o, run, layers, full, dtype == "fp8", x)
+        return _stage_kernels(model, run, b, s, full, fp32_experts, tp, ep, cp, layers, logits, seq_par, engine,
+                              dtype == "fp8", fsdp, att_rate)
 
     if lay.balanced_stages and pp > 1:  # (L + 2) / pp places a stage: a middle one, or the last with the output layer
         places = -(-(L + 2) // pp)
         mid = stage(places, False)
         last = stage(places - 1, True)
 
-        def busy(c: tuple[Any, ...]) -> float:
-            return float(c[5].parts_s["forward"] + c[5].parts_s["backward"])
+        def busy(c: _Stage) -> float:
+            return float(c.forward_s + c.backward_s)
 
-        L_here, (gemms, att, eb, ops, extra, st) = max(((places, mid), (places - 1, last)), key=lambda c: busy(c[1]))
+        L_here, st = max(((places, mid), (places - 1, last)), key=lambda c: busy(c[1]))
     else:
         L_here = -(-L // pp)  # the fullest stage: its layers and the output layer
-        gemms, att, eb, ops, extra, st = stage(L_here, True)
-    fwd, bwd, opt = st.parts_s["forward"], st.parts_s["backward"], st.parts_s["optimizer (fused AdamW)"]
-    device_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
+        st = stage(L_here, True)
+    att, ops = st.att, st.ops
+    fwd, bwd = st.forward_s, st.backward_s
+    opt = _optimizer_bytes(model, engine, tp, pp, ep, shard) / run.memory_bytes_per_s  # the optimizer on its share
+    device_mb = sum(st.device_s.values())
     other_mb = fwd + bwd  # a pipeline stage without the output layer (what the other stages take per micro-batch)
     eager_pipe = pp > 1 and engine == "eager" and lay.schedule in ("1f1b", "gpipe")
     if eager_pipe:
@@ -1252,7 +1346,21 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
         ep_f, ep_b = a2a, a2a * (2 if full else 1)
         comm["expert"] = (m * (ep_f + ep_b), m * (ep_f + ep_b))
     pp_f = pp_b = 0.0
-    if pp > 1:
+    ds_pipe = pp > 1 and lay.deepspeed_pipeline
+    ds_send, ways = 0.0, 1
+    if ds_pipe:
+        # DeepSpeed's PipelineEngine (runtime/pipe/engine.py): with tp > 1 the first output tensor and the input
+        # gradient go as PartitionedTensors, 1/t from each rank; a middle stage all-gathers its received input in
+        # the forward pass and, in the backward pass, its own output (restored from its part) and the received
+        # gradient. Its four transfers a micro-batch (receive activation, send gradient; send activation, receive
+        # gradient: schedule.py) are blocking calls in its stream, none beside another.
+        f_pp = fab(2, tp * cp * dp)
+        ds_send = _p2p_s(act / tp, f_pp)
+        gather = _collective_s(act, fab(tp, 1), "all_gather") if tp > 1 else 0.0
+        ways = 2 if pp > 2 else 1  # a middle stage both receives and sends each; two stages: one of each a pass
+        pp_f, pp_b = ways * ds_send + gather, ways * ds_send + 2 * gather
+        comm["pipeline"] = (m * (pp_f + pp_b), m * (pp_f + pp_b))
+    elif pp > 1:
         f_pp = fab(2, tp * cp * dp)
         split = tp > 1 and (lay.sequence_parallel or lay.scatter_gather)
         send = _p2p_s(act / (tp if split else 1), f_pp)
@@ -1277,8 +1385,17 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
         else:
             red = _collective_s(grads, f_dp, "all_reduce" if lay.zero == 0 else "reduce_scatter")
             ag = _collective_s(n_here * ACTIVATION_BYTES, f_dp, "all_gather") if lay.zero in (1, 2) else 0.0
-            dp_exposed = max(0.0, red - bwd) + max(0.0, ag - fwd)
+            # DeepSpeed's pipeline reduces after the flush (schedule.py: ReduceTiedGrads, ReduceGrads, OptimizerStep
+            # follow the last backward pass) and gathers the updated parameters after the step: nothing hides them
+            dp_exposed = red + ag if ds_pipe else max(0.0, red - bwd) + max(0.0, ag - fwd)
             comm["data"] = (red + ag, dp_exposed)
+    tied = 0.0
+    if ds_pipe and model.tied_embeddings:
+        # the tied embedding's gradient, all-reduced between the first and the last stage after the flush
+        # (PipelineModule.allreduce_tied_weight_gradients)
+        tied = _collective_s(model.vocab * model.hidden / tp * GRAD_BYTES[engine], fab(2, tp * cp * dp * (pp - 1)),
+                             "all_reduce")
+        comm["pipeline"] = (comm["pipeline"][0] + tied, comm["pipeline"][1] + tied)
 
     dual = lay.schedule == "dualpipe"
     if dual:  # the paired micro-batch's computation hides the all-to-all and the sends
@@ -1300,18 +1417,55 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     # the bubble: the other stages' time of the micro-batches that fill and drain the pipeline (with the output
     # layer on the last stage, the other stages are the faster ones)
     bubble = frac * m * (per_mb - fwd - bwd + other_mb if eager_pipe else per_mb)
+    if ds_pipe:
+        # DeepSpeed's blocking transfers: the step's critical path holds 4 m + 2 (p - 4) of them with a middle stage,
+        # 2 m with two stages (a max-plus run of TrainSchedule, tests/core/test_deepspeed_pipeline.py), not the
+        # micro-batch's share of them again for each of the fill and drain slots
+        bubble = frac * m * (per_mb - 2 * ways * ds_send) + (2 * (pp - 4) * ds_send if pp > 2 else 0.0)
     if eager_pipe:  # a host-bound stage's host issues on through the waits: its device's idle time absorbs the bubble
-        dev_mb = sum(val for k, val in st.device_s.items() if k != "optimizer")
+        dev_mb = sum(st.device_s.values())
         bubble = max(0.0, bubble - m * max(0.0, fwd + bwd - dev_mb))
-    step = m * per_mb + bubble + dp_exposed + opt
+    step = m * per_mb + bubble + dp_exposed + tied + opt
     parts = {
         "forward (kernels and host)": m * fwd, "backward (kernels and host)": m * bwd,
         "tensor-parallel collectives": m * (tp_f + tp_b), "context-parallel exchange (exposed)": m * (cp_f + cp_b),
-        "expert all-to-all": m * (ep_f + ep_b), "pipeline sends": m * (pp_f + pp_b),
+        "expert all-to-all": m * (ep_f + ep_b), "pipeline sends": m * (pp_f + pp_b) + tied,
         "ZeRO-3 gathers (exposed)": m * (z3_f + z3_b), "pipeline bubble": bubble,
         "data-parallel reduction (exposed)": dp_exposed, "optimizer step": opt,
     }
     host_hidden_not = m * max(0.0, fwd + bwd - device_mb)
+    total_comm = sum(t for t, _ in comm.values())
+    exposed = sum(e for _, e in comm.values())
+    return _Timing(step, m * device_mb, host_hidden_not, total_comm, exposed, bubble, opt,
+                   MappingProxyType(parts), MappingProxyType(comm), mach, s, eager_pipe, dual, dpg)
+
+
+def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: Machine | str,
+                 gpus_per_node: int = 8, dtype: str = "bf16", engine: str = "eager", system: str | None = None,
+                 fabric: Any = None) -> StepPrediction:
+    """One optimizer step of ``model`` trained in ``layout`` on ``machine`` (see :data:`RULES`).
+
+    Per GPU: the products at their sharded shapes (:func:`step_gemms`) at the machine's rate for each
+    shape, attention, element-wise and host work (:func:`_passes`) of one micro-batch on the fullest
+    pipeline stage (its layers and the output layer), the optimizer on the GPU's share; communication from
+    :mod:`mlcalc.network` on the fabric of each group; memory from :func:`mlcalc.memory.training_memory`.
+    ``machine``: a :class:`Machine` or a catalogue key (:func:`catalogue_machine`); ``fabric``: one
+    :class:`mlcalc.network.Fabric` used for every group (e.g. a measured node), else ``system``'s links.
+
+    Narayanan et al. 2021, Table 1: GPT 145.6B on 1,536 A100s ran at 148 TFLOP/s per GPU; this function's
+    step for that layout (:func:`mlcalc.training_runs.check`) gives the same within 5 %:
+
+    >>> from mlcalc import training_runs
+    >>> round(training_runs.check("Megatron-LM GPT 145.6B (1536 A100)").predicted / 148, 1)
+    1.0
+    """
+    from mlcalc import compute
+
+    t = _timing(model, layout, seq_len, machine, gpus_per_node, dtype, engine, system, fabric)
+    mach, lay, s, step = t.machine, layout, t.seq_len, t.step_s
+    tp, pp, cp, ep, full = lay.tp, lay.pp, lay.cp, lay.ep, lay.recompute == "full"
+    dpg, eager_pipe, dual = t.dpg, t.eager_pipe, t.dual
+    ds_pipe = pp > 1 and lay.deepspeed_pipeline
 
     # ---- memory: the eager program phase by phase where it is modelled (memory.eager_layout_peak), else the
     # training-fit chapter's model
@@ -1346,15 +1500,14 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                                       and _fsdp_dtensor_measured(mach))) if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
-                                      and not lay.sequence_parallel), ("context", cp > 1),
+                                      and not lay.sequence_parallel and not ds_pipe), ("context", cp > 1),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
-                                     ("data", dpg > 1 and lay.zero < 3), ("dualpipe", dual)) if on]
-    total_comm = sum(t for t, _ in comm.values())
-    exposed = sum(e for _, e in comm.values())
+                                     ("data", dpg > 1 and lay.zero < 3 and not ds_pipe),
+                                     ("deepspeed-pipeline", ds_pipe), ("dualpipe", dual)) if on]
     return StepPrediction(
-        _check.result("step_s", step), _check.result("compute_s", m * device_mb), host_hidden_not, total_comm,
-        exposed, bubble, opt, MappingProxyType(parts), MappingProxyType(comm), peak, MappingProxyType(mem_parts),
-        cap, fits, tokens / step, mf, hf, mfu, hfu, tuple(notes))
+        _check.result("step_s", step), _check.result("compute_s", t.compute_s), t.host_s, t.comm_s, t.comm_exposed_s, t.bubble_s,
+        t.optimizer_s, t.parts_s, t.comm_parts_s, peak, MappingProxyType(mem_parts), cap, fits, tokens / step, mf, hf,
+        mfu, hfu, tuple(notes))
 
 
 def textbook_step_time(model: ModelConfig, batch: int, seq_len: int, flops_per_s: float, mfu: float = 1.0) -> float:

@@ -174,3 +174,23 @@ def test_remembered_parameter_counts_change_nothing_a_model_is_compared_or_copie
         assert pickle.loads(pickle.dumps(used)) == fresh
         with pytest.raises(TypeError):
             used.params_breakdown()["attention"] = 0  # type: ignore[index]  # read-only, as before
+
+
+def test_a_models_remembered_hash_is_the_hash_of_its_compared_fields_and_no_copy_or_pickle_carries_it():
+    # ModelConfig.__hash__ remembers its value on the instance (the planner's caches hash a model tens of thousands
+    # of times): the dataclass's own value (the tuple of the fields equality compares), equal for equal models, and
+    # left out of a pickle or a copy (a string's hash differs between processes).
+    import copy
+    import dataclasses
+    import pickle
+
+    from mlcalc import memory
+
+    for name in ("Llama-3 70B", "DeepSeek-V3", "Megatron GPT 1.7B"):
+        m = memory.model_preset(name)
+        fields = tuple(getattr(m, f.name) for f in dataclasses.fields(m) if (f.compare if f.hash is None else f.hash))
+        assert hash(m) == hash(fields) == hash(m.replace(n_layers=m.n_layers))
+        assert "_hash_known" in m.__dict__
+        for other in (pickle.loads(pickle.dumps(m)), copy.copy(m), copy.deepcopy(m)):
+            assert "_hash_known" not in other.__dict__ and other == m and hash(other) == hash(m)
+        assert hash(m.replace(n_layers=m.n_layers + 1)) != hash(m)

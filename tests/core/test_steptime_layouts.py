@@ -125,7 +125,8 @@ def test_context_and_expert_parallel():
 
 @pytest.mark.parametrize("kwargs, name", [({"tp": 0}, "tp"), ({"zero": 4}, "zero"), ({"schedule": "zigzag"}, "schedule"),
                                           ({"recompute": "half"}, "recompute"), ({"dp": 3, "ep": 2}, "ep"),
-                                          ({"virtual_stages": 2}, "virtual_stages"), ({"grad_accum": 10**7}, "grad_accum")])
+                                          ({"virtual_stages": 2}, "virtual_stages"), ({"grad_accum": 10**7}, "grad_accum"),
+                                          ({"schedule": "interleaved", "virtual_stages": 2}, "pp=1")])
 def test_layout_bad_input(kwargs, name):
     with pytest.raises(ValueError, match=name):
         steptime.Layout(**kwargs)

@@ -61,3 +61,53 @@ def test_the_lookup_answers_as_the_plain_lookup_and_odd_rows_take_the_plain_path
     assert steptime._log_rows([((1.0, 2.0), 1.0), ((1.0,), 2.0)]) is None  # rows of different lengths
     small = steptime._nearest_lookup([((1.0, 2.0), 5.0), ((4.0, 8.0), 6.0)])
     assert small(1.9, 4.1) == 5.0 and small(3, 9) == 6.0
+
+
+def _random_layouts(rng, model, n):
+    out = []
+    while len(out) < n:
+        tp = rng.choice((1, 2, 4, 8))
+        pp = rng.choice((1, 2, 3, 4, 8))
+        dp = rng.choice((1, 2, 4, 16))
+        cp = rng.choice((1, 1, 2))
+        ep = rng.choice((1, 2, 4)) if model.is_moe else 1
+        schedule = rng.choice(("1f1b", "interleaved", "gpipe", "dualpipe"))
+        if model.n_heads % tp or pp > model.n_layers or (dp * cp) % ep or (schedule == "dualpipe" and pp % 2):
+            continue
+        out.append(steptime.Layout(
+            tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, zero=rng.choice((0, 1, 2, 3)), sequence_parallel=rng.random() < 0.5,
+            schedule=schedule, virtual_stages=rng.choice((1, 2)) if schedule == "interleaved" and pp > 1 else 1,
+            recompute=rng.choice(("none", "selective", "full")), micro_batch=rng.choice((1, 2)),
+            grad_accum=rng.choice((1, 3, 8, 32)), scatter_gather=rng.random() < 0.5,
+            balanced_stages=rng.random() < 0.3))
+    return out
+
+
+def test_the_remembered_stages_and_collectives_give_the_answer_computed_afresh():
+    # predict_step computes each pipeline stage's kernels once per shape (_stage_kernels_of) and each collective once
+    # per (message, fabric) (_collective_of): with both caches emptied before every call, and with them full of other
+    # layouts' entries, every field of the prediction is the same, and predict_step_time's fields are predict_step's.
+    from mlcalc import memory
+
+    rng = random.Random(5)
+    cases = []
+    for name in ("Llama-3 8B", "Mixtral 8x7B", "DeepSeek-V3", "Megatron GPT 1.7B"):
+        model = memory.model_preset(name)
+        for lay in _random_layouts(rng, model, 12):
+            for engine, machine in (("megatron", "H100-SXM"), ("eager", "H200-SXM"), ("megatron", "B200")):
+                cases.append((model, lay, engine, machine, rng.choice((1024, 4096))))
+    fresh = []
+    for model, lay, engine, machine, s in cases:
+        steptime._stage_kernels_of.cache_clear()
+        steptime._collective_of.cache_clear()
+        fresh.append(repr(steptime.predict_step(model, lay, seq_len=s, machine=machine, engine=engine)))
+    rng.shuffle(order := list(range(len(cases))))
+    for i in order:  # the caches now hold every case's entries, met in another order
+        model, lay, engine, machine, s = cases[i]
+        p = steptime.predict_step(model, lay, seq_len=s, machine=machine, engine=engine)
+        assert repr(p) == fresh[i], (model.name, lay, engine, machine)
+        t = steptime.predict_step_time(model, lay, seq_len=s, machine=machine, engine=engine)
+        assert (t.step_s, t.bubble_s, t.comm_exposed_s, dict(t.parts_s)) == (
+            p.step_s, p.bubble_s, p.comm_exposed_s, dict(p.parts_s))
+    assert steptime._stage_kernels_of.cache_info().maxsize == 1024
+    assert steptime._collective_of.cache_info().maxsize == 4096

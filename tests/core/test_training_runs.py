@@ -138,7 +138,7 @@ def test_bad_run_name():
 
 # Narayanan et al. 2021, 4.1: Megatron-LM sends 1/t of a pipeline stage's output between nodes from each of the t
 # tensor-parallel ranks and all-gathers it over NVLink ("scatter/gather"); DeepSpeed's pipeline engine (MT-NLG, BLOOM,
-# GPT-NeoX) sends the whole activation from every rank. Korthikanti et al. 2022's 530B with full recomputation and no
+# GPT-NeoX) partitions its sends its own way (Layout.deepspeed_pipeline, tests/core/test_deepspeed_pipeline.py). Korthikanti et al. 2022's 530B with full recomputation and no
 # sequence parallelism (TP 8 x PP 35 on 2,240 A100, 42.1% MFU) is Megatron-LM: with the switch it is within 15%.
 def test_megatron_scatter_gather_cuts_the_pipeline_sends():
     name = "Korthikanti 530B, full recomputation (2240 A100)"
@@ -157,7 +157,7 @@ def test_megatron_scatter_gather_cuts_the_pipeline_sends():
     a, b = (steptime.predict_step(training_runs.model_of(sel), x, seq_len=2048, machine="A100-80GB",
                                   engine="megatron").step_s for x in lays)
     assert a == b
-    # DeepSpeed's pipeline runs keep the whole-activation sends
+    # DeepSpeed's pipeline runs are not Megatron-LM's scatter/gather
     for n in NAMES:
         if n.startswith(("MT-NLG", "BLOOM", "GPT-NeoX")):
             assert not training_runs.layout_of(training_runs.runs()[n]).scatter_gather, n
