@@ -899,8 +899,8 @@ def host_evidence(c: MeasuredCheck, run: str = RUN) -> HostEvidence:
               for x in p["probe"]["tiny_llama"] if int(x["n_layers"]) == 32]
     pt = next(p for p in rec["decode"] if (int(p["batch"]), int(p["context"])) == (c.batch, c.context))
     n = step_ops(c.arch, run)
-    return HostEvidence(n, c.measured_s / n * 1e6, (min(probes) * 1e6, max(probes) * 1e6),
-                        tuple(float(t[k]["eager_s"]) / int(t[k]["aten_ops"]) * 1e6 for k in (2, 8)),
+    tiny2, tiny8 = (float(t[k]["eager_s"]) / int(t[k]["aten_ops"]) * 1e6 for k in (2, 8))
+    return HostEvidence(n, c.measured_s / n * 1e6, (min(probes) * 1e6, max(probes) * 1e6), (tiny2, tiny8),
                         float(pt.get("graph_s", 0.0)) / c.measured_s)
 
 
