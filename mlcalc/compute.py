@@ -16,7 +16,7 @@ import math
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, NamedTuple, TypedDict
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence, TypedDict
 
 from mlcalc import _check, units
 from mlcalc.accelerators import DTYPES, catalogue, spec
@@ -758,20 +758,59 @@ def matmul_shape_efficiency(
     """
     m = _check.positive_int("m", m)
     n = _check.positive_int("n", n)
+    return _shape_efficiencies(m, (n,), *_shape_inputs(k, n_sms, tile_m, tile_n, tiles_per_sm, dtype))[0]
+
+
+#: Most values of N one :func:`matmul_shape_efficiencies` call takes (a chart's sweep has a few hundred).
+MAX_SHAPES = 10_000
+
+
+def matmul_shape_efficiencies(
+    m: int,
+    ns: Sequence[int],
+    k: int,
+    n_sms: int,
+    tile_m: int = 256,
+    tile_n: int = 128,
+    tiles_per_sm: int = 1,
+    dtype: str = "bf16",
+) -> list[ShapeEfficiency]:
+    """:func:`matmul_shape_efficiency` for each N of ``ns`` (at most :data:`MAX_SHAPES`), the other inputs
+    checked once: the same numbers, for a sweep over N."""
+    if isinstance(ns, (str, bytes)) or not isinstance(ns, Sequence) or len(ns) > MAX_SHAPES:
+        raise ValueError(f"ns={_check._fmt(ns)} is not allowed: give a list of at most {MAX_SHAPES:,} whole numbers")
+    m = _check.positive_int("m", m)
+    checked = tuple(_check.positive_int("n", n) for n in ns)
+    return _shape_efficiencies(m, checked, *_shape_inputs(k, n_sms, tile_m, tile_n, tiles_per_sm, dtype))
+
+
+def _shape_inputs(k: int, n_sms: int, tile_m: int, tile_n: int, tiles_per_sm: int,
+                  dtype: str) -> tuple[int, int, int, int, int, int]:
+    """The inputs of a shape's quantization after M and N, checked (ValueError naming the first bad one); the
+    dtype as the alignment step in elements (16 bytes' worth)."""
     k = _check.positive_int("k", k)
     n_sms = _check.positive_int("n_sms", n_sms)
     tile_m = _check.positive_int("tile_m", tile_m)
     tile_n = _check.positive_int("tile_n", tile_n)
     tiles_per_sm = _check.positive_int("tiles_per_sm", tiles_per_sm)
-    tm, tn = math.ceil(m / tile_m), math.ceil(n / tile_n)
-    tiles = tm * tn
+    return k, n_sms, tile_m, tile_n, tiles_per_sm, max(1, int(round(16 / _dtype_bytes(dtype))))
+
+
+def _shape_efficiencies(m: int, ns: Sequence[int], k: int, n_sms: int, tile_m: int, tile_n: int, tiles_per_sm: int,
+                        step: int) -> list[ShapeEfficiency]:
+    """Tile and wave quantization for each N of ``ns``, the inputs checked: the one formula of both functions above."""
+    tm = math.ceil(m / tile_m)
     wave_size = n_sms * tiles_per_sm
-    waves = math.ceil(tiles / wave_size)
-    tile_eff = (m * n) / (tm * tile_m * tn * tile_n)
-    wave_eff = tiles / (waves * wave_size)
-    step = max(1, int(round(16 / _dtype_bytes(dtype))))
-    aligned = m % step == 0 and n % step == 0 and k % step == 0
-    return ShapeEfficiency(tiles, wave_size, waves, tile_eff, wave_eff, tile_eff * wave_eff, aligned)
+    out = []
+    for n in ns:
+        tn = math.ceil(n / tile_n)
+        tiles = tm * tn
+        waves = math.ceil(tiles / wave_size)
+        tile_eff = (m * n) / (tm * tile_m * tn * tile_n)
+        wave_eff = tiles / (waves * wave_size)
+        aligned = m % step == 0 and n % step == 0 and k % step == 0
+        out.append(ShapeEfficiency(tiles, wave_size, waves, tile_eff, wave_eff, tile_eff * wave_eff, aligned))
+    return out
 
 
 __all__ = [
@@ -818,6 +857,7 @@ __all__ = [
     "matmul_flops",
     "matmul_intensity",
     "matmul_shape_efficiency",
+    "matmul_shape_efficiencies",
     "megatron_flops_per_iteration",
     "megatron_params",
     "mfu",

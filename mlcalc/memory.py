@@ -1048,6 +1048,37 @@ def pipeline_in_flight(n_layers: int, pp: int, schedule: str = "1f1b", virtual_s
     return tuple(out)
 
 
+def in_flight_micro_batches(pp: int, schedule: str = "1f1b", virtual_stages: int = 1, n_micro: int = 0) -> int:
+    """The fewest micro-batches a step for which :func:`pipeline_in_flight` holds what it holds with ``n_micro``
+    (0: the steady state, the same as any ``n_micro`` past the schedule's warm-up), whatever the layers.
+
+    What a pipeline rank holds depends on the micro-batch count only until the schedule reaches its steady state:
+    1F1B holds ``min(p - r, m)`` (steady from ``m = p``); interleaved (``v > 1``) runs ``(p - r - 1) 2 + (v - 1) p + 1``
+    forward chunks before its first backward one (all of them when ``m = p``) and then two periods of ``p v``
+    one-forward-one-backward steps, the same for every ``m v`` at least ``2 p v + (v + 1) p - 1``; DualPipe holds
+    ``min(p + 1, m)``; GPipe holds every micro-batch. Memory is a function of this number, not of ``n_micro``:
+    the planner's memory shortcut keys on it.
+
+    >>> in_flight_micro_batches(4, "1f1b", 1, 16), in_flight_micro_batches(4, "1f1b", 1, 3)
+    (0, 3)
+    >>> in_flight_micro_batches(4, "interleaved", 2, 4), in_flight_micro_batches(4, "interleaved", 2, 16)
+    (4, 0)
+    """
+    p = _check.positive_int("pp", pp)
+    _check.choice("schedule", schedule, PIPELINE_MEMORY_SCHEDULES)
+    v = _check.positive_int("virtual_stages", virtual_stages)
+    m = _check.non_negative_int("n_micro", n_micro)
+    if p == 1 or m == 0:
+        return 0
+    if schedule == "gpipe":
+        return m
+    if schedule == "dualpipe":
+        return 0 if m >= p + 1 else m
+    if v == 1:  # 1F1B
+        return 0 if m >= p else m
+    return 0 if (m != p and m * v >= 2 * p * v + (v + 1) * p - 1) else m
+
+
 class TrainingFit(NamedTuple):
     """Memory one device needs to train, for one parallel layout, against its capacity."""
 

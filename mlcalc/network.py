@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from mlcalc import _check, facility
 
@@ -717,6 +717,31 @@ def fabric_collective_time(
     intra-node latency on the rest; a tree pays 2 ((g-1) intra + log2(nodes) inter) steps.
     """
     message_bytes = _check.non_negative("message_bytes", message_bytes)
+    n, latency, seconds = _fabric_parts(fab, collective, algorithm, volume)
+    return _timed(message_bytes, n, collective, latency, seconds(message_bytes))
+
+
+#: Most message sizes one :func:`fabric_collective_times` call takes (a chart's sweep has a few dozen).
+MAX_SIZES = 10_000
+
+
+def fabric_collective_times(
+    sizes: Sequence[float], fab: Fabric, collective: str = "all_reduce", algorithm: str = "ring",
+    volume: str = "exact",
+) -> tuple[CollectiveTime, ...]:
+    """:func:`fabric_collective_time` for each message size of ``sizes`` (at most :data:`MAX_SIZES`): the same
+    numbers, the fabric's latency and bandwidth worked out once (a sweep over the message size)."""
+    if isinstance(sizes, (str, bytes)) or len(sizes) > MAX_SIZES:
+        raise ValueError(f"sizes={_check._fmt(sizes)} is not allowed: give a list of at most {MAX_SIZES:,} sizes")
+    checked = [_check.non_negative("message_bytes", s) for s in sizes]
+    n, latency, seconds = _fabric_parts(fab, collective, algorithm, volume)
+    return tuple(_timed(s, n, collective, latency, seconds(s)) for s in checked)
+
+
+def _fabric_parts(fab: Fabric, collective: str, algorithm: str,
+                  volume: str) -> tuple[int, float, Callable[[float], float]]:
+    """A collective over every GPU of ``fab``: its ranks, its latency (base included) and its bandwidth part as a
+    function of the message size (NCCL's tuning model, see :func:`fabric_collective_time`)."""
     n = _ranks_of_a_collective(fab.n_ranks)
     steps = latency_steps(collective, n, algorithm)
     if algorithm == "tree":
@@ -726,11 +751,13 @@ def fabric_collective_time(
         inter_steps = latency_steps(collective, fab.n_nodes, "ring") if fab.n_nodes > 1 else 0
         latency = (steps - inter_steps) * fab.intra_step_latency_s + inter_steps * fab.inter_step_latency_s
     if algorithm == "tree":
-        bandwidth = message_bytes * _tree_seconds_per_byte(fab)
-    else:
-        busbw = collective_busbw_bytes_per_s(fab, collective, algorithm)
-        bandwidth = collective_time(message_bytes, n, busbw, collective, algorithm, volume=volume).bandwidth_s
-    return _timed(message_bytes, n, collective, fab.base_latency_s + latency, bandwidth)
+        per_byte = _tree_seconds_per_byte(fab)
+        return n, fab.base_latency_s + latency, lambda size: size * per_byte
+    busbw = _check.positive("busbw_bytes_per_s", collective_busbw_bytes_per_s(fab, collective, algorithm))
+    _check.choice("volume", volume, VOLUME_CONVENTIONS)
+    # what collective_time moves on the busiest link (a ring: the volume factor of an all_reduce, else busbw's)
+    factor = allreduce_volume_factor(n, volume) if collective == "all_reduce" else busbw_factor(collective, n)
+    return n, fab.base_latency_s + latency, lambda size: size * factor / busbw
 
 
 def nccl_collective_time(message_bytes: float, fab: Fabric, collective: str = "all_reduce") -> CollectiveTime:
@@ -1033,7 +1060,8 @@ __all__ = [
     "HierarchicalTime", "Link", "Speedup", "SwitchCount", "System", "TopologyResult", "UnitsResult",
     "algbw_to_busbw", "allreduce_volume_factor", "bandwidth_units", "bisection_bytes_per_s", "busbw_factor",
     "busbw_to_algbw", "bytes_per_s_to_gbps", "collective_busbw_bytes_per_s", "collective_time",
-    "compare_topologies", "expected_bytes_per_s", "fabric", "fabric_collective_time", "fat_tree_counts",
+    "compare_topologies", "expected_bytes_per_s", "fabric", "fabric_collective_time", "fabric_collective_times",
+    "fat_tree_counts",
     "fat_tree_tiers", "gbps_to_bytes_per_s", "generations", "hierarchical_all_reduce_time",
     "latency_bandwidth_crossover_bytes", "latency_steps", "link", "links", "nccl_base_latency_s",
     "nccl_collective_time", "network_cost", "node_bytes_per_s", "node_network_bytes_per_s", "one_direction",

@@ -247,6 +247,7 @@ class PlannedLayout(NamedTuple):
     bubble_s: float  # pipeline bubble: (pp - 1) / n_micro of the compute
     comm_s: float  # exposed communication: tensor + pipeline + data parallel not hidden
     step_s: float  # compute + bubble + exposed communication
+    virtual_stages: int = 1  # layer chunks per GPU: > 1 runs the interleaved 1F1B schedule, 1 plain 1F1B
 
 
 INTERLEAVE = (1, 2, 4)  # virtual stages per GPU tried with the interleaved 1F1B schedule
@@ -344,35 +345,47 @@ def _step_floor(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: 
 
 
 def step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
-              recompute: str, seq_len: int, flops_source: str = "achievable") -> StepTime:
+              recompute: str, seq_len: int, flops_source: str = "achievable", virtual_stages: int = 0) -> StepTime:
     """Step time of one layout (micro-batch 1, ZeRO-1): compute, pipeline bubble, exposed communication.
 
     From the one step-time engine, :func:`mlcalc.steptime.predict_step` (``engine="megatron"``, the chip's
     machine, the node's links): compute is every kernel of the step (recomputation, host and optimizer
-    included); bubble: the interleaved schedule where it applies, else 1F1B; communication: what the
-    engine's rules leave exposed (tensor-parallel collectives, pipeline sends, the data-parallel
-    reduction beyond the last backward pass).
+    included); bubble: the schedule's, ``virtual_stages`` as :func:`engine_layout` takes it (0: interleaved
+    with the most chunks where it applies, else 1F1B); communication: what the engine's rules leave exposed
+    (tensor-parallel collectives, pipeline sends, the data-parallel reduction beyond the last backward pass).
     """
-    return _check.fields("step_time", _step_time(*_check_layout(model, chip, n_gpus, tp, pp, dp, n_micro, recompute,
-                                                               seq_len, flops_source)))
+    v = _check.non_negative_int("virtual_stages", virtual_stages, max(INTERLEAVE))
+    model, chip, n, tp, pp, dp, m, recompute, s, flops_source = _check_layout(model, chip, n_gpus, tp, pp, dp, n_micro,
+                                                                              recompute, seq_len, flops_source)
+    return _check.fields("step_time", _step_time(model, chip, n, tp, pp, dp, m, recompute, s, flops_source, v))
+
+
+@lru_cache(maxsize=4096)
+def _virtuals(pp: int, n_micro: int, n_layers: int) -> tuple[int, ...]:
+    """The virtual stages of INTERLEAVE the interleaved schedule allows (Narayanan et al. 2021: the
+    micro-batches a multiple of the stages, at least v layers per stage), most first; 1: plain 1F1B."""
+    if pp == 1 or n_micro % pp:
+        return (1,)
+    return tuple(sorted((v for v in INTERLEAVE if v == 1 or n_layers // pp >= v), reverse=True))
 
 
 def _interleave(pp: int, n_micro: int, n_layers: int) -> int:
-    """Most virtual stages of INTERLEAVE the interleaved schedule allows (Narayanan et al. 2021: the
-    micro-batches a multiple of the stages, at least v layers per stage); 1: plain 1F1B."""
-    if pp == 1 or n_micro % pp:
-        return 1
-    return max(v for v in INTERLEAVE if n_layers // pp >= v)
+    """Most virtual stages of INTERLEAVE the interleaved schedule allows; 1: plain 1F1B."""
+    return _virtuals(pp, n_micro, n_layers)[0]
 
 
 def engine_layout(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_layers: int,
-                  micro_batch: int = 1) -> steptime.Layout:
-    """The planner's layout as the engine's: ZeRO-1 over dp, sequence parallelism with tp, the interleaved
-    schedule where it applies (its smallest bubble, as :func:`_bubble`)."""
+                  micro_batch: int = 1, virtual_stages: int = 0) -> steptime.Layout:
+    """The planner's layout as the engine's: ZeRO-1 over dp, sequence parallelism with tp, and ``virtual_stages``
+    layer chunks per GPU (0: the most the interleaved schedule allows, its smallest bubble as :func:`_bubble`;
+    1: plain 1F1B)."""
     n_layers = _check.positive_int("n_layers", n_layers, 10**6)
     pp = _check.positive_int("pp", pp, MAX_GPUS)
     n_micro = _check.positive_int("n_micro", n_micro, 10**7)
-    v = _interleave(pp, n_micro, n_layers)
+    v = _interleave(pp, n_micro, n_layers) if virtual_stages == 0 else virtual_stages
+    if v not in _virtuals(pp, n_micro, n_layers):
+        raise ValueError(f"virtual_stages={virtual_stages!r} is not allowed: with pp={pp}, n_micro={n_micro} and "
+                         f"{n_layers} layers it must be 0 (the most allowed) or one of {_virtuals(pp, n_micro, n_layers)}")
     return steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1,
                            schedule="interleaved" if v > 1 else "1f1b", virtual_stages=v, recompute=recompute,
                            micro_batch=micro_batch, grad_accum=n_micro)
@@ -394,11 +407,12 @@ def _predict_all(model: memory.ModelConfig, chip: str, lay: steptime.Layout, seq
 
 
 def _step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: int, dp: int, n_micro: int,
-               recompute: str, seq_len: int, flops_source: str) -> StepTime:
+               recompute: str, seq_len: int, flops_source: str, virtual_stages: int = 0) -> StepTime:
     """The step-time engine's step (mlcalc.steptime.predict_step): every product at the shape one GPU of
     the layout runs, attention, element-wise work, the optimizer, the collectives on the node's links and
     the bubble of the schedule. ``flops_source`` only sets the floors."""
-    p = _predict(model, chip, engine_layout(tp, pp, dp, n_micro, recompute, model.n_layers), seq_len)
+    p = _predict(model, chip, engine_layout(tp, pp, dp, n_micro, recompute, model.n_layers,
+                                            virtual_stages=virtual_stages), seq_len)
     return StepTime(p.step_s - p.bubble_s - p.comm_exposed_s, p.bubble_s, p.comm_exposed_s)
 
 
@@ -445,35 +459,58 @@ def layout_candidates(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len
 
 
 def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
-                  recompute: str) -> memory.TrainingFit:
+                  recompute: str, n_micro: int = 0, virtual_stages: int = 0) -> memory.TrainingFit:
     """Per-GPU memory of a layout (ZeRO-1, micro-batch 1): the step-time engine's
     (:func:`mlcalc.steptime.training_fit`, the training-fit chapter's model); uneven stages count the
-    fullest one."""
+    fullest one. With ``n_micro`` micro-batches a step, the layout as :func:`engine_layout` runs it
+    (``virtual_stages`` as it takes them): the pipeline ranks hold what that schedule keeps in flight for
+    that many micro-batches (:func:`mlcalc.memory.pipeline_in_flight`); ``n_micro=0``: 1F1B's steady state
+    (the most it holds, for a layout whose micro-batches are not known)."""
     _check_model(model)
     _check.choice("chip", chip, chips())
     tp = _check.positive_int("tp", tp, MAX_GPUS)
     pp = _check.positive_int("pp", pp, min(model.n_layers, MAX_PIPELINE))
     dp = _check.positive_int("dp", dp, MAX_GPUS)
     _check.choice("recompute", recompute, tuple(RECOMPUTE_FACTOR))
-    return _layout_memory(model, chip, tp, pp, dp, _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN), recompute)
+    m = _check.non_negative_int("n_micro", n_micro, 10**7)
+    v = _check.non_negative_int("virtual_stages", virtual_stages, max(INTERLEAVE))
+    if m == 0 and v > 1:
+        raise ValueError(f"virtual_stages={virtual_stages!r} is not allowed with n_micro=0: interleaving needs the "
+                         "micro-batch count (0 or 1 there)")
+    if m:
+        v = v or _interleave(pp, m, model.n_layers)
+        if v not in _virtuals(pp, m, model.n_layers):
+            engine_layout(tp, pp, dp, m, recompute, model.n_layers, virtual_stages=v)  # says why
+    return _layout_memory(model, chip, tp, pp, dp, _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN), recompute,
+                          m, v or 1)
 
 
 def _layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
-                   recompute: str) -> memory.TrainingFit:
-    lay = steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1, recompute=recompute)
+                   recompute: str, n_micro: int = 0, v: int = 1) -> memory.TrainingFit:
+    """The memory of (tp, pp, dp, recompute) run with ``n_micro`` micro-batches and ``v`` chunks per GPU
+    (:func:`engine_layout`'s layout; ``n_micro=0``: 1F1B's steady state)."""
+    if n_micro:
+        lay = engine_layout(tp, pp, dp, n_micro, recompute, model.n_layers, virtual_stages=v)
+    else:
+        lay = steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1,
+                              recompute=recompute)
     return steptime.training_fit(model, lay, seq_len=seq_len, device_bytes=spec(chip).memory_bytes, engine=ENGINE,
-                                 steady_state=True)
+                                 steady_state=not n_micro)
 
 
-def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int) -> tuple[str, float] | None:
-    """Selective recomputation if it fits, else full, else None: (recompute, bytes). What it finds for selective
-    is remembered for the search's memory shortcut (:func:`_selective_fits`)."""
+def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
+         n_micro: int) -> tuple[str, int, float] | None:
+    """How the layout runs with ``n_micro`` micro-batches, as its memory allows: selective recomputation if it
+    fits, else full; with each, the most virtual stages the interleaved schedule allows that fit (1: plain
+    1F1B, which holds the fewest micro-batches in flight), else None: (recompute, virtual stages, bytes). What
+    it finds to fit is remembered for the search's memory shortcut (:func:`_selective_fits`)."""
     for rc in ("selective", "full"):
-        mem = _layout_memory(model, chip, tp, pp, dp, seq_len, rc)
-        if rc == "selective" and mem.fits and _fits_order_on:
-            _seen_fit(model, chip, tp, pp, dp, seq_len)
-        if mem.fits:
-            return rc, mem.total_bytes
+        for v in _virtuals(pp, n_micro, model.n_layers):
+            mem = _layout_memory(model, chip, tp, pp, dp, seq_len, rc, n_micro, v)
+            if mem.fits:
+                if rc == "selective" and _fits_order_on:
+                    _seen_fit(model, chip, tp, pp, dp, seq_len, n_micro, v)
+                return rc, v, mem.total_bytes
     return None
 
 
@@ -498,7 +535,10 @@ def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
 # layout runs the same kernels and tensor-parallel collectives whatever the data-parallel degree and the
 # number of micro-batches: they depend on the shapes one GPU runs (tp, the stage's layers, recomputation),
 # so the engine's step is at least m x (that micro-batch) x (1 + the schedule's bubble fraction) (the
-# data-parallel reduction, the pipeline sends and the optimizer only add). The first layout of each
+# data-parallel reduction, the pipeline sends and the optimizer only add). Nor do they depend on the chunks
+# per GPU (v) the memory lets the layout interleave: the bound's bubble fraction is the smallest any allowed v
+# gives (_bubble), so a layout memory keeps to fewer chunks (a larger bubble) stays above it, and the
+# recomputation in the key is the one memory chose (the search bounds both). The first layout of each
 # (model, chip, sequence, tp, pp, recomputation) the search evaluates gives that micro-batch's time; later
 # layouts with the same shapes, at any GPU count, are skipped when this bound cannot beat the best step
 # found so far (ties included: a skipped layout never replaces the best, as it would not have).
@@ -515,15 +555,18 @@ class _BoundFailed(Exception):
     """A layout's step came out below its micro-batch bound: the bound is not valid for this engine."""
 
 
-# The layout search's memory shortcut (exact while its premise holds; checked). ZeRO-1 shards the optimizer
-# over the data-parallel replicas and nothing else in a layout's memory grows with them: for the same model,
-# chip, sequence, tp, pp and recomputation, a layout that fits at dp replicas fits at any more
-# (tests/core/test_plan.py checks it on every model). Across the GPU counts of a search, the same (tp, pp) comes
-# back at other dp: that selective recomputation fits is then known without computing the memory, which is
-# computed only for the layouts the search evaluates -- and checked there: if one ever does not fit where the
-# premise says it does, the shortcut is switched off, the cached layouts it helped choose are dropped and the
-# search is redone without it.
-_FITS: dict[tuple, int] = {}  # (model, chip, seq_len, tp, pp) -> the fewest dp seen to fit with selective recomputation
+# The layout search's memory shortcut (exact while its premise holds; checked). A layout's memory is its model
+# states, which ZeRO-1 shards over the data-parallel replicas (nothing else in it grows with them), and the
+# activations its pipeline schedule keeps in flight, which follow the schedule (v chunks per GPU) and the
+# micro-batch count only through memory.in_flight_micro_batches (the count up to the schedule's steady state: the
+# same held activations, whatever the replicas). So for the same model, chip, sequence, tp, pp, recomputation,
+# v and in-flight count, a layout that fits at dp replicas fits at any more (tests/core/test_plan.py checks it on
+# every model). Across the GPU counts of a search, the same (tp, pp) comes back at other dp and micro-batch counts:
+# that selective recomputation with the most chunks allowed fits is then known without computing the memory
+# (the first choice of _fit, so the same choice), which is computed only for the layouts the search evaluates --
+# and checked there: if one ever does not fit where the premise says it does, the shortcut is switched off, the
+# cached layouts it helped choose are dropped and the search is redone without it.
+_FITS: dict[tuple, int] = {}  # (model, chip, seq_len, tp, pp, v, in-flight count) -> the fewest dp seen to fit
 _FITS_MAX = 20000  # entries kept (a bounded cache: emptied when full)
 _fits_order_on = True
 
@@ -532,15 +575,25 @@ class _FitsOrderFailed(Exception):
     """A layout said to fit by the memory shortcut does not: the premise does not hold for this memory model."""
 
 
-def _selective_fits(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s: int) -> bool:
-    """Whether selective recomputation is known to fit at ``dp`` (it fitted at no more replicas before)."""
-    fewest = _FITS.get((model, chip, s, tp, pp))
-    return _fits_order_on and fewest is not None and dp >= fewest
+def _fits_key(model: memory.ModelConfig, chip: str, tp: int, pp: int, s: int, n_micro: int, v: int) -> tuple:
+    """What a layout's memory depends on besides the replicas (its schedule's in-flight count, not n_micro)."""
+    return (model, chip, s, tp, pp, v,
+            memory.in_flight_micro_batches(pp, "interleaved" if v > 1 else "1f1b", v, n_micro))
 
 
-def _seen_fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s: int) -> None:
-    """Selective recomputation fitted at ``dp``: remembered for these shapes."""
-    key = (model, chip, s, tp, pp)
+def _selective_fits(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s: int, n_micro: int) -> int:
+    """The virtual stages selective recomputation is known to fit with at ``dp`` and ``n_micro`` (the most the
+    schedule allows: it fitted there at no more replicas before), else 0."""
+    if not _fits_order_on:
+        return 0
+    v = _interleave(pp, n_micro, model.n_layers)
+    fewest = _FITS.get(_fits_key(model, chip, tp, pp, s, n_micro, v))
+    return v if fewest is not None and dp >= fewest else 0
+
+
+def _seen_fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s: int, n_micro: int, v: int) -> None:
+    """Selective recomputation fitted at ``dp`` with ``n_micro`` micro-batches and ``v`` chunks: remembered."""
+    key = _fits_key(model, chip, tp, pp, s, n_micro, v)
     fewest = _FITS.get(key)
     if fewest is None and len(_FITS) >= _FITS_MAX:
         _FITS.clear()
@@ -677,28 +730,30 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
         nonlocal best, at
         floor, tp, pp, dp, m = cands[i]
         mem_bytes: float | None = None
-        if _selective_fits(model, chip, tp, pp, dp, s):
+        v = _selective_fits(model, chip, tp, pp, dp, s, m)
+        if v:
             rc = "selective"  # its bytes only if this layout is evaluated
         else:
-            fit = _fit(model, chip, tp, pp, dp, s)
+            fit = _fit(model, chip, tp, pp, dp, s, m)
             if fit is None:
                 return
-            rc, mem_bytes = fit
+            rc, v, mem_bytes = fit
         key = (model, chip, system, s, tp, pp, rc)
         if beaten(max(_micro_bound(key, pp, m, L),
                       floor if rc == "selective" else _step_floor(model, chip, n, tp, pp, dp, m, rc, s, flops_source)), i):
             return
         if mem_bytes is None:
-            mem = _layout_memory(model, chip, tp, pp, dp, s, rc)
+            mem = _layout_memory(model, chip, tp, pp, dp, s, rc, m, v)
             if not mem.fits:
                 raise _FitsOrderFailed
             mem_bytes = mem.total_bytes
-        p = _predict(model, chip, engine_layout(tp, pp, dp, m, rc, L), s)
+        p = _predict(model, chip, engine_layout(tp, pp, dp, m, rc, L, virtual_stages=v), s)
         t = StepTime(p.step_s - p.bubble_s - p.comm_exposed_s, p.bubble_s, p.comm_exposed_s)
         if _micro_bound_on:
             _learn(key, _micro_s(p, m), t.step_s, pp, m, L)
         if best is None or t.step_s < best.step_s or (t.step_s == best.step_s and i < at):
-            best, at = PlannedLayout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s), i
+            best, at = PlannedLayout(tp, pp, dp, 1, m, rc, mem_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s,
+                                     v), i
 
     # First the layout whose known micro-batches promise the shortest step (a good best early prunes the
     # rest); then every one by its bound, skipped once the bound cannot beat the best. The order changes only
@@ -1321,8 +1376,9 @@ def explain(p: Plan, model: memory.ModelConfig, n_tokens: float) -> str:
     else:
         cost = (f"{p.n_gpus:,} GPUs x {p.gpu_hours / p.n_gpus:,.0f} h x ${p.offer.price_per_gpu_hour:,.3f} "
                 f"= ${p.dollars:,.0f}")
+    sched = f", interleaved 1F1B with {lay.virtual_stages} chunks per GPU" if lay.virtual_stages > 1 else ""
     return (f"{p.n_gpus:,} x {p.offer.chip} as tp={lay.tp} x pp={lay.pp} x dp={lay.dp} ({lay.recompute} "
-            f"recomputation): {explain_step(p)} {days}; {cost}. " + explain_goodput(p.needs))
+            f"recomputation{sched}): {explain_step(p)} {days}; {cost}. " + explain_goodput(p.needs))
 
 
 def explain_step(p: Plan) -> str:
@@ -1420,7 +1476,7 @@ def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: in
                           balanced_stages=layout.get("balanced_stages", False))
     p = _predict_all(model, chip, lay, s)
     return PlannedLayout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
-                  p.bubble_s, p.comm_exposed_s, p.step_s)
+                         p.bubble_s, p.comm_exposed_s, p.step_s, lay.virtual_stages)
 
 
 def check_run(name: str) -> RunCheck:

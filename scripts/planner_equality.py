@@ -53,7 +53,7 @@ def _layouts(quick: bool) -> dict[str, str]:
                 for tp, pp, dp, m in plan.layout_candidates(model, chip, n, 4096, batch):
                     for rc in ("selective", "full"):
                         key = f"{name} {chip} {n} {tp} {pp} {dp} {m} {rc}"
-                        out["layout_memory " + key] = repr(plan.layout_memory(model, chip, tp, pp, dp, 4096, rc))
+                        out["layout_memory " + key] = repr(plan.layout_memory(model, chip, tp, pp, dp, 4096, rc, m))
                         out["step_time " + key] = repr(plan.step_time(model, chip, n, tp, pp, dp, m, rc, 4096))
                         out["floor " + key] = repr(plan.step_time_floor(model, chip, n, tp, pp, dp, m, rc, 4096))
     return out

@@ -610,7 +610,7 @@ def _shape_compute(v: Mapping[str, Any]) -> ShapeResult:
     lo = max(1, center - span)
     step = max(1, (center + span - lo) // (N_POINTS - 1))
     ns = [lo + i * step for i in range(N_POINTS) if lo + i * step <= center + span]
-    curve = [compute.matmul_shape_efficiency(v["m"], n, v["k"], n_sms, tm, tn) for n in ns]
+    curve = compute.matmul_shape_efficiencies(v["m"], ns, v["k"], n_sms, tm, tn)
     return ShapeResult(ns, here, n_sms, curve)
 
 

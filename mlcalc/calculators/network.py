@@ -131,7 +131,7 @@ def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[s
             f"algbw {gbs(t.algbw_bytes_per_s)}, busbw {gbs(t.busbw_bytes_per_s)} (the links' ring busbw: "
             f"{gbs(fab.busbw_bytes_per_s)}); "
             f"{pace} (GB = 1e9 bytes, per direction)")
-    sweep = [(s, net.fabric_collective_time(s, fab, collective, algorithm)) for s in SWEEP_BYTES]
+    sweep = list(zip(SWEEP_BYTES, net.fabric_collective_times(SWEEP_BYTES, fab, collective, algorithm)))
     x = charts.q("bytes", "message size, bytes (log)", log=True, fmt="~s")
     title = f"{collective} ({algorithm}) on {fab.n_ranks:,} GPUs"
     if v["plot"] == "time":

@@ -89,3 +89,76 @@ def test_check_finite_names_the_first_value_that_is_not_finite_and_passes_finite
     check_finite(deep)
     with pytest.raises(ValueError, match=re.escape("(result[0][0] = inf)")):
         check_finite([[float("inf")]])
+
+
+def _walk_before(result, depth=0):
+    """check_finite's walk as it was written before 2026-11-27 (one call per value, a name per part): the
+    reference the faster walk must agree with, path and value."""
+    import math as _math
+    from collections.abc import Mapping
+
+    from mlcalc.calc import _MAX_DEPTH, MAX_CHART_ROWS
+
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(result, float):
+        return None if _math.isfinite(result) else ((), result)
+    if isinstance(result, (str, bytes, bool, int)) or result is None:
+        return None
+    if isinstance(result, Mapping):
+        named = ((f"[{k!r}]", v) for k, v in list(result.items())[:MAX_CHART_ROWS])
+    elif isinstance(result, (tuple, list)):
+        fields = getattr(result, "_fields", None)
+        named = ((f".{fields[i]}" if fields else f"[{i}]", v) for i, v in enumerate(result[:MAX_CHART_ROWS]))
+    elif hasattr(result, "__dataclass_fields__"):
+        named = ((f".{f}", getattr(result, f, None)) for f in result.__dataclass_fields__)
+    else:
+        return None
+    for part, v in named:
+        bad = _walk_before(v, depth + 1)
+        if bad is not None:
+            return (part, *bad[0]), bad[1]
+    return None
+
+
+def test_check_finite_walk_agrees_with_the_walk_it_replaced():
+    import math as _math
+    from dataclasses import dataclass as _dc
+    from typing import NamedTuple
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from mlcalc.calc import _first_not_finite
+
+    class Pair(NamedTuple):
+        a: object
+        b: object
+
+    @_dc(frozen=True)
+    class Box:
+        x: object
+        y: object
+
+    leaf = st.one_of(st.floats(), st.integers(), st.booleans(), st.none(), st.text(max_size=3),
+                     st.sampled_from([_math.inf, -_math.inf, _math.nan, 0.0, 1e308]))
+    tree = st.recursive(leaf, lambda kids: st.one_of(
+        st.lists(kids, max_size=4), st.lists(kids, max_size=4).map(tuple),
+        st.dictionaries(st.one_of(st.text(max_size=2), st.integers()), kids, max_size=3),
+        st.tuples(kids, kids).map(lambda t: Pair(*t)), st.tuples(kids, kids).map(lambda t: Box(*t))), max_leaves=30)
+
+    def same(x, y):
+        if x is None or y is None:
+            return x is y
+        return x[0] == y[0] and (x[1] == y[1] or (_math.isnan(x[1]) and _math.isnan(y[1])))
+
+    @settings(max_examples=400, deadline=None)
+    @given(tree, st.integers(0, 9))
+    def check(value, depth):
+        assert same(_first_not_finite(value, depth), _walk_before(value, depth))
+
+    check()
+    deep: object = [1.0, float("nan")]
+    for _ in range(9):  # at the edge of the depth looked into
+        deep = [deep]
+        assert same(_first_not_finite(deep, 0), _walk_before(deep, 0))

@@ -58,6 +58,26 @@ def test_wave_size_a100():
     assert eff.wave_efficiency == pytest.approx(512 / 540)
 
 
+def test_a_sweep_over_n_gives_each_n_its_own_numbers():
+    # NVIDIA's guide, "Wave quantization" (A100, 108 SMs, 256x128 tiles): N = 4096 gives 512 tiles in 5 waves of 108,
+    # as the one-shape function; every N of a sweep gives exactly what that function gives for it.
+    n_sms = spec("A100-80GB").sm_count
+    ns = [1, 7, 128, 129, 4000, 4096, 4097, 8193]
+    for tile in ((256, 128), (64, 128)):
+        for dtype in ("bf16", "fp8", "fp32"):
+            sweep = compute.matmul_shape_efficiencies(4096, ns, 4096, n_sms, *tile, 1, dtype)
+            assert sweep == [compute.matmul_shape_efficiency(4096, n, 4096, n_sms, *tile, 1, dtype) for n in ns]
+    a100 = compute.matmul_shape_efficiencies(4096, [4096], 4096, n_sms)[0]
+    assert (a100.tiles, a100.waves, a100.wave_size) == (512, 5, 108)
+    assert compute.matmul_shape_efficiencies(4096, [], 4096, n_sms) == []
+    with pytest.raises(ValueError, match="n=0"):
+        compute.matmul_shape_efficiencies(4096, [8, 0], 4096, n_sms)
+    with pytest.raises(ValueError, match="at most 10,000"):
+        compute.matmul_shape_efficiencies(4096, [8] * (compute.MAX_SHAPES + 1), 4096, n_sms)
+    with pytest.raises(ValueError, match="k=0"):
+        compute.matmul_shape_efficiencies(4096, [8], 0, n_sms)
+
+
 def test_8192_versus_8193():
     n_sms = spec("H100-SXM").sm_count
     a = compute.matmul_shape_efficiency(8192, 8192, 8192, n_sms)

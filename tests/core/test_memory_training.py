@@ -198,6 +198,40 @@ def test_llama3_balanced_interleaved_in_flight():
     assert max(memory.pipeline_in_flight(126, 16, "interleaved", 8, 16, True)) == 128
 
 
+# What a rank holds follows the micro-batch count only up to the schedule's steady state (Narayanan et al. 2021,
+# 2.2.1: 1F1B holds min(p - r, m); 2.2.2 as Megatron-LM runs it: all forwards first when m = p): in_flight_micro_batches
+# names the count with the same held activations (0: the steady state), which the planner's memory shortcut keys on.
+# Every schedule, stage count, chunk count, layer count (even and uneven chunks, balanced or not) and micro-batch
+# count of a grid: the same tuple as pipeline_in_flight with the count itself.
+def test_in_flight_micro_batches_hold_what_the_count_itself_holds():
+    checked = 0
+    for p in (1, 2, 3, 4, 6, 8, 16):
+        for L in (p * 4, p * 4 + 3, 126, 61):
+            if L < p:
+                continue
+            for schedule, vs in (("1f1b", (1,)), ("interleaved", (1, 2, 4)), ("gpipe", (1,)), ("dualpipe", (1,))):
+                if schedule == "dualpipe" and p % 2:
+                    continue
+                for v in vs:
+                    if p * v > L and v > 1:
+                        continue
+                    for balanced in ((False, True) if L >= p * v + 2 else (False,)):
+                        for m in sorted({1, 2, p - 1, p, p + 1, 2 * p, 3 * p, 4 * p, 5 * p, 9 * p + 1} - {0}):
+                            same = memory.in_flight_micro_batches(p, schedule, v, m)
+                            assert 0 <= same <= m
+                            if same == 0 and schedule == "gpipe":
+                                continue
+                            assert memory.pipeline_in_flight(L, p, schedule, v, same, balanced) == \
+                                memory.pipeline_in_flight(L, p, schedule, v, m, balanced), (p, L, schedule, v, m, balanced)
+                            checked += 1
+    assert checked > 1000
+    # the steady state is reached: 1F1B from m = p; interleaved (v = 2, p = 4) from m v >= 2 p v + (v + 1) p - 1 = 27
+    assert [memory.in_flight_micro_batches(4, "1f1b", 1, m) for m in (1, 3, 4, 64)] == [1, 3, 0, 0]
+    assert [memory.in_flight_micro_batches(4, "interleaved", 2, m) for m in (4, 8, 12, 16, 64)] == [4, 8, 12, 0, 0]
+    with pytest.raises(ValueError, match="schedule"):
+        memory.in_flight_micro_batches(4, "zigzag", 1, 8)
+
+
 # DeepSeek-AI 2024 (DeepSeek-V3), 3.2.1 and Table 2: DualPipe keeps PP + 1 micro-batches of a stage where 1F1B
 # keeps PP ("only increasing the peak activation memory by 1/PP times") and two copies of the parameters.
 def test_dualpipe_memory_is_deepseek_table_2():

@@ -395,3 +395,27 @@ def test_oversubscribed_fat_tree_reduces_to_the_non_blocking_counts():
     two = net.oversubscribed_fat_tree_counts(2688, 64, 2)
     assert two.tiers == 2 and net.oversubscribed_fat_tree_counts(2689, 64, 2).tiers == 3
     assert two.switches < net.fat_tree_counts(2688, 64).switches
+
+
+def test_a_sweep_over_the_message_size_gives_each_size_its_own_numbers():
+    # nccl-tests doc/PERFORMANCE.md: a ring all_reduce of S moves 2(n-1)/n S per rank: on 4 DGX-H100 nodes with 2 NICs
+    # the network sets the pace (bandwidth part 2 x 31/32 x 1 GB / the node's network, as above); each size of a sweep
+    # gives what fabric_collective_time gives for it, on every path (ring, tree, in-network, all_to_all, send_recv).
+    sizes = [0.0, 1.0, 1e3, 2.0**30, 1e11]
+    fab = net.fabric("DGX-H100", 4, nics_per_node=2)
+    assert net.fabric_collective_times([1e9], fab)[0].bandwidth_s == pytest.approx(
+        2 * 31 / 32 * 1e9 / fab.node_inter_bytes_per_s)
+    for fab in (net.fabric("DGX-H100", 1), net.fabric("DGX-H100", 4, nics_per_node=2),
+                net.fabric("DGX-H100", 1, in_network="nvls"), net.fabric("DGX-H100", 8, in_network="ib_sharp")):
+        for collective in net.COLLECTIVES:
+            for algorithm in ("ring", "tree") if collective == "all_reduce" else ("ring",):
+                for volume in net.VOLUME_CONVENTIONS:
+                    assert list(net.fabric_collective_times(sizes, fab, collective, algorithm, volume)) == [
+                        net.fabric_collective_time(s, fab, collective, algorithm, volume) for s in sizes]
+    with pytest.raises(ValueError, match="message_bytes=-1"):
+        net.fabric_collective_times([1.0, -1.0], fab)
+    with pytest.raises(ValueError, match="at most 10,000"):
+        net.fabric_collective_times([1.0] * (net.MAX_SIZES + 1), fab)
+    with pytest.raises(ValueError, match="algorithm='tree'"):
+        net.fabric_collective_times([1.0], fab, "all_gather", "tree")
+    assert net.fabric_collective_times([], fab) == ()

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from mlcalc import calc, compute, memory, plan, storage, vl
+from mlcalc import calc, compute, memory, plan, steptime, storage, vl
 from mlcalc.calculators import REGISTRY  # registers the calculators
 
 
@@ -230,17 +230,19 @@ def test_train_calculator_exports():
 
 
 def _brute_layout(m, chip, n, s, batch):
-    """The fastest layout by trying every candidate: memory fit (selective, else full), then the step time."""
+    """The fastest layout by trying every candidate: memory fit as it runs (selective, else full; each with the
+    most interleaved chunks that fit, else 1F1B), then the step time."""
     best = None
     for tp, pp, dp, micro in plan.layout_candidates(m, chip, n, s, batch):
-        for rc in ("selective", "full"):
-            if plan.layout_memory(m, chip, tp, pp, dp, s, rc).fits:
-                t = plan.step_time(m, chip, n, tp, pp, dp, micro, rc, s)
-                floor = plan.step_time_floor(m, chip, n, tp, pp, dp, micro, rc, s)
-                assert floor <= t.step_s * (1 + 1e-12)  # the bound the layout search relies on
-                if best is None or t.step_s < best:
-                    best = t.step_s
-                break
+        fit = next(((rc, v) for rc in ("selective", "full") for v in plan._virtuals(pp, micro, m.n_layers)
+                    if plan.layout_memory(m, chip, tp, pp, dp, s, rc, micro, v).fits), None)
+        if fit is not None:
+            rc, v = fit
+            t = plan.step_time(m, chip, n, tp, pp, dp, micro, rc, s, virtual_stages=v)
+            floor = plan.step_time_floor(m, chip, n, tp, pp, dp, micro, rc, s)
+            assert floor <= t.step_s * (1 + 1e-12)  # the bound the layout search relies on
+            if best is None or t.step_s < best:
+                best = t.step_s
     return best
 
 
@@ -331,7 +333,10 @@ def test_step_time_floor_is_a_lower_bound_on_random_layouts():
 def test_a_layout_that_fits_fits_with_more_data_parallel_replicas():
     """The layout search's memory shortcut (plan._selective_fits): for the same model, chip, sequence, tp, pp and
     recomputation, memory per GPU never grows with dp (ZeRO-1 shards the optimizer over the replicas), so a
-    layout that fits at dp fits at any more. Every model preset, every offered chip, every tp and pp it allows."""
+    layout that fits at dp fits at any more -- with the same schedule (v chunks per GPU) and micro-batch count, or
+    any count with the same in-flight count (memory.in_flight_micro_batches: the key of the shortcut). Every model
+    preset, every offered chip, every tp and pp it allows; 1F1B's steady state and the layout as it runs with a
+    few micro-batch counts, each with every virtual-stage count the schedule allows."""
     dps = (1, 2, 3, 4, 6, 8, 16, 64, 512)
     checked = 0
     for name in memory.model_presets():
@@ -340,13 +345,23 @@ def test_a_layout_that_fits_fits_with_more_data_parallel_replicas():
             for tp in (1, 2, 4, 8):
                 if m.n_heads % tp:
                     continue
-                for pp in plan._pipeline_sizes(m)[::3]:
-                    for rc in ("selective", "full"):
-                        mem = [plan.layout_memory(m, chip, tp, pp, dp, 4096, rc) for dp in dps]
-                        assert all(a.total_bytes >= b.total_bytes for a, b in zip(mem, mem[1:])), (name, chip, tp, pp, rc)
-                        assert all(b.fits for a, b in zip(mem, mem[1:]) if a.fits), (name, chip, tp, pp, rc)
-                        checked += 1
-    assert checked > 1000
+                for j, pp in enumerate(plan._pipeline_sizes(m)[::3]):
+                    micro = (0, (1, pp, 4 * pp, 8 * pp)[(j + tp) % 4])  # one count as run per (tp, pp), in turn
+                    for n_micro in micro:
+                        for v in (plan._virtuals(pp, n_micro, m.n_layers) if n_micro else (1,)):
+                            for rc in ("selective", "full"):
+                                mem = [plan.layout_memory(m, chip, tp, pp, dp, 4096, rc, n_micro, v) for dp in dps]
+                                why = (name, chip, tp, pp, rc, n_micro, v)
+                                assert all(a.total_bytes >= b.total_bytes for a, b in zip(mem, mem[1:])), why
+                                assert all(b.fits for a, b in zip(mem, mem[1:]) if a.fits), why
+                                if n_micro:  # the shortcut's key: a count with the same in-flight count, the same bytes
+                                    same = memory.in_flight_micro_batches(pp, "interleaved" if v > 1 else "1f1b", v,
+                                                                          n_micro) or 16 * pp
+                                    if v in plan._virtuals(pp, same, m.n_layers):
+                                        other = plan.layout_memory(m, chip, tp, pp, 8, 4096, rc, same, v)
+                                        assert other.total_bytes == mem[5].total_bytes, why
+                                checked += 1
+    assert checked > 2000
 
 
 def test_the_memory_shortcut_is_switched_off_where_its_premise_fails(monkeypatch):
@@ -356,8 +371,8 @@ def test_the_memory_shortcut_is_switched_off_where_its_premise_fails(monkeypatch
     chip = plan.offered_chips()[0]
     real = plan._layout_memory
 
-    def growing(model, chip, tp, pp, dp, seq_len, recompute):  # fits only at dp <= 2
-        mem = real(model, chip, tp, pp, dp, seq_len, recompute)
+    def growing(model, chip, tp, pp, dp, seq_len, recompute, n_micro=0, v=1):  # fits only at dp <= 2
+        mem = real(model, chip, tp, pp, dp, seq_len, recompute, n_micro, v)
         return mem._replace(fits=mem.fits and dp <= 2)
 
     plan._best_layout.cache_clear()
@@ -365,7 +380,7 @@ def test_the_memory_shortcut_is_switched_off_where_its_premise_fails(monkeypatch
     plan._FITS.clear()
     monkeypatch.setattr(plan, "_layout_memory", growing)
     monkeypatch.setattr(plan, "_fits_order_on", True)
-    plan._seen_fit(m, chip, 1, 1, 1, 4096)  # "fits at dp=1" for tp=1, pp=1: the premise would say any dp fits
+    plan._seen_fit(m, chip, 1, 1, 1, 4096, 1, 1)  # "fits at dp=1" for tp=1, pp=1: the premise would say any dp fits
     try:
         for n in (8, 16, 64):
             lay = plan.best_layout(m, chip, n, 4096, 2**22)
@@ -587,3 +602,66 @@ def test_climategpts_miss_states_what_was_tried():
         assert abs(hours(tp, rc) / e["gpu_hours"] - 1) < 0.20, (tp, rc)
     assert hours(1, "selective") < 0.6 * e["gpu_hours"]
     assert "TP 1 to 8" in e["known_miss"] and "over 4 GPUs with full" in e["known_miss"]
+
+
+# --------------------------------------------------------------------------- memory of the layout as it runs
+
+
+def test_a_layout_that_fits_as_1f1b_but_not_interleaved_runs_1f1b():
+    # Korthikanti et al. 2022, 4.2.3 (the schedule of Narayanan et al. 2021, 2.2.2): the interleaved schedule's first
+    # rank holds L (1 + (p - 1) / (p v)) layers' worth of activations where 1F1B holds L. Llama-3 70B on 16 x H200,
+    # tp 2 x pp 4 x dp 2 with 512 micro-batches: 1F1B fits (148 GB of 150), interleaving with 2 or 4 chunks a GPU
+    # would not (activations x 1.375 and x 1.1875), so the planner runs it 1F1B -- its step and memory are 1F1B's.
+    m = memory.model_preset("Llama-3 70B")
+    lay = plan.best_layout(m, "H200-SXM", 16, 4096, 4 * 2**20)
+    assert (lay.tp, lay.pp, lay.dp, lay.n_micro, lay.recompute) == (2, 4, 2, 512, "selective")
+    assert plan._virtuals(4, 512, 80) == (4, 2, 1) and lay.virtual_stages == 1
+    mem = {v: plan.layout_memory(m, "H200-SXM", 2, 4, 2, 4096, "selective", 512, v) for v in (4, 2, 1)}
+    one = mem[1].parts_bytes["activations"]
+    for v in (4, 2):
+        assert mem[v].parts_bytes["activations"] == pytest.approx(one * (1 + 3 / (4 * v)), rel=1e-12)
+        assert not mem[v].fits
+    assert mem[1].fits and lay.memory_bytes == mem[1].total_bytes
+    assert lay.step_s == plan.step_time(m, "H200-SXM", 16, 2, 4, 2, 512, "selective", 4096, virtual_stages=1).step_s
+    assert lay.step_s > plan.step_time(m, "H200-SXM", 16, 2, 4, 2, 512, "selective", 4096).step_s  # a larger bubble
+    # the old fit (1F1B's steady state before the micro-batches were known) said fits for every v
+    assert plan.layout_memory(m, "H200-SXM", 2, 4, 2, 4096, "selective").total_bytes == mem[1].total_bytes
+    with pytest.raises(ValueError, match="virtual_stages"):
+        plan.engine_layout(2, 4, 2, 510, "selective", 80, virtual_stages=2)  # 510 micro-batches: not a multiple of 4
+
+
+def test_the_fitted_memory_is_the_memory_of_the_layout_as_it_runs():
+    # For a sample of the planner's answers, the bytes it fitted are memory.training_memory of the engine's layout
+    # (plan.engine_layout with the schedule, chunks and micro-batches it runs), and the engine's own memory of that
+    # step (steptime.predict_step's peak, without the stated reserve).
+    checked = interleaved = 0
+    for name in ("Llama-3 70B", "Llama-2 7B", "Mixtral 8x7B", "GPT-3 175B", "DeepSeek-V3", "Llama-3 405B"):
+        m = memory.model_preset(name)
+        for chip in ("H100-SXM", "A100-80GB", "B200"):
+            for n in (8, 64, 512, 4096):
+                lay = plan.best_layout(m, chip, n, 4096, 4 * 2**20)
+                if lay is None:
+                    continue
+                eng = plan.engine_layout(lay.tp, lay.pp, lay.dp, lay.n_micro, lay.recompute, m.n_layers,
+                                         virtual_stages=lay.virtual_stages)
+                assert eng.virtual_stages == lay.virtual_stages
+                dev = plan.spec(chip).memory_bytes
+                fit = steptime.training_fit(m, eng, seq_len=4096, device_bytes=dev, engine=plan.ENGINE)
+                assert lay.memory_bytes == fit.total_bytes and fit.fits, (name, chip, n, lay)
+                if m.n_layers % lay.pp == 0 or eng.schedule == "interleaved":  # the same call, argument by argument
+                    direct = memory.training_memory(
+                        m, dev, 1, 4096, lay.dp, lay.tp, lay.pp, 1 if lay.dp > 1 else 0, convention="zero-mixed-adam",
+                        recompute=lay.recompute, sequence_parallel=lay.tp > 1, flash_attention=True,
+                        overhead_fraction=steptime.MEMORY_RESERVE_FRACTION, activations="architecture",
+                        loss="fp32-logits", schedule=eng.schedule if lay.pp > 1 else "1f1b",
+                        virtual_stages=lay.virtual_stages, n_micro=lay.n_micro, program="megatron")
+                    assert direct.total_bytes == lay.memory_bytes, (name, chip, n, lay)
+                system = plan.network.system(plan.chip_info(chip)["system"])
+                p = steptime.predict_step(m, eng, seq_len=4096, machine=chip, gpus_per_node=system.gpus_per_node,
+                                          engine=plan.ENGINE, system=system.key)
+                assert p.step_s == plan._predict(m, chip, eng, 4096).step_s == pytest.approx(lay.step_s, rel=1e-12)
+                assert p.peak_bytes_per_gpu == pytest.approx(lay.memory_bytes - steptime.MEMORY_RESERVE_FRACTION * dev,
+                                                             rel=1e-12)
+                checked += 1
+                interleaved += lay.virtual_stages > 1
+    assert checked >= 40 and interleaved >= 5

@@ -17,13 +17,15 @@ def _every_layout(m, chip, n, s, batch):
     cands = sorted((plan.step_time_floor(m, chip, n, tp, pp, dp, mb, "selective", s), tp, pp, dp, mb)
                    for tp, pp, dp, mb in plan.layout_candidates(m, chip, n, s, batch))
     for _, tp, pp, dp, mb in cands:
-        for rc in ("selective", "full"):
-            mem = plan.layout_memory(m, chip, tp, pp, dp, s, rc)
-            if mem.fits:
-                t = plan.step_time(m, chip, n, tp, pp, dp, mb, rc, s)
-                if best is None or t.step_s < best.step_s:
-                    best = plan.PlannedLayout(tp, pp, dp, 1, mb, rc, mem.total_bytes, t.compute_s, t.bubble_s, t.comm_s, t.step_s)
-                break
+        # as the layout runs: selective, else full; each with the most interleaved chunks that fit, else 1F1B
+        fit = next(((rc, v, mem) for rc in ("selective", "full") for v in plan._virtuals(pp, mb, m.n_layers)
+                    for mem in (plan.layout_memory(m, chip, tp, pp, dp, s, rc, mb, v),) if mem.fits), None)
+        if fit is not None:
+            rc, v, mem = fit
+            t = plan.step_time(m, chip, n, tp, pp, dp, mb, rc, s, virtual_stages=v)
+            if best is None or t.step_s < best.step_s:
+                best = plan.PlannedLayout(tp, pp, dp, 1, mb, rc, mem.total_bytes, t.compute_s, t.bubble_s, t.comm_s,
+                                          t.step_s, v)
     return best
 
 

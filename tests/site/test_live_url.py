@@ -56,7 +56,9 @@ def _open(page, url: str, keys: list[str]) -> None:
 
 
 def _settled(page, key: str, before: int) -> dict:
-    page.wait_for_function(f"([k, b]) => {{ const c = ({CALC})(k); return c.requested > b && c.shown === c.requested; }}",
+    # (the page writes a change's address once its result is on screen: addressPending until then)
+    page.wait_for_function(f"([k, b]) => {{ const c = ({CALC})(k); return c.requested > b && c.shown === c.requested"
+                           f" && !window.mlcalcLive.addressPending; }}",
                            arg=[key, before], timeout=LIVE_TIMEOUT_MS, polling=20)
     return page.evaluate(STATE, key)
 
