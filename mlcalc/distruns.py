@@ -341,3 +341,228 @@ def summary(run: str) -> Mapping[str, float]:
         out[f"{q}_worst"] = max(errs, key=abs)
         out[f"{q}_within"] = float(sum(abs(e) <= target for e in errs))
     return MappingProxyType(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Metered runs (dist6): every step timed beside its own vCPU's pace
+# ---------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def pace_samples(run: str) -> Mapping[int, tuple[tuple[float, int, float], ...]]:
+    """The pace meters of a run (``scripts/gpu/pacemeter.py``, ``pace_c<vCPU>.txt``): vCPU -> samples (epoch seconds
+    at the sample's end, runs of the fixed piece of Python, CPU seconds they took); {} where the run has none."""
+    _check.choice("run", run, runs_with_meters())
+    out = {}
+    for f in _root().joinpath(run).iterdir():
+        if f.name.startswith("pace_c") and f.name.endswith(".txt"):
+            rows = []
+            for line in f.read_text().splitlines():
+                if line and not line.startswith("#"):
+                    e, r, c = line.split()[:3]
+                    rows.append((float(e), int(r), float(c)))
+            out[int(f.name[6:-4])] = tuple(rows)
+    return MappingProxyType(out)
+
+
+def runs_with_meters() -> tuple[str, ...]:
+    """Run folders that hold pace meters (``pace_c*.txt``)."""
+    return tuple(sorted(p.name for p in _root().iterdir()
+                        if p.is_dir() and any(f.name.startswith("pace_c") for f in p.iterdir())))
+
+
+def pace_over(samples: tuple[tuple[float, int, float], ...], start: float, end: float) -> float:
+    """A vCPU's pace over (start, end] (epoch seconds): runs over CPU seconds of the samples that ended inside it;
+    0 where none did."""
+    runs_, cpu = 0, 0.0
+    for e, r, c in samples:
+        if start < e <= end:
+            runs_ += r
+            cpu += c
+    return runs_ / cpu if cpu > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class MeteredStep:
+    """One timed step of a metered case: its wall time (the slowest rank's) and the slowest rank's vCPU pace."""
+
+    case: DistCase
+    block: int
+    step: int
+    step_s: float
+    pace: float  # runs per CPU second of the fixed piece of Python on the slowest rank's busy vCPU over the step
+
+
+@lru_cache(maxsize=None)
+def metered_steps(run: str) -> tuple[MeteredStep, ...]:
+    """Every timed step of a run's metered cases (``train_dist.py``'s "meter" conditions, dist6 on) with the pace of
+    each rank's busy vCPU over the step's own window (:func:`pace_over`); a step's pace is its slowest rank's (the
+    smallest). () where the run has none."""
+    if run not in runs_with_meters() or run not in runs():
+        return ()
+    samples = pace_samples(run)
+    by_id = {c.id: c for c in cases(run)}
+    out = []
+    for d in _files(run):
+        for c in d["cases"]:
+            ranks = c.get("ranks", ())
+            if "error" in c or c["id"] not in by_id or not ranks or not all(r.get("meter") for r in ranks):
+                continue
+            busy = [int((r.get("pinned") or {}).get("busy", [-1])[0]) for r in ranks]
+            if not all(b in samples for b in busy):
+                continue
+            k = int(ranks[0]["block_steps"])
+            for i in range(min(len(r["meter"]) for r in ranks)):
+                ms = [r["meter"][i] for r in ranks]
+                pace = min(pace_over(samples[b], m["epoch_s"], m["epoch_s"] + m["wall_s"]) for b, m in zip(busy, ms))
+                out.append(MeteredStep(by_id[c["id"]], i // k, i, max(m["wall_s"] for m in ms), pace))
+    return tuple(out)
+
+
+def _floor_data(run: str) -> tuple[Mapping[str, Any], tuple[tuple[float, int, float], ...]]:
+    """A metered run's ``floor.json`` and the samples of the vCPU its process ran on (the run's highest metered
+    vCPU: ``run_train_dist6b.sh`` / ``run_train_dist6c.sh`` put it there); ({}, ()) where it has none."""
+    _check.choice("run", run, runs_with_meters())
+    f = _root().joinpath(run).joinpath("floor.json")
+    if not f.is_file():
+        return MappingProxyType({}), ()
+    samples = pace_samples(run)
+    return MappingProxyType(json.loads(f.read_text())), samples[max(samples)]
+
+
+def floor_paces(run: str) -> tuple[tuple[ModelConfig, bool, float, float, float], ...]:
+    """The calibration floors of a metered run (``floor.json``: ``scripts/gpu/train_hf.py --floor``, the program
+    whose floors give the engine's host constants, its whole process on one metered vCPU): (model, recompute,
+    forward_s, backward_s of the instrumented step, the vCPU's pace over the case's timed window); () where the run
+    has none."""
+    data, s = _floor_data(run)
+    out = []
+    for c in data.get("cases", ()):
+        if "phases" in c:
+            w = c["timed_epoch_s"]
+            out.append((models.from_dict(c["model"]), bool(c["recompute"]), float(c["phases"]["forward_s"]),
+                        float(c["phases"]["backward_s"]), pace_over(s, w[0], w[1])))
+    return tuple(out)
+
+
+def floor_repeats(run: str) -> tuple[tuple[ModelConfig, float, float, float], ...]:
+    """The calibration program's repeated floor passes (``train_hf.py --repeat``, without checkpointing): (model,
+    host seconds per forward op, per backward op (:func:`mlcalc.steptime.op_counts`), the vCPU's pace over the
+    pair of passes); () where the run has none. How the calibration program's host time follows its vCPU's pace."""
+    from mlcalc import steptime
+
+    data, s = _floor_data(run)
+    out = []
+    for c in data.get("cases", ()):
+        if c.get("recompute") or not c.get("phase_repeats"):
+            continue
+        m = models.from_dict(c["model"])
+        ops = steptime.op_counts(m, False)
+        for r in c["phase_repeats"]:
+            p = pace_over(s, r["forward_epoch_s"][0], r["backward_epoch_s"][1])
+            if p > 0:
+                out.append((m, r["forward_s"] / ops["forward"], r["backward_s"] / ops["backward"], p))
+    return tuple(out)
+
+
+#: The calls whose floors calibrate the metered rules: the 14 floor cases of the second dist6 call (one
+#: instrumented step each, at their own pace) and the repeated Llama-3.2 1B floor of the third (150 pairs of passes
+#: over paces of 75-144 thousand runs a second).
+CALIBRATION_RUN = "h200x4-2026-11-27-train-dist6b"
+SLOWDOWN_RUN = "h200x4-2026-11-27-train-dist6c"
+METER_RULES = ("probe", "calibrated")
+
+
+def _line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least-squares (intercept, slope) of ys on xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
+    return my - b * mx, b
+
+
+@lru_cache(maxsize=None)
+def slowdown_law() -> tuple[tuple[float, float], tuple[float, float]]:
+    """The calibration program's host seconds per op against its vCPU's pace p, a + b / p, forward and backward
+    (least squares over :func:`floor_repeats` of :data:`SLOWDOWN_RUN`): ((a_f, b_f), (a_b, b_b))."""
+    rows = floor_repeats(SLOWDOWN_RUN)
+    inv = [1.0 / p for _, _, _, p in rows]
+    return _line(inv, [f for _, f, _, _ in rows]), _line(inv, [b for _, _, b, _ in rows])
+
+
+@lru_cache(maxsize=None)
+def _rule_work(rule: str) -> tuple[float, float, float]:
+    """Host work per forward op, per backward op and per checkpointed layer of a metered rule, in the units its
+    :func:`metered_host` divides by."""
+    _check.choice("rule", rule, METER_RULES)
+    from mlcalc import steptime
+
+    fl = floor_paces(CALIBRATION_RUN)
+    if rule == "probe":  # seconds x pace: runs of the probe per op
+        return steptime.host_constants_from_floors([(m, rc, f * p, b * p) for m, rc, f, b, p in fl])
+    (af, bf), (ab, bb) = slowdown_law()  # priced at 100,000 runs a second through the calibration program's own law
+    gf, gb = (lambda p: af + bf / p), (lambda p: ab + bb / p)
+    return steptime.host_constants_from_floors([(m, rc, f * gf(1e5) / gf(p), b * gb(1e5) / gb(p))
+                                                for m, rc, f, b, p in fl])
+
+
+def metered_host(rule: str, pace: float) -> tuple[float, float, float]:
+    """Host seconds per forward op, per backward op and per checkpointed layer at a vCPU pace (runs per CPU second
+    of the fixed piece of Python) under a metered rule, both written before the call they were checked on
+    (``scripts/gpu/predict_dist5.py``'s RULES): "probe" (dist6, dist6b): the calibration floors' host work in runs of
+    the probe, divided by the pace; "calibrated" (dist6c): the floors' constants at 100,000 runs a second carried to
+    the pace by the calibration program's own measured slowdown (:func:`slowdown_law`)."""
+    _check.positive("pace", pace)
+    w = _rule_work(rule)
+    if rule == "probe":
+        return w[0] / pace, w[1] / pace, w[2] / pace
+    (af, bf), (ab, bb) = slowdown_law()
+    sf, sb = (af + bf / pace) / (af + bf / 1e5), (ab + bb / pace) / (ab + bb / 1e5)
+    return w[0] * sf, w[1] * sb, w[2] * sf
+
+
+@lru_cache(maxsize=4096)
+def predict_metered(case: DistCase, pace: float, rule: str) -> float:
+    """The step of ``case`` predicted at a vCPU pace under a metered rule: :func:`predict` on the card's machine with
+    the host constants of :func:`metered_host` (DTensor and FSDP2 host costs as the same ratios to the plain op)."""
+    from mlcalc import hfruns, steptime
+
+    f, b, ck = metered_host(rule, pace)
+    base = hfruns.machine(MACHINE_RUN[case.device])._replace(host_s_per_op=f, host_s_per_backward_op=b,
+                                                            host_s_per_checkpoint=ck)
+    m = steptime.with_dist_host(base, host_floors(FLOORS_RUN[case.device]),
+                                host_floors(FSDP_TP_FLOORS_RUN[case.device]))
+    return steptime.predict_step(case.model, layout(case), seq_len=case.seq_len, machine=m, gpus_per_node=8,
+                                 engine="eager").step_s
+
+
+@dataclass(frozen=True)
+class MeteredBlock:
+    """A block of metered steps against a metered rule: medians of the measured and of the predicted steps."""
+
+    case: DistCase
+    block: int
+    step_s: float  # median step of the block (each step the slowest rank's)
+    pace: float  # median over the block's steps of the slowest rank's pace
+    predicted_s: float  # median over the block's steps of predict_metered at each step's pace
+    default_s: float  # the engine's prediction without the meter (predict)
+
+    @property
+    def error(self) -> float:
+        return self.predicted_s / self.step_s - 1.0
+
+    @property
+    def default_error(self) -> float:
+        return self.default_s / self.step_s - 1.0
+
+
+def metered_blocks(run: str, rule: str) -> tuple[MeteredBlock, ...]:
+    """Every block of a run's metered cases against a metered rule (:func:`metered_steps`, :func:`predict_metered`)."""
+    _check.choice("rule", rule, METER_RULES)
+    groups: dict[tuple[str, int], list[MeteredStep]] = {}
+    for s in metered_steps(run):
+        groups.setdefault((s.case.id, s.block), []).append(s)
+    return tuple(MeteredBlock(g[0].case, g[0].block, statistics.median(x.step_s for x in g),
+                              statistics.median(x.pace for x in g),
+                              statistics.median(predict_metered(x.case, round(x.pace), rule) for x in g),
+                              predict(g[0].case).step_s) for g in groups.values())

@@ -3,7 +3,10 @@ to ``scripts/gpu/dist5_predictions.json`` for both cards a 4-GPU ask may bring (
 ``predictions.json``). A case is timed under every launch condition (``train_dist.VARIANTS``): each condition's row
 (id ending in its name) gets the case's one prediction: the engine knows no launch condition.
 
-    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c]
+    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6|dist6b|dist6c]
+
+For dist6 the file also states, before the call, the rule its metered blocks are checked by (:data:`RULES`): the
+numbers it gives depend on the call's own meters, so only the rule can be written down before.
 """
 
 from __future__ import annotations
@@ -22,8 +25,37 @@ from mlcalc import distruns  # noqa: E402
 from train_dist import SWEEPS, variant_names  # noqa: E402
 
 
+RULES = {"dist6": (
+    "Metered prediction of each timed step (rule fixed before the call): the pace p of a vCPU over a window = runs "
+    "over CPU seconds of scripts/gpu/pacemeter.py's samples that ended inside it. Calibration: every floor case of "
+    "the call's train_hf.py --floor (the program whose floors give the engine's host constants, "
+    "mlcalc.steptime.host_constants_from_floors) has its forward_s and backward_s multiplied by the pace of its own "
+    "vCPU over its timed window (timed_epoch_s): host work in runs of the fixed piece of Python; the constants "
+    "computed from those (runs per forward op, per backward op, per checkpointed layer) are divided by a step's pace "
+    "to give that step's host seconds per op. A step's pace = the slowest rank's, the smallest over its ranks of the rank's busy vCPU's "
+    "pace over the step's window (epoch_s, epoch_s + wall_s); its prediction = mlcalc.steptime.predict_step on the "
+    "card's machine (rates unchanged; DTensor and FSDP2 host costs as the same ratios to the plain op, "
+    "steptime.with_dist_host) with those host constants. A block's prediction = the median of its steps' "
+    "predictions, checked against the block's median step (each step the slowest rank's): within 15 % is a hit. "
+    "The unmetered prediction below (cards) is the engine's default and is scored as every earlier call's.")}
+RULES["dist6b"] = RULES["dist6"]
+RULES["dist6c"] = (
+    "Second metered rule (fixed before the third call, after the first call's blocks missed by the first rule: host "
+    "time does not follow the probe's pace one to one). The calibration program's own slowdown with its vCPU's pace "
+    "is measured in the call: Llama-3.2 1B's floor (train_hf.py --floor, 1 x 64 tokens, without checkpointing) has "
+    "its instrumented forward and backward repeated (--repeat), each with its time window; a least-squares line of "
+    "host seconds per op against 1 / pace over those repeats (forward and backward apart) gives g(p) = a + b / p. "
+    "A step's host seconds per op = the engine's constant x g(p) / g(p_cal), where p_cal is the pace at which the "
+    "calibration floors (second call, 14 floor cases, their forward_s and backward_s priced per op at their own "
+    "pace through g) give the engine's constant; the checkpoint constant is scaled as the forward one. A step's pace "
+    "= the smallest over its ranks (as the first rule); the block's prediction = the median of its steps'; within "
+    "15 % is a hit. The unmetered prediction (cards) is the engine's default.")
+
+
 def main(sweep: str = "dist5") -> None:
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
+    branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True,
+                            cwd=HERE).stdout.strip()
     cards = {}
     for dev in ("NVIDIA H100 80GB HBM3", "NVIDIA H200"):
         cards[dev] = {}
@@ -32,8 +64,9 @@ def main(sweep: str = "dist5") -> None:
             for v in variant_names(c):
                 cards[dev][f"{c['id']}-{v}"] = {"step_s": p.step_s, "peak_bytes": p.peak_bytes_per_gpu}
     out = {"_about": "The engine's predictions (mlcalc.distruns.predict_planned) of every case of train_dist.py --sweep "
-                     f"{sweep}, made before the call that measured them; engine at commit {commit} (worktree dist5); "
-                     "the call's floors and meters are not in them",
+                     f"{sweep}, made before the call that measured them; engine at commit {commit} (worktree "
+                     f"{branch}); the call's floors and meters are not in them",
+           **({"metered_rule": RULES[sweep]} if sweep in RULES else {}),
            "made_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "cards": cards}
     with open(os.path.join(HERE, f"{sweep}_predictions.json"), "w") as f:
         json.dump(out, f, indent=1)

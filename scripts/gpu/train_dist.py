@@ -304,8 +304,56 @@ def dist5c_cases() -> list[dict[str, Any]]:
     return [{**case(b3, 2, 2048, 2, False, tp=2, tag="v", variants=PACE_CONDITIONS), "rounds": 2}]
 
 
+def dist6_cases() -> list[dict[str, Any]]:
+    """The dist6 call (``scripts/gpu/run_train_dist6.sh``): the host-bound misses and four controls, each built once
+    and timed in blocks with each rank's main and autograd threads on one vCPU of its own whose pace
+    ``scripts/gpu/pacemeter.py`` samples all along (:data:`METER_CONDITIONS`): on 2 GPUs TP 2 3B at 2 x 2048 and the
+    1F1B pipeline 1B at 8 x 2048 (misses), TP 2 1B at 1 x 2048 and FSDP 2 1B at 4 x 2048 (controls); on 1 GPU the
+    checkpointed 3B at 1 x 2048 with Python's garbage collector on and off (a miss) and the 1B at 4 x 2048 (control)."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    m, r = {"variants": ("meter",)}, {"rounds": 3}
+    return [
+        {**case(b3, 2, 2048, 2, False, tp=2, tag="m", **m), **r},
+        {**case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b", tag="m", **m), **r},
+        {**case(b1, 2, 2048, 1, False, tp=2, tag="m", **m), **r},
+        {**case(b1, 2, 2048, 4, False, dp=2, tag="m", **m), **r},
+        {**case(b3, 1, 2048, 1, True, tag="m", variants=METER_CONDITIONS), "rounds": 2},
+        {**case(b1, 1, 2048, 4, False, tag="m", **m), **r},
+    ]
+
+
+def dist6b_cases() -> list[dict[str, Any]]:
+    """The dist6 second call (``scripts/gpu/run_train_dist6b.sh``), metered as :func:`dist6_cases`: on 2 GPUs TP 2 3B
+    at 2 x 2048 and TP 2 1B at 1 x 2048 again; on 4 GPUs TP 4 1B at 2 x 8192 (a miss) and TP 4 3B at 4 x 2048."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    m, r = {"variants": ("meter",)}, {"rounds": 3}
+    return [
+        {**case(b3, 2, 2048, 2, False, tp=2, tag="m2", **m), **r},
+        {**case(b1, 2, 2048, 1, False, tp=2, tag="m2", **m), **r},
+        {**case(b1, 4, 8192, 2, False, tp=4, tag="m", **m), **r},
+        {**case(b3, 4, 2048, 4, False, tp=4, tag="m", **m), **r},
+    ]
+
+
+def dist6c_cases() -> list[dict[str, Any]]:
+    """The dist6 third call (``scripts/gpu/run_train_dist6c.sh``), metered as :func:`dist6_cases`: on 2 GPUs TP 2 3B
+    at 2 x 2048 and TP 2 1B at 1 x 2048, on 1 GPU the checkpointed 3B, on 4 GPUs TP 4 1B at 2 x 8192 and TP 4 3B at
+    4 x 2048."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    m, r = {"variants": ("meter",)}, {"rounds": 3}
+    return [
+        {**case(b3, 2, 2048, 2, False, tp=2, tag="m3", **m), **r},
+        {**case(b1, 2, 2048, 1, False, tp=2, tag="m3", **m), **r},
+        {**case(b3, 1, 2048, 1, True, tag="m3", **m), **r},
+        {**case(b1, 4, 8192, 2, False, tp=4, tag="m3", **m), **r},
+        {**case(b3, 4, 2048, 4, False, tp=4, tag="m3", **m), **r},
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
-          "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases}
+          "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
+          "dist6": dist6_cases, "dist6b": dist6b_cases,
+          "dist6c": dist6c_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -717,6 +765,8 @@ class Runner:
                     light = set(pace_set(slot + 8, allowed, reserved)) - set(cand)
                     pinned = meter.place({chosen}, light or set(cand))
                     pinned["paces_before"] = {str(k): round(x) for k, x in paces.items()}
+                elif v in METER_CONDITIONS and hasattr(os, "sched_setaffinity"):
+                    pinned = meter.place(*meter_cpus(slot, allowed))
                 elif v in ("apart", "clash"):
                     pinned = meter.place(*placement(v, slot, local, groups, reserved))
                 else:
@@ -724,7 +774,7 @@ class Runner:
                 if pinned:
                     per[v]["pinned"] = pinned
                 gc_was = gc.isenabled()
-                if v in ("gcoff", "pingc"):
+                if v in ("gcoff", "pingc", "metergcoff"):
                     gc.disable()
                 if cuda:
                     torch.cuda.reset_peak_memory_stats(self.dev)
@@ -797,6 +847,24 @@ PLACEMENTS = ("base", "apart", "clash")
 #: the slowest ("slowcpu") of them; after the block it times the chosen vCPU again (``pace``).
 PACE_CONDITIONS = ("base", "fastcpu", "slowcpu")
 PACE_SET = 6  # vCPUs a rank chooses among
+
+#: The dist6 call's conditions: each rank's main and autograd threads on one vCPU of its own (``METER_CPUS``, by
+#: physical GPU) where ``scripts/gpu/pacemeter.py`` samples the vCPU's pace all along, every other thread on the
+#: ``METER_LIGHT`` vCPUs; "metergcoff" the same with Python's garbage collector off during the block.
+METER_CONDITIONS = ("meter", "metergcoff")
+
+
+def meter_cpus(slot: int, allowed: set[int]) -> tuple[set[int], set[int]]:
+    """(busy, light) vCPUs of the rank of physical GPU ``slot`` under :data:`METER_CONDITIONS`: ``METER_CPUS``
+    (comma-separated, one per GPU) and ``METER_LIGHT`` (comma-separated) from the environment, else vCPU 2 + 4 slot
+    and every allowed vCPU from 24 on (or all of them)."""
+    busy_list = [int(x) for x in os.environ.get("METER_CPUS", "").split(",") if x.strip()]
+    busy = busy_list[slot % len(busy_list)] if busy_list else 2 + 4 * slot
+    if busy not in allowed:
+        busy = sorted(allowed)[slot % len(allowed)]
+    light = {int(x) for x in os.environ.get("METER_LIGHT", "").split(",") if x.strip()} & allowed
+    light = light or ({c for c in allowed if c >= 24} - {busy}) or (allowed - {busy}) or allowed
+    return {busy}, light
 
 
 def spin_pace(cpu: int, seconds: float = 0.015) -> float:
@@ -1447,7 +1515,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith("dist5") else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6")) else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.only:
         keep = set(args.only.split(","))

@@ -162,6 +162,7 @@ def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warm
         torch.cuda.reset_peak_memory_stats(dev)
         row["static_bytes"] = torch.cuda.memory_allocated(dev)
     times = []
+    row["timed_epoch_s"] = [round(time.time(), 4)]  # first timed step's start (the end: after the phases below)
     for _ in range(steps):
         if cuda:
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -181,20 +182,22 @@ def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warm
         row["peak_bytes"] = torch.cuda.max_memory_allocated(dev)
         row["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(dev)
         # One instrumented step: memory at each phase boundary and the peak within each phase.
-        ph: dict[str, float] = {}
+        ph: dict[str, Any] = {}
         torch.cuda.synchronize(dev)
         torch.cuda.reset_peak_memory_stats(dev)
-        t0 = time.perf_counter()
+        e0, t0 = time.time(), time.perf_counter()
         with torch.autocast(device_type=dev.type, dtype=torch.bfloat16):
             loss = model(input_ids=idx, labels=idx).loss
         torch.cuda.synchronize(dev)
-        ph.update(forward_s=time.perf_counter() - t0, forward_alloc_bytes=torch.cuda.memory_allocated(dev),
+        ph.update(forward_s=time.perf_counter() - t0, forward_epoch_s=[round(e0, 4), round(time.time(), 4)],
+                  forward_alloc_bytes=torch.cuda.memory_allocated(dev),
                   forward_peak_bytes=torch.cuda.max_memory_allocated(dev))
         torch.cuda.reset_peak_memory_stats(dev)
-        t0 = time.perf_counter()
+        e0, t0 = time.time(), time.perf_counter()
         loss.backward()
         torch.cuda.synchronize(dev)
-        ph.update(backward_s=time.perf_counter() - t0, backward_alloc_bytes=torch.cuda.memory_allocated(dev),
+        ph.update(backward_s=time.perf_counter() - t0, backward_epoch_s=[round(e0, 4), round(time.time(), 4)],
+                  backward_alloc_bytes=torch.cuda.memory_allocated(dev),
                   backward_peak_bytes=torch.cuda.max_memory_allocated(dev))
         torch.cuda.reset_peak_memory_stats(dev)
         t0 = time.perf_counter()
@@ -203,6 +206,24 @@ def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warm
         torch.cuda.synchronize(dev)
         ph.update(optimizer_s=time.perf_counter() - t0, optimizer_peak_bytes=torch.cuda.max_memory_allocated(dev))
         row["phases"] = ph
+        reps = []  # --repeat: the instrumented forward and backward again, each with its time window (dist6)
+        for _ in range(int(case.get("repeat", 0))):
+            e0, t0 = time.time(), time.perf_counter()
+            with torch.autocast(device_type=dev.type, dtype=torch.bfloat16):
+                loss = model(input_ids=idx, labels=idx).loss
+            torch.cuda.synchronize(dev)
+            e1, t1 = time.time(), time.perf_counter()
+            loss.backward()
+            torch.cuda.synchronize(dev)
+            e2, t2 = time.time(), time.perf_counter()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            torch.cuda.synchronize(dev)
+            reps.append({"forward_s": t1 - t0, "backward_s": t2 - t1, "forward_epoch_s": [round(e0, 4), round(e1, 4)],
+                         "backward_epoch_s": [round(e1, 4), round(e2, 4)]})
+        if reps:
+            row["phase_repeats"] = reps
+    row["timed_epoch_s"].append(round(time.time(), 4))
     del model, opt
     return row
 
@@ -213,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--part", default="0/1", help="i/n: run cases i, i+n, i+2n, ...")
     ap.add_argument("--cpu-tiny", action="store_true", help="tiny configs on the CPU (a test)")
     ap.add_argument("--floor", action="store_true", help="every model at 1 x 64 tokens (host-bound floor)")
+    ap.add_argument("--repeat", type=int, default=0, help="time the instrumented forward/backward this often more")
+    ap.add_argument("--models", default="", help="comma-separated model names: only these (default: all)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
     args = ap.parse_args(argv)
@@ -222,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     i, n = (int(x) for x in args.part.split("/"))
     dev = torch.device("cpu") if args.cpu_tiny else torch.device("cuda", torch.cuda.current_device())
     cases = (cpu_cases() if args.cpu_tiny else floor_cases() if args.floor else gpu_cases())[i::n]
+    if args.models:
+        cases = [c for c in cases if c["model"]["name"] in args.models.split(",")]
+    cases = [{**c, "repeat": args.repeat} if args.repeat else c for c in cases]
     result: dict[str, Any] = {
         "benchmark": "train_hf", "environment": _environment(torch, transformers, dev),
         "parameters": {"precision": "fp32 weights, gradients and AdamW states; torch.autocast bf16",

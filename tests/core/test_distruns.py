@@ -549,3 +549,125 @@ def test_the_tp_degree_does_not_change_the_dtensor_host_cost():
     assert tp4 == pytest.approx(tp2, rel=0.03)
     old = steptime._floor_per_layer(distruns.host_floors(D4B), ("plain", "tp", "tp2d"))
     assert (old[("tp", "forward")] + old[("tp", "backward")]) / tp4 > 1.3
+
+
+# ---- dist6 (h200x2-2026-11-27-train-dist6: 2 x H200; h200x4-2026-11-27-train-dist6b and -dist6c: 4 x H200): every
+# step timed beside its own vCPU's pace. Each rank's main and autograd threads on one vCPU that
+# scripts/gpu/pacemeter.py samples every 20 ms (a fixed piece of Python, runs per CPU second); the program whose
+# floors give the engine's host constants (train_hf.py --floor) run beside on a metered vCPU of its own.
+D6, D6B, D6C = "h200x2-2026-11-27-train-dist6", "h200x4-2026-11-27-train-dist6b", "h200x4-2026-11-27-train-dist6c"
+
+
+def test_the_dist6_runs_and_their_blind_predictions():
+    for run, n, within in ((D6, 7, 5), (D6C, 5, 2)):
+        cs = distruns.cases(run)
+        assert len(cs) == n and not distruns.failed(run)
+        assert all(c.device == "NVIDIA H200" for c in cs)
+        pred = distruns.predictions(run)
+        assert pred["made_utc"] < min(d["environment"]["date_utc"] for d in distruns._files(run))
+        assert "metered_rule" in pred
+        blind = distruns.blind_errors(run)
+        assert len(blind) == n
+        assert sum(abs(s) <= distruns.STEP_TARGET for s, _ in blind.values()) == within
+        assert all(abs(m) <= distruns.MEMORY_TARGET for _, m in blind.values())
+        for c in cs:
+            chk = distruns.check(c)
+            if abs(chk.step_error) > distruns.STEP_TARGET:
+                assert "pacemeter" in chk.step_cause, c.id
+    assert D6B in distruns.runs_with_meters() and D6B not in distruns.runs()  # its train_dist results did not come back
+    assert len(distruns.floor_paces(D6B)) == 14 and distruns.floor_paces(D6) == ()
+
+
+def test_every_metered_step_has_its_pace():
+    for run, n in ((D6, 190), (D6C, 150)):
+        steps = distruns.metered_steps(run)
+        assert len(steps) == n
+        assert all(40e3 < s.pace < 200e3 for s in steps)
+    assert distruns.metered_steps(D5) == ()
+    samples = distruns.pace_samples(D6)
+    assert set(samples) == {6, 12} and all(len(s) > 4000 for s in samples.values())
+    assert distruns.pace_over(((1.0, 30, 0.0003), (2.0, 30, 0.0006)), 0.5, 2.0) == pytest.approx(60 / 0.0009)
+    assert distruns.pace_over(((1.0, 30, 0.0003),), 1.0, 2.0) == 0.0  # a sample that ended at the window's start
+
+
+# The one-GPU checkpointed 3B (the miss with the widest spread, 183-271 ms over earlier calls) follows its vCPU's pace
+# step by step: at 120 thousand runs a second or more it sits on the device's own time (the engine's kernels and
+# optimizer, 176 ms), at 80 thousand or less it takes 1.2-1.4 x that; Python's garbage collector is not it (under 2 ms
+# a step, no gen-2 collection, and with the collector off the same steps).
+def test_the_one_gpu_checkpointed_spread_is_the_pace_not_the_collector():
+    rows = [s for run in (D6, D6C) for s in distruns.metered_steps(run) if s.case.family == "single"
+            and s.case.recompute]
+    assert len(rows) == 70
+    fast = [s.step_s for s in rows if s.pace >= 120e3]
+    slow = [s.step_s for s in rows if s.pace <= 80e3]
+    assert len(fast) >= 20 and len(slow) >= 10
+    assert max(fast) < 0.195 and min(slow) > 0.225
+    assert _spearman([s.pace for s in rows], [s.step_s for s in rows]) < -0.8
+    p = distruns.predict(rows[0].case)
+    assert p.compute_s + p.optimizer_s == pytest.approx(0.176, abs=0.002)
+    gc = [r for r in distruns.host_meter(D6) if "single-3B" in r["case"]]
+    assert max(r["gc_s"] for r in gc) < 0.002 and not any(r["gc2"] for r in gc)
+    off = [s.step_s for s in rows if s.case.id.endswith("metergcoff")]
+    on = [s.step_s for s in rows if s.case.id.endswith("m-meter")]
+    assert min(off) >= min(on) - 0.002  # the collector off is no faster than its best steps with it on
+
+
+# Device-bound cases do not follow the pace (PP 2 1F1B 1B, FSDP 2 1B, one-GPU 1B: every block within 10% of one
+# another over paces of 60-150 thousand); host-bound tensor-parallel steps do, and by both ranks' paces: TP 2 3B in
+# the third call took 390-415 ms a step with both vCPUs at 128 thousand or more, 655-722 with both at 71-78 thousand
+# and 573-801 with one slow and the other fast.
+def test_host_bound_steps_follow_the_pace_device_bound_do_not():
+    by = {}
+    for b in distruns.metered_blocks(D6, "probe"):
+        by.setdefault(b.case.id, []).append(b)
+    for k, v in by.items():
+        if "pp2" in k or "fsdp2" in k or "single-1B" in k:
+            assert max(b.step_s for b in v) / min(b.step_s for b in v) < 1.10, k
+            assert max(b.pace for b in v) / min(b.pace for b in v) > 1.1, k
+    raw = {c["id"]: c for d in distruns._files(D6C) for c in d["cases"]}["w2-tp2-3B-s2048-mb2-m3-meter"]
+    samples = distruns.pace_samples(D6C)
+    both_fast, both_slow, one = [], [], []
+    for i in range(len(raw["ranks"][0]["meter"])):
+        ms = [r["meter"][i] for r in raw["ranks"]]
+        ps = [distruns.pace_over(samples[r["pinned"]["busy"][0]], m["epoch_s"], m["epoch_s"] + m["wall_s"])
+              for r, m in zip(raw["ranks"], ms)]
+        wall = max(m["wall_s"] for m in ms)
+        (both_fast if min(ps) >= 128e3 else both_slow if max(ps) < 80e3 else
+         one if min(ps) < 70e3 and max(ps) > 110e3 else []).append(wall)
+    assert len(both_fast) == 5 and len(both_slow) == 4 and len(one) >= 5
+    assert max(both_fast) < 0.42 and min(both_slow) > 0.65 and max(both_fast) < min(one) < max(one)
+    assert statistics.median(one) < min(both_slow)  # one slow rank costs less than two
+
+
+# The calibration program (train_hf.py --floor, Llama-3.2 1B at 1 x 64 tokens) slows one to one with the probe: its
+# host time per op is 1.65 x at under 80 thousand runs a second what it is at 110 thousand or more (the probe: 1.8 x);
+# the engine's constants are the calibration floors' at 118-130 thousand.
+def test_the_calibration_program_follows_the_probe():
+    rows = distruns.floor_repeats(D6C)
+    assert len(rows) == 150
+    fast = statistics.median(f for _, f, _, p in rows if p >= 110e3)
+    slow = statistics.median(f for _, f, _, p in rows if p < 80e3)
+    assert fast == pytest.approx(13.9e-6, rel=0.01) and slow == pytest.approx(23.0e-6, rel=0.01)
+    (af, bf), (ab, bb) = distruns.slowdown_law()
+    assert (af + bf / 70e3) / (af + bf / 130e3) == pytest.approx(1.77, abs=0.02)
+    m = distruns._machine("NVIDIA H200")
+    f, b, _ = distruns.metered_host("probe", 1.0)  # runs of the probe per op
+    assert 118e3 < f / m.host_s_per_op < 131e3 and 118e3 < b / m.host_s_per_backward_op < 131e3
+    with pytest.raises(ValueError, match="rule"):
+        distruns.metered_host("fitted", 1e5)
+    with pytest.raises(ValueError, match="pace"):
+        distruns.metered_host("probe", 0.0)
+
+
+# Both metered rules, written before the calls they were checked on, missed: pricing each step's host at its metered
+# pace (the slowest rank's) gives 21 ("probe") and 16 ("calibrated") of 68 blocks within 15 %, the engine's one pace
+# 41. The pace explains the spread's order, not its size: kept as a stated cause, not in the engine.
+def test_the_metered_rules_missed_blind():
+    score = {}
+    for rule in distruns.METER_RULES:
+        blocks = distruns.metered_blocks(D6, rule) + distruns.metered_blocks(D6C, rule)
+        assert len(blocks) == 68
+        score[rule] = sum(abs(b.error) <= distruns.STEP_TARGET for b in blocks)
+        score["default"] = sum(abs(b.default_error) <= distruns.STEP_TARGET for b in blocks)
+    assert score == {"probe": 21, "calibrated": 16, "default": 41}
+    assert {b.predicted_s > b.step_s for b in distruns.metered_blocks(D6C, "probe") if b.case.tp > 1} == {True}

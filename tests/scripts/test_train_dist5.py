@@ -69,3 +69,36 @@ def test_host_meter_delta():
         assert d["gc_n"] == [3, 0, 1] and d["gc_s"][2] == pytest.approx(0.15)
     finally:
         m.close()
+
+
+# ---- dist6: the metered conditions (each rank's busy threads on one vCPU whose pace pacemeter.py samples)
+
+
+@pytest.mark.parametrize("sweep", ["dist6", "dist6b", "dist6c"])
+def test_dist6_cases_were_predicted_before_the_call_with_the_rule(sweep):
+    d = json.load(open(os.path.join(GPU, f"{sweep}_predictions.json")))
+    want = {f"{c['id']}-{v}" for c in train_dist.SWEEPS[sweep]() for v in train_dist.variant_names(c)}
+    assert set(d["cards"]["NVIDIA H200"]) == set(d["cards"]["NVIDIA H100 80GB HBM3"]) == want
+    assert "smallest over its ranks" in d["metered_rule"] or "slowest" in d["metered_rule"]
+    assert {v for c in train_dist.dist6_cases() for v in train_dist.variant_names(c)} == set(
+        train_dist.METER_CONDITIONS)
+
+
+def test_meter_cpus(monkeypatch):
+    allowed = set(range(32))
+    monkeypatch.setenv("METER_CPUS", "6,12")
+    monkeypatch.setenv("METER_LIGHT", "24,25")
+    assert train_dist.meter_cpus(0, allowed) == ({6}, {24, 25})
+    assert train_dist.meter_cpus(1, allowed) == ({12}, {24, 25})
+    monkeypatch.delenv("METER_LIGHT")
+    busy, light = train_dist.meter_cpus(1, allowed)
+    assert busy == {12} and light == set(range(24, 32))
+    busy, light = train_dist.meter_cpus(0, {0, 1})  # a small box: a vCPU it has, the others light
+    assert busy <= {0, 1} and light and not (busy & light and len(light) > 1)
+
+
+def test_pacemeter_sample():
+    import pacemeter
+
+    runs, cpu = pacemeter.sample(5)
+    assert runs == 5 and cpu > 0
