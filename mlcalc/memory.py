@@ -540,6 +540,18 @@ def layer_activation_parts(
     latents, the input of the second MLP projection and the dispatched expert inputs; what attention, the
     norms and the activation functions read stays in 16 bits.
     """
+    args = (model, precision, attention, recompute, seq_len, experts_in_fp32, fused_swiglu, fp8_linear_inputs)
+    try:
+        return _layer_activation_parts_of(*args)
+    except TypeError:  # an input that cannot be a key
+        return _layer_activation_parts_of.__wrapped__(*args)
+
+
+# A layer's activations per token depend on the model and these few choices only: a planner asks for the same ones
+# at every layout it fits. Remembered (typed: 2 and 2.0 are different keys), 256 kept.
+@lru_cache(maxsize=256, typed=True)
+def _layer_activation_parts_of(model: models.ModelConfig, precision: str, attention: str, recompute: str, seq_len: int,
+                               experts_in_fp32: bool, fused_swiglu: bool, fp8_linear_inputs: bool) -> Mapping[str, float]:
     _check.choice("precision", precision, PRECISIONS)
     _check.choice("attention", attention, ATTENTION_KERNELS)
     _check.choice("recompute", recompute, RECOMPUTE)
@@ -978,6 +990,7 @@ def pipeline_stage_layers(n_layers: int, pp: int, virtual_stages: int = 1, balan
     return tuple(layers)
 
 
+@lru_cache(maxsize=4096, typed=True)  # pure, of small whole numbers: bounded, 4,096 kept (a planner asks per layout)
 def pipeline_in_flight(n_layers: int, pp: int, schedule: str = "1f1b", virtual_stages: int = 1, n_micro: int = 0,
                        balanced: bool = False) -> tuple[int, ...]:
     """Activations each pipeline rank holds at its fullest moment, in layer x micro-batches (one unit: one

@@ -717,7 +717,7 @@ def fabric_collective_time(
     intra-node latency on the rest; a tree pays 2 ((g-1) intra + log2(nodes) inter) steps.
     """
     message_bytes = _check.non_negative("message_bytes", message_bytes)
-    n, latency, seconds = _fabric_parts(fab, collective, algorithm, volume)
+    n, latency, seconds = _fabric_parts_of(fab, collective, algorithm, volume)
     return _timed(message_bytes, n, collective, latency, seconds(message_bytes))
 
 
@@ -734,8 +734,44 @@ def fabric_collective_times(
     if isinstance(sizes, (str, bytes)) or len(sizes) > MAX_SIZES:
         raise ValueError(f"sizes={_check._fmt(sizes)} is not allowed: give a list of at most {MAX_SIZES:,} sizes")
     checked = [_check.non_negative("message_bytes", s) for s in sizes]
-    n, latency, seconds = _fabric_parts(fab, collective, algorithm, volume)
+    n, latency, seconds = _fabric_parts_of(fab, collective, algorithm, volume)
     return tuple(_timed(s, n, collective, latency, seconds(s)) for s in checked)
+
+
+def _fabric_parts_of(fab: Fabric, collective: str, algorithm: str,
+                     volume: str) -> tuple[int, float, Callable[[float], float]]:
+    """:func:`_fabric_parts`, remembered (bounded: 4,096; a Fabric is frozen, equal fabrics give equal parts): a
+    layout search times the same group's collectives at many message sizes."""
+    try:
+        return _fabric_parts_cached(fab, collective, algorithm, volume)
+    except TypeError:  # a fabric that cannot be a key
+        return _fabric_parts(fab, collective, algorithm, volume)
+
+
+def fabric_collective_seconds(message_bytes: float, fab: Fabric, collective: str = "all_reduce",
+                              algorithm: str = "ring") -> float:
+    """``fabric_collective_time(message_bytes, fab, collective, algorithm).time_s`` without the rest of its record
+    (the same number, from the same parts: what a layout search needs); refused as it refuses."""
+    if type(message_bytes) is float and 0.0 <= message_bytes < math.inf and isinstance(fab, Fabric):
+        try:
+            n, latency, seconds = _fabric_parts_of(fab, collective, algorithm, "exact")
+        except ValueError:
+            pass  # refused: said by fabric_collective_time below
+        else:
+            t = latency + seconds(message_bytes)  # _timed's time
+            if 0.0 <= t < math.inf:
+                return t
+    return fabric_collective_time(message_bytes, fab, collective, algorithm).time_s
+
+
+def nccl_collective_seconds(message_bytes: float, fab: Fabric, collective: str = "all_reduce") -> float:
+    """``nccl_collective_time(message_bytes, fab, collective).time_s`` (the faster of ring and tree for an all_reduce),
+    as :func:`fabric_collective_seconds` gives it."""
+    ring = fabric_collective_seconds(message_bytes, fab, collective, "ring")
+    if collective != "all_reduce":
+        return ring
+    tree = fabric_collective_seconds(message_bytes, fab, collective, "tree")
+    return tree if tree < ring else ring
 
 
 def _fabric_parts(fab: Fabric, collective: str, algorithm: str,
@@ -758,6 +794,9 @@ def _fabric_parts(fab: Fabric, collective: str, algorithm: str,
     # what collective_time moves on the busiest link (a ring: the volume factor of an all_reduce, else busbw's)
     factor = allreduce_volume_factor(n, volume) if collective == "all_reduce" else busbw_factor(collective, n)
     return n, fab.base_latency_s + latency, lambda size: size * factor / busbw
+
+
+_fabric_parts_cached = lru_cache(maxsize=4096)(_fabric_parts)  # bounded: 4,096 (fabric, collective, algorithm, volume)
 
 
 def nccl_collective_time(message_bytes: float, fab: Fabric, collective: str = "all_reduce") -> CollectiveTime:

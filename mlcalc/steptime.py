@@ -484,6 +484,14 @@ def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> fl
 def params_per_gpu(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1) -> float:
     """Parameters one GPU holds before ZeRO sharding: the model over tp x pp, routed experts also over ep."""
     tp, pp, ep = _degree("tp", tp), _degree("pp", pp), _degree("ep", ep)
+    try:
+        return _params_per_gpu_of(model, tp, pp, ep)
+    except TypeError:  # a model that cannot be a key
+        return _params_per_gpu_of.__wrapped__(model, tp, pp, ep)
+
+
+@lru_cache(maxsize=4096)  # bounded: 4,096 (model, tp, pp, ep) kept (a layout search asks twice per layout)
+def _params_per_gpu_of(model: ModelConfig, tp: int, pp: int, ep: int) -> float:
     experts = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
     return (model.n_params() - experts + experts / ep) / (tp * pp)
 
@@ -856,16 +864,17 @@ class Layout:
     deepspeed_pipeline: bool = False
 
     def __post_init__(self) -> None:
-        for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
-            _check.positive_int(f, getattr(self, f), MAX_GPUS)
-        _check.positive_int("grad_accum", self.grad_accum, MAX_MICRO_BATCHES)
-        _check.choice("zero", self.zero, ZERO_STAGES)
-        _check.choice("schedule", self.schedule, SCHEDULES)
-        _check.choice("recompute", self.recompute, RECOMPUTE)
-        _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
-        _check.choice("scatter_gather", self.scatter_gather, (True, False))
-        _check.choice("balanced_stages", self.balanced_stages, (True, False))
-        _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
+        if not self._plain():  # else each field as the checks below would find it
+            for f in ("tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch"):
+                _check.positive_int(f, getattr(self, f), MAX_GPUS)
+            _check.positive_int("grad_accum", self.grad_accum, MAX_MICRO_BATCHES)
+            _check.choice("zero", self.zero, ZERO_STAGES)
+            _check.choice("schedule", self.schedule, SCHEDULES)
+            _check.choice("recompute", self.recompute, RECOMPUTE)
+            _check.choice("sequence_parallel", self.sequence_parallel, (True, False))
+            _check.choice("scatter_gather", self.scatter_gather, (True, False))
+            _check.choice("balanced_stages", self.balanced_stages, (True, False))
+            _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -880,6 +889,19 @@ class Layout:
         if self.deepspeed_pipeline and (self.schedule != "1f1b" or self.zero > 1):
             raise ValueError(f"deepspeed_pipeline=True is not allowed with schedule={self.schedule!r}, zero={self.zero!r}: "
                              "DeepSpeed's pipeline engine runs its 1F1B TrainSchedule ('1f1b') with ZeRO 0 or 1")
+
+    def _plain(self) -> bool:
+        """Every field of the kind and in the range its check allows, tested at once (a planner builds thousands of
+        layouts): the same acceptance as the field checks of __post_init__ (ints that are ints, not bools)."""
+        for x in (self.tp, self.pp, self.dp, self.cp, self.ep, self.virtual_stages, self.micro_batch):
+            if type(x) is not int or not 1 <= x <= MAX_GPUS:
+                return False
+        return (type(self.grad_accum) is int and 1 <= self.grad_accum <= MAX_MICRO_BATCHES
+                and type(self.zero) is int and self.zero in ZERO_STAGES
+                and type(self.schedule) is str and self.schedule in SCHEDULES
+                and type(self.recompute) is str and self.recompute in RECOMPUTE
+                and type(self.sequence_parallel) is bool and type(self.scatter_gather) is bool
+                and type(self.balanced_stages) is bool and type(self.deepspeed_pipeline) is bool)
 
     @property
     def n_gpus(self) -> int:
@@ -1035,8 +1057,8 @@ def _collective_of(message_bytes: float, fab: Any, collective: str) -> float:
     if message_bytes <= 0 or fab.n_ranks < 2:
         return 0.0
     if collective == "all_reduce":
-        return network.nccl_collective_time(message_bytes, fab, collective).time_s
-    return network.fabric_collective_time(message_bytes, fab, collective).time_s
+        return network.nccl_collective_seconds(message_bytes, fab, collective)
+    return network.fabric_collective_seconds(message_bytes, fab, collective)
 
 
 def _p2p_s(message_bytes: float, fab: Any) -> float:
@@ -1165,9 +1187,9 @@ class _Stage(NamedTuple):
 # (the GPU's share of the parameters), is computed per layout (:func:`_optimizer_bytes`). Bounded: 1,024 stages.
 @lru_cache(maxsize=1024)
 def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bool, fp32_experts: bool, tp: int, ep: int,
-                      cp: int, layers: int, logits: bool, seq_par: bool, engine: str, fp8: bool, fsdp: bool,
-                      att_rate: float) -> _Stage:
+                      cp: int, layers: int, logits: bool, seq_par: bool, engine: str, fp8: bool, fsdp: bool) -> _Stage:
     L = model.n_layers
+    att_rate = run.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     heads_share = _split(model.n_heads, tp) / model.n_heads
     g = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, layers, logits)
     a = MappingProxyType({k: val * layers / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()})
@@ -1179,6 +1201,26 @@ def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bo
     st = _passes(model, g, a, att_rate, e, o, run, layers, full, fp8, x)
     return _Stage(a, o, st.parts_s["forward"], st.parts_s["backward"],
                   MappingProxyType({k: v for k, v in st.device_s.items() if k != "optimizer"}), st.host_s)
+
+
+def _megatron_machine(mach: Machine) -> Machine:
+    """The machine as the megatron engine runs it: the host runs ahead of the device (no host time)."""
+    try:
+        return _megatron_machine_of(mach)
+    except TypeError:  # a machine that cannot be a key
+        return _megatron_machine_of.__wrapped__(mach)
+
+
+@lru_cache(maxsize=64)  # bounded: 64 machines
+def _megatron_machine_of(mach: Machine) -> Machine:
+    return mach._replace(host_s_per_op=0.0, host_s_per_backward_op=0.0, host_s_per_checkpoint=0.0)
+
+
+@lru_cache(maxsize=4096)  # bounded: 4,096 (p, m, v)
+def _bubble_fraction(pp: int, m: int, v: int) -> float:
+    from mlcalc import parallel
+
+    return parallel.bubble_fraction(pp, m, v)
 
 
 def _stage_kernels(model: ModelConfig, run: Machine, *key: Any) -> _Stage:
@@ -1254,12 +1296,8 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     full = lay.recompute == "full"
     m = lay.grad_accum
     fp32_experts = engine == "eager" and HF_EXPERTS_IN_FP32
-    att_rate = mach.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     shard = 1.0 / (dp * cp) if lay.zero >= 1 else 1.0
-    if engine == "megatron":
-        run = mach._replace(host_s_per_op=0.0, host_s_per_backward_op=0.0, host_s_per_checkpoint=0.0)
-    else:
-        run = mach
+    run = _megatron_machine(mach) if engine == "megatron" else mach
 
     fsdp = dp * cp > 1 and lay.zero == 3
     seq_par = lay.sequence_parallel and tp > 1
@@ -1267,7 +1305,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     def stage(layers: int, logits: bool) -> _Stage:
         """One micro-batch's kernels on a stage of ``layers`` layers (with the output layer if ``logits``)."""
         return _stage_kernels(model, run, b, s, full, fp32_experts, tp, ep, cp, layers, logits, seq_par, engine,
-                              dtype == "fp8", fsdp, att_rate)
+                              dtype == "fp8", fsdp)
 
     if lay.balanced_stages and pp > 1:  # (L + 2) / pp places a stage: a middle one, or the last with the output layer
         places = -(-(L + 2) // pp)
@@ -1294,6 +1332,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         dev_f = sum(val for k, val in st.device_s.items() if k.startswith("forward"))
         dev_b = sum(val for k, val in st.device_s.items() if k.startswith("backward"))
         fwd, bwd = max(dev_f, st.host_s["forward"]), max(dev_b, st.host_s["backward"])
+        att_rate = mach.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
         g_o = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, L_here, False)
         eb_o = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep,
                                  sequence_parallel=lay.sequence_parallel and tp > 1, layers=L_here, logits=False,
@@ -1408,12 +1447,10 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     per_mb = fwd + bwd + tp_f + tp_b + cp_f + cp_b + ep_f + ep_b + pp_f + pp_b + z3_f + z3_b
     frac = 0.0
     if pp > 1:
-        from mlcalc import parallel
-
         if dual:
             frac = (pp // 2 - 1) / m
         else:
-            frac = parallel.bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
+            frac = _bubble_fraction(pp, m, v if lay.schedule == "interleaved" else 1)
     # the bubble: the other stages' time of the micro-batches that fill and drain the pipeline (with the output
     # layer on the last stage, the other stages are the faster ones)
     bubble = frac * m * (per_mb - fwd - bwd + other_mb if eager_pipe else per_mb)

@@ -1,5 +1,6 @@
-"""The memory model's speed-ups change no answer: training_memory's device-independent parts, remembered
-(memory._held_bytes), give what a fresh computation gives, on any device."""
+"""The memory model's speed-ups change no answer: training_memory's device-independent parts, a layer's
+activations and the pipeline's in-flight counts, remembered (memory._held_bytes, _layer_activation_parts_of,
+pipeline_in_flight), give what a fresh computation gives, on any device."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def test_training_memory_remembered_gives_the_fresh_answer_on_every_device():
     for model, kw in cases:
         row = []
         for dev in devices:
-            memory._held_bytes.cache_clear()
+            for cache in (memory._held_bytes, memory._layer_activation_parts_of, memory.pipeline_in_flight):
+                cache.cache_clear()
             try:
                 row.append(repr(memory.training_memory(model, dev, **kw)))
             except ValueError as err:

@@ -177,7 +177,7 @@ def test_load_test_rates_and_percentiles():
 
 def test_published_rows_within_25_percent_or_cause_stated():
     checks = sm.check_published()
-    assert len(checks) == 24
+    assert len(checks) == 32
     models = {c.model for c in checks}
     assert {"Llama-2 70B", "Mixtral 8x7B"} <= models and models & {"Llama-2 7B", "Mistral 7B"}
     assert {c.gpus for c in checks} == {1, 2, 4}
@@ -186,9 +186,12 @@ def test_published_rows_within_25_percent_or_cause_stated():
         if abs(c.error) > 0.25:
             assert c.cause, c
     within = sum(abs(c.error) <= 0.25 for c in checks)
-    assert within >= 18  # of 24, pinned (6 before the FP8 matmul law, 13 before v0.9.0's every-expert MoE path)
-    # every dense Llama 2 row, MHA 7B and GQA 70B, H100 and H200, is within 25 %: the 70B over-prediction is gone
-    assert all(abs(c.error) <= 0.25 for c in checks if c.model.startswith("Llama-2"))
+    assert within >= 21  # of 32, pinned (of 24: 6 before the FP8 matmul law, 13 before v0.9.0's every-expert MoE path)
+    # every Llama 2 70B row, H100 and H200, is within 25 %: the 70B over-prediction is gone; so is every MHA Llama 2
+    # 7B row but the H200's 896 x 128/128 (published at the H100's throughput: cause stated)
+    assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-2 70B")
+    l7 = [c for c in checks if c.model == "Llama-2 7B" and abs(c.error) > 0.25]
+    assert [(c.chip, c.batch, c.input, c.output) for c in l7] == [("H200-SXM", 896, 128, 128)]
 
 
 def test_moe_as_run_every_expert_on_every_token():
@@ -208,12 +211,12 @@ def test_v090_fp8_moe_rows_ran_every_expert():
     # sources). Every v0.9.0 table (all FP8) says so for its MoE rows.
     pub = sm.published()
     v090 = [t for t in (*pub["tables"].values(), *pub["first_token"].values()) if "0.9.0" in t["date"]]
-    assert len(v090) == 3 and all(t["dtype"] == "fp8" and t["moe_path"] == "all-experts" for t in v090)
+    assert len(v090) == 4 and all(t["dtype"] == "fp8" and t["moe_path"] == "all-experts" for t in v090)
     # and the plugin's 16-bit experts cannot give the published 128-token first token: reading them alone over two
     # H100s at the datasheet's bandwidth takes longer than the whole published time
     mix = memory.model_preset("Mixtral 8x7B")
     experts16 = mix.n_moe_layers * mix.n_experts * mix.mlp_params_per_expert() * 2.0
-    ttft = next(c for c in sm.check_first_token() if c.model == "Mixtral 8x7B" and c.input == 128)
+    ttft = next(c for c in sm.check_first_token() if c.model == "Mixtral 8x7B" and c.input == 128 and c.chip == "H100-SXM")
     assert experts16 / 2 / serving.spec("H100-SXM").memory_bandwidth_bytes_per_s > ttft.published_s == 0.0134
     # with every expert run, 6 of the 8 static Mixtral rows are within 25 % (1 with routed FP8 experts), and the
     # 2,048-token first token (-57 % routed); the misses over-predict the H200's decode-bound rows (cause: the page's
@@ -222,7 +225,7 @@ def test_v090_fp8_moe_rows_ran_every_expert():
     assert len(rows) == 8 and sum(abs(c.error) <= 0.25 for c in rows) == 6
     assert all(c.chip == "H200-SXM" and c.output == 2048 and c.error > 0.25 and "XQA" in c.cause
                for c in rows if abs(c.error) > 0.25)
-    first = {c.input: c for c in sm.check_first_token() if c.model == "Mixtral 8x7B"}
+    first = {c.input: c for c in sm.check_first_token() if c.model == "Mixtral 8x7B" and c.chip == "H100-SXM"}
     assert abs(first[2048].error) <= 0.25 and first[128].error > 0.25 and first[128].cause
     routed = sm.static_batch_tokens_per_s(mix, "H200-SXM", 1024, 2, 128, 128, "fp8")
     assert routed / 5444 - 1 > 1.5  # +189 % with routed FP8 experts: the release's path is the cause
@@ -259,14 +262,14 @@ def test_bad_input_refused():
 
 def test_published_first_token_within_25_percent_or_cause_stated():
     checks = sm.check_first_token()
-    assert len(checks) == 8
+    assert len(checks) == 16  # H100 and H200 tables of the same page
     assert {c.gpus for c in checks} == {1, 2, 4, 8}
     for c in checks:
         assert math.isfinite(c.predicted_s) and c.predicted_s > 0
         if abs(c.error) > 0.25:
             assert c.cause, c
     # of 8, pinned; the FP8 matmul law (bytes and FLOPs add) moved Llama 2 70B at TP 4 out (its all-reduces: cause)
-    assert sum(abs(c.error) <= 0.25 for c in checks) >= 6
+    assert sum(abs(c.error) <= 0.25 for c in checks) >= 12  # of 16 (6 of the H100's 8)
 
 
 def test_first_token_tp4_miss_is_not_nccl_s_time():

@@ -111,3 +111,32 @@ def test_the_remembered_stages_and_collectives_give_the_answer_computed_afresh()
             p.step_s, p.bubble_s, p.comm_exposed_s, dict(p.parts_s))
     assert steptime._stage_kernels_of.cache_info().maxsize == 1024
     assert steptime._collective_of.cache_info().maxsize == 4096
+
+
+def test_a_layouts_quick_check_accepts_and_refuses_as_its_field_checks_do(monkeypatch):
+    # Layout._plain accepts at once what every field check of __post_init__ accepts; anything else goes through the
+    # field checks: with _plain always False, every layout is accepted or refused with the same message.
+    rng = random.Random(3)
+    odd = (0, -1, 2.0, 2.5, True, False, "2", None, steptime.MAX_GPUS, steptime.MAX_GPUS + 1, 10**9)
+    fields = {"tp": (1, 2, 8), "pp": (1, 2, 4), "dp": (1, 3, 64), "cp": (1, 2), "ep": (1, 2), "zero": (0, 1, 2, 3),
+              "sequence_parallel": (True, False), "schedule": ("1f1b", "interleaved", "gpipe", "dualpipe"),
+              "virtual_stages": (1, 2), "recompute": ("none", "selective", "full"), "micro_batch": (1, 2),
+              "grad_accum": (1, 8, steptime.MAX_MICRO_BATCHES), "scatter_gather": (True, False),
+              "balanced_stages": (True, False), "deepspeed_pipeline": (True, False)}
+    cases = []
+    for _ in range(3000):
+        kw = {k: rng.choice(v) for k, v in fields.items()}
+        if rng.random() < 0.5:
+            kw[rng.choice(list(fields))] = rng.choice(odd + ("selective", "1f1b", 1.0, 0.0))
+        cases.append(kw)
+
+    def outcome(kw):
+        try:
+            return repr(steptime.Layout(**kw))
+        except (ValueError, TypeError) as err:
+            return f"{type(err).__name__}: {err}"
+
+    quick = [outcome(kw) for kw in cases]
+    monkeypatch.setattr(steptime.Layout, "_plain", lambda self: False)
+    assert [outcome(kw) for kw in cases] == quick
+    assert sum(q.startswith("Layout(") for q in quick) > 300 and sum(q.startswith("ValueError") for q in quick) > 300
