@@ -501,8 +501,12 @@ def layer_activation_parts(
     experts_in_fp32: bool = HF_EXPERTS_IN_FP32,
     fused_swiglu: bool = False,
     fp8_linear_inputs: bool = False,
+    moe: bool | None = None,
 ) -> Mapping[str, float]:
     """Bytes one layer keeps for the backward pass, per token, by kind (eager PyTorch, Hugging Face layout).
+
+    ``moe``: which layer of a mixture of experts (None: the model's kind; False: one of its
+    ``first_dense_layers``, a dense feed-forward block of width ``ffn_hidden``, as DeepSeek-V3's first three).
 
     Counted tensor by tensor from the modelling code (``s`` residual-stream bytes: 4 with fp32 weights
     under autocast, 2 with bf16 weights; ``c`` = 1 where autocast makes bf16 copies):
@@ -540,7 +544,7 @@ def layer_activation_parts(
     latents, the input of the second MLP projection and the dispatched expert inputs; what attention, the
     norms and the activation functions read stays in 16 bits.
     """
-    args = (model, precision, attention, recompute, seq_len, experts_in_fp32, fused_swiglu, fp8_linear_inputs)
+    args = (model, precision, attention, recompute, seq_len, experts_in_fp32, fused_swiglu, fp8_linear_inputs, moe)
     try:
         return _layer_activation_parts_of(*args)
     except TypeError:  # an input that cannot be a key
@@ -551,11 +555,15 @@ def layer_activation_parts(
 # at every layout it fits. Remembered (typed: 2 and 2.0 are different keys), 256 kept.
 @lru_cache(maxsize=256, typed=True)
 def _layer_activation_parts_of(model: models.ModelConfig, precision: str, attention: str, recompute: str, seq_len: int,
-                               experts_in_fp32: bool, fused_swiglu: bool, fp8_linear_inputs: bool) -> Mapping[str, float]:
+                               experts_in_fp32: bool, fused_swiglu: bool, fp8_linear_inputs: bool,
+                               moe: bool | None) -> Mapping[str, float]:
     _check.choice("precision", precision, PRECISIONS)
     _check.choice("attention", attention, ATTENTION_KERNELS)
     _check.choice("recompute", recompute, RECOMPUTE)
     s_len = _check.positive_int("seq_len", seq_len)
+    _check.choice("moe", moe, (None, True, False))
+    if moe and not model.is_moe:
+        raise ValueError(f"moe={moe!r} is not allowed: {model.name} has no experts")
     p = PRECISIONS[precision]
     m, h, sb, c = model, model.hidden, p["stream"], p["autocast"]
     if recompute == "full":
@@ -573,7 +581,7 @@ def _layer_activation_parts_of(model: models.ModelConfig, precision: str, attent
         norms = 2 * (sb + (1.0 if fp8_linear_inputs else sb)) * h + (m.norms_per_layer - 2) * 2 * up * h
     reads1 = 1 if (m.learned_positions or m.attention == "mla") else 3
     reads2 = 2 if m.gated_mlp else 1
-    moe = m.is_moe
+    moe = m.is_moe if moe is None else moe
     if moe and experts_in_fp32:
         reads2 = 0  # the routed experts read the fp32 norm output directly
     parts = {"norms": float(norms),
@@ -670,10 +678,16 @@ def training_peak(
     states = {"weights": p["weights"] * P, "optimizer states": p["optimizer"] * P}
     per_layer = sum(layer_activation_parts(m, precision, attention, rc, s, experts_in_fp32).values())
     full_layer = sum(layer_activation_parts(m, precision, attention, "none", s, experts_in_fp32).values())
+    # every layer's activations: a mixture of experts' dense first layers (DeepSeek-V3's three) kept as dense
+    layers_kept = m.n_layers * per_layer
+    if m.is_moe and m.first_dense_layers:
+        layers_kept = (m.first_dense_layers * sum(layer_activation_parts(m, precision, attention, rc, s,
+                                                                         experts_in_fp32, moe=False).values())
+                       + m.n_moe_layers * per_layer)
     head = (2 * p["stream"] if m.norm == "rmsnorm" else p["stream"]) * h + 2.0 * h  # final norm + bf16 copy
     fwd_logit, bwd_logit = LOSS_CONVENTIONS[loss]
     w16_bwd = 2.0 * cast_params if rc != "full" else 2.0 * m.vocab * h * p["autocast"]
-    common = {**states, "activations": m.n_layers * per_layer * T, "final norm": head * T}
+    common = {**states, "activations": layers_kept * T, "final norm": head * T}
     cands: dict[str, dict[str, float]] = {
         "loss, forward": {**common, "bf16 weight copies (autocast cache)": 2.0 * cast_params,
                           "logits (loss)": fwd_logit * T * m.vocab},
@@ -1025,13 +1039,33 @@ def pipeline_in_flight(n_layers: int, pp: int, schedule: str = "1f1b", virtual_s
         return (L,)
     if schedule == "gpipe" and not m:
         raise ValueError("n_micro=0 is not allowed with schedule='gpipe': it holds every micro-batch of the step")
+    if schedule == "dualpipe" and p % 2:
+        raise ValueError(f"pp={p!r} is not allowed with schedule='dualpipe': it needs an even number of stages")
+    return _in_flight_of(pipeline_stage_layers(L, p, 1 if schedule == "dualpipe" else v, balanced), p, schedule, v, m)
+
+
+def _pipeline_held(layer_weights: tuple[float, ...], pp: int, schedule: str, virtual_stages: int, n_micro: int,
+                   balanced: bool) -> tuple[float, ...]:
+    """What each rank holds at its fullest moment, as :func:`pipeline_in_flight` (whose checks the arguments
+    have passed), each layer counted by its weight (the bytes of its kind): the layers in model order, stage
+    ``g`` holding the next ``pipeline_stage_layers(...)[g]`` of them."""
+    p, v = pp, virtual_stages
+    if p == 1:
+        return (sum(layer_weights),)
+    counts = pipeline_stage_layers(len(layer_weights), p, 1 if schedule == "dualpipe" else v, balanced)
+    chunks, at = [], 0
+    for c in counts:
+        chunks.append(sum(layer_weights[at:at + c]))
+        at += c
+    return _in_flight_of(tuple(chunks), p, schedule, v, n_micro)
+
+
+def _in_flight_of(stages: tuple[Any, ...], p: int, schedule: str, v: int, m: int) -> tuple[Any, ...]:
+    """The fullest moment of each of ``p`` ranks whose chunks (stage ``g`` on rank ``g % p``) hold ``stages``
+    (layers, or bytes) per micro-batch: :func:`pipeline_in_flight`'s schedules."""
     if schedule == "dualpipe":
-        if p % 2:
-            raise ValueError(f"pp={p!r} is not allowed with schedule='dualpipe': it needs an even number of stages")
-        per = pipeline_stage_layers(L, p, 1, balanced)
         n_in = min(p + 1, m) if m else p + 1
-        return tuple(n_in * max(per[r], per[p - 1 - r]) for r in range(p))
-    stages = pipeline_stage_layers(L, p, v, balanced)
+        return tuple(n_in * max(stages[r], stages[p - 1 - r]) for r in range(p))
     if schedule == "gpipe":
         return tuple(m * stages[r] for r in range(p))
     if v == 1:  # 1F1B
@@ -1226,34 +1260,74 @@ def _held_bytes(model: ModelConfig, micro_batch: int, seq_len: int, dp: int, tp:
     experts = zero_model_state_bytes(copies * routed / ep / (tp * pp), dp // ep, zero_stage, convention,
                                      offload_optimizer=offload_optimizer) if routed else None
     states_parts = {k: v + (experts.device_parts[k] if experts else 0.0) for k, v in dense.device_parts.items()}
+    # a mixture of experts whose first layers are dense (DeepSeek-V3's three): each rank counts the kinds of layer
+    # it holds, their activations and its routed experts' states
+    mixed = model.is_moe and model.first_dense_layers > 0
     _check.choice("activations", activations, ("korthikanti", "architecture"))
     _check.choice("loss", loss, LOSS_CONVENTIONS)
     extra: dict[str, float] = {}
     if activations == "korthikanti":
         per_layer = activation_bytes_per_layer(s, b, model.hidden, model.n_heads, tp, sequence_parallel and tp > 1,
                                                recompute, flash_attention)
+        per_dense = per_layer
     else:
         if model.n_heads % tp:
             raise ValueError(f"tp={tp!r} is not allowed: it must divide n_heads={model.n_heads}")
         prec = "fp32-autocast" if convention == "fp32-adam" else "bf16-master"
         mega = program == "megatron"
-        parts = layer_activation_parts(model, prec, "flash" if flash_attention else "eager", recompute, s,
-                                       experts_in_fp32=HF_EXPERTS_IN_FP32 and not mega, fused_swiglu=mega,
-                                       fp8_linear_inputs=fp8_activations)
         unsplit = ("norms", "bf16 copies of norm outputs (autocast)", "layer input (full recomputation)")
         sp = sequence_parallel and tp > 1
-        per_layer = s * b * sum(v / (tp if (k not in unsplit or sp) else 1) for k, v in parts.items())
+
+        def layer_bytes(moe: bool | None) -> float:
+            parts = layer_activation_parts(model, prec, "flash" if flash_attention else "eager", recompute, s,
+                                           experts_in_fp32=HF_EXPERTS_IN_FP32 and not mega, fused_swiglu=mega,
+                                           fp8_linear_inputs=fp8_activations, moe=moe)
+            return s * b * sum(v / (tp if (k not in unsplit or sp) else 1) for k, v in parts.items())
+
+        per_layer = layer_bytes(None)
+        per_dense = layer_bytes(False) if mixed else per_layer
         if prec == "fp32-autocast":
             extra["bf16 weight copies (autocast)"] = 2.0 * (model.n_matrix_params() + model.vocab * model.hidden) / (tp * pp)
     logits = max(LOSS_CONVENTIONS[loss]) * s * b * model.vocab / tp
+    sched = schedule if pp > 1 else "1f1b"
+    if mixed:
+        L, fd = model.n_layers, model.first_dense_layers
+        held = _pipeline_held((per_dense,) * fd + (per_layer,) * (L - fd), pp, sched, virtual_stages, n_micro,
+                              balanced_stages)
+        moe_here = _moe_layers_per_rank(model, pp, sched, virtual_stages, balanced_stages)
+        per_moe_layer = routed / model.n_moe_layers
+        rank_states = []
+        for n in moe_here:
+            here = zero_model_state_bytes(per_moe_layer * n / ep / tp, dp // ep, zero_stage, convention,
+                                          offload_optimizer=offload_optimizer).device_parts if n else {}
+            rank_states.append({k: v + here.get(k, 0.0) for k, v in dense.device_parts.items()})
+    else:
+        held = tuple(v * per_layer for v in in_flight)
+        rank_states = [states_parts] * pp
     # the rank with the output layer: the last one (DualPipe: every rank holds a last stage)
-    with_logits = [v * per_layer + (logits if (r == pp - 1 or copies == 2) else 0.0) for r, v in enumerate(in_flight)]
-    fullest = max(range(pp), key=lambda r: with_logits[r])
-    parts = dict(states_parts)
-    parts["activations"] = in_flight[fullest] * per_layer
+    with_logits = [v + (logits if (r == pp - 1 or copies == 2) else 0.0) for r, v in enumerate(held)]
+    fullest = max(range(pp), key=lambda r: with_logits[r] + (sum(rank_states[r].values()) if mixed else 0.0))
+    parts = dict(rank_states[fullest])
+    parts["activations"] = held[fullest]
     parts["logits (fp32, for the loss)"] = with_logits[fullest] - parts["activations"]
     parts.update(extra)
     return _Held(MappingProxyType(parts), over, dp, tp, pp)
+
+
+def _moe_layers_per_rank(model: ModelConfig, pp: int, schedule: str, virtual_stages: int,
+                         balanced: bool) -> tuple[int, ...]:
+    """Mixture-of-experts layers each pipeline rank holds (the layers in model order over the stages of
+    :func:`pipeline_stage_layers`, stage ``g`` on rank ``g % pp``; DualPipe: rank ``r`` holds stages ``r`` and
+    ``pp - 1 - r``), the model's ``first_dense_layers`` being dense."""
+    dual = schedule == "dualpipe" and pp > 1
+    counts = pipeline_stage_layers(model.n_layers, pp, 1 if dual else virtual_stages, balanced)
+    per_stage, at = [], 0
+    for c in counts:
+        per_stage.append(max(0, at + c - max(at, model.first_dense_layers)))
+        at += c
+    if dual:
+        return tuple(per_stage[r] + per_stage[pp - 1 - r] for r in range(pp))
+    return tuple(sum(per_stage[g] for g in range(r, len(per_stage), pp)) for r in range(pp))
 
 
 def fewest_devices(
@@ -1470,8 +1544,8 @@ def eager_layout_peak(
                 tot += v / tp
         return tot
 
-    def layer_parts(rc: str) -> dict[str, float]:
-        parts = dict(layer_activation_parts(m, prec, "flash", rc, s))
+    def layer_parts(rc: str, moe: bool | None = None) -> dict[str, float]:
+        parts = dict(layer_activation_parts(m, prec, "flash", rc, s, moe=moe))
         if fsdp and m.norm == "rmsnorm" and rc != "full":
             # bf16 stream: each RMSNorm keeps x.float() (4) and its normalized bf16 output (2); its output
             # (weight x normalized, bf16) is what the projections read and keep (2)
@@ -1480,6 +1554,9 @@ def eager_layout_peak(
         return parts
 
     A = divided(layer_parts(recompute)) * T  # one layer, one micro-batch
+    # a mixture of experts' dense first layers (DeepSeek-V3's three), on the first stages: their own activations
+    fd = m.first_dense_layers if m.is_moe else 0
+    A_dense = divided(layer_parts(recompute, False)) * T if fd else A
     A_full = divided(layer_parts("none")) * T  # a layer's working set while it is recomputed
     head = ((2 * stream if m.norm == "rmsnorm" else stream) * h / (tp if sp else 1) + 2.0 * h) * T
     flowing = stream * h * T / (tp if sp else 1)
@@ -1499,7 +1576,10 @@ def eager_layout_peak(
         w16_all = 2.0 * cast * mats_here / tp  # autocast's bf16 copies of every matrix of the stage
         w16_out = 2.0 * cast * (out if last else 0.0) / tp
         w16_layer = 2.0 * cast * mats_layer / tp
-        acts = n_layers * A + (head if last else 0.0)
+        start = st * per + min(st, extra)
+        dense_here = max(0, min(fd, start + n_layers) - start)
+        acts = (n_layers * A if not dense_here else dense_here * A_dense + (n_layers - dense_here) * A) + \
+            (head if last else 0.0)
         root = (emb if first else 0.0) + ((fnorm + out) if last else 0.0)  # FSDP2's root group on this stage
         ws_fsdp = FSDP2_BACKWARD_BYTES_PER_LAYER_PARAM * P_layer / tp if fsdp else 0.0
         ws = (A_full + (0.0 if pp > 1 else w16_layer) if full else 0.0) + ws_fsdp + flowing

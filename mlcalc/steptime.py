@@ -404,15 +404,17 @@ GRAD_CAST_BYTES = 6.0  # bf16 weight gradient cast to the fp32 .grad (read 2, wr
 ADAMW_BYTES_PER_PARAM = 28.0  # fused AdamW: read weight, grad, 2 moments (16), write weight, 2 moments (12)
 
 
-def elementwise_bytes_per_token_layer(model: ModelConfig) -> Mapping[str, float]:
-    """Forward element-wise bytes one layer moves per token, by kind (see the constants above)."""
+def elementwise_bytes_per_token_layer(model: ModelConfig, moe: bool | None = None) -> Mapping[str, float]:
+    """Forward element-wise bytes one layer moves per token, by kind (see the constants above). ``moe``: which
+    layer of a mixture of experts (None: the model's kind; False: one of its dense ``first_dense_layers``)."""
     m, h = model, model.hidden
+    moe = _layer_kind(m, moe)
     norm_pre = LAYERNORM if m.norm == "layernorm" else RMSNORM_FP32_IN
     norm_post = LAYERNORM if m.norm == "layernorm" else RMSNORM_BF16_IN
     kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
     fused_qkv = m.learned_positions > 0  # GPT-2 layout: one fused QKV projection
     reads_of_norm1 = 1 if (fused_qkv or m.attention == "mla") else 3
-    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if m.is_moe else m.ffn_hidden
+    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if moe else m.ffn_hidden
     reads_of_norm2 = 1 if not m.gated_mlp else 2
     parts = {
         "norms": 2 * norm_pre * h + (m.norms_per_layer - 2) * norm_post * h,
@@ -428,7 +430,7 @@ def elementwise_bytes_per_token_layer(model: ModelConfig) -> Mapping[str, float]
         parts["activation"] = GATED_ACT * f
     else:
         parts["activation"] = (GELU_PYTHON if m.learned_positions else GELU_FUSED) * f
-    if m.is_moe:
+    if moe:
         parts["routing (gather, weight, scatter of expert inputs and outputs)"] = 3 * 4.0 * h * m.experts_per_token
     if m.dropout > 0:
         parts["dropout"] = DROPOUT * 2 * h
@@ -456,22 +458,32 @@ ENGINES = ("eager", "megatron")
 _SEQUENCE_PARALLEL_KINDS = ("norms", "casts of norm outputs to bf16", "residual adds", "dropout")
 
 
-def fused_bytes_per_token_layer(model: ModelConfig) -> Mapping[str, float]:
-    """Forward element-wise bytes one layer moves per token in the "megatron" engine (fused kernels)."""
+def fused_bytes_per_token_layer(model: ModelConfig, moe: bool | None = None) -> Mapping[str, float]:
+    """Forward element-wise bytes one layer moves per token in the "megatron" engine (fused kernels); ``moe`` as
+    :func:`elementwise_bytes_per_token_layer`'s."""
     m, h = model, model.hidden
+    moe = _layer_kind(m, moe)
     kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
-    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if m.is_moe else m.ffn_hidden
+    f = m.expert_ffn * m.experts_per_token + m.expert_ffn * m.n_shared_experts if moe else m.ffn_hidden
     parts = {"norms": FUSED_NORM * h * m.norms_per_layer, "residual adds": 2 * FUSED_BIAS_DROPOUT_ADD * h}
     if not m.learned_positions:
         parts["rotary embeddings and casts"] = FUSED_ROPE * (m.n_heads * (m.qk_rope_head_dim or m.head_dim) + kv)
     if m.qk_norm:
         parts["query/key norms"] = FUSED_NORM * (m.q_width + kv)
     parts["activation"] = (FUSED_GATED_ACT if m.gated_mlp else FUSED_GELU) * f
-    if m.is_moe:
+    if moe:
         parts["routing (gather, weight, scatter of expert inputs and outputs)"] = FUSED_PERMUTE * h * m.experts_per_token
     if m.dropout > 0:
         parts["dropout"] = 2.0 * h  # the 1-byte masks of the two fused bias-dropout-adds, written and read
     return MappingProxyType(parts)
+
+
+def _layer_kind(model: ModelConfig, moe: bool | None) -> bool:
+    """Whether a layer of ``model`` is a mixture of experts (``moe`` None: the model's kind)."""
+    _check.choice("moe", moe, (None, True, False))
+    if moe and not model.is_moe:
+        raise ValueError(f"moe={moe!r} is not allowed: {model.name} has no experts")
+    return model.is_moe if moe is None else moe
 
 
 def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> float:
@@ -513,10 +525,18 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
     tp = _degree("tp", tp)
     L = _stage_layers(model, layers)
     optimizer_shard = _check.fraction("optimizer_shard", optimizer_shard)
-    per_tok = (elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer)(model)
-    split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
-             for k, v in per_tok.items()}
-    layer_fwd = sum(split.values()) * T * L
+    per_tok_of = elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer
+
+    def layer_bytes(moe: bool | None) -> float:
+        split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
+                 for k, v in per_tok_of(model, moe).items()}
+        return sum(split.values()) * T
+
+    if model.is_moe and model.first_dense_layers:  # dense layers first, MoE after in the model's proportion
+        n_moe = round(model.n_moe_layers * L / model.n_layers)  # (as step_gemms counts a stage's products)
+        layer_fwd = layer_bytes(False) * (L - n_moe) + layer_bytes(True) * n_moe
+    else:
+        layer_fwd = layer_bytes(None) * L
     vh = model.vocab * model.hidden / tp
     embed = 3 * 8.0 * T * model.hidden / (tp if sequence_parallel else 1)  # gather, final norm, embedding grad
     opt_bytes = _optimizer_bytes(model, engine, tp, pp, ep, optimizer_shard)

@@ -294,7 +294,8 @@ def test_mla_selective_recomputation_keeps_the_latents():
 
 # Megatron-core shards a routed expert's optimizer states over the ranks that hold the same expert, its expert
 # data-parallel group of dp / ep ranks (DeepSeek-V3: EP 64 of 128 data-parallel ranks, 2 copies of each expert a
-# stage), not over all dp ranks.
+# stage), not over all dp ranks. With one layer a stage, the fullest rank holds one of the 58 MoE layers (the first
+# three are dense, DeepSeek-AI 2024, 4.2): its routed experts are 1 / 58 of them, not 1 / 61.
 def test_expert_states_shard_over_the_expert_data_parallel_group():
     m = memory.model_preset("DeepSeek-V3")
     fit = memory.training_memory(m, 1e18, 1, 4096, dp=128, pp=61, zero_stage=1, activations="architecture",
@@ -302,6 +303,7 @@ def test_expert_states_shard_over_the_expert_data_parallel_group():
     routed = m.n_moe_layers * m.n_experts * m.mlp_params_per_expert()
     dense = m.n_params() - routed
     k = 12.0  # fp32 master weights and AdamW moments (Rajbhandari et al. 2020)
-    assert fit.parts_bytes["optimizer states"] == pytest.approx(k * (dense / 61 / 128 + routed / 64 / 61 / 2))
+    assert m.n_moe_layers == 58
+    assert fit.parts_bytes["optimizer states"] == pytest.approx(k * (dense / 61 / 128 + routed / 64 / 58 / 2))
     with pytest.raises(ValueError, match="ep"):
         memory.training_memory(m, 1e18, dp=96, ep=64, activations="architecture")
