@@ -137,6 +137,27 @@ def floor_spread(run: str = RUN, layers: int = 32) -> FloorSpread:
     return FloorSpread(len(eager), min(eager), max(eager), max(eager) / min(eager) - 1.0, min(graph), max(graph))
 
 
+class HostSpread(NamedTuple):
+    """The host probe (a tiny 8-layer Llama's eager decode step, ``bench_serve.HostProbe``) over one call: every
+    sample timed next to a timing group (runs made with ``--adjacent-probe``)."""
+
+    n_samples: int
+    min_s: float
+    median_s: float
+    max_s: float
+    ratio: float  # max / min
+
+
+def host_probe_spread(run: str = RUN7) -> HostSpread | None:
+    """How far the host's pace moved over a call, by the probe timed next to every eager timing group (None for a
+    call without it). The serve7 call: 324 samples, 5.9 to 18.0 ms, 3.0 x."""
+    xs = sorted(float(x["s"]) for n in run_data(run)["names"] if n.startswith("arch_")
+                for x in _read(n, run).get("host_probe", {}).get("samples", ()))
+    if not xs:
+        return None
+    return HostSpread(len(xs), xs[0], statistics.median(xs), xs[-1], xs[-1] / xs[0])
+
+
 def generate_floor(run: str = RUN) -> serving.Floor:
     """The floor of transformers ``generate`` (scripts/gpu/bench_decode.py's probe, run once in the same call):
     the least-squares line through its 2-, 8- and 32-layer tiny models, comparable with earlier hosts' floors
@@ -1443,7 +1464,7 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, atten
     return ""
 
 
-__all__ = ["FirstPoint", "first_points", "RUN7", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+__all__ = ["FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",

@@ -910,6 +910,10 @@ def test_serve7_call_measured_the_eager_misses_again():
     # 43.3 ms for the 32-layer step) while its graph replay stayed within 1 %
     sp = sm.floor_spread(sm.RUN7)
     assert sp.n_probes == 3 and 0.5 < sp.spread < 0.7 and sp.graph_max_s / sp.graph_min_s < 1.01
+    # and the host probe next to every timing group: 324 samples, 5.9 to 18.0 ms (3.0 x; the serve4 call 2.2 x)
+    hs = sm.host_probe_spread(sm.RUN7)
+    assert hs.n_samples == 324 and 0.0055 < hs.min_s < 0.0065 and 0.017 < hs.max_s < 0.019 and 2.9 < hs.ratio < 3.1
+    assert 2.1 < sm.host_probe_spread(sm.RUN4).ratio < 2.4 and sm.host_probe_spread(sm.RUN) is None
     # the first point of each process, kept apart: eager 0.64-1.51 x its repeat (both ways: the host), graph within 7 %
     fp = sm.first_points(sm.RUN7)
     assert len(fp) == 10
