@@ -1058,7 +1058,7 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
 @lru_cache(maxsize=4096)  # pure (the links' data does not change); a Fabric is frozen: one object serves every caller
 def _fabric_of(system_key: str, ranks: int, stride: int, gpus_per_node: int, efficiency: float = 1.0) -> Any:
     """The fabric of a group of ``ranks`` GPUs placed ``stride`` apart (Megatron's order tp, cp, ep/dp, pp)."""
-    from mlcalc import network
+    import mlcalc.network as network  # (not `from mlcalc import`: no importlib fromlist step, a search calls it often)
 
     sys_g = network.system(system_key).gpus_per_node
     gpn = min(gpus_per_node, sys_g)
@@ -1080,7 +1080,7 @@ def _collective_s(message_bytes: float, fab: Any, collective: str) -> float:
 
 @lru_cache(maxsize=4096)  # bounded: 4,096 (message, fabric, collective) times
 def _collective_of(message_bytes: float, fab: Any, collective: str) -> float:
-    from mlcalc import network
+    import mlcalc.network as network  # (not `from mlcalc import`: no importlib fromlist step, a search calls it often)
 
     if message_bytes <= 0 or fab.n_ranks < 2:
         return 0.0
@@ -1141,7 +1141,7 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     yet). megatron counts Megatron-core's kernels (``program="megatron"``), and with ``dtype="fp8"`` linear
     layers' inputs kept in FP8.
     """
-    from mlcalc import memory
+    import mlcalc.memory as memory  # (not `from mlcalc import`: no importlib fromlist step, a search calls it often)
 
     _check.choice("engine", engine, ENGINES)
     if not isinstance(layout, Layout):
