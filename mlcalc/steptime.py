@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from types import MappingProxyType
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
@@ -910,6 +910,17 @@ class Layout:
             raise ValueError(f"deepspeed_pipeline=True is not allowed with schedule={self.schedule!r}, zero={self.zero!r}: "
                              "DeepSpeed's pipeline engine runs its 1F1B TrainSchedule ('1f1b') with ZeRO 0 or 1")
 
+    def __hash__(self) -> int:
+        # The dataclass's hash (of the fields' tuple), remembered on the instance (a frozen Layout never changes; the
+        # planner looks its shared layouts up thousands of times); not carried by a copy or a pickle (__getstate__).
+        known = self.__dict__.get("_hash_known")
+        if known is None:
+            known = self.__dict__["_hash_known"] = hash(tuple(getattr(self, f) for f in _LAYOUT_FIELDS))
+        return int(known)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash_known"}
+
     def _plain(self) -> bool:
         """Every field of the kind and in the range its check allows, tested at once (a planner builds thousands of
         layouts): the same acceptance as the field checks of __post_init__ (ints that are ints, not bools)."""
@@ -932,6 +943,10 @@ class Layout:
     def global_batch(self) -> int:
         """Sequences per optimizer step: micro_batch x grad_accum x dp."""
         return self.micro_batch * self.grad_accum * self.dp
+
+
+# The fields a Layout's equality compares: what its hash is made of (as the dataclass's own).
+_LAYOUT_FIELDS = tuple(f.name for f in fields(Layout) if (f.compare if f.hash is None else f.hash))
 
 
 class StepPrediction(NamedTuple):
@@ -1143,23 +1158,40 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     if pp > L:
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
     _check.choice("dtype", dtype, ("bf16", "fp8"))
+    dev = _check.positive("device_bytes", device_bytes)  # (memory.training_memory's first check)
+    key = (model, layout, s, engine, reserve_fraction, dtype, steady_state)
+    try:
+        held = _fit_held(*key)
+    except TypeError:  # an input that cannot be a key
+        held = _fit_held.__wrapped__(*key)
+    return memory._fit_on(held, dev, layout.zero)  # memory.training_memory's answer on this device
+
+
+# training_fit's memory on any device: memory.training_memory's device-independent parts of the arguments the engine's
+# program implies (the device's own share is added per call, as training_memory adds it). Remembered (typed),
+# 4,096 kept: a search fits each layout on every chip.
+@lru_cache(maxsize=4096, typed=True)
+def _fit_held(model: ModelConfig, layout: Layout, s: int, engine: str, reserve_fraction: float, dtype: str,
+              steady_state: bool) -> Any:
+    import mlcalc.memory as memory  # (not `from mlcalc import`: no importlib fromlist step)
+
+    L, pp = model.n_layers, layout.pp
     chunked = layout.schedule in ("interleaved", "dualpipe") or layout.balanced_stages
     # the plain stages of an uneven split: each counted as the fullest (its layers rounded up); interleaved, DualPipe
     # and balanced stages: pipeline_in_flight counts each chunk's own layers
     staged = model if (L % pp == 0 or chunked) else _with_layers(model, -(-L // pp) * pp)
     tp = layout.tp
-    return memory.training_memory(staged, device_bytes, layout.micro_batch, _split(s, layout.cp),
-                                  layout.dp * layout.cp, tp, pp, layout.zero,
-                                  convention="fp32-adam" if engine == "eager" else "zero-mixed-adam",
-                                  recompute=layout.recompute, sequence_parallel=layout.sequence_parallel and tp > 1,
-                                  flash_attention=True, overhead_fraction=reserve_fraction,
-                                  activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
-                                  ep=layout.ep, schedule=layout.schedule if pp > 1 else "1f1b",
-                                  virtual_stages=layout.virtual_stages,
-                                  n_micro=0 if (steady_state and layout.schedule != "gpipe") else layout.grad_accum,
-                                  balanced_stages=layout.balanced_stages and pp > 1,
-                                  program="megatron" if engine == "megatron" else "hf",
-                                  fp8_activations=engine == "megatron" and dtype == "fp8")
+    # memory.training_memory's arguments but the device, in its order (model, micro_batch, seq_len, dp, tp, pp,
+    # zero_stage, convention, recompute, sequence_parallel, flash_attention, overhead_fraction, offload_optimizer,
+    # activations, loss, ep, schedule, virtual_stages, n_micro, balanced_stages, program, fp8_activations)
+    return memory._held_of(staged, layout.micro_batch, _split(s, layout.cp), layout.dp * layout.cp, tp, pp, layout.zero,
+                           "fp32-adam" if engine == "eager" else "zero-mixed-adam", layout.recompute,
+                           layout.sequence_parallel and tp > 1, True, reserve_fraction, False, "architecture",
+                           "hf" if engine == "eager" else "fp32-logits", layout.ep,
+                           layout.schedule if pp > 1 else "1f1b", layout.virtual_stages,
+                           0 if (steady_state and layout.schedule != "gpipe") else layout.grad_accum,
+                           layout.balanced_stages and pp > 1, "megatron" if engine == "megatron" else "hf",
+                           engine == "megatron" and dtype == "fp8")
 
 
 def eager_memory(model: ModelConfig, layout: Layout, *, seq_len: int) -> Any:
