@@ -882,6 +882,10 @@ class Layout:
     # stage's stream, one after another; the data-parallel reduction, ZeRO-1's parameter all-gather and the
     # tied-embedding all-reduce run after the pipeline flush (RULES["deepspeed-pipeline"]). False: Megatron's.
     deepspeed_pipeline: bool = False
+    # Llama 3's context parallelism (Dubey et al. 2024, 3.3.2): each layer all-gathers K and V over the CP group
+    # before its attention ("the all-gather communication latency is exposed in the critical path") and the backward
+    # pass reduce-scatters their gradients; False: ring attention, its K/V exchange overlapping the attention.
+    cp_allgather: bool = False
 
     def __post_init__(self) -> None:
         if not self._plain():  # else each field as the checks below would find it
@@ -895,6 +899,7 @@ class Layout:
             _check.choice("scatter_gather", self.scatter_gather, (True, False))
             _check.choice("balanced_stages", self.balanced_stages, (True, False))
             _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
+        _check.choice("cp_allgather", self.cp_allgather, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -987,6 +992,9 @@ RULES = MappingProxyType({
                       "next stage all-gathers it inside its node (Megatron-LM's scatter/gather, Narayanan et al. 2021, "
                       "4.1)",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
+    "context-allgather": "context parallelism by all-gather (Llama 3, Dubey et al. 2024, 3.3.2): each layer "
+                         "all-gathers K and V before its attention and reduce-scatters their gradients in the "
+                         "backward pass, both exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
     "deepspeed-pipeline": "DeepSpeed's pipeline engine: each tensor-parallel rank sends 1/t of the activation and of "
                           "the gradient and the stage all-gathers them (3 gathers a micro-batch); a middle stage's 4 "
@@ -1424,10 +1432,15 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     if cp > 1:
         f_cp = fab(cp, tp)
         kv = 2 * tokens_gpu * _split(model.n_kv_heads, tp) * model.qk_head_dim * ACTIVATION_BYTES
-        ring = (cp - 1) * _p2p_s(kv, f_cp) * L_here
-        cp_f = max(0.0, ring - st.device_s["forward: attention"])
-        cp_b = max(0.0, 2 * ring - st.device_s["backward: attention"])
-        comm["context"] = (m * 3 * ring, m * (cp_f + cp_b))
+        if lay.cp_allgather:  # the whole sequence's K and V gathered, their gradients reduce-scattered: exposed
+            cp_f = _collective_s(kv * cp, f_cp, "all_gather") * L_here
+            cp_b = _collective_s(kv * cp, f_cp, "reduce_scatter") * L_here
+            comm["context"] = (m * (cp_f + cp_b), m * (cp_f + cp_b))
+        else:
+            ring = (cp - 1) * _p2p_s(kv, f_cp) * L_here
+            cp_f = max(0.0, ring - st.device_s["forward: attention"])
+            cp_b = max(0.0, 2 * ring - st.device_s["backward: attention"])
+            comm["context"] = (m * 3 * ring, m * (cp_f + cp_b))
     ep_f = ep_b = 0.0
     if ep > 1:
         f_ep = fab(ep, tp)
@@ -1589,7 +1602,9 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                                       and _fsdp_dtensor_measured(mach))) if on]
     notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
-                                      and not lay.sequence_parallel and not ds_pipe), ("context", cp > 1),
+                                      and not lay.sequence_parallel and not ds_pipe),
+                                     ("context", cp > 1 and not lay.cp_allgather),
+                                     ("context-allgather", cp > 1 and lay.cp_allgather),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3 and not ds_pipe),
                                      ("deepspeed-pipeline", ds_pipe), ("dualpipe", dual)) if on]
