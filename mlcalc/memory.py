@@ -234,6 +234,7 @@ class ZeroMemory(NamedTuple):
     cpu_parts: Mapping[str, float]  # host bytes by category
 
 
+@lru_cache(maxsize=8192, typed=True)  # pure: bounded, 8,192 kept (a layout's fit asks per pipeline rank)
 def zero_model_state_bytes(
     n_params: float,
     dp_degree: int,
@@ -1202,10 +1203,20 @@ def training_memory(
     args = (model, micro_batch, seq_len, dp, tp, pp, zero_stage, convention, recompute, sequence_parallel,
             flash_attention, overhead_fraction, offload_optimizer, activations, loss, ep, schedule, virtual_stages,
             n_micro, balanced_stages, program, fp8_activations)
+    return _fit_on(_held_of(*args), dev, zero_stage)
+
+
+def _held_of(*args: Any) -> _Held:
+    """:func:`_held_bytes` of training_memory's arguments but the device, in its order; computed each time where an
+    input cannot be a key."""
     try:
-        held = _held_bytes(*args)
+        return _held_bytes(*args)
     except TypeError:  # an input that cannot be a key
-        held = _held_bytes.__wrapped__(*args)
+        return _held_bytes.__wrapped__(*args)
+
+
+def _fit_on(held: _Held, dev: float, zero_stage: int) -> TrainingFit:
+    """training_memory's answer on a device of ``dev`` bytes (checked) from its device-independent parts."""
     parts = dict(held.parts)
     parts["overhead (stated)"] = held.overhead_fraction * dev
     total = sum(parts.values())

@@ -39,7 +39,8 @@ def test_training_memory_remembered_gives_the_fresh_answer_on_every_device():
     for model, kw in cases:
         row = []
         for dev in devices:
-            for cache in (memory._held_bytes, memory._layer_activation_parts_of, memory.pipeline_in_flight):
+            for cache in (memory._held_bytes, memory._layer_activation_parts_of, memory.pipeline_in_flight,
+                          memory.zero_model_state_bytes):
                 cache.cache_clear()
             try:
                 row.append(repr(memory.training_memory(model, dev, **kw)))
