@@ -882,6 +882,14 @@ class Layout:
     # stage's stream, one after another; the data-parallel reduction, ZeRO-1's parameter all-gather and the
     # tied-embedding all-reduce run after the pipeline flush (RULES["deepspeed-pipeline"]). False: Megatron's.
     deepspeed_pipeline: bool = False
+    # Llama 3's context parallelism (Dubey et al. 2024, 3.3.2): each layer all-gathers K and V over the CP group
+    # before its attention ("the all-gather communication latency is exposed in the critical path") and the backward
+    # pass reduce-scatters their gradients; False: ring attention, its K/V exchange overlapping the attention.
+    cp_allgather: bool = False
+    # Megatron's --distribute-checkpointed-activations (OPT's metaseq recipe, launcher/opt_baselines.py): with full
+    # recomputation each tensor-parallel rank keeps 1/t of a checkpointed layer's input and all-gathers it before the
+    # layer's recomputation (CheckpointFunction.backward: gather_split_1d_tensor), one more collective a layer.
+    distribute_checkpoints: bool = False
 
     def __post_init__(self) -> None:
         if not self._plain():  # else each field as the checks below would find it
@@ -895,6 +903,8 @@ class Layout:
             _check.choice("scatter_gather", self.scatter_gather, (True, False))
             _check.choice("balanced_stages", self.balanced_stages, (True, False))
             _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
+        _check.choice("cp_allgather", self.cp_allgather, (True, False))
+        _check.choice("distribute_checkpoints", self.distribute_checkpoints, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -977,6 +987,9 @@ class StepPrediction(NamedTuple):
 RULES = MappingProxyType({
     "tensor": "tensor-parallel collectives (2 per layer forward, 2 backward, 2 more with full recomputation) "
               "are on the critical path",
+    "distributed-checkpoints": "full recomputation with distributed checkpoints (Megatron's "
+                               "--distribute-checkpointed-activations): each layer's checkpointed input, kept 1/t per "
+                               "tensor-parallel rank, is all-gathered before its recomputation, on the critical path",
     "data": "data-parallel gradient reduction overlaps the backward pass of the last micro-batch; ZeRO-1/2's "
             "parameter all-gather after the optimizer overlaps the first forward pass; what does not fit is exposed",
     "fsdp": "ZeRO-3/FSDP gathers each layer's parameters ahead of its forward and backward and reduce-scatters "
@@ -987,6 +1000,9 @@ RULES = MappingProxyType({
                       "next stage all-gathers it inside its node (Megatron-LM's scatter/gather, Narayanan et al. 2021, "
                       "4.1)",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
+    "context-allgather": "context parallelism by all-gather (Llama 3, Dubey et al. 2024, 3.3.2): each layer "
+                         "all-gathers K and V before its attention and reduce-scatters their gradients in the "
+                         "backward pass, both exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
     "deepspeed-pipeline": "DeepSpeed's pipeline engine: each tensor-parallel rank sends 1/t of the activation and of "
                           "the gradient and the stage all-gathers them (3 gathers a micro-batch); a middle stage's 4 "
@@ -1419,15 +1435,22 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         else:
             one = 2 * _collective_s(act, f_tp, "all_reduce")
         tp_f, tp_b = one * L_here, one * L_here * (2 if full else 1)
+        if full and lay.distribute_checkpoints:  # each checkpointed input gathered before its layer's recomputation
+            tp_b += _collective_s(act, f_tp, "all_gather") * L_here
         comm["tensor"] = (m * (tp_f + tp_b), m * (tp_f + tp_b))
     cp_f = cp_b = 0.0
     if cp > 1:
         f_cp = fab(cp, tp)
         kv = 2 * tokens_gpu * _split(model.n_kv_heads, tp) * model.qk_head_dim * ACTIVATION_BYTES
-        ring = (cp - 1) * _p2p_s(kv, f_cp) * L_here
-        cp_f = max(0.0, ring - st.device_s["forward: attention"])
-        cp_b = max(0.0, 2 * ring - st.device_s["backward: attention"])
-        comm["context"] = (m * 3 * ring, m * (cp_f + cp_b))
+        if lay.cp_allgather:  # the whole sequence's K and V gathered, their gradients reduce-scattered: exposed
+            cp_f = _collective_s(kv * cp, f_cp, "all_gather") * L_here
+            cp_b = _collective_s(kv * cp, f_cp, "reduce_scatter") * L_here
+            comm["context"] = (m * (cp_f + cp_b), m * (cp_f + cp_b))
+        else:
+            ring = (cp - 1) * _p2p_s(kv, f_cp) * L_here
+            cp_f = max(0.0, ring - st.device_s["forward: attention"])
+            cp_b = max(0.0, 2 * ring - st.device_s["backward: attention"])
+            comm["context"] = (m * 3 * ring, m * (cp_f + cp_b))
     ep_f = ep_b = 0.0
     if ep > 1:
         f_ep = fab(ep, tp)
@@ -1587,9 +1610,13 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                                      ("eager-recompute-host", bool(dist_host) and tp > 1 and full),
                                      ("eager-fsdp-tp-host", bool(dist_host) and tp > 1 and dpg > 1 and lay.zero == 3
                                       and _fsdp_dtensor_measured(mach))) if on]
-    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
+    notes += [RULES[k] for k, on in (("tensor", tp > 1),
+                                     ("distributed-checkpoints", tp > 1 and full and lay.distribute_checkpoints),
+                                     ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
-                                      and not lay.sequence_parallel and not ds_pipe), ("context", cp > 1),
+                                      and not lay.sequence_parallel and not ds_pipe),
+                                     ("context", cp > 1 and not lay.cp_allgather),
+                                     ("context-allgather", cp > 1 and lay.cp_allgather),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3 and not ds_pipe),
                                      ("deepspeed-pipeline", ds_pipe), ("dualpipe", dual)) if on]
