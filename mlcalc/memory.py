@@ -1208,7 +1208,18 @@ def training_memory(
 
 def _held_of(*args: Any) -> _Held:
     """:func:`_held_bytes` of training_memory's arguments but the device, in its order; computed each time where an
-    input cannot be a key."""
+    input cannot be a key. The micro-batch count (args[18]) is taken as :func:`in_flight_micro_batches` of it where
+    every input it reads is plain: what a pipeline holds depends on the count only through that number (the
+    schedules of _in_flight_of: 1F1B's min(p - r, m) is p - r from m = p; interleaved runs the same warm-up and
+    the same two periods once m v >= 2 p v + (v + 1) p - 1, m != p; DualPipe's min(p + 1, m) is p + 1 from
+    m = p + 1: each the m = 0 steady state), and nothing else of the memory reads it. A planner's layouts at many
+    counts then share one answer."""
+    pp, schedule, v, m = args[5], args[16], args[17], args[18]
+    if (type(m) is int and m > 0 and type(pp) is int and pp >= 1 and type(v) is int and v >= 1
+            and type(schedule) is str and schedule in PIPELINE_MEMORY_SCHEDULES):
+        held_m = in_flight_micro_batches(pp, schedule if pp > 1 else "1f1b", v, m)
+        if held_m != m:
+            args = args[:18] + (held_m,) + args[19:]
     try:
         return _held_bytes(*args)
     except TypeError:  # an input that cannot be a key

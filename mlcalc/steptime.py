@@ -903,8 +903,8 @@ class Layout:
             _check.choice("scatter_gather", self.scatter_gather, (True, False))
             _check.choice("balanced_stages", self.balanced_stages, (True, False))
             _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
-        _check.choice("cp_allgather", self.cp_allgather, (True, False))
-        _check.choice("distribute_checkpoints", self.distribute_checkpoints, (True, False))
+            _check.choice("cp_allgather", self.cp_allgather, (True, False))
+            _check.choice("distribute_checkpoints", self.distribute_checkpoints, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -942,7 +942,8 @@ class Layout:
                 and type(self.schedule) is str and self.schedule in SCHEDULES
                 and type(self.recompute) is str and self.recompute in RECOMPUTE
                 and type(self.sequence_parallel) is bool and type(self.scatter_gather) is bool
-                and type(self.balanced_stages) is bool and type(self.deepspeed_pipeline) is bool)
+                and type(self.balanced_stages) is bool and type(self.deepspeed_pipeline) is bool
+                and type(self.cp_allgather) is bool and type(self.distribute_checkpoints) is bool)
 
     @property
     def n_gpus(self) -> int:

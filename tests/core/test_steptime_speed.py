@@ -123,7 +123,8 @@ def test_a_layouts_quick_check_accepts_and_refuses_as_its_field_checks_do(monkey
               "sequence_parallel": (True, False), "schedule": ("1f1b", "interleaved", "gpipe", "dualpipe"),
               "virtual_stages": (1, 2), "recompute": ("none", "selective", "full"), "micro_batch": (1, 2),
               "grad_accum": (1, 8, steptime.MAX_MICRO_BATCHES), "scatter_gather": (True, False),
-              "balanced_stages": (True, False), "deepspeed_pipeline": (True, False)}
+              "balanced_stages": (True, False), "deepspeed_pipeline": (True, False), "cp_allgather": (True, False),
+              "distribute_checkpoints": (True, False)}
     cases = []
     for _ in range(3000):
         kw = {k: rng.choice(v) for k, v in fields.items()}
