@@ -109,7 +109,8 @@ def _decode() -> tuple[Case, ...]:
     from mlcalc import serving
 
     return tuple(Case("decode", f"Llama-shaped {c.model.upper()}, batch {c.batch}, {c.context} tokens in cache",
-                      "measured", run, c.predicted_tokens_per_s, c.measured_tokens_per_s)
+                      "measured", run, c.predicted_tokens_per_s, c.measured_tokens_per_s,
+                      serving.decode_miss_cause(c, run))
                  for run in serving.DECODE_RUNS for c in serving.check_decode(run))
 
 
@@ -317,8 +318,66 @@ def peers() -> tuple[Mapping[str, str], ...]:
     return tuple(MappingProxyType(p) for p in json.loads(text)["peers"])
 
 
+# --------------------------------------------------------------------------- fits as it ran (a one-sided check)
+
+
+@dataclass(frozen=True)
+class FitCase:
+    """A published run against the memory its GPUs had: it ran, so the model must say it fits. One-sided: no
+    source states a run's peak memory, so there is no error to take, only the margin the model leaves."""
+
+    label: str  # the run
+    where: str  # its source
+    peak_bytes: float  # the model's peak memory per GPU of the run's layout (no reserve held back)
+    device_bytes: float  # the card's memory (what torch reports where measured, else the datasheet)
+
+    @property
+    def margin(self) -> float:
+        """1 - peak / device: the share of the card the model leaves free (negative: it says the run did not fit)."""
+        return 1.0 - self.peak_bytes / self.device_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.peak_bytes <= self.device_bytes
+
+
+#: The record of whether the published large runs fit the memory they ran in (what, which model, which page).
+FITS_AS_RAN = MappingProxyType({
+    "title": "Whether published large runs fit the memory each GPU had (peak per GPU vs the card's memory)",
+    "model": "mlcalc.steptime.predict_step (its peak memory per GPU)",
+    "page": "notebooks/hardware/accuracy",
+})
+
+
+@lru_cache(maxsize=1)
+def fit_cases() -> tuple[FitCase, ...]:
+    """Every published large run (:mod:`mlcalc.training_runs`) with the model's peak memory per GPU of the layout
+    it ran, against its card's memory."""
+    from mlcalc import training_runs
+
+    out = []
+    for c in training_runs.checks():
+        e = training_runs.runs()[c.name]
+        p = c.prediction
+        if p.device_bytes is None:
+            raise ValueError(f"run={c.name!r}: its chip has no memory size to check the fit against")
+        out.append(FitCase(c.name, str(e.get("where") or e.get("source", c.name)), p.peak_bytes_per_gpu,
+                           float(p.device_bytes)))
+    return tuple(out)
+
+
+def fit_line() -> str:
+    """One line: "fits as it ran on 43 of 43 published runs; margin to the card's memory 3.3% (...) to 79%, median 53%"."""
+    cs = fit_cases()
+    tight = min(cs, key=lambda c: c.margin)
+    margins = [c.margin for c in cs]
+    return (f"fits as it ran on {sum(c.fits for c in cs)} of {len(cs)} published runs; margin to the card's memory "
+            f"{_pct(tight.margin)} ({tight.label}) to {_pct(max(margins))}, median {_pct(statistics.median(margins))}")
+
+
 def markdown_table() -> str:
-    """Every model's record as a Markdown table (the README's Accuracy section; a test keeps them equal)."""
+    """Every model's record as a Markdown table (the README's Accuracy section; a test keeps them equal); last, the
+    one-sided record of whether the published runs fit their memory (its columns say what they hold)."""
     rows = ["| what is predicted | model | checked on | median error | worst | within target |",
             "|---|---|---|---|---|---|"]
     for key, fam in FAMILIES.items():
@@ -326,6 +385,11 @@ def markdown_table() -> str:
         rows.append(f"| {fam.title} | `{fam.model}` | {_count(s, fam.unit)} | {_pct(s.median_abs_error)} | "
                     f"{_pct(s.worst_error, True)} | {s.within} of {s.n_measured + s.n_published} "
                     f"(±{fam.target:.0%}) |")
+    cs = fit_cases()
+    tight = min(cs, key=lambda c: c.margin)
+    rows.append(f"| {FITS_AS_RAN['title']} | `{FITS_AS_RAN['model']}` | {len(cs)} published runs | "
+                f"no error: one-sided (median margin {_pct(statistics.median(c.margin for c in cs))}) | "
+                f"least margin {_pct(tight.margin)} ({tight.label}) | {sum(c.fits for c in cs)} of {len(cs)} fit |")
     return "\n".join(rows)
 
 
@@ -338,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for key, fam in FAMILIES.items():
         print(f"{fam.title} ({fam.model}): {family_line(key)}")
+    print(f"{FITS_AS_RAN['title']} ({FITS_AS_RAN['model']}): {fit_line()}")
     return 0
 
 
@@ -345,5 +410,6 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["CALCULATORS", "COLLECTIVE_RUNS", "Case", "FAMILIES", "Family", "NOT_CHECKED", "Summary", "cases",
-           "family_line", "main", "markdown_table", "peers", "record", "summary"]
+__all__ = ["CALCULATORS", "COLLECTIVE_RUNS", "Case", "FAMILIES", "FITS_AS_RAN", "Family", "FitCase", "NOT_CHECKED",
+           "Summary", "cases", "family_line", "fit_cases", "fit_line", "main", "markdown_table", "peers", "record",
+           "summary"]

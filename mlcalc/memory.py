@@ -234,6 +234,7 @@ class ZeroMemory(NamedTuple):
     cpu_parts: Mapping[str, float]  # host bytes by category
 
 
+@lru_cache(maxsize=8192, typed=True)  # pure: bounded, 8,192 kept (a layout's fit asks per pipeline rank)
 def zero_model_state_bytes(
     n_params: float,
     dp_degree: int,
@@ -1202,10 +1203,31 @@ def training_memory(
     args = (model, micro_batch, seq_len, dp, tp, pp, zero_stage, convention, recompute, sequence_parallel,
             flash_attention, overhead_fraction, offload_optimizer, activations, loss, ep, schedule, virtual_stages,
             n_micro, balanced_stages, program, fp8_activations)
+    return _fit_on(_held_of(*args), dev, zero_stage)
+
+
+def _held_of(*args: Any) -> _Held:
+    """:func:`_held_bytes` of training_memory's arguments but the device, in its order; computed each time where an
+    input cannot be a key. The micro-batch count (args[18]) is taken as :func:`in_flight_micro_batches` of it where
+    every input it reads is plain: what a pipeline holds depends on the count only through that number (the
+    schedules of _in_flight_of: 1F1B's min(p - r, m) is p - r from m = p; interleaved runs the same warm-up and
+    the same two periods once m v >= 2 p v + (v + 1) p - 1, m != p; DualPipe's min(p + 1, m) is p + 1 from
+    m = p + 1: each the m = 0 steady state), and nothing else of the memory reads it. A planner's layouts at many
+    counts then share one answer."""
+    pp, schedule, v, m = args[5], args[16], args[17], args[18]
+    if (type(m) is int and m > 0 and type(pp) is int and pp >= 1 and type(v) is int and v >= 1
+            and type(schedule) is str and schedule in PIPELINE_MEMORY_SCHEDULES):
+        held_m = in_flight_micro_batches(pp, schedule if pp > 1 else "1f1b", v, m)
+        if held_m != m:
+            args = args[:18] + (held_m,) + args[19:]
     try:
-        held = _held_bytes(*args)
+        return _held_bytes(*args)
     except TypeError:  # an input that cannot be a key
-        held = _held_bytes.__wrapped__(*args)
+        return _held_bytes.__wrapped__(*args)
+
+
+def _fit_on(held: _Held, dev: float, zero_stage: int) -> TrainingFit:
+    """training_memory's answer on a device of ``dev`` bytes (checked) from its device-independent parts."""
     parts = dict(held.parts)
     parts["overhead (stated)"] = held.overhead_fraction * dev
     total = sum(parts.values())

@@ -379,6 +379,18 @@ def engine_layout(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_lay
     """The planner's layout as the engine's: ZeRO-1 over dp, sequence parallelism with tp, and ``virtual_stages``
     layer chunks per GPU (0: the most the interleaved schedule allows, its smallest bubble as :func:`_bubble`;
     1: plain 1F1B)."""
+    args = (tp, pp, dp, n_micro, recompute, n_layers, micro_batch, virtual_stages)
+    try:
+        return _engine_layout_of(*args)
+    except TypeError:  # an input that cannot be a key
+        return _engine_layout_of.__wrapped__(*args)
+
+
+# A Layout is frozen: one object serves every caller of the same arguments (a search asks for each layout on every
+# chip, and its memory and its step both build it). Remembered (typed: 2 and 2.0 are different keys), 8,192 kept.
+@lru_cache(maxsize=8192, typed=True)
+def _engine_layout_of(tp: int, pp: int, dp: int, n_micro: int, recompute: str, n_layers: int, micro_batch: int,
+                      virtual_stages: int) -> steptime.Layout:
     n_layers = _check.positive_int("n_layers", n_layers, 10**6)
     pp = _check.positive_int("pp", pp, MAX_GPUS)
     n_micro = _check.positive_int("n_micro", n_micro, 10**7)
@@ -545,8 +557,12 @@ def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int,
 # Exact whatever the engine computes: every evaluated layout whose bound is known checks bound <= its step;
 # if one ever fails (an engine whose micro-batch depends on dp or m), the bound is switched off, the cached
 # layouts it helped choose are dropped and the search is redone without it.
-_MICRO: dict[tuple, float] = {}  # (model, chip, system, seq_len, tp, pp, recompute) -> one micro-batch's seconds
+# (model, chip, system, seq_len, tp) -> {(pp, recompute): one micro-batch's seconds}: by shapes first, so that a
+# search looks a model up once per tp, not once per layout
+_MICRO: dict[tuple, dict[tuple[int, str], float]] = {}
 _MICRO_MAX = 20000  # entries kept (a bounded cache: emptied when full)
+_micro_count = 0  # entries in _MICRO
+_micro_version = 0  # moves on at every change of _MICRO, _DEPTHS and _CARRIED by _learn (a search's views are then taken again)
 _MICRO_PARTS = ("forward (kernels and host)", "backward (kernels and host)", "tensor-parallel collectives")
 _micro_bound_on = True
 
@@ -629,7 +645,11 @@ def _carried(key: tuple, n_layers: int) -> float:
     if model.n_moe_layers not in (0, model.n_layers):
         return 0.0
     shape = (model, chip, system, s, tp)
-    memo = _CARRIED.setdefault(shape, {})
+    return _carried_at(_CARRIED.setdefault(shape, {}), shape, pp, rc, n_layers)
+
+
+def _carried_at(memo: dict[tuple[int, str], float], shape: tuple, pp: int, rc: str, n_layers: int) -> float:
+    """:func:`_carried` of (pp, rc) at ``shape``, whose remembered carried bounds are ``memo``."""
     if (pp, rc) in memo:
         return memo[(pp, rc)]
     here = -(-n_layers // pp)
@@ -648,7 +668,8 @@ def _micro_bound(key: tuple, pp: int, m: int, n_layers: int) -> float:
     while none is)."""
     if not _micro_bound_on:
         return 0.0
-    k = _MICRO.get(key)
+    known = _MICRO.get(key[:5])
+    k = None if known is None else known.get(key[5:])
     if k is None:
         k = _carried(key, n_layers)
         if not k:
@@ -658,7 +679,7 @@ def _micro_bound(key: tuple, pp: int, m: int, n_layers: int) -> float:
 
 @lru_cache(maxsize=4096)
 def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: float, flops_source: str) -> PlannedLayout | None:
-    global _micro_bound_on, _fits_order_on
+    global _micro_bound_on, _fits_order_on, _micro_count, _micro_version
     for _ in range(3):  # each shortcut is switched off at most once
         try:
             return _best_layout_visit(model, chip, n, s, batch, flops_source)
@@ -667,6 +688,8 @@ def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: fl
             _MICRO.clear()
             _DEPTHS.clear()
             _CARRIED.clear()
+            _micro_count = 0
+            _micro_version += 1
         except _FitsOrderFailed:
             _fits_order_on = False
             _FITS.clear()
@@ -693,13 +716,23 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
     cands = sorted((fpt * dp * m * s * sel_f / nr * grow, tp, pp, dp, m) for (tp, pp, dp, m), grow in grows.items())
     system = chip_info(chip)["system"]
 
+    mixed = model.n_moe_layers not in (0, L)  # nothing carried (_carried)
+    views: dict[int, tuple] = {}  # tp -> (_micro_version, known micro-batches, carried memo, shape) at these shapes
+
     def micro(tp: int, pp: int, rc: str, m: int, grow: float) -> float:  # _micro_bound
         if not _micro_bound_on:
             return 0.0
-        key = (model, chip, system, s, tp, pp, rc)
-        k = _MICRO.get(key)
+        view = views.get(tp)
+        if view is None or view[0] != _micro_version:  # (taken again after _learn changed what is known)
+            shape = (model, chip, system, s, tp)
+            view = views[tp] = (_micro_version, _MICRO.get(shape), None if mixed else _CARRIED.setdefault(shape, {}),
+                                shape)
+        known, memo = view[1], view[2]
+        k = None if known is None else known.get((pp, rc))
         if k is None:
-            k = _carried(key, L)
+            if memo is None:
+                return 0.0
+            k = _carried_at(memo, view[3], pp, rc, L)
             if not k:
                 return 0.0
         return m * k * grow * (1.0 - 1e-9)
@@ -764,11 +797,11 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
         visit(guess)
     else:
         guess = -1
-    seen = len(_MICRO)
+    seen = _micro_version
     for i in sorted(range(len(cands)), key=lambda i: (first[i][0], i)):
         if best is not None and first[i][0] > best.step_s:
             break  # this bound and every later one is above the best step
-        if i == guess or beaten(first[i][0] if len(_MICRO) == seen else max(first[i][0], bounds(i)[0]), i):
+        if i == guess or beaten(first[i][0] if _micro_version == seen else max(first[i][0], bounds(i)[0]), i):
             continue  # (the bound again where micro-batches were learned since)
         visit(i)
     return best
@@ -779,26 +812,30 @@ def _learn(key: tuple, k: float | None, step_s: float, pp: int, m: int, n_layers
 
     :class:`_BoundFailed` if the bound exceeds this step, or if the same shapes' micro-batch came out
     different at another data-parallel degree or micro-batch count (the bound's premise)."""
+    global _micro_count, _micro_version
     if _micro_bound(key, pp, m, n_layers) > step_s:
         raise _BoundFailed
     if k is None:
         return
-    known = _MICRO.get(key)
+    shape, depth = key[:5], key[5:]
+    known = _MICRO.get(shape, {}).get(depth)
     if known is not None:
         if abs(k - known) > 1e-9 * max(k, known):
             raise _BoundFailed
         return
-    if len(_MICRO) >= _MICRO_MAX:
+    _micro_version += 1
+    if _micro_count >= _MICRO_MAX:
         _MICRO.clear()
         _DEPTHS.clear()
         _CARRIED.clear()
-    _MICRO[key] = k
-    model, chip, system, s, tp, pp_, rc = key
+        _micro_count = 0
+    _MICRO.setdefault(shape, {})[depth] = k
+    _micro_count += 1
     if len(_DEPTHS) >= _MICRO_MAX:
         _DEPTHS.clear()
         _CARRIED.clear()
-    _DEPTHS.setdefault((model, chip, system, s, tp), {})[(pp_, rc)] = k
-    _CARRIED.pop((model, chip, system, s, tp), None)  # the carried bounds of these shapes may rise
+    _DEPTHS.setdefault(shape, {})[depth] = k
+    _CARRIED.pop(shape, None)  # the carried bounds of these shapes may rise
     if _micro_bound(key, pp, m, n_layers) > step_s:
         raise _BoundFailed
 
@@ -1452,7 +1489,7 @@ def published_runs() -> Mapping[str, Mapping[str, Any]]:
 def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
                   layout: Mapping[str, Any]) -> PlannedLayout:
     """One given layout (a published run's: tp, pp, recompute and optionally micro_batch, zero, schedule,
-    virtual_stages, sequence_parallel, scatter_gather, balanced_stages) with the engine's
+    virtual_stages, sequence_parallel, scatter_gather, balanced_stages, deepspeed_pipeline) with the engine's
     step and memory, as a planner :class:`PlannedLayout`."""
     _check_model(model)
     _check.choice("chip", chip, chips())
@@ -1473,7 +1510,8 @@ def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: in
                           schedule=layout.get("schedule", "1f1b"), virtual_stages=layout.get("virtual_stages", 1),
                           recompute=layout.get("recompute", "selective"), micro_batch=mb, grad_accum=m,
                           scatter_gather=layout.get("scatter_gather", False),
-                          balanced_stages=layout.get("balanced_stages", False))
+                          balanced_stages=layout.get("balanced_stages", False),
+                          deepspeed_pipeline=layout.get("deepspeed_pipeline", False))
     p = _predict_all(model, chip, lay, s)
     return PlannedLayout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
                          p.bubble_s, p.comm_exposed_s, p.step_s, lay.virtual_stages)

@@ -43,7 +43,13 @@ RUN2 = "h200x2-2026-11-26-serve2"
 #: probe over and over (while the other GPUs worked and alone), decode attention as transformers and the engine call
 #: it, transformers' grouped experts at prefill sizes.
 RUN4 = "h200x4-2026-11-26-serve4"
-RUNS = (RUN, RUN2, RUN4)
+#: The seventh call (scripts/gpu/run_serve7.sh, one H200, asked for one): the eager decode and prefill points that
+#: missed in the first two calls (no probe next to them) and passing controls, at the same batch x context, each
+#: timing group (5 a point) next to the host probe, one process per architecture (its first point kept apart), the
+#: floor probe at the start, middle and end; transformers ``generate`` decode of the Llama-shaped 1B and 8B at batch 1,
+#: the first point of each process kept apart (predicted before the call: scripts/gpu/serve7_predictions.json).
+RUN7 = "h200-2026-11-27-serve7"
+RUNS = (RUN, RUN2, RUN4, RUN7)
 #: The fifth call (scripts/gpu/run_serve5.sh, one H200, asked for one): the plain engine's decode matmuls as it runs
 #: them (``x @ W``, ``W`` stored (in, out)) next to ``F.linear`` at every engine shape of Llama 3 8B and 70B and their
 #: tp 2 / tp 4 shards, batch 1-128; the engine's decode step at tp 1 and one GPU's shard of tp 2 / tp 4, replayed
@@ -82,7 +88,8 @@ def run_data(run: str = RUN) -> Mapping[str, Any]:
             archs.update(_read(n, run)["archs"])
     load = next((_read(n, run)["load"] for n in names if n.startswith("load_")), None)
     gen = next((_read(n, run) for n in names if n.startswith("genprobe_")), None)
-    return MappingProxyType({"probes": tuple(probes), "archs": MappingProxyType(archs), "tp": _read("tp.json", run),
+    tp = _read("tp.json", run) if "tp.json" in names else {"decode": [], "allreduce": []}  # RUN7: no engine part
+    return MappingProxyType({"probes": tuple(probes), "archs": MappingProxyType(archs), "tp": tp,
                              "load": load, "generate_probe": gen, "names": tuple(names)})
 
 
@@ -128,6 +135,27 @@ def floor_spread(run: str = RUN, layers: int = 32) -> FloorSpread:
     if not eager:
         raise ValueError(f"layers={layers!r} is not allowed: the probes ran 2, 8 and 32 layers")
     return FloorSpread(len(eager), min(eager), max(eager), max(eager) / min(eager) - 1.0, min(graph), max(graph))
+
+
+class HostSpread(NamedTuple):
+    """The host probe (a tiny 8-layer Llama's eager decode step, ``bench_serve.HostProbe``) over one call: every
+    sample timed next to a timing group (runs made with ``--adjacent-probe``)."""
+
+    n_samples: int
+    min_s: float
+    median_s: float
+    max_s: float
+    ratio: float  # max / min
+
+
+def host_probe_spread(run: str = RUN7) -> HostSpread | None:
+    """How far the host's pace moved over a call, by the probe timed next to every eager timing group (None for a
+    call without it). The serve7 call: 324 samples, 5.9 to 18.0 ms, 3.0 x."""
+    xs = sorted(float(x["s"]) for n in run_data(run)["names"] if n.startswith("arch_")
+                for x in _read(n, run).get("host_probe", {}).get("samples", ()))
+    if not xs:
+        return None
+    return HostSpread(len(xs), xs[0], statistics.median(xs), xs[-1], xs[-1] / xs[0])
 
 
 def generate_floor(run: str = RUN) -> serving.Floor:
@@ -856,11 +884,112 @@ def all_checks(run: str = RUN) -> list[MeasuredCheck]:
     return check_hf_decode(run) + check_hf_prefill(run) + check_tp_decode(run) + check_load_steps(run)
 
 
+def op_counts(arch: str, run: str = RUN) -> tuple[float, float]:
+    """ATen operations (views included) one eager decode step of ``arch`` dispatches: (outside the layers, per
+    layer), counted with a dispatch mode on the run's tiny 2- and 8-layer models (batch 1, cache 64; the per-layer
+    count is their difference over 6). The count is the program's, not the host's: transformers 5.17 dispatches the
+    same sequence on the CPU (scripts/gpu/count_eager_ops.py counts 182 / 560 for the Llama class, 307 / 965 for
+    Gemma 3, 248 / 962 for DeepSeek-V2-Lite, as every GPU call recorded)."""
+    t = {int(x["n_layers"]): x for x in run_data(run)["archs"][arch]["tiny"]}
+    per = (int(t[8]["aten_ops"]) - int(t[2]["aten_ops"])) / 6.0
+    return int(t[2]["aten_ops"]) - 2.0 * per, per
+
+
+def step_ops(arch: str, run: str = RUN) -> float:
+    """ATen operations of one eager decode step of the measured model (:func:`op_counts` over its layers)."""
+    out, per = op_counts(arch, run)
+    return out + per * int(run_data(run)["archs"][arch]["config"]["num_hidden_layers"])
+
+
+class HostEvidence(NamedTuple):
+    """What a floor-bound eager point shows about the host: microseconds per dispatched operation of the step, of
+    the call's 32-layer floor probes and of the tiny models that set the architecture's floor."""
+
+    ops: float  # ATen operations of the step (:func:`step_ops`)
+    step_us_per_op: float  # the measured step over them
+    probe_us_per_op: tuple[float, float]  # the call's 32-layer probes (start and end of each process): least, most
+    tiny_us_per_op: tuple[float, float]  # the architecture's 2- and 8-layer tiny models, as timed in this call
+    graph_share: float  # the same step replayed from a CUDA graph over the eager step (0 if not replayed)
+
+
+def host_evidence(c: MeasuredCheck, run: str = RUN) -> HostEvidence:
+    """:class:`HostEvidence` of an eager decode point of ``run``."""
+    rec = run_data(run)["archs"][c.arch]
+    t = {int(x["n_layers"]): x for x in rec["tiny"]}
+    probes = [float(x["eager_s"]) / float(x["aten_ops"]) for p in run_data(run)["probes"]
+              for x in p["probe"]["tiny_llama"] if int(x["n_layers"]) == 32]
+    pt = next(p for p in rec["decode"] if (int(p["batch"]), int(p["context"])) == (c.batch, c.context))
+    n = step_ops(c.arch, run)
+    tiny2, tiny8 = (float(t[k]["eager_s"]) / int(t[k]["aten_ops"]) * 1e6 for k in (2, 8))
+    return HostEvidence(n, c.measured_s / n * 1e6, (min(probes) * 1e6, max(probes) * 1e6), (tiny2, tiny8),
+                        float(pt.get("graph_s", 0.0)) / c.measured_s)
+
+
+def _point_record(c: MeasuredCheck, run: str) -> Mapping[str, Any]:
+    """The run's record of a transformers point (decode or prefill)."""
+    rec = run_data(run)["archs"][c.arch]
+    if c.what == "decode":
+        return next(p for p in rec["decode"] if (int(p["batch"]), int(p["context"])) == (c.batch, c.context))
+    return next(p for p in rec["prefill"] if (int(p["batch"]), int(p["prompt"])) == (c.batch, c.context))
+
+
+@lru_cache(maxsize=None)
+def _run7_checks() -> tuple[MeasuredCheck, ...]:
+    return tuple(check_hf_decode(RUN7) + check_hf_prefill(RUN7))
+
+
+def measured_again(c: MeasuredCheck) -> MeasuredCheck | None:
+    """The same transformers point (architecture, decode or prefill, path, batch, context) as :data:`RUN7` measured
+    it, each timing group next to the host probe; None where that call did not measure it."""
+    return next((x for x in _run7_checks() if (x.what, x.arch, x.path, x.batch, x.context)
+                 == (c.what, c.arch, c.path, c.batch, c.context)), None)
+
+
 def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
     """Why a point outside its tolerance misses, from what the run itself shows ("" for a point within it, and
     for a miss no stated cause covers). Each cause is a condition on the point, never a constant fitted to it."""
     if abs(c.error) <= c.target:
         return ""
+    sp = floor_spread(run)
+    again = measured_again(c) if run != RUN7 and c.engine == "transformers" else None
+    again_s = (f"; measured again in the serve7 call ({RUN7}) with the host probe next to every timing group: "
+               f"{again.measured_s * 1e3:.1f} ms, predicted {again.error:+.0%}" if again else "")
+    if c.path == "eager" and c.bound == "launch floor":
+        timing = _point_record(c, run).get("eager" if c.what == "decode" else "timing", {})
+        g, pr = timing.get("groups_in_order_s"), timing.get("host_probe_s")
+        if g and pr:  # the probe was timed next to every group: a cause only where the pace moved within the point
+            spread = max(g) / min(g) - 1.0
+            if spread > 2 * c.target:
+                return (f"host pace moved within the point: its {len(g)} timing groups took {min(g) * 1e3:.1f} to "
+                        f"{max(g) * 1e3:.1f} ms ({spread:.0%} apart) and the host probes next to them "
+                        f"{min(pr) * 1e3:.1f} to {max(pr) * 1e3:.1f} ms; the median group and the probes' mean "
+                        "(the prediction's host speed) need not share a pace")
+        elif abs(c.error) <= 2 * sp.spread:
+            text = (f"host floor: the same 32-layer eager probe took {sp.min_s * 1e3:.1f} to {sp.max_s * 1e3:.1f} ms "
+                    f"in this call ({sp.spread:.0%} spread); a floor-bound step moves with it (this call timed no "
+                    "probe next to each point; the serve4 call did, and with the floor at that host speed all its "
+                    "eager decode points fell within 25 %)")
+            if c.what == "decode":
+                e = host_evidence(c, run)
+                text += (f". The step ran at {e.step_us_per_op:.1f} us per dispatched operation ({e.ops:,.0f} ATen "
+                         f"operations, the count transformers dispatches on the CPU too), the call's probes at "
+                         f"{e.probe_us_per_op[0]:.1f}-{e.probe_us_per_op[1]:.1f}, the tiny 2- and 8-layer models "
+                         f"that set this architecture's floor at {e.tiny_us_per_op[0]:.1f} and "
+                         f"{e.tiny_us_per_op[1]:.1f}")
+            return text + again_s
+    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).is_moe:
+        pr = predict_hf_prefill(c.arch, c.batch, c.context, run)
+        gpu = pr.matmul_s + pr.attention_s + pr.elementwise_s
+        if pr.host_s >= 0.8 * gpu:
+            mla = [p for p in _serve5("mla")["prefill"] if c.arch == "dsv2lite_8l"
+                   and (int(p["batch"]), int(p["prompt"])) == (c.batch, c.context) and "profile" in p]
+            return (f"host and GPU about even: the GPU parts {gpu * 1e3:.1f} ms, the launch floor "
+                    f"{pr.host_s * 1e3:.1f} ms at the call's tiny-model speed, while the same 32-layer probe moved "
+                    f"{sp.spread:.0%} within the call and none was timed next to the point"
+                    + (f"; run {RUN5} measured the same prefill at {float(mla[0]['prefill_s']) * 1e3:.1f} ms with "
+                       f"the GPU busy {float(mla[0]['profile']['gpu_busy_us']) / 1e3:.1f} ms of it" if mla else "")
+                    + again_s)
+    return ""
     sp = floor_spread(run)
     if c.path == "eager" and c.bound == "launch floor" and abs(c.error) <= 2 * sp.spread:
         probed = any("host_probe_s" in p.get("eager", {}) for r in run_data(run)["archs"].values()
@@ -1335,7 +1464,7 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, atten
     return ""
 
 
-__all__ = ["FirstPoint", "first_points", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+__all__ = ["FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",

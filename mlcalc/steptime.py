@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from types import MappingProxyType
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
@@ -882,6 +882,14 @@ class Layout:
     # stage's stream, one after another; the data-parallel reduction, ZeRO-1's parameter all-gather and the
     # tied-embedding all-reduce run after the pipeline flush (RULES["deepspeed-pipeline"]). False: Megatron's.
     deepspeed_pipeline: bool = False
+    # Llama 3's context parallelism (Dubey et al. 2024, 3.3.2): each layer all-gathers K and V over the CP group
+    # before its attention ("the all-gather communication latency is exposed in the critical path") and the backward
+    # pass reduce-scatters their gradients; False: ring attention, its K/V exchange overlapping the attention.
+    cp_allgather: bool = False
+    # Megatron's --distribute-checkpointed-activations (OPT's metaseq recipe, launcher/opt_baselines.py): with full
+    # recomputation each tensor-parallel rank keeps 1/t of a checkpointed layer's input and all-gathers it before the
+    # layer's recomputation (CheckpointFunction.backward: gather_split_1d_tensor), one more collective a layer.
+    distribute_checkpoints: bool = False
 
     def __post_init__(self) -> None:
         if not self._plain():  # else each field as the checks below would find it
@@ -895,6 +903,8 @@ class Layout:
             _check.choice("scatter_gather", self.scatter_gather, (True, False))
             _check.choice("balanced_stages", self.balanced_stages, (True, False))
             _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
+            _check.choice("cp_allgather", self.cp_allgather, (True, False))
+            _check.choice("distribute_checkpoints", self.distribute_checkpoints, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -910,6 +920,17 @@ class Layout:
             raise ValueError(f"deepspeed_pipeline=True is not allowed with schedule={self.schedule!r}, zero={self.zero!r}: "
                              "DeepSpeed's pipeline engine runs its 1F1B TrainSchedule ('1f1b') with ZeRO 0 or 1")
 
+    def __hash__(self) -> int:
+        # The dataclass's hash (of the fields' tuple), remembered on the instance (a frozen Layout never changes; the
+        # planner looks its shared layouts up thousands of times); not carried by a copy or a pickle (__getstate__).
+        known = self.__dict__.get("_hash_known")
+        if known is None:
+            known = self.__dict__["_hash_known"] = hash(tuple(getattr(self, f) for f in _LAYOUT_FIELDS))
+        return int(known)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash_known"}
+
     def _plain(self) -> bool:
         """Every field of the kind and in the range its check allows, tested at once (a planner builds thousands of
         layouts): the same acceptance as the field checks of __post_init__ (ints that are ints, not bools)."""
@@ -921,7 +942,8 @@ class Layout:
                 and type(self.schedule) is str and self.schedule in SCHEDULES
                 and type(self.recompute) is str and self.recompute in RECOMPUTE
                 and type(self.sequence_parallel) is bool and type(self.scatter_gather) is bool
-                and type(self.balanced_stages) is bool and type(self.deepspeed_pipeline) is bool)
+                and type(self.balanced_stages) is bool and type(self.deepspeed_pipeline) is bool
+                and type(self.cp_allgather) is bool and type(self.distribute_checkpoints) is bool)
 
     @property
     def n_gpus(self) -> int:
@@ -932,6 +954,10 @@ class Layout:
     def global_batch(self) -> int:
         """Sequences per optimizer step: micro_batch x grad_accum x dp."""
         return self.micro_batch * self.grad_accum * self.dp
+
+
+# The fields a Layout's equality compares: what its hash is made of (as the dataclass's own).
+_LAYOUT_FIELDS = tuple(f.name for f in fields(Layout) if (f.compare if f.hash is None else f.hash))
 
 
 class StepPrediction(NamedTuple):
@@ -962,6 +988,9 @@ class StepPrediction(NamedTuple):
 RULES = MappingProxyType({
     "tensor": "tensor-parallel collectives (2 per layer forward, 2 backward, 2 more with full recomputation) "
               "are on the critical path",
+    "distributed-checkpoints": "full recomputation with distributed checkpoints (Megatron's "
+                               "--distribute-checkpointed-activations): each layer's checkpointed input, kept 1/t per "
+                               "tensor-parallel rank, is all-gathered before its recomputation, on the critical path",
     "data": "data-parallel gradient reduction overlaps the backward pass of the last micro-batch; ZeRO-1/2's "
             "parameter all-gather after the optimizer overlaps the first forward pass; what does not fit is exposed",
     "fsdp": "ZeRO-3/FSDP gathers each layer's parameters ahead of its forward and backward and reduce-scatters "
@@ -972,6 +1001,9 @@ RULES = MappingProxyType({
                       "next stage all-gathers it inside its node (Megatron-LM's scatter/gather, Narayanan et al. 2021, "
                       "4.1)",
     "context": "ring attention's K/V exchange overlaps each layer's attention; only the excess is exposed",
+    "context-allgather": "context parallelism by all-gather (Llama 3, Dubey et al. 2024, 3.3.2): each layer "
+                         "all-gathers K and V before its attention and reduce-scatters their gradients in the "
+                         "backward pass, both exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
     "deepspeed-pipeline": "DeepSpeed's pipeline engine: each tensor-parallel rank sends 1/t of the activation and of "
                           "the gradient and the stage all-gathers them (3 gathers a micro-batch); a middle stage's 4 "
@@ -1050,7 +1082,7 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
 @lru_cache(maxsize=4096)  # pure (the links' data does not change); a Fabric is frozen: one object serves every caller
 def _fabric_of(system_key: str, ranks: int, stride: int, gpus_per_node: int, efficiency: float = 1.0) -> Any:
     """The fabric of a group of ``ranks`` GPUs placed ``stride`` apart (Megatron's order tp, cp, ep/dp, pp)."""
-    from mlcalc import network
+    import mlcalc.network as network  # (not `from mlcalc import`: no importlib fromlist step, a search calls it often)
 
     sys_g = network.system(system_key).gpus_per_node
     gpn = min(gpus_per_node, sys_g)
@@ -1072,7 +1104,7 @@ def _collective_s(message_bytes: float, fab: Any, collective: str) -> float:
 
 @lru_cache(maxsize=4096)  # bounded: 4,096 (message, fabric, collective) times
 def _collective_of(message_bytes: float, fab: Any, collective: str) -> float:
-    from mlcalc import network
+    import mlcalc.network as network  # (not `from mlcalc import`: no importlib fromlist step, a search calls it often)
 
     if message_bytes <= 0 or fab.n_ranks < 2:
         return 0.0
@@ -1133,7 +1165,7 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     yet). megatron counts Megatron-core's kernels (``program="megatron"``), and with ``dtype="fp8"`` linear
     layers' inputs kept in FP8.
     """
-    from mlcalc import memory
+    import mlcalc.memory as memory  # (not `from mlcalc import`: no importlib fromlist step, a search calls it often)
 
     _check.choice("engine", engine, ENGINES)
     if not isinstance(layout, Layout):
@@ -1143,23 +1175,40 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
     if pp > L:
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
     _check.choice("dtype", dtype, ("bf16", "fp8"))
+    dev = _check.positive("device_bytes", device_bytes)  # (memory.training_memory's first check)
+    key = (model, layout, s, engine, reserve_fraction, dtype, steady_state)
+    try:
+        held = _fit_held(*key)
+    except TypeError:  # an input that cannot be a key
+        held = _fit_held.__wrapped__(*key)
+    return memory._fit_on(held, dev, layout.zero)  # memory.training_memory's answer on this device
+
+
+# training_fit's memory on any device: memory.training_memory's device-independent parts of the arguments the engine's
+# program implies (the device's own share is added per call, as training_memory adds it). Remembered (typed),
+# 4,096 kept: a search fits each layout on every chip.
+@lru_cache(maxsize=4096, typed=True)
+def _fit_held(model: ModelConfig, layout: Layout, s: int, engine: str, reserve_fraction: float, dtype: str,
+              steady_state: bool) -> Any:
+    import mlcalc.memory as memory  # (not `from mlcalc import`: no importlib fromlist step)
+
+    L, pp = model.n_layers, layout.pp
     chunked = layout.schedule in ("interleaved", "dualpipe") or layout.balanced_stages
     # the plain stages of an uneven split: each counted as the fullest (its layers rounded up); interleaved, DualPipe
     # and balanced stages: pipeline_in_flight counts each chunk's own layers
     staged = model if (L % pp == 0 or chunked) else _with_layers(model, -(-L // pp) * pp)
     tp = layout.tp
-    return memory.training_memory(staged, device_bytes, layout.micro_batch, _split(s, layout.cp),
-                                  layout.dp * layout.cp, tp, pp, layout.zero,
-                                  convention="fp32-adam" if engine == "eager" else "zero-mixed-adam",
-                                  recompute=layout.recompute, sequence_parallel=layout.sequence_parallel and tp > 1,
-                                  flash_attention=True, overhead_fraction=reserve_fraction,
-                                  activations="architecture", loss="hf" if engine == "eager" else "fp32-logits",
-                                  ep=layout.ep, schedule=layout.schedule if pp > 1 else "1f1b",
-                                  virtual_stages=layout.virtual_stages,
-                                  n_micro=0 if (steady_state and layout.schedule != "gpipe") else layout.grad_accum,
-                                  balanced_stages=layout.balanced_stages and pp > 1,
-                                  program="megatron" if engine == "megatron" else "hf",
-                                  fp8_activations=engine == "megatron" and dtype == "fp8")
+    # memory.training_memory's arguments but the device, in its order (model, micro_batch, seq_len, dp, tp, pp,
+    # zero_stage, convention, recompute, sequence_parallel, flash_attention, overhead_fraction, offload_optimizer,
+    # activations, loss, ep, schedule, virtual_stages, n_micro, balanced_stages, program, fp8_activations)
+    return memory._held_of(staged, layout.micro_batch, _split(s, layout.cp), layout.dp * layout.cp, tp, pp, layout.zero,
+                           "fp32-adam" if engine == "eager" else "zero-mixed-adam", layout.recompute,
+                           layout.sequence_parallel and tp > 1, True, reserve_fraction, False, "architecture",
+                           "hf" if engine == "eager" else "fp32-logits", layout.ep,
+                           layout.schedule if pp > 1 else "1f1b", layout.virtual_stages,
+                           0 if (steady_state and layout.schedule != "gpipe") else layout.grad_accum,
+                           layout.balanced_stages and pp > 1, "megatron" if engine == "megatron" else "hf",
+                           engine == "megatron" and dtype == "fp8")
 
 
 def eager_memory(model: ModelConfig, layout: Layout, *, seq_len: int) -> Any:
@@ -1387,15 +1436,22 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         else:
             one = 2 * _collective_s(act, f_tp, "all_reduce")
         tp_f, tp_b = one * L_here, one * L_here * (2 if full else 1)
+        if full and lay.distribute_checkpoints:  # each checkpointed input gathered before its layer's recomputation
+            tp_b += _collective_s(act, f_tp, "all_gather") * L_here
         comm["tensor"] = (m * (tp_f + tp_b), m * (tp_f + tp_b))
     cp_f = cp_b = 0.0
     if cp > 1:
         f_cp = fab(cp, tp)
         kv = 2 * tokens_gpu * _split(model.n_kv_heads, tp) * model.qk_head_dim * ACTIVATION_BYTES
-        ring = (cp - 1) * _p2p_s(kv, f_cp) * L_here
-        cp_f = max(0.0, ring - st.device_s["forward: attention"])
-        cp_b = max(0.0, 2 * ring - st.device_s["backward: attention"])
-        comm["context"] = (m * 3 * ring, m * (cp_f + cp_b))
+        if lay.cp_allgather:  # the whole sequence's K and V gathered, their gradients reduce-scattered: exposed
+            cp_f = _collective_s(kv * cp, f_cp, "all_gather") * L_here
+            cp_b = _collective_s(kv * cp, f_cp, "reduce_scatter") * L_here
+            comm["context"] = (m * (cp_f + cp_b), m * (cp_f + cp_b))
+        else:
+            ring = (cp - 1) * _p2p_s(kv, f_cp) * L_here
+            cp_f = max(0.0, ring - st.device_s["forward: attention"])
+            cp_b = max(0.0, 2 * ring - st.device_s["backward: attention"])
+            comm["context"] = (m * 3 * ring, m * (cp_f + cp_b))
     ep_f = ep_b = 0.0
     if ep > 1:
         f_ep = fab(ep, tp)
@@ -1555,9 +1611,13 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                                      ("eager-recompute-host", bool(dist_host) and tp > 1 and full),
                                      ("eager-fsdp-tp-host", bool(dist_host) and tp > 1 and dpg > 1 and lay.zero == 3
                                       and _fsdp_dtensor_measured(mach))) if on]
-    notes += [RULES[k] for k, on in (("tensor", tp > 1), ("pipeline", pp > 1),
+    notes += [RULES[k] for k, on in (("tensor", tp > 1),
+                                     ("distributed-checkpoints", tp > 1 and full and lay.distribute_checkpoints),
+                                     ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather
-                                      and not lay.sequence_parallel and not ds_pipe), ("context", cp > 1),
+                                      and not lay.sequence_parallel and not ds_pipe),
+                                     ("context", cp > 1 and not lay.cp_allgather),
+                                     ("context-allgather", cp > 1 and lay.cp_allgather),
                                      ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3 and not ds_pipe),
                                      ("deepspeed-pipeline", ds_pipe), ("dualpipe", dual)) if on]

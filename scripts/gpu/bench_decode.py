@@ -148,6 +148,8 @@ def main() -> None:
     ap.add_argument("--device", default="cuda:0")
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true", help="tiny sizes, for a CPU smoke test")
+    ap.add_argument("--points", default="", help="only these (batch x prompt) points, e.g. 1x512,1x4096 "
+                    "(the serve7 call: the first point of the process against itself and the same batch at 8x the context)")
     a = ap.parse_args()
     dev = torch.device(a.device)
     if dev.type == "cuda":
@@ -164,6 +166,9 @@ def main() -> None:
     else:
         shape = dict(SHAPES[a.model])
         points = POINTS[a.model]
+        if a.points:
+            points = [tuple(int(v) for v in x.split("x")) for x in a.points.split(",")]
+            result["points_only"] = a.points
         if a.quick:
             shape.update(hidden_size=128, intermediate_size=256, num_hidden_layers=2, vocab_size=1000,
                          num_attention_heads=4, num_key_value_heads=2, head_dim=32)

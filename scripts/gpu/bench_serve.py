@@ -55,7 +55,26 @@ PREFILL_POINTS = [(1, 512), (1, 2048), (1, 8192), (8, 512), (4, 2048)]
 #: Points none of the earlier calls measured (``--points heldout``: the serve4 call checks the model on them)
 HELDOUT_DECODE = [(2, 1024), (16, 1024), (64, 1024), (4, 4096), (24, 4096)]
 HELDOUT_PREFILL = [(2, 1024), (1, 4096), (2, 4096)]
+#: ``--points misses`` (the serve7 call): per architecture, the eager decode and prefill points that missed in the first
+#: two calls (no host probe next to them) and passing controls of the same architecture, measured again with the probe
+#: next to every timing group (``--adjacent-probe``)
+MISSES_DECODE = {
+    "llama8b": [(1, 512), (8, 512), (8, 2048), (1, 8192), (32, 512), (128, 512)],
+    "mha7b": [(1, 512), (8, 512), (128, 512), (8, 2048), (32, 2048), (1, 8192)],
+    "gemma3_4b": [(1, 512), (8, 512), (32, 512), (128, 512), (8, 2048), (32, 2048), (1, 8192), (16, 8192)],
+    "mixtral_8l": [(1, 512), (8, 2048), (16, 8192)],
+    "dsv2lite_8l": [(1, 512), (32, 512), (128, 512), (8, 2048), (16, 8192)],
+}
+MISSES_PREFILL = {
+    "llama8b": [(1, 512), (8, 512)],
+    "mha7b": [(1, 512), (8, 512)],
+    "gemma3_4b": [(1, 512), (1, 2048)],
+    "mixtral_8l": [(1, 512), (1, 2048)],
+    "dsv2lite_8l": [(1, 512), (1, 2048), (8, 512)],
+}
 POINTS = "main"
+#: timing groups per point (``--groups``): with ``--adjacent-probe`` a probe before each and after the last
+GROUPS = 3
 #: ``--adjacent-probe``: before each timing group of an eager decode point, the host probe (a tiny 8-layer Llama,
 #: one eager decode step, 5 back to back) is timed too, so each point carries the host's speed at that moment
 HOST_PROBE = None
@@ -258,7 +277,7 @@ def hf_decode(model, batch: int, ctx: int, dev: torch.device, graph: bool = True
         def reset(k):
             set_pos(cache, max(0, ctx - k - 2))
 
-        out["eager"] = timed(step, dev, n_max=min(60, ctx - 4), reset=reset, probe=HOST_PROBE)
+        out["eager"] = timed(step, dev, n_max=min(60, ctx - 4), reset=reset, probe=HOST_PROBE, groups=GROUPS)
         out["eager_s"] = out["eager"]["s"]
         if graph and dev.type == "cuda":
             try:
@@ -288,7 +307,7 @@ def hf_prefill(model, batch: int, prompt: int, dev: torch.device) -> dict:
                      logits_to_keep=1).logits[:, -1].argmax(-1)
 
     with torch.inference_mode():
-        r = timed(step, dev, target_s=0.3, n_min=2, n_max=20, probe=HOST_PROBE)
+        r = timed(step, dev, target_s=0.3, n_min=2, n_max=20, probe=HOST_PROBE, groups=GROUPS)
     del cache
     free(dev)
     return {"batch": batch, "prompt": prompt, "prefill_s": r["s"], "timing": r}
@@ -378,10 +397,13 @@ def run_arch(arch: str, dev: torch.device, quick: bool, result: dict, save) -> N
     ppts = PREFILL_POINTS
     if POINTS == "heldout":
         dpts, ppts = HELDOUT_DECODE, HELDOUT_PREFILL
+    if POINTS == "misses":
+        dpts, ppts = MISSES_DECODE[arch], MISSES_PREFILL[arch]
     rec["points"] = POINTS
+    rec["groups"] = GROUPS
     if quick:
         dpts, ppts = [(1, 16), (2, 32)], [(1, 16), (2, 8)]
-        if POINTS == "heldout":
+        if POINTS in ("heldout", "misses"):
             dpts, ppts = [(2, 24), (1, 40)], [(2, 12)]
     try:
         rec["warmup_discarded"] = hf_decode(model, *dpts[0], dev, graph=graph_ok)
@@ -628,7 +650,8 @@ def main() -> None:
     global DEADLINE
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["arch", "probe", "load", "hostseries"], required=True)
-    ap.add_argument("--points", choices=["main", "heldout"], default="main")
+    ap.add_argument("--points", choices=["main", "heldout", "misses"], default="main")
+    ap.add_argument("--groups", type=int, default=3)
     ap.add_argument("--adjacent-probe", action="store_true")
     ap.add_argument("--duration-s", type=float, default=60.0)
     ap.add_argument("--archs", default="")
@@ -637,9 +660,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--deadline-s", type=float, default=float("inf"))
     a = ap.parse_args()
-    global POINTS, HOST_PROBE
+    global POINTS, HOST_PROBE, GROUPS
     DEADLINE = a.deadline_s
     POINTS = a.points
+    GROUPS = max(1, a.groups)
     dev = torch.device(a.device)
     if dev.type == "cuda":
         torch.cuda.set_device(dev)

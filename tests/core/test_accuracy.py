@@ -104,3 +104,27 @@ def test_readme_accuracy_table_is_the_data():
     block = re.search(r"<!-- accuracy:start[^>]*-->\n(.*?)\n<!-- accuracy:end -->", readme, re.S)
     assert block, "README.md has no accuracy block"
     assert block.group(1).strip() == accuracy.markdown_table()
+
+
+def test_fits_as_it_ran_is_a_shown_one_sided_record():
+    # Every published large run ran on its cards, so the model must say its layout fits them (no source states a
+    # run's peak memory: one-sided, a margin, not an error). Each run once, from the same prediction the throughput
+    # family and test_training_runs read; the tightest is Llama 3 405B on 8,192 H100s (Dubey et al. 2024, 3.3.2:
+    # TP 8, PP 16, sequence 8,192): 82.2 GB of the 85.0 GB torch reports for an H100 (mlcalc/data/measured).
+    from mlcalc import steptime, training_runs
+
+    cs = accuracy.fit_cases()
+    assert [c.label for c in cs] == list(training_runs.runs())
+    for c in cs:
+        p = training_runs.check(c.label).prediction
+        assert (c.peak_bytes, c.device_bytes) == (p.peak_bytes_per_gpu, p.device_bytes)
+        assert c.margin == pytest.approx(1 - p.peak_bytes_per_gpu / p.device_bytes) and c.fits
+    tight = min(cs, key=lambda c: c.margin)
+    assert tight.label == "Llama 3 405B (8192 H100, seq 8192)" and tight.device_bytes == pytest.approx(85.0e9, rel=1e-3)
+    assert 0.0 < tight.margin < steptime.MEMORY_RESERVE_FRACTION  # fits the card, not with the planner's reserve
+    assert f"fits as it ran on {len(cs)} of {len(cs)} published runs" in accuracy.fit_line()
+    last = accuracy.markdown_table().splitlines()[-1]
+    assert last.startswith(f"| {accuracy.FITS_AS_RAN['title']} |") and last.endswith(f"| {len(cs)} of {len(cs)} fit |")
+    # a run the model says did not fit is counted as such, with a negative margin
+    over = accuracy.FitCase("too big", "nowhere", 90e9, 80e9)
+    assert not over.fits and over.margin == pytest.approx(-0.125)

@@ -11,7 +11,7 @@ gives the step the engine's closed form must match.
 
 import pytest
 
-from mlcalc import models, steptime, training_runs
+from mlcalc import models, plan, steptime, training_runs
 
 
 def _train_schedule(p, m, s):
@@ -123,6 +123,15 @@ def test_every_run_that_names_deepspeeds_pipeline_runs_it():
     for name, e in training_runs.runs().items():
         ds = name.startswith(("MT-NLG", "BLOOM", "GPT-NeoX"))  # Smith et al. 2022, BigScience 2022, Black et al. 2022
         assert training_runs.layout_of(e).deepspeed_pipeline == ds, name
+    # the planner's published runs with a stated layout: BLOOM (Megatron-DeepSpeed) is the one
+    for name, e in plan.published_runs().items():
+        assert (e.get("layout") or {}).get("deepspeed_pipeline", False) == (name == "BLOOM 176B"), name
+    e = plan.published_runs()["BLOOM 176B"]
+    lay = plan.layout_as_run(plan.run_model(dict(e, name="BLOOM 176B")), e["chip"], e["gpus"], e["seq_len"],
+                             e["global_batch_tokens"], e["layout"])
+    off = plan.layout_as_run(plan.run_model(dict(e, name="BLOOM 176B")), e["chip"], e["gpus"], e["seq_len"],
+                             e["global_batch_tokens"], dict(e["layout"], deepspeed_pipeline=False))
+    assert lay.step_s != off.step_s
 
 
 def test_bad_deepspeed_pipeline():

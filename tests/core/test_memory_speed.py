@@ -39,7 +39,8 @@ def test_training_memory_remembered_gives_the_fresh_answer_on_every_device():
     for model, kw in cases:
         row = []
         for dev in devices:
-            for cache in (memory._held_bytes, memory._layer_activation_parts_of, memory.pipeline_in_flight):
+            for cache in (memory._held_bytes, memory._layer_activation_parts_of, memory.pipeline_in_flight,
+                          memory.zero_model_state_bytes):
                 cache.cache_clear()
             try:
                 row.append(repr(memory.training_memory(model, dev, **kw)))
@@ -72,3 +73,33 @@ def test_a_remembered_answer_does_not_answer_an_input_of_another_type():
     except ValueError as err:
         fresh = f"ValueError: {err}"
     assert as_float == fresh and fine.dp == 8
+
+
+def test_the_held_memory_depends_on_the_micro_batch_count_only_through_the_in_flight_count():
+    # memory._held_of keys a layout's memory on in_flight_micro_batches(n_micro) instead of n_micro (the schedules'
+    # steady state, proved in its docstring): on a grid of schedules, depths, chunks and counts, and for a dense, a
+    # mixed dense/expert and an expert model, the answer is the one computed with the count itself
+    models = [memory.model_preset(n) for n in ("Llama-3 8B", "DeepSeek-V3", "Mixtral 8x7B")]
+    checked = moved = 0
+    for model in models:
+        for pp in (1, 2, 3, 4, 8):
+            for schedule, vs in (("1f1b", (1,)), ("interleaved", (1, 2, 4)), ("dualpipe", (1,)), ("gpipe", (1,))):
+                for v in vs:
+                    if schedule == "dualpipe" and pp % 2 or v * pp > model.n_layers:
+                        continue
+                    for m in (1, 2, 3, pp, pp + 1, 2 * pp, 5 * pp + 3, 64, 1000):
+                        args = (model, 1, 2048, 8, 2, pp, 1, "zero-mixed-adam", "selective", True, True, 0.1, False,
+                                "architecture", "fp32-logits", 1, schedule, v, m, False, "megatron", False)
+                        try:
+                            want = repr(memory._held_bytes.__wrapped__(*args))
+                        except ValueError as err:
+                            want = f"ValueError: {err}"
+                        memory._held_bytes.cache_clear()
+                        try:
+                            got = repr(memory._held_of(*args))
+                        except ValueError as err:
+                            got = f"ValueError: {err}"
+                        assert got == want, (model.name, pp, schedule, v, m)
+                        checked += 1
+                        moved += memory.in_flight_micro_batches(pp, schedule if pp > 1 else "1f1b", v, m) != m
+    assert checked > 300 and moved > 100

@@ -136,3 +136,28 @@ def test_the_micro_batch_bound_carried_to_other_stage_depths_never_exceeds_the_t
         assert useful == 0
     else:  # and it bounds something: most carried bounds are over half the true micro-batch
         assert useful > checked / 2
+
+
+def test_the_remembered_engine_layout_is_the_layout_built_afresh_and_refuses_alike():
+    # engine_layout is remembered per its arguments (typed): the same Layout as one built afresh, and an argument of
+    # another type or value is refused as before (a remembered answer never stands in for it)
+    args = [(8, 4, 16, 32, "selective", 80, 1, 0), (8, 4, 16, 32, "full", 80, 1, 2), (1, 1, 64, 8, "selective", 32, 1, 0),
+            (2, 8, 2, 16, "selective", 126, 1, 1), (4, 3, 5, 7, "full", 30, 2, 0)]
+    for a in args:
+        plan._engine_layout_of.cache_clear()
+        fresh = plan.engine_layout(*a)
+        assert plan.engine_layout(*a) is fresh and fresh == plan._engine_layout_of.__wrapped__(*a)
+    def outcome(f, a):
+        try:
+            return repr(f(*a))
+        except ValueError as err:
+            return f"ValueError: {err}"
+
+    for odd in [(8, 4, 16, 32.0, "selective", 80, 1, 0), (8, 4, 16, 32, "selective", 80, 1, 3),
+                (8, 4, 16, 0, "selective", 80, 1, 0), (8, 4, 16, 32, "selective", 80, 1, 2.0),
+                (8, 4, 16, 32, "selective", 80, 1, True)]:
+        plan.engine_layout(*odd[:-1], 2) if odd[-1] is True else None  # a remembered neighbour (True == 1 as a key)
+        assert outcome(plan.engine_layout, odd) == outcome(plan._engine_layout_of.__wrapped__, odd)
+    with pytest.raises(ValueError):
+        plan.engine_layout(8, 4, 16, 0, "selective", 80)
+    assert plan._engine_layout_of.cache_info().maxsize == 8192

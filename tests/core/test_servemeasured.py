@@ -75,7 +75,7 @@ def _counts(run=sm.RUN):
     return c
 
 
-@pytest.mark.parametrize("run,n", [(sm.RUN, 127), (sm.RUN2, 126), (sm.RUN4, 105)])
+@pytest.mark.parametrize("run,n", [(sm.RUN, 127), (sm.RUN2, 126), (sm.RUN4, 105), (sm.RUN7, 63)])
 def test_every_measured_point_within_tolerance_or_its_cause_stated(run, n):
     checks = sm.all_checks(run)
     assert len(checks) == n
@@ -885,3 +885,131 @@ def test_decode_step_takes_a_layers_matmul_time_as_measured():
     assert slow.step_s > base.step_s and slow.outside_s == base.outside_s  # the output projection keeps the law
     with pytest.raises(ValueError, match="matmul_layer_s"):
         serving.decode_step(model, 1, 64, bw, rate, matmul_layer_s=-1.0)
+
+
+def test_serve7_call_measured_the_eager_misses_again():
+    # the serve7 call (one H200): the 23 eager decode and 6 prefill configurations that missed in the first two calls,
+    # with passing controls, each timing group (5 a point) next to the host probe, one process per architecture:
+    # every decode point within 25 % eager (28 of 28) and 20 % replayed from a graph (24 of 24; Gemma 3 captures no
+    # graph once the sliding cache rolls), prefill 10 of 11 (Gemma 3 1 x 512: the host's pace moved within the point)
+    assert sm.card(sm.RUN7) == "NVIDIA H200" and sm.RUN7 in sm.RUNS
+    c7 = _counts(sm.RUN7)
+    assert c7[("decode", "eager", "transformers", True)] == 28 and ("decode", "eager", "transformers", False) not in c7
+    assert c7[("decode", "graph", "transformers", True)] == 24 and ("decode", "graph", "transformers", False) not in c7
+    assert c7[("prefill", "eager", "transformers", True)] == 10
+    miss = [c for c in sm.all_checks(sm.RUN7) if abs(c.error) > c.target]
+    assert [(c.arch, c.what, c.batch, c.context) for c in miss] == [("gemma3_4b", "prefill", 1, 512)]
+    assert sm.miss_cause(miss[0], sm.RUN7).startswith("host pace moved within the point")
+    # every point carried its host probe: before each of the 5 groups and after the last
+    for rec in sm.run_data(sm.RUN7)["archs"].values():
+        for p in rec["decode"]:
+            assert len(p["eager"]["groups_in_order_s"]) == 5 and len(p["eager"]["host_probe_s"]) == 6
+        for p in rec["prefill"]:
+            assert len(p["timing"]["host_probe_s"]) == 6
+    # the floor probe repeated in the same call (start, middle, end): the host's spread is recorded, 61 % (26.8 to
+    # 43.3 ms for the 32-layer step) while its graph replay stayed within 1 %
+    sp = sm.floor_spread(sm.RUN7)
+    assert sp.n_probes == 3 and 0.5 < sp.spread < 0.7 and sp.graph_max_s / sp.graph_min_s < 1.01
+    # and the host probe next to every timing group: 324 samples, 5.9 to 18.0 ms (3.0 x; the serve4 call 2.2 x)
+    hs = sm.host_probe_spread(sm.RUN7)
+    assert hs.n_samples == 324 and 0.0055 < hs.min_s < 0.0065 and 0.017 < hs.max_s < 0.019 and 2.9 < hs.ratio < 3.1
+    assert 2.1 < sm.host_probe_spread(sm.RUN4).ratio < 2.4 and sm.host_probe_spread(sm.RUN) is None
+    # the first point of each process, kept apart: eager 0.64-1.51 x its repeat (both ways: the host), graph within 7 %
+    fp = sm.first_points(sm.RUN7)
+    assert len(fp) == 10
+    assert all(abs(f.ratio - 1) < 0.07 for f in fp if f.path == "graph")
+    eager = [f.ratio for f in fp if f.path == "eager"]
+    assert min(eager) < 0.7 and max(eager) > 1.4
+
+
+def test_serve7_remeasured_every_old_eager_miss_within_tolerance():
+    # each miss of the first two calls keeps its record and its cause (host floor: no probe next to the point); the
+    # same configuration measured again with the probe next to it is within the tolerance, and the cause says so
+    old = [(run, c) for run in (sm.RUN, sm.RUN2) for c in sm.check_hf_decode(run) + sm.check_hf_prefill(run)
+           if c.path == "eager" and abs(c.error) > c.target]
+    assert len(old) == 30  # 23 decode, 7 prefill (the first call's DeepSeek-V2-Lite 8 x 512 prefill: host and GPU even)
+    for run, c in old:
+        again = sm.measured_again(c)
+        assert again is not None and abs(again.error) <= again.target, c
+        cause = sm.miss_cause(c, run)
+        assert "host" in cause and "measured again in the serve7 call" in cause
+    # per architecture and one-signed within a call, but the sign follows the host, not the model: the same code and
+    # point under-predicted in the first call and over-predicted in the second (Gemma 3 at batch 1 x 512)
+    sign = {(run, c.arch, c.batch, c.context): c.error for run, c in old if c.what == "decode"}
+    assert sign[(sm.RUN, "gemma3_4b", 1, 512)] < -0.25 and sign[(sm.RUN2, "gemma3_4b", 1, 512)] > 0.25
+    # the tiny models that set a floor were themselves timed at one pace: Gemma 3's 8-layer model ran at 1.9 x its
+    # 2-layer model's time per operation in the second call (an inflated per-layer floor: +80/+90 %), at 1.2 x in
+    # the first (-30..-44 %)
+    g2 = sm.host_evidence(next(c for run, c in old if run == sm.RUN2 and c.arch == "gemma3_4b"), sm.RUN2)
+    g1 = sm.host_evidence(next(c for run, c in old if run == sm.RUN and c.arch == "gemma3_4b"), sm.RUN)
+    assert g2.tiny_us_per_op[1] / g2.tiny_us_per_op[0] > 1.8 and g1.tiny_us_per_op[1] / g1.tiny_us_per_op[0] < 1.3
+
+
+def test_eager_op_counts_are_the_programs():
+    # transformers 5.17 dispatches the same ATen operations on the CPU (scripts/gpu/count_eager_ops.py) as every GPU
+    # call counted on its tiny models: the per-architecture part of the floor is the program's operation count
+    import json
+    import pathlib
+
+    cpu = json.loads((pathlib.Path(sm.__file__).parent / "data" / "measured" / sm.RUN7 / "cpu_eager_ops.json").read_text())
+    assert cpu["transformers"] == "5.17.0"
+    for run in sm.RUNS:
+        for arch in sm.ARCHS:
+            t = {x["n_layers"]: x["aten_ops"] for x in sm.run_data(run)["archs"][arch]["tiny"]}
+            assert (t[2], t[8]) == (cpu["archs"][arch]["aten_ops_2_layers"], cpu["archs"][arch]["aten_ops_8_layers"])
+            assert sm.run_data(run)["archs"][arch]["attn_implementation"] == cpu["archs"][arch]["attn_implementation"]
+    # Gemma 3's extra norms (4 RMSNorms and q/k norms: 6 pow/rsqrt/mean a layer against Llama's 2), MHA without
+    # repeat_kv (57 against 63), MLA + 64 experts 119, Mixtral's routing 100
+    per = {a: cpu["archs"][a]["per_layer"] for a in sm.ARCHS}
+    assert per["llama8b"] == 63 and per["mha7b"] == 57 and per["mixtral_8l"] == 100 and per["dsv2lite_8l"] == 119
+    assert cpu["archs"]["gemma3_4b"]["per_layer_by_op"]["rsqrt"] == 6 == 3 * cpu["archs"]["llama8b"]["per_layer_by_op"]["rsqrt"]
+    assert sm.op_counts("llama8b", sm.RUN7) == (56.0, 63.0) and sm.step_ops("llama8b", sm.RUN7) == 56 + 32 * 63
+
+
+def test_predictions_written_before_the_serve7_call():
+    # scripts/gpu/serve7_predictions.json was committed before the call: each point's step as a function of the host
+    # probe timed next to it (the serve4 call's tiny models in probe units, its machine numbers); scored with the
+    # probes the call then timed: decode 28 of 28 within 25 %, prefill 10 of 11 (Gemma 3 1 x 512 prefill +28 %).
+    # The operation-count rule written beside it (ATen operations x the probe's time per operation): 27 and 10.
+    import json
+    import pathlib
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "scripts" / "gpu"))
+    pytest.importorskip("torch")
+    import predict_serve7 as ps
+
+    pre = json.loads((root / "scripts/gpu/serve7_predictions.json").read_text())
+    assert pre["machine_from"] == sm.RUN4
+    archs = sm.run_data(sm.RUN7)["archs"]
+    score = {}
+    for rule in ("tiny", "ops"):
+        dec = []
+        for p in pre["decode"]:
+            pt = next(x for x in archs[p["arch"]]["decode"] if (x["batch"], x["context"]) == (p["batch"], p["context"]))
+            dec.append(ps.decode_s(p, sm.point_host_s(pt["eager"]), rule) / pt["eager_s"] - 1)
+        pf = []
+        for p in pre["prefill"]:
+            pt = next(x for x in archs[p["arch"]]["prefill"] if (x["batch"], x["prompt"]) == (p["batch"], p["prompt"]))
+            pf.append(ps.prefill_s(p, sm.point_host_s(pt["timing"]), rule) / pt["prefill_s"] - 1)
+        score[rule] = (len(dec), sum(abs(e) <= 0.25 for e in dec), len(pf), sum(abs(e) <= 0.25 for e in pf))
+    assert score == {"tiny": (28, 28, 11, 10), "ops": (28, 27, 11, 10)}
+
+
+def test_decode_first_point_of_a_process():
+    # the two misses of the decode family (H100, 1B and 8B at batch 1, 545 positions: +26 %, +103 %) are the first
+    # point of their process, in a run made before bench_decode.py kept a warm-up point apart; the serve7 call
+    # measured it apart: the first point 1.2-1.3 x the same point again (the H100's 8B: 1.7 x its later 4,129-position
+    # point), and predicted so before the call (>= 1.15 x)
+    for key in ("1b", "8b"):
+        assert 1.15 <= serving.first_point_ratio(key) < 1.35
+    misses = [(run, c) for run in serving.DECODE_RUNS for c in serving.check_decode(run) if abs(c.error) > 0.25]
+    assert [(run, c.model, c.batch, c.context) for run, c in misses] == [
+        ("h100-2026-11-26-decode", "1b", 1, 545), ("h100-2026-11-26-decode", "8b", 1, 545)]
+    for run, c in misses:
+        assert serving.decode_miss_cause(c, run).startswith("the first point of its process")
+    assert all(serving.decode_miss_cause(c, run) == "" for run in serving.DECODE_RUNS for c in serving.check_decode(run)
+               if abs(c.error) <= 0.25)
+    with pytest.raises(ValueError, match="model"):
+        serving.first_point_ratio("70b")

@@ -97,9 +97,10 @@ def test_the_remembered_stages_and_collectives_give_the_answer_computed_afresh()
             for engine, machine in (("megatron", "H100-SXM"), ("eager", "H200-SXM"), ("megatron", "B200")):
                 cases.append((model, lay, engine, machine, rng.choice((1024, 4096))))
     fresh = []
+    caches = (steptime._stage_kernels_of, steptime._collective_of, steptime._fit_held, memory._held_bytes)
     for model, lay, engine, machine, s in cases:
-        steptime._stage_kernels_of.cache_clear()
-        steptime._collective_of.cache_clear()
+        for cache in caches:
+            cache.cache_clear()
         fresh.append(repr(steptime.predict_step(model, lay, seq_len=s, machine=machine, engine=engine)))
     rng.shuffle(order := list(range(len(cases))))
     for i in order:  # the caches now hold every case's entries, met in another order
@@ -122,7 +123,8 @@ def test_a_layouts_quick_check_accepts_and_refuses_as_its_field_checks_do(monkey
               "sequence_parallel": (True, False), "schedule": ("1f1b", "interleaved", "gpipe", "dualpipe"),
               "virtual_stages": (1, 2), "recompute": ("none", "selective", "full"), "micro_batch": (1, 2),
               "grad_accum": (1, 8, steptime.MAX_MICRO_BATCHES), "scatter_gather": (True, False),
-              "balanced_stages": (True, False), "deepspeed_pipeline": (True, False)}
+              "balanced_stages": (True, False), "deepspeed_pipeline": (True, False), "cp_allgather": (True, False),
+              "distribute_checkpoints": (True, False)}
     cases = []
     for _ in range(3000):
         kw = {k: rng.choice(v) for k, v in fields.items()}
@@ -140,3 +142,43 @@ def test_a_layouts_quick_check_accepts_and_refuses_as_its_field_checks_do(monkey
     monkeypatch.setattr(steptime.Layout, "_plain", lambda self: False)
     assert [outcome(kw) for kw in cases] == quick
     assert sum(q.startswith("Layout(") for q in quick) > 300 and sum(q.startswith("ValueError") for q in quick) > 300
+
+
+def test_training_fit_remembered_on_one_device_answers_afresh_on_another():
+    # steptime._fit_held remembers a layout's memory but the device's share: every device's answer (and each refusal)
+    # is the one computed with nothing remembered
+    from mlcalc import memory
+
+    rng = random.Random(9)
+    model = memory.model_preset("Llama-3 70B")
+    cases = [(lay, rng.choice((2048, 4096)), engine, rng.random() < 0.5)
+             for lay in _random_layouts(rng, model, 40) for engine in ("megatron", "eager")]
+
+    def outcome(lay, s, engine, steady, dev):
+        try:
+            return repr(steptime.training_fit(model, lay, seq_len=s, device_bytes=dev, engine=engine, steady_state=steady))
+        except ValueError as err:
+            return f"ValueError: {err}"
+
+    devices = (80e9, 141e9, 0.0, 192e9)
+    fresh = []
+    for case in cases:
+        row = []
+        for dev in devices:
+            steptime._fit_held.cache_clear()
+            memory._held_bytes.cache_clear()
+            row.append(outcome(*case, dev))
+        fresh.append(row)
+    for case, want in zip(cases, fresh):
+        assert [outcome(*case, dev) for dev in devices[::-1]] == want[::-1]
+
+
+def test_a_layouts_remembered_hash_is_its_fields_hash_and_no_pickle_carries_it():
+    import dataclasses
+    import pickle
+
+    for lay in _random_layouts(random.Random(2), __import__("mlcalc.memory").memory.model_preset("Llama-3 8B"), 20):
+        assert hash(lay) == hash(tuple(getattr(lay, f.name) for f in dataclasses.fields(lay)))
+        again = pickle.loads(pickle.dumps(lay))
+        assert "_hash_known" not in again.__dict__ and again == lay and hash(again) == hash(lay)
+        assert repr(lay).startswith("Layout(tp=") and "_hash_known" not in repr(lay)

@@ -38,7 +38,7 @@ def test_each_run_states_its_source_layout_and_assumptions(name):
 # run that drifts out of tolerance fails, and so does a stated miss that is no longer one.
 KNOWN_MISSES = {
     "MT-NLG 530B (2240 A100)", "MT-NLG 530B (2800 A100)", "MT-NLG 530B (3360 A100)",
-    "GPT-NeoX-20B (96 A100 40GB)", "OPT-175B (992 A100)", "Llama 3 405B (16384 H100, seq 131072)",
+    "GPT-NeoX-20B (96 A100 40GB)", "Llama 3 405B (16384 H100, seq 131072)",
 }
 
 
@@ -58,13 +58,16 @@ def test_within_15_percent_or_the_miss_is_stated(name):
 def test_misses_are_a_minority_and_bounded():
     errs = [abs(training_runs.throughput_error(training_runs.check(n))) for n in NAMES]
     assert sum(e <= 0.15 for e in errs) >= 0.75 * len(errs)
-    assert max(errs) < 0.5  # the worst, Llama 3 at 131,072 tokens, is a stated miss of the FLOP count (about 45%)
+    assert max(errs) < 0.5  # the worst, Llama 3 at 131,072 tokens, is a stated miss of the FLOP count (about 39%)
 
 
 # OPT's FLOP count, from the team's own final training note (metaseq, projects/OPT/chronicles/final_update.md,
 # 7 Jan 2022): "300B tokens ... ~4.30E+23 FLOPs of compute, or roughly ~33 days of continuous training on 1024 80GB
 # A100s". 4.30e23 is Narayanan et al.'s eq. 3 (recomputation counted) for 300B tokens, and over 33 days on 1,024 GPUs
-# it is the paper's 147 TFLOP/s: the case compares in eq. 3, and its miss is the engine's, not the count's.
+# it is the paper's 147 TFLOP/s: the case compares in eq. 3. metaseq's OPT recipe (metaseq/launcher/opt_baselines.py)
+# runs full recomputation with --distribute-checkpointed-activations: Megatron's CheckpointFunction keeps 1/8 of each
+# layer's input per tensor-parallel rank and all-gathers it before the recomputation, one more collective a layer on
+# the critical path; with it the case is within 15% (it was 15.3% fast without).
 def test_opt_147_tflops_is_megatron_eq3():
     from mlcalc import compute
     e = training_runs.runs()["OPT-175B (992 A100)"]
@@ -73,7 +76,16 @@ def test_opt_147_tflops_is_megatron_eq3():
     assert f == pytest.approx(4.30e23, rel=0.005)
     assert f / (33 * 86400 * 1024) / 1e12 == pytest.approx(147, rel=0.005)
     assert e["convention"] == "megatron-eq3" and e["published"] == 147
-    assert 0.15 < training_runs.check("OPT-175B (992 A100)").error < 0.17
+    c = training_runs.check("OPT-175B (992 A100)")
+    assert training_runs.layout_of(e).distribute_checkpoints and abs(c.error) <= training_runs.TOLERANCE
+    off = steptime.predict_step(m, steptime.Layout(**dict(e["layout"], distribute_checkpoints=False)), seq_len=2048,
+                                machine=e["chip"], engine=e["engine"])
+    one = steptime._collective_s(8 * 2048 * m.hidden * steptime.ACTIVATION_BYTES,
+                                 steptime._fabric_of(steptime.default_system(e["chip"]), 8, 1, 8), "all_gather")
+    assert c.prediction.step_s - off.step_s == pytest.approx(m.n_layers * one)
+    assert any("distributed checkpoints" in n for n in c.prediction.notes)
+    with pytest.raises(ValueError, match="distribute_checkpoints"):
+        steptime.Layout(tp=2, distribute_checkpoints="yes")
 
 
 # GPT-NeoX-20B's 117 TFLOP/s is what its code logged: EleutherAI/gpt-neox megatron/logging.py get_flops (May 2021 to
@@ -193,7 +205,7 @@ def test_llama3_long_context_miss_states_the_flop_count():
     assert e["seq_len"] / (6 * m.hidden) == pytest.approx(1.33, abs=0.005)
     err = training_runs.check("Llama 3 405B (16384 H100, seq 131072)").error
     assert err > 0.15 and f"{err:.0%} more" in e["known_miss"]
-    said = {"Llama 3 405B (16384 H100, seq 131072)": "394 TFLOP/s (+3.7%)",
+    said = {"Llama 3 405B (16384 H100, seq 131072)": "379 TFLOP/s (-0.4%)",
             "Llama 3 405B (8192 H100, seq 8192)": "+4.5%", "Llama 3 405B (16384 H100, seq 8192)": "+6.1%"}
     for n, text in said.items():
         r = training_runs.runs()[n]
@@ -271,3 +283,24 @@ def test_llama3_and_deepseek_v3_fit_their_80_gb():
         assert training_runs.check(n).prediction.fits, n
     # Llama 3: ZeRO-2 as the paper states it (3.3.2: "shards optimizer states and gradients")
     assert {training_runs.layout_of(training_runs.runs()[n]).zero for n in NAMES if n.startswith("Llama 3")} == {2}
+
+
+# Dubey et al. 2024, 3.3.2: Llama 3's context parallelism all-gathers K and V before each layer's attention ("the
+# all-gather communication latency is exposed in the critical path"), unlike ring attention, whose exchange hides
+# behind the attention. The 131,072-token run (CP 16) runs it so; its K/V gathers and their gradients'
+# reduce-scatters are all exposed, and the step is longer than the ring's.
+def test_llama3_context_parallel_all_gather_is_exposed():
+    name = "Llama 3 405B (16384 H100, seq 131072)"
+    e = training_runs.runs()[name]
+    lay = training_runs.layout_of(e)
+    assert lay.cp == 16 and lay.cp_allgather
+    c = training_runs.check(name)
+    tot, exposed = c.prediction.comm_parts_s["context"]
+    assert tot > 0 and exposed == pytest.approx(tot)
+    assert c.prediction.parts_s["context-parallel exchange (exposed)"] == pytest.approx(tot)
+    ring = steptime.predict_step(training_runs.model_of(e), steptime.Layout(**dict(e["layout"], cp_allgather=False)),
+                                 seq_len=e["seq_len"], machine=e["chip"], engine=e["engine"])
+    assert ring.comm_parts_s["context"][1] < exposed and ring.step_s < c.prediction.step_s
+    assert any("all-gather" in n and "Llama 3" in n for n in c.prediction.notes)
+    with pytest.raises(ValueError, match="cp_allgather"):
+        steptime.Layout(cp=2, cp_allgather=1)
