@@ -325,24 +325,28 @@
     live.calculators.forEach(function (c) { c.toSnapshot(); });
   }
 
-  // The page address after a change (Python wrote its query), put there once the result is on screen: written
-  // before, history.replaceState took 1-5 ms of each change on the 2-core machine (measured 2026-11-27). The
-  // last change's address wins; `live.addressPending` is true until it is written (the tests wait for it).
+  // The page address after a change (Python wrote its query), put there once the changes pause (ADDRESS_AFTER_MS
+  // after the last one): each history.replaceState made the browser commit a navigation and fetch the favicon again,
+  // 10-16 ms of CPU a change between the browser and the page on the 2-core machine (Chrome trace, 2026-11-27), which
+  // the next change's drawing then waited for. The last change's address wins; `live.addressPending` is true until it
+  // is written (the tests wait for it); the anchor link writes it at once.
+  var ADDRESS_AFTER_MS = 300;
   var address = null;
+  var addressTimer = null;
   function writeAddress(search, id) {
     live.addressPending = true;
-    var first = !address;
     address = { search: search, hash: id ? "#" + id : null };
-    if (!first) return;
-    requestAnimationFrame(function () {
-      setTimeout(function () {
-        var a = address;
-        address = null;
-        if (a.search !== location.search) history.replaceState(history.state, "", location.pathname + a.search + (a.hash || location.hash));
-        live.addressPending = false;
-      }, 0);
-    });
+    clearTimeout(addressTimer);
+    addressTimer = setTimeout(flushAddress, ADDRESS_AFTER_MS);
   }
+  function flushAddress() {
+    clearTimeout(addressTimer);
+    var a = address;
+    address = null;
+    if (a && a.search !== location.search) history.replaceState(history.state, "", location.pathname + a.search + (a.hash || location.hash));
+    live.addressPending = false;
+  }
+  window.addEventListener("pagehide", flushAddress);
 
   // The theme's Font Awesome script draws the page's icons as SVG and then watches every change to the page for
   // new ones: each chart redrawn made it search the new SVG (10-15 ms of a change on the 2-core machine, measured
@@ -423,6 +427,7 @@
       anchor.title = "A link to this calculator with the values it shows";
       anchor.addEventListener("click", function (event) {
         event.preventDefault();
+        flushAddress();
         history.replaceState(history.state, "", location.pathname + location.search + "#" + id);
         self.el.scrollIntoView();
       });
