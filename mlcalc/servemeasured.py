@@ -990,26 +990,6 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
                        f"the GPU busy {float(mla[0]['profile']['gpu_busy_us']) / 1e3:.1f} ms of it" if mla else "")
                     + again_s)
     return ""
-    sp = floor_spread(run)
-    if c.path == "eager" and c.bound == "launch floor" and abs(c.error) <= 2 * sp.spread:
-        probed = any("host_probe_s" in p.get("eager", {}) for r in run_data(run)["archs"].values()
-                     for p in r.get("decode", ()))
-        return (f"host floor: the same 32-layer eager probe took {sp.min_s * 1e3:.1f} to {sp.max_s * 1e3:.1f} ms in "
-                f"this call ({sp.spread:.0%} spread); a floor-bound step moves with it"
-                + ("" if probed else " (this call timed no probe next to each point; the serve4 call did, and with "
-                   "the floor at that host speed all its eager decode points fell within 25 %)"))
-    if c.what == "prefill" and c.error < 0 and arch_model(c.arch, run).is_moe:
-        pr = predict_hf_prefill(c.arch, c.batch, c.context, run)
-        gpu = pr.matmul_s + pr.attention_s + pr.elementwise_s
-        if pr.host_s >= 0.8 * gpu:
-            again = [p for p in _serve5("mla")["prefill"] if c.arch == "dsv2lite_8l"
-                     and (int(p["batch"]), int(p["prompt"])) == (c.batch, c.context) and "profile" in p]
-            return (f"host and GPU about even: the GPU parts {gpu * 1e3:.1f} ms, the launch floor "
-                    f"{pr.host_s * 1e3:.1f} ms at the call's tiny-model speed, while the same 32-layer probe moved "
-                    f"{sp.spread:.0%} within the call and none was timed next to the point"
-                    + (f"; run {RUN5} measured the same prefill at {float(again[0]['prefill_s']) * 1e3:.1f} ms with "
-                       f"the GPU busy {float(again[0]['profile']['gpu_busy_us']) / 1e3:.1f} ms of it" if again else ""))
-    return ""
 
 
 @lru_cache(maxsize=None)
