@@ -460,13 +460,16 @@ def collective_time(
     _check.choice("volume", volume, VOLUME_CONVENTIONS)
     steps = latency_steps(collective, n_ranks, algorithm)
     n = _ranks_of_a_collective(n_ranks)
-    if algorithm == "tree":
-        moved = 2.0 * message_bytes
-    elif collective == "all_reduce":
-        moved = message_bytes * allreduce_volume_factor(n, volume)
-    else:
-        moved = message_bytes * busbw_factor(collective, n)
+    moved = message_bytes * _moved_per_byte(collective, n, algorithm, volume)
     return _timed(message_bytes, n, collective, base_latency_s + steps * step_latency_s, moved / busbw)
+
+
+def _moved_per_byte(collective: str, n: int, algorithm: str, volume: str) -> float:
+    """Bytes the busiest link carries per byte of the message (what :func:`collective_time` divides by busbw): a tree
+    2; a ring's all_reduce its volume factor, any other collective busbw's factor."""
+    if algorithm == "tree":
+        return 2.0
+    return allreduce_volume_factor(n, volume) if collective == "all_reduce" else busbw_factor(collective, n)
 
 
 def latency_bandwidth_crossover_bytes(
@@ -791,8 +794,7 @@ def _fabric_parts(fab: Fabric, collective: str, algorithm: str,
         return n, fab.base_latency_s + latency, lambda size: size * per_byte
     busbw = _check.positive("busbw_bytes_per_s", collective_busbw_bytes_per_s(fab, collective, algorithm))
     _check.choice("volume", volume, VOLUME_CONVENTIONS)
-    # what collective_time moves on the busiest link (a ring: the volume factor of an all_reduce, else busbw's)
-    factor = allreduce_volume_factor(n, volume) if collective == "all_reduce" else busbw_factor(collective, n)
+    factor = _moved_per_byte(collective, n, algorithm, volume)  # what collective_time moves on the busiest link
     return n, fab.base_latency_s + latency, lambda size: size * factor / busbw
 
 

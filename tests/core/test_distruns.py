@@ -413,17 +413,24 @@ def test_the_host_probe_does_not_follow_the_step():
 D5, D5B = "h200x4-2026-11-27-train-dist5", "h200x2-2026-11-27-train-dist5b"
 
 
+def _blind_run(run, n, within):
+    """A call's n cases on H200s, none failed, predicted before the call: ``within`` of the blind step predictions
+    inside the step target, every blind memory prediction inside its own. Returns the cases."""
+    cs = distruns.cases(run)
+    assert len(cs) == n and not distruns.failed(run)
+    assert all(c.device == "NVIDIA H200" for c in cs)
+    pred = distruns.predictions(run)
+    assert pred["made_utc"] < min(d["environment"]["date_utc"] for d in distruns._files(run))
+    blind = distruns.blind_errors(run)
+    assert len(blind) == n
+    assert sum(abs(s) <= distruns.STEP_TARGET for s, _ in blind.values()) == within
+    assert all(abs(m) <= distruns.MEMORY_TARGET for _, m in blind.values())
+    return cs
+
+
 def test_the_dist5_runs_and_their_blind_predictions():
     for run, n, within in ((D5, 24, 21), (D5B, 8, 8)):
-        cs = distruns.cases(run)
-        assert len(cs) == n and not distruns.failed(run)
-        assert all(c.device == "NVIDIA H200" for c in cs)
-        pred = distruns.predictions(run)
-        assert pred["made_utc"] < min(d["environment"]["date_utc"] for d in distruns._files(run))
-        blind = distruns.blind_errors(run)
-        assert len(blind) == n
-        assert sum(abs(s) <= distruns.STEP_TARGET for s, _ in blind.values()) == within
-        assert all(abs(m) <= distruns.MEMORY_TARGET for _, m in blind.values())
+        cs = _blind_run(run, n, within)
         for c in cs:
             chk = distruns.check(c)
             assert abs(chk.memory_error) <= distruns.MEMORY_TARGET, c.id
@@ -560,16 +567,8 @@ D6, D6B, D6C = "h200x2-2026-11-27-train-dist6", "h200x4-2026-11-27-train-dist6b"
 
 def test_the_dist6_runs_and_their_blind_predictions():
     for run, n, within in ((D6, 7, 5), (D6C, 5, 2)):
-        cs = distruns.cases(run)
-        assert len(cs) == n and not distruns.failed(run)
-        assert all(c.device == "NVIDIA H200" for c in cs)
-        pred = distruns.predictions(run)
-        assert pred["made_utc"] < min(d["environment"]["date_utc"] for d in distruns._files(run))
-        assert "metered_rule" in pred
-        blind = distruns.blind_errors(run)
-        assert len(blind) == n
-        assert sum(abs(s) <= distruns.STEP_TARGET for s, _ in blind.values()) == within
-        assert all(abs(m) <= distruns.MEMORY_TARGET for _, m in blind.values())
+        cs = _blind_run(run, n, within)
+        assert "metered_rule" in distruns.predictions(run)
         for c in cs:
             chk = distruns.check(c)
             if abs(chk.step_error) > distruns.STEP_TARGET:
