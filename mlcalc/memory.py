@@ -1392,6 +1392,7 @@ def _held_acts(model: ModelConfig, b: int, s: int, tp: int, pp: int, convention:
     return held, with_logits, MappingProxyType(extra), moe_here, fullest
 
 
+@lru_cache(maxsize=1024, typed=True)  # pure, of a model and small whole numbers: bounded, 1,024 kept
 def _moe_layers_per_rank(model: ModelConfig, pp: int, schedule: str, virtual_stages: int,
                          balanced: bool) -> tuple[int, ...]:
     """Mixture-of-experts layers each pipeline rank holds (the layers in model order over the stages of

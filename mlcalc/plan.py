@@ -432,8 +432,13 @@ def _step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: i
 
 
 def _pipeline_sizes(model: memory.ModelConfig) -> list[int]:
-    top = min(model.n_layers, MAX_PIPELINE)
-    return sorted({p for p in range(1, top + 1) if model.n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top})
+    return list(_pipeline_sizes_of(model.n_layers))
+
+
+@lru_cache(maxsize=256)
+def _pipeline_sizes_of(n_layers: int) -> tuple[int, ...]:
+    top = min(n_layers, MAX_PIPELINE)
+    return tuple(sorted({p for p in range(1, top + 1) if n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top}))
 
 
 def _batch_seqs(global_batch_tokens: float, seq_len: int) -> int:
@@ -454,13 +459,19 @@ def layout_candidates(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
     s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
     sys_key = chip_info(chip)["system"]
-    gpn = network.system(sys_key).gpus_per_node
     batch_seqs = _batch_seqs(_check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS), s)
+    return _candidates(model.n_heads, model.n_layers, sys_key, n, batch_seqs)
+
+
+@lru_cache(maxsize=4096)
+def _candidates(n_heads: int, n_layers: int, sys_key: str, n: int, batch_seqs: int) -> tuple[tuple[int, int, int, int], ...]:
+    """:func:`layout_candidates` of checked arguments (remembered: the chips of one system share them)."""
+    gpn = network.system(sys_key).gpus_per_node
     out = []
     for tp in network.parallel_degrees_inside(sys_key):  # (1, 2, 4, 8) on a DGX; up to 64 in an NVL72 rack
-        if tp > gpn or model.n_heads % tp or n % tp:
+        if tp > gpn or n_heads % tp or n % tp:
             continue
-        for pp in _pipeline_sizes(model):
+        for pp in _pipeline_sizes_of(n_layers):
             if n % (tp * pp):
                 continue
             dp = n // (tp * pp)
@@ -798,6 +809,37 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
         lowest = min(lowest, max(b, fpt * dp * m * s * full_f / nr * grow))
         return lowest, promise
 
+    def bounds_all() -> list[tuple[float, float]]:
+        """bounds(i) of every candidate, in one pass (the same arithmetic: micro() and bounds() written out)."""
+        out = []
+        inf = math.inf
+        factor = 1.0 - 1e-9
+        for floor, tp, pp, dp, m in cands:
+            grow = grows[(tp, pp, dp, m)]
+            b_sel = b_full = 0.0
+            if _micro_bound_on:
+                view = views.get(tp)
+                if view is None or view[0] != _micro_version:
+                    shape = (model, chip, system, s, tp)
+                    view = views[tp] = (_micro_version, _MICRO.get(shape),
+                                        None if mixed else _CARRIED.setdefault(shape, {}), shape)
+                known, memo = view[1], view[2]
+                k = None if known is None else known.get((pp, "selective"))
+                if k is None and memo is not None:
+                    k = _carried_at(memo, view[3], pp, "selective", L)
+                if k:
+                    b_sel = m * k * grow * factor
+                k = None if known is None else known.get((pp, "full"))
+                if k is None and memo is not None:
+                    k = _carried_at(memo, view[3], pp, "full", L)
+                if k:
+                    b_full = m * k * grow * factor
+            promise = b_sel if b_sel else inf
+            if b_full:
+                promise = min(promise, b_full)
+            out.append((min(max(b_sel, floor), max(b_full, fpt * dp * m * s * full_f / nr * grow)), promise))
+        return out
+
     best: PlannedLayout | None = None
     at = -1  # best's place in floor order
 
@@ -836,7 +878,7 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
     # First the layout whose known micro-batches promise the shortest step (a good best early prunes the
     # rest); then every one by its bound, skipped once the bound cannot beat the best. The order changes only
     # how soon the answer is found, not which it is.
-    first = [bounds(i) for i in range(len(cands))]
+    first = bounds_all()
     guess = min(range(len(cands)), key=lambda i: (first[i][1], i), default=-1)
     if guess >= 0 and first[guess][1] < math.inf:
         visit(guess)
