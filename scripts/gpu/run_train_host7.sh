@@ -60,6 +60,7 @@ launch() {  # $1: world size, $2: GPUs, $3: start no case after (s), $4: kill af
     --state-dir "$WORK" --deadline $(( T0 + $3 )) ${6:-}
   echo "== launch on $w GPUs ended rc=$? at +$(now)s"
 }
+if [ -z "${ONLY4:-}" ]; then  # ONLY4=1: the 4-GPU part alone (the second call, after the first one's floors hung)
 (
   echo "== $(date -u +%T) +$(now)s calibration floors on GPU 3, busy threads on vCPU $C3"
   CUDA_VISIBLE_DEVICES=$([ -z "$CPU" ] && echo 3) PYTHONPATH="$ROOT" timeout -k 5 "${FLOOR_S:-120}" \
@@ -72,6 +73,7 @@ launch 1 "$([ -z "$CPU" ] && echo 2)" 70 110 28 &
 ONE=$!
 launch 2 "$([ -z "$CPU" ] && echo 0,1)" 70 110 28
 wait $FLOORS $ONE
+fi
 METER_FLOORS=1 FLOOR_REPS=${FLOOR_REPS:-12} launch 4 "$([ -z "$CPU" ] && echo 0,1,2,3)" $((BUDGET_S - 40)) \
   $((BUDGET_S - 3)) 30 "--floors --floor-set dist4b"
 touch "$RES/pacemeter.stop" "$RES/speedometer.stop"; wait $SPEED $P1

@@ -1581,9 +1581,10 @@ def main(argv: list[str] | None = None) -> int:
         result["baseline"]["wall_s"] = time.time() - t0
         save()
     floors_mark = os.path.join(state, os.path.basename(args.out) + ".floors")
+    stale = args.floors and world > 1 and "host_floors" not in result and os.path.exists(floors_mark)
     if args.floors:
-        dist.barrier()  # every rank reads the mark before rank 0 writes it (host7: no --baseline before the floors)
-    if args.floors and world > 1 and "host_floors" not in result and os.path.exists(floors_mark):
+        dist.barrier()  # every rank has read the mark before rank 0 writes it (host7: no --baseline before the floors)
+    if stale:
         result["host_floors"] = {"error": "the launch ended during the host floors (crash or NCCL timeout)"}
         save()
     if args.floors and world > 1 and "host_floors" not in result:

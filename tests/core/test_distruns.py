@@ -739,3 +739,33 @@ def test_the_paced_prediction_scales_every_host_constant():
 # (60-154 thousand): the placement matters, so the stated pace is measured in the training runs' placement (host7).
 def test_engine_pace_of_the_whole_process_placement():
     assert distruns.engine_pace(D6C) == pytest.approx(172e3, rel=0.02)
+
+
+H7, H7B = "h200x4-2026-11-27-train-host7", "h200x4-2026-11-27-train-host7b"
+
+
+# The host7 calls (4 x H200 twice), predicted before them: 3 of 4 and 2 of 4 within 15 % in step time, every memory
+# within 10 %; the misses are the slow pace (TP 4 1B -17 %, FSDP 2 x TP 2 3B -20 %, the slowest vCPU at 62-74
+# thousand runs a second) and the fastest (the checkpointed 3B on its device's own time, +18 %).
+def test_the_host7_runs_and_their_blind_predictions():
+    for run, n, within in ((H7, 4, 3), (H7B, 4, 2)):
+        for c in _blind_run(run, n, within):
+            chk = distruns.check(c)
+            if abs(chk.step_error) > distruns.STEP_TARGET:
+                assert chk.step_cause and chk.step_cause != "(no cause stated)", c.id
+
+
+# The pace-aware rule, written before the host7 calls (scripts/gpu/host7_predictions.json): the engine's stated pace
+# is what its own calibration program does per forward op in the training runs' placement (160 thousand runs a
+# second; 85-115 was written before), every host constant scaled by stated / the step's pace. Blind it put 7 of the
+# calls' 48 blocks within 15 %, the engine's one pace 29: the meter's pace does not carry into a step's host time one
+# to one (a TP step of 2 x 2048 3B took 390 ms at 124 thousand and 459-548 at 81-109; the rule says 660-1000).
+def test_the_pace_aware_rule_missed_blind():
+    stated = distruns.engine_pace(H7)
+    assert stated == pytest.approx(160e3, rel=0.02)
+    blocks = distruns.paced_blocks(H7, stated) + distruns.paced_blocks(H7B, stated)
+    assert len(blocks) == 48
+    assert sum(abs(b.error) <= distruns.STEP_TARGET for b in blocks) == 7
+    assert sum(abs(b.default_error) <= distruns.STEP_TARGET for b in blocks) == 29
+    tp = [b for b in blocks if b.case.tp > 1]
+    assert all(b.predicted_s > 1.4 * b.step_s for b in tp)
