@@ -13,6 +13,7 @@ case is fitted.
 
 from __future__ import annotations
 
+import bisect
 import json
 import statistics
 from dataclasses import dataclass
@@ -375,11 +376,42 @@ def pace_over(samples: tuple[tuple[float, int, float], ...], start: float, end: 
     """A vCPU's pace over (start, end] (epoch seconds): runs over CPU seconds of the samples that ended inside it;
     0 where none did."""
     runs_, cpu = 0, 0.0
+    ends = _sample_ends(samples)
+    if ends is not None and start == start and end == end:  # (NaN bounds take the loop below)
+        # samples in time order: those ending inside the window are one slice of them, in the same order (the same
+        # sums); found by bisection instead of a pass over every sample (a calibration asks 600 windows of 5,000)
+        for _, r, c in samples[bisect.bisect_right(ends, start):bisect.bisect_right(ends, end)]:
+            runs_ += r
+            cpu += c
+        return runs_ / cpu if cpu > 0 else 0.0
     for e, r, c in samples:
         if start < e <= end:
             runs_ += r
             cpu += c
     return runs_ / cpu if cpu > 0 else 0.0
+
+
+_ENDS: dict[int, tuple[Any, list[float] | None]] = {}  # id(samples) -> (samples, their end times if in order)
+
+
+def _sample_ends(samples: Any) -> list[float] | None:
+    """The samples' end times where they are a tuple in non-decreasing time order (remembered per tuple), else None."""
+    if type(samples) is not tuple:
+        return None
+    known = _ENDS.get(id(samples))
+    if known is None or known[0] is not samples:
+        try:
+            ends: list[float] | None = [float(s[0]) for s in samples]
+        except (TypeError, ValueError, IndexError):
+            ends = None
+        if ends is not None and not all(type(s[0]) is float for s in samples):
+            ends = None
+        if ends is not None and not all(a <= b for a, b in zip(ends, ends[1:])):
+            ends = None  # (out of order, or a NaN: the loop)
+        if len(_ENDS) >= 64:
+            _ENDS.clear()
+        known = _ENDS[id(samples)] = (samples, ends)
+    return known[1]
 
 
 @dataclass(frozen=True)
