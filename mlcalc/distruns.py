@@ -354,16 +354,24 @@ def pace_samples(run: str) -> Mapping[int, tuple[tuple[float, int, float], ...]]
     """The pace meters of a run (``scripts/gpu/pacemeter.py``, ``pace_c<vCPU>.txt``): vCPU -> samples (epoch seconds
     at the sample's end, runs of the fixed piece of Python, CPU seconds they took); {} where the run has none."""
     _check.choice("run", run, runs_with_meters())
-    out = {}
-    for f in _root().joinpath(run).iterdir():
-        if f.name.startswith("pace_c") and f.name.endswith(".txt"):
-            rows = []
-            for line in f.read_text().splitlines():
-                if line and not line.startswith("#"):
-                    e, r, c = line.split()[:3]
-                    rows.append((float(e), int(r), float(c)))
-            out[int(f.name[6:-4])] = tuple(rows)
-    return MappingProxyType(out)
+    return MappingProxyType({cpu: _pace_file(run, name) for cpu, name in _pace_files(run)})
+
+
+def _pace_files(run: str) -> list[tuple[int, str]]:
+    """(vCPU, file name) of a run's pace meters, in its folder's order."""
+    return [(int(f.name[6:-4]), f.name) for f in _root().joinpath(run).iterdir()
+            if f.name.startswith("pace_c") and f.name.endswith(".txt")]
+
+
+@lru_cache(maxsize=None)
+def _pace_file(run: str, name: str) -> tuple[tuple[float, int, float], ...]:
+    """One pace meter's samples (:func:`pace_samples`' rows of one file)."""
+    rows = []
+    for line in _root().joinpath(run).joinpath(name).read_text().splitlines():
+        if line and not line.startswith("#"):
+            e, r, c = line.split()[:3]
+            rows.append((float(e), int(r), float(c)))
+    return tuple(rows)
 
 
 def runs_with_meters() -> tuple[str, ...]:
@@ -458,8 +466,8 @@ def _floor_data(run: str) -> tuple[Mapping[str, Any], tuple[tuple[float, int, fl
     f = _root().joinpath(run).joinpath("floor.json")
     if not f.is_file():
         return MappingProxyType({}), ()
-    samples = pace_samples(run)
-    return MappingProxyType(json.loads(f.read_text())), samples[max(samples)]
+    cpu, name = max(_pace_files(run))  # (pace_samples(run)[its highest vCPU], that one file read)
+    return MappingProxyType(json.loads(f.read_text())), _pace_file(run, name)
 
 
 def floor_paces(run: str) -> tuple[tuple[ModelConfig, bool, float, float, float], ...]:
