@@ -1155,15 +1155,21 @@ def moe_as_run(model: memory.ModelConfig, moe_path: str = "routed") -> memory.Mo
 def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int,
                               output: int, dtype: str) -> float:
     """Output tokens/s per GPU of a static batch (TensorRT-LLM's gptSessionBenchmark): the prefill of
-    ``batch x prompt`` tokens, then ``output`` decode steps at the mean context prompt + output / 2 (decode time is
-    linear in the context), each step :func:`mlcalc.serving.predict_decode` ("cuda-graph") with weights and KV in
-    ``dtype``."""
+    ``batch x prompt`` tokens, which samples every sequence's first token, then ``output - 1`` decode steps at the
+    mean context prompt + output / 2 (decode time is linear in the context), each step
+    :func:`mlcalc.serving.predict_decode` ("cuda-graph") with weights and KV in ``dtype``.
+
+    TensorRT-LLM's ``GptSession::generateBatched`` (cpp/tensorrt_llm/runtime/gptSession.cpp, the runtime
+    gptSessionBenchmark times) runs the context step and samples from its logits (``executeContextStep`` ends with
+    ``decoderStepAsync``); each later ``executeGenerationStep`` first asks the decoder whether every sequence is done
+    (``shouldStopSync``) and runs the engine only if not: ``output`` tokens take one context step and ``output - 1``
+    generation steps (:func:`check_first_token`: one token is the context step alone)."""
     b = _check.positive_int("batch", batch)
     o = _check.positive_int("output", output)
     step = serving.predict_decode(model, chip_key, b, prompt + max(1, o // 2), "cuda-graph", tp,
                                   weight_dtype=dtype, kv_dtype=dtype).step_s
     pre = serving.predict_prefill(model, chip_key, b, prompt, "cuda-graph", tp, weight_dtype=dtype)
-    return b * o / (pre + o * step) / tp
+    return b * o / (pre + (o - 1) * step) / tp
 
 
 def check_published() -> list[PublishedCheck]:
@@ -1196,15 +1202,19 @@ class FirstTokenCheck(NamedTuple):
 
 def check_first_token() -> list[FirstTokenCheck]:
     """Every published batch-1 first-token latency against :func:`mlcalc.serving.predict_prefill` ("cuda-graph",
-    weights in the table's dtype) plus one decode step at the prompt's length (the first token's own step)."""
+    weights in the table's dtype): the context step alone, which samples the first token.
+
+    The page measures it with gptSessionBenchmark and one output token (``--input_output_len "128,1"``); TensorRT-LLM's
+    ``GptSession`` runs the context step, samples the first token from its logits, and its first generation step
+    finds every sequence done (``shouldStopSync``) before it runs the engine (:func:`static_batch_tokens_per_s`).
+    No decode step is in the time, as :func:`mlcalc.serving.simulate_replica`'s time to first token (arrival to the
+    end of the prefill) has none."""
     out = []
     for key, table in published()["first_token"].items():
         for r in table["rows"]:
             model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             tp, p, dt = int(r["tp"]), int(r["input"]), table["dtype"]
-            pred = (serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
-                    + serving.predict_decode(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt,
-                                             kv_dtype=dt).step_s)
+            pred = serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
             pub = float(r["ttft_ms"]) / 1e3
             out.append(FirstTokenCheck(key, table["chip"], r["model"], tp, p, pub, pred, pred / pub - 1.0,
                                        r.get("cause", "")))

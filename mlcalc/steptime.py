@@ -1176,12 +1176,19 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
     _check.choice("dtype", dtype, ("bf16", "fp8"))
     dev = _check.positive("device_bytes", device_bytes)  # (memory.training_memory's first check)
+    held = _training_held(model, layout, s, engine, steady_state, reserve_fraction, dtype)
+    return memory._fit_on(held, dev, layout.zero)  # memory.training_memory's answer on this device
+
+
+def _training_held(model: ModelConfig, layout: Layout, s: int, engine: str, steady_state: bool,
+                   reserve_fraction: float = MEMORY_RESERVE_FRACTION, dtype: str = "bf16") -> Any:
+    """:func:`training_fit`'s memory but the device's share, of arguments its checks have passed (a planner checks
+    its layouts once, then fits each on several devices: ``memory._fit_on(held, device_bytes, layout.zero)``)."""
     key = (model, layout, s, engine, reserve_fraction, dtype, steady_state)
     try:
-        held = _fit_held(*key)
+        return _fit_held(*key)
     except TypeError:  # an input that cannot be a key
-        held = _fit_held.__wrapped__(*key)
-    return memory._fit_on(held, dev, layout.zero)  # memory.training_memory's answer on this device
+        return _fit_held.__wrapped__(*key)
 
 
 # training_fit's memory on any device: memory.training_memory's device-independent parts of the arguments the engine's

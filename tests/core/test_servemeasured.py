@@ -218,15 +218,15 @@ def test_v090_fp8_moe_rows_ran_every_expert():
     experts16 = mix.n_moe_layers * mix.n_experts * mix.mlp_params_per_expert() * 2.0
     ttft = next(c for c in sm.check_first_token() if c.model == "Mixtral 8x7B" and c.input == 128 and c.chip == "H100-SXM")
     assert experts16 / 2 / serving.spec("H100-SXM").memory_bandwidth_bytes_per_s > ttft.published_s == 0.0134
-    # with every expert run, 6 of the 8 static Mixtral rows are within 25 % (1 with routed FP8 experts), and the
-    # 2,048-token first token (-57 % routed); the misses over-predict the H200's decode-bound rows (cause: the page's
-    # GQA kernels, as Mistral's) and the 128-token first token
+    # with every expert run, 6 of the 8 static Mixtral rows are within 25 % (1 with routed FP8 experts), and both
+    # first tokens (the 2,048-token one -57 % routed); the misses over-predict the H200's decode-bound rows (cause:
+    # the page's GQA kernels, as Mistral's)
     rows = [c for c in sm.check_published() if c.model == "Mixtral 8x7B"]
     assert len(rows) == 8 and sum(abs(c.error) <= 0.25 for c in rows) == 6
     assert all(c.chip == "H200-SXM" and c.output == 2048 and c.error > 0.25 and "XQA" in c.cause
                for c in rows if abs(c.error) > 0.25)
     first = {c.input: c for c in sm.check_first_token() if c.model == "Mixtral 8x7B" and c.chip == "H100-SXM"}
-    assert abs(first[2048].error) <= 0.25 and first[128].error > 0.25 and first[128].cause
+    assert abs(first[2048].error) <= 0.25 and abs(first[128].error) <= 0.25 and not first[128].cause
     routed = sm.static_batch_tokens_per_s(mix, "H200-SXM", 1024, 2, 128, 128, "fp8")
     assert routed / 5444 - 1 > 1.5  # +189 % with routed FP8 experts: the release's path is the cause
 
@@ -268,33 +268,34 @@ def test_published_first_token_within_25_percent_or_cause_stated():
         assert math.isfinite(c.predicted_s) and c.predicted_s > 0
         if abs(c.error) > 0.25:
             assert c.cause, c
-    # of 8, pinned; the FP8 matmul law (bytes and FLOPs add) moved Llama 2 70B at TP 4 out (its all-reduces: cause)
+    # pinned: the first token is the context step alone (gptSession); the 4 misses are the one-GPU 128-token rows
     assert sum(abs(c.error) <= 0.25 for c in checks) >= 12  # of 16 (6 of the H100's 8)
 
 
-def test_first_token_tp4_miss_is_not_nccl_s_time():
-    # The Llama 2 70B TP 4 first token (TensorRT-LLM 0.9.0, 19.6 ms published) is +40 %: its stated cause claims that
-    # NCCL's own time at these sizes is near the law (so the gap is TensorRT-LLM's own all-reduce kernels). Checked on
-    # our measurements over 4 x H200 (NVLink 4, as the H100's): the decode step's 16 KB all-reduce inside a CUDA graph
-    # (serve4, tp.json) and the prefill's 128 x 8,192 x 2 = 2 MiB all-reduce (net5's NCCL curve).
-    from mlcalc import measured
-    from mlcalc import network as net
-    c = next(c for c in sm.check_first_token() if c.model == "Llama-2 70B" and c.gpus == 4)
-    assert c.error > 0.25 and "no source in reach" in c.cause
-    fab = net.fabric("DGX-H100", 1, gpus_per_node=4)
-    law16k, law2m = (net.fabric_collective_time(b, fab).time_s for b in (16384, 2**21))
-    graph16k = sm.graph_allreduce_s(4, 16384, sm.RUN4)
-    curve = next(k for k in measured.run("h200x4-2026-11-26-net5")
-                 if isinstance(k, measured.BusbwCurve) and k.op == "all_reduce")
-    nccl2m = dict(zip(curve.sizes_bytes, curve.time_s))[2**21]
-    assert round(graph16k * 1e6) == 27 and round(law16k * 1e6) == 29
-    assert round(nccl2m * 1e6) == 27 and round(law2m * 1e6) == 37
-    # what the published time leaves per all-reduce (2 per layer, 80 layers, prefill + the first step), the rest as
-    # modelled: about 9 us, a third of NCCL's measured time
-    model = memory.model_preset("Llama-2 70B")
-    law = serving.comm_s(model, "H100-SXM", 128, 4) + serving.comm_s(model, "H100-SXM", 1, 4)
-    left = (c.published_s - (c.predicted_s - law)) / (2 * 2 * 80)
-    assert 8e-6 < left < 10e-6 < graph16k / 2
+def test_one_output_token_is_the_context_step_alone():
+    # TensorRT-LLM 0.9.0's page times its first tokens with gptSessionBenchmark and one output token; GptSession runs
+    # the context step (which samples the first token) and its first generation step stops on shouldStopSync before
+    # running the engine (cpp/tensorrt_llm/runtime/gptSession.cpp). So a first token is the prefill alone, and a static
+    # batch of `output` tokens is the prefill and output - 1 decode steps.
+    llama = memory.model_preset("Llama-2 7B")
+    for c in sm.check_first_token():
+        model = sm.moe_as_run(memory.model_preset(c.model), "all-experts")
+        assert c.predicted_s == serving.predict_prefill(model, c.chip, 1, c.input, "cuda-graph", c.gpus,
+                                                        weight_dtype="fp8")
+    pre = serving.predict_prefill(llama, "H100-SXM", 56, 2048, "cuda-graph", 1, weight_dtype="fp8")
+    step = serving.predict_decode(llama, "H100-SXM", 56, 2048 + 1024, "cuda-graph", 1, weight_dtype="fp8",
+                                  kv_dtype="fp8").step_s
+    assert sm.static_batch_tokens_per_s(llama, "H100-SXM", 56, 1, 2048, 2048, "fp8") == pytest.approx(
+        56 * 2048 / (pre + 2047 * step))
+    # every row whose context step is 11 ms or more is within 25 % (the Mixtral 128-token rows, +81 % and +57 % with
+    # a decode step added; Llama 2 70B at TP 4, +40 % and +32 %); the misses are the four one-GPU 128-token rows,
+    # under by about the same time on both cards (2.5-2.8 ms, the H200's faster memory not shrinking it): host time
+    checks = sm.check_first_token()
+    assert all(abs(c.error) <= 0.25 for c in checks if c.predicted_s >= 0.011)
+    misses = [c for c in checks if abs(c.error) > 0.25]
+    assert {(c.gpus, c.input) for c in misses} == {(1, 128)} and len(misses) == 4
+    assert all(0.0025 <= c.published_s - c.predicted_s <= 0.0029 and "host" in c.cause for c in misses)
+    assert {c.chip for c in misses} == {"H100-SXM", "H200-SXM"}
 
 
 def test_load_simulation_on_the_recorded_arrivals():
