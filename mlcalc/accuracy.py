@@ -154,6 +154,16 @@ def _serve_published() -> tuple[Case, ...]:
     return tuple(out)
 
 
+def _serve_concurrency() -> tuple[Case, ...]:
+    """Published serving benchmarks at a client concurrency (SGLang's cookbook) against their mean time per output
+    token."""
+    from mlcalc import servemeasured as sm
+
+    return tuple(Case("serve-concurrency", f"{c.model}, {c.chip}, TP {c.gpus}, {c.engine}, concurrency "
+                      f"{c.concurrency} ({c.batch} in flight), {c.input} in / {c.output} out", "published", c.source,
+                      c.predicted_s, c.published_s, c.cause) for c in sm.check_concurrency())
+
+
 #: The collective runs the network model is checked on: (run folder, GPUs in it).
 COLLECTIVE_RUNS = (("h200x4-2026-11-26-net5", 4), ("h200x4-2026-11-26-net5-2of4", 2))
 _GIB = units.GiB
@@ -233,6 +243,10 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "batching) and first-token latency (v0.9.0), FP8",
            "mlcalc.serving.predict_decode / predict_prefill, mlcalc.servemeasured.inflight", "throughput or latency", "point",
            0.25, "notebooks/memory/serving", _serve_published),
+    Family("serve-concurrency", "SGLang's published time per output token at a client concurrency (v0.5.6, "
+           "8 x B200, Qwen3 235B-A22B, bf16)",
+           "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.serving.predict_decode / predict_prefill)",
+           "time per output token", "point", 0.25, "notebooks/plan/serving-plan", _serve_concurrency),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", 0.15, "notebooks/network/collectives",
            _collectives),

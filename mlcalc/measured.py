@@ -795,9 +795,10 @@ def _bundled_file(name: str, f: Any, names: str = "") -> list[Result]:
     """The results of one bundled file; with ``names``, none from a file whose text cannot name that benchmark
     (``names`` absent and no \\u escape that could spell it: the file is left unparsed)."""
     label = f"{name}/{f.name}"
-    text = _decode(f.read_bytes(), label)
-    if names and names not in text and "\\u" not in text:
+    raw = f.read_bytes()
+    if names and names.encode() not in raw and b"\\u" not in raw:  # (ASCII: the same test on the UTF-8 text)
         return []
+    text = _decode(raw, label)
     if text.lstrip().startswith("{") and "mlcalc.bench" not in text and "\\u" not in text:
         # An object none of whose strings can read "mlcalc.bench" (only a \u escape could spell it otherwise):
         # another tool's file, left unparsed (the serving runs' load logs are megabytes; a first change reads

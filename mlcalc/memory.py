@@ -234,6 +234,12 @@ class ZeroMemory(NamedTuple):
     cpu_parts: Mapping[str, float]  # host bytes by category
 
 
+@lru_cache(maxsize=64)
+def _by_category(convention: str) -> Mapping[str, float]:
+    """``CONVENTIONS[convention].by_category()``, remembered (a frozen convention: the same bytes every time)."""
+    return CONVENTIONS[convention].by_category()
+
+
 @lru_cache(maxsize=8192, typed=True)  # pure: bounded, 8,192 kept (a layout's fit asks per pipeline rank)
 def zero_model_state_bytes(
     n_params: float,
@@ -285,7 +291,7 @@ def zero_model_state_bytes(
     if offload_params and stage < 3:
         raise ValueError(f"offload_params=True is not allowed with stage={stage}: "
                          "offloading parameters needs ZeRO stage 3")
-    per_cat = CONVENTIONS[convention].by_category()
+    per_cat = _by_category(convention)
     device: dict[str, float] = {}
     cpu: dict[str, float] = {}
     for cat in CATEGORIES[:3]:
@@ -1292,17 +1298,18 @@ def _held_bytes(model: ModelConfig, micro_batch: int, seq_len: int, dp: int, tp:
     held, with_logits, extra, moe_here, fullest = acts
     if moe_here is not None:  # a mixture of experts whose first layers are dense: each rank its routed experts' states
         per_moe_layer = routed / model.n_moe_layers
-        by_count: dict[int, dict[str, float]] = {}
-        rank_states = []
-        for n in moe_here:
-            states = by_count.get(n)
-            if states is None:
+        by_count: dict[int, tuple[dict[str, float], float]] = {}  # MoE layers -> (a rank's states, their sum)
+        weights = []
+        for r, n in enumerate(moe_here):
+            known = by_count.get(n)
+            if known is None:
                 here = zero_model_state_bytes(per_moe_layer * n / ep / tp, dp // ep, zero_stage, convention,
                                               offload_optimizer=offload_optimizer).device_parts if n else {}
-                states = by_count[n] = {k: v + here.get(k, 0.0) for k, v in dense.device_parts.items()}
-            rank_states.append(states)
-        fullest = max(range(pp), key=lambda r: with_logits[r] + sum(rank_states[r].values()))
-        parts = dict(rank_states[fullest])
+                states = {k: v + here.get(k, 0.0) for k, v in dense.device_parts.items()}
+                known = by_count[n] = (states, sum(states.values()))
+            weights.append(with_logits[r] + known[1])
+        fullest = weights.index(max(weights))  # the first of the fullest ranks (as max over the ranks takes it)
+        parts = dict(by_count[moe_here[fullest]][0])
     else:
         parts = dict(states_parts)
     parts["activations"] = held[fullest]

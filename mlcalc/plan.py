@@ -538,16 +538,25 @@ def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_le
     fits, else full; with each, the most virtual stages the interleaved schedule allows that fit (1: plain
     1F1B, which holds the fewest micro-batches in flight), else None: (recompute, virtual stages, bytes). What
     it finds to fit is remembered for the search's memory shortcut (:func:`_selective_fits`)."""
+    virtuals = _virtuals(pp, n_micro, model.n_layers)
+    whole = None  # the layout whatever its recomputation and chunks: where none of them fits at the most replicas
+    if _fits_order_on:
+        whole = (model, chip, seq_len, tp, pp, virtuals, tuple(_in_flight(pp, v, n_micro) for v in virtuals))
+        if whole in _NONE:
+            return None
+    dev = _device_bytes(chip)
+    skipped = 0
     for rc in ("selective", "full"):
-        for v in _virtuals(pp, n_micro, model.n_layers):
-            key = _least_key(model, chip, tp, pp, seq_len, rc, n_micro, v) if _fits_order_on else None
+        for i, v in enumerate(virtuals):
+            key = None if whole is None else whole[:5] + (rc, v, whole[6][i])  # (_least_key's)
             least = None if key is None else _LEAST.get(key)
-            if least is not None and least > _device_bytes(chip):
+            if least is not None and least > dev:
+                skipped += 1
                 continue  # it does not fit with the most replicas any count gives it, so not with dp either
             total = _memory_bytes(model, chip, tp, pp, dp, seq_len, rc, n_micro, v)
             if least is not None and total < least:
                 raise _FitsOrderFailed  # fewer replicas holding less: the premise does not hold
-            if memory._fits_on(total, _device_bytes(chip)):
+            if memory._fits_on(total, dev):
                 if rc == "selective" and _fits_order_on:
                     _seen_fit(model, chip, tp, pp, dp, seq_len, n_micro, v)
                 return rc, v, total
@@ -558,6 +567,10 @@ def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_le
                                                     v)
                 if total < least:
                     raise _FitsOrderFailed
+    if whole is not None and skipped == 2 * len(virtuals):
+        if len(_NONE) >= _LEAST_MAX:
+            _NONE.clear()
+        _NONE.add(whole)
     return None
 
 
@@ -567,13 +580,19 @@ def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_le
 # layout holding less than this least breaks the premise (_FitsOrderFailed: the shortcuts are switched off).
 _LEAST: dict[tuple, float] = {}  # (model, chip, seq_len, tp, pp, recompute, v, in-flight count) -> bytes at most dp
 _LEAST_MAX = 20000  # entries kept (a bounded cache: emptied when full)
+_NONE: set[tuple] = set()  # the layouts (_fit's `whole`) none of whose recomputations and chunks has a least that fits
+
+
+@lru_cache(maxsize=4096)
+def _in_flight(pp: int, v: int, n_micro: int) -> int:
+    """:func:`mlcalc.memory.in_flight_micro_batches` of ``v`` chunks (interleaved where v > 1, else 1F1B)."""
+    return memory.in_flight_micro_batches(pp, "interleaved" if v > 1 else "1f1b", v, n_micro)
 
 
 def _least_key(model: memory.ModelConfig, chip: str, tp: int, pp: int, s: int, rc: str, n_micro: int,
                v: int) -> tuple:
     """What a layout's memory depends on besides the replicas (its schedule's in-flight count, not n_micro)."""
-    return (model, chip, s, tp, pp, rc, v,
-            memory.in_flight_micro_batches(pp, "interleaved" if v > 1 else "1f1b", v, n_micro))
+    return (model, chip, s, tp, pp, rc, v, _in_flight(pp, v, n_micro))
 
 
 @lru_cache(maxsize=64)
@@ -648,8 +667,7 @@ class _FitsOrderFailed(Exception):
 
 def _fits_key(model: memory.ModelConfig, chip: str, tp: int, pp: int, s: int, n_micro: int, v: int) -> tuple:
     """What a layout's memory depends on besides the replicas (its schedule's in-flight count, not n_micro)."""
-    return (model, chip, s, tp, pp, v,
-            memory.in_flight_micro_batches(pp, "interleaved" if v > 1 else "1f1b", v, n_micro))
+    return (model, chip, s, tp, pp, v, _in_flight(pp, v, n_micro))
 
 
 def _selective_fits(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s: int, n_micro: int) -> int:
@@ -749,6 +767,7 @@ def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: fl
             _fits_order_on = False
             _FITS.clear()
             _LEAST.clear()
+            _NONE.clear()
         _best_layout.cache_clear()
         _run_cached.cache_clear()
     return _best_layout_visit(model, chip, n, s, batch, flops_source)  # pragma: no cover - both are off by now
@@ -879,16 +898,16 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
     # rest); then every one by its bound, skipped once the bound cannot beat the best. The order changes only
     # how soon the answer is found, not which it is.
     first = bounds_all()
-    guess = min(range(len(cands)), key=lambda i: (first[i][1], i), default=-1)
-    if guess >= 0 and first[guess][1] < math.inf:
+    promise, guess = min(((p, i) for i, (_, p) in enumerate(first)), default=(math.inf, -1))
+    if guess >= 0 and promise < math.inf:
         visit(guess)
     else:
         guess = -1
     seen = _micro_version
-    for i in sorted(range(len(cands)), key=lambda i: (first[i][0], i)):
-        if best is not None and first[i][0] > best.step_s:
+    for low, i in sorted((low, i) for i, (low, _) in enumerate(first)):  # by bound, ties in floor order
+        if best is not None and low > best.step_s:
             break  # this bound and every later one is above the best step
-        if i == guess or beaten(first[i][0] if _micro_version == seen else max(first[i][0], bounds(i)[0]), i):
+        if i == guess or beaten(low if _micro_version == seen else max(low, bounds(i)[0]), i):
             continue  # (the bound again where micro-batches were learned since)
         visit(i)
     return best

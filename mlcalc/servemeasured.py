@@ -1538,6 +1538,90 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, atten
     return ""
 
 
+# ------------------------------------------------------------------- serving at a client concurrency (SGLang)
+
+def concurrent_tpot_s(model: memory.ModelConfig, chip_key: str, tp: int, batch: int, prompt: int, output: int,
+                      dtype: str = "bf16") -> float:
+    """Mean time per output token of requests served ``batch`` at a time, each replaced by a new one when it ends
+    (a benchmark client's concurrency), on an engine that runs prefills as their own forward passes between decode
+    steps, as SGLang does by default (python/sglang/srt/server_args.py: ``enable_mixed_chunk: bool = False``).
+
+    In steady state a request's ``output - 1`` later tokens each wait one decode step of the whole batch
+    (:func:`mlcalc.serving.predict_decode`, "cuda-graph", at the mean context ``prompt + output / 2``), and while it
+    decodes the other ``batch - 1`` requests are each replaced once, their prompts prefilled in between
+    (:func:`mlcalc.serving.predict_prefill`, one prompt a pass): ``step + (batch - 1) prefill / (output - 1)``.
+    At ``batch`` 1 that is the decode step alone.
+
+    >>> m = memory.model_preset("Qwen3 235B-A22B")
+    >>> concurrent_tpot_s(m, "B200", 8, 1, 610, 421) == serving.predict_decode(m, "B200", 1, 820, "cuda-graph", 8).step_s
+    True
+    """
+    tp = _check.positive_int("tp", tp)
+    b = _check.positive_int("batch", batch)
+    p = _check.positive_int("prompt", prompt)
+    o = _check.positive_int("output", output)
+    if o < 2:
+        raise ValueError(f"output={o!r} is not allowed: a time per output token needs at least 2 output tokens")
+    step = serving.predict_decode(model, chip_key, b, p + o // 2, "cuda-graph", tp, weight_dtype=dtype,
+                                  kv_dtype=dtype).step_s
+    pre = serving.predict_prefill(model, chip_key, 1, p, "cuda-graph", tp, weight_dtype=dtype) if b > 1 else 0.0
+    return step + (b - 1) * pre / (o - 1)
+
+
+class ConcurrencyCheck(NamedTuple):
+    """A published time per output token at a client concurrency next to :func:`concurrent_tpot_s`."""
+
+    source: str  # key of the table in serving_published.json ("concurrency")
+    engine: str  # the engine and its version, as the source states them
+    chip: str
+    model: str
+    gpus: int
+    concurrency: int  # the client's --max-concurrency
+    batch: int  # requests in flight on average (the source's "Concurrency", rounded): the batch predicted
+    input: int  # mean prompt tokens (the source's total / requests)
+    output: int  # mean output tokens
+    published_s: float  # mean time per output token
+    predicted_s: float
+    error: float  # predicted / published - 1
+    cause: str
+
+
+def check_concurrency() -> list[ConcurrencyCheck]:
+    """Every row of the published concurrency tables (serving_published.json "concurrency") against
+    :func:`concurrent_tpot_s`, with the cause of each row outside 25 % (:func:`concurrency_miss_cause`)."""
+    out = []
+    for key, table in published()["concurrency"]["tables"].items():
+        for r in table["rows"]:
+            model = memory.model_preset(r["model"])
+            n = int(r["num_prompts"])
+            p = max(1, round(int(r["total_input_tokens"]) / n))
+            o = max(2, round(int(r["total_generated_tokens"]) / n))
+            b = max(1, round(float(r["concurrency"])))
+            tp = int(r["tp"])
+            pred = concurrent_tpot_s(model, table["chip"], tp, b, p, o, table["dtype"])
+            pub = float(r["mean_tpot_ms"]) / 1e3
+            err = pred / pub - 1.0
+            cause = concurrency_miss_cause(model, table["chip"], tp, b, pub, pred) if abs(err) > 0.25 else ""
+            out.append(ConcurrencyCheck(key, table["engine"], table["chip"], r["model"], tp,
+                                        int(r["max_concurrency"]), b, p, o, pub, pred, err, cause))
+    return out
+
+
+def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, batch: int, published_s: float,
+                           predicted_s: float) -> str:
+    """Why a concurrency row misses: the tensor-parallel all-reduces, charged at NCCL's latency, are most of the
+    predicted step; what the published time leaves for each of them, the rest as modelled, is stated."""
+    comm = serving.comm_s(model, chip_key, batch, tp)
+    n_ar = 2 * model.n_layers
+    left = (published_s - (predicted_s - comm)) / n_ar
+    return (f"the {n_ar} all-reduces of a step (two a layer over {tp} GPUs) are {comm / predicted_s:.0%} of the "
+            f"prediction, each charged NCCL's latency over {tp} GPUs (mlcalc.network's law, "
+            f"{comm / n_ar * 1e6:.0f} us at this size); SGLang runs such small all-reduces inside a node with its own "
+            "custom all-reduce kernel (python/sglang/srt/server_args.py: disable_custom_all_reduce defaults to "
+            f"False), and with the rest of the step as modelled the published time leaves {left * 1e6:.0f} us for "
+            "each. No source gives that kernel's latency on this card")
+
+
 __all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
@@ -1545,4 +1629,4 @@ __all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eag
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause"]

@@ -496,6 +496,11 @@ def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> fl
 def params_per_gpu(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1) -> float:
     """Parameters one GPU holds before ZeRO sharding: the model over tp x pp, routed experts also over ep."""
     tp, pp, ep = _degree("tp", tp), _degree("pp", pp), _degree("ep", ep)
+    return _params_here(model, tp, pp, ep)
+
+
+def _params_here(model: ModelConfig, tp: int, pp: int, ep: int) -> float:
+    """:func:`params_per_gpu` of checked degrees (a validated Layout's), remembered where the model can be a key."""
     try:
         return _params_per_gpu_of(model, tp, pp, ep)
     except TypeError:  # a model that cannot be a key
@@ -569,7 +574,11 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
 def _optimizer_bytes(model: ModelConfig, engine: str, tp: int, pp: int, ep: int, optimizer_shard: float) -> float:
     """Bytes the optimizer step moves on one GPU (its ``optimizer_shard`` of the parameters it holds): the
     "optimizer: fused AdamW" of :func:`elementwise_bytes`."""
-    params_opt = params_per_gpu(model, tp, pp, ep) * optimizer_shard
+    return _adam_bytes(engine, params_per_gpu(model, tp, pp, ep) * optimizer_shard)
+
+
+def _adam_bytes(engine: str, params_opt: float) -> float:
+    """Bytes the optimizer moves stepping ``params_opt`` parameters (:func:`_optimizer_bytes`' rule)."""
     return (MEGATRON_ADAM_BYTES_PER_PARAM if engine == "megatron" else ADAMW_BYTES_PER_PARAM) * params_opt
 
 
@@ -1395,7 +1404,8 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         st = stage(L_here, True)
     att, ops = st.att, st.ops
     fwd, bwd = st.forward_s, st.backward_s
-    opt = _optimizer_bytes(model, engine, tp, pp, ep, shard) / run.memory_bytes_per_s  # the optimizer on its share
+    # the optimizer on its share (_optimizer_bytes of the layout's degrees, checked by the Layout)
+    opt = _adam_bytes(engine, _params_here(model, tp, pp, ep) * shard) / run.memory_bytes_per_s
     device_mb = sum(st.device_s.values())
     other_mb = fwd + bwd  # a pipeline stage without the output layer (what the other stages take per micro-batch)
     eager_pipe = pp > 1 and engine == "eager" and lay.schedule in ("1f1b", "gpipe")
@@ -1494,7 +1504,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     dpg = dp * cp
     if dpg > 1:
         f_dp = fab(dpg, tp)
-        n_here = params_per_gpu(model, tp, pp, ep)
+        n_here = _params_here(model, tp, pp, ep)  # (params_per_gpu of the layout's checked degrees)
         grads = n_here * GRAD_BYTES[engine]
         if lay.zero == 3:
             ag = _collective_s(n_here * ACTIVATION_BYTES, f_dp, "all_gather")
