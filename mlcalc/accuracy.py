@@ -35,6 +35,7 @@ class Case:
     predicted: float  # the model's value
     observed: float  # what was measured or published
     cause: str = ""  # stated cause where the case misses the family's target ("" if within or none stated)
+    note: str = ""  # a value the case derives that its source does not state, and how ("" if none)
 
     @property
     def error(self) -> float:
@@ -212,7 +213,8 @@ def _large_runs() -> tuple[Case, ...]:
             what, pred, obs = "steps per second", 1.0 / c.predicted, 1.0 / c.published
         else:
             what, pred, obs = c.metric.replace("_", " "), c.predicted, c.published
-        out.append(Case("published-large-runs", f"{c.name}: {what}", "published", where, pred, obs, c.cause))
+        out.append(Case("published-large-runs", f"{c.name}: {what}", "published", where, pred, obs, c.cause,
+                        str(e.get("inferred", ""))))
     return tuple(out)
 
 
