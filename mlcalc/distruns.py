@@ -472,6 +472,40 @@ CALIBRATION_RUN = "h200x4-2026-11-27-train-dist6b"
 SLOWDOWN_RUN = "h200x4-2026-11-27-train-dist6c"
 METER_RULES = ("probe", "calibrated")
 
+#: The call whose calibration program ran Llama-3.2 1B's floor 150 times without and 150 times with checkpointing on
+#: one metered vCPU (``floor.json``): the host work checkpointing adds, in forward ops of the same program at the same
+#: pace (:func:`checkpoint_calibration`), which every measured machine prices at its own forward op
+#: (:func:`mlcalc.hfruns.machine`): one pace for all of a machine's host constants.
+CHECKPOINT_RUN = "h200x4-2026-11-27-train-dist6c"
+
+
+@lru_cache(maxsize=None)
+def checkpoint_calibration(run: str = CHECKPOINT_RUN) -> float:
+    """Checkpointing's host work per layer and pass in forward ops (:func:`mlcalc.steptime.checkpoint_over_op`) from a
+    metered run's repeated calibration passes (``train_hf.py --repeat``, with and without checkpointing): each pass's
+    work is its seconds times its vCPU's pace over its own window (:func:`pace_over`; passes with no sample inside
+    are left out), the median over the repeats is taken."""
+    from mlcalc import steptime
+
+    data, s = _floor_data(run)
+    work: dict[bool, tuple[float, float]] = {}
+    model = None
+    for c in data.get("cases", ()):
+        rows = []
+        for r in c.get("phase_repeats") or ():
+            pf, pb = pace_over(s, *r["forward_epoch_s"]), pace_over(s, *r["backward_epoch_s"])
+            if pf > 0 and pb > 0:
+                rows.append((r["forward_s"] * pf, r["backward_s"] * pb))
+        if rows:
+            m = models.from_dict(c["model"])
+            if model is not None and m != model:
+                raise ValueError(f"run={run!r} is not allowed: its repeated floors are of more than one model")
+            model = m
+            work[bool(c["recompute"])] = (statistics.median(f for f, _ in rows), statistics.median(b for _, b in rows))
+    if model is None or set(work) != {False, True}:
+        raise ValueError(f"run={run!r} is not allowed: it has no repeated floors both with and without checkpointing")
+    return steptime.checkpoint_over_op(model, work[False], work[True])
+
 
 def _line(xs: list[float], ys: list[float]) -> tuple[float, float]:
     """Least-squares (intercept, slope) of ys on xs."""
@@ -565,4 +599,63 @@ def metered_blocks(run: str, rule: str) -> tuple[MeteredBlock, ...]:
     return tuple(MeteredBlock(g[0].case, g[0].block, statistics.median(x.step_s for x in g),
                               statistics.median(x.pace for x in g),
                               statistics.median(predict_metered(x.case, round(x.pace), rule) for x in g),
+                              predict(g[0].case).step_s) for g in groups.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine's stated pace and the pace-aware prediction (host7)
+# ---------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def engine_pace(run: str, device: str = "NVIDIA H200") -> float:
+    """The pace (runs a second of the meter's fixed Python) at which the engine's seconds per forward op hold, from a
+    metered run's calibration program in the training runs' placement (``floor.json`` of ``train_hf.py --floor
+    --repeat --place``: the engine's floor models, each forward pass priced at its own window's pace): the median over
+    the models without checkpointing of (median over its passes of forward runs) / forward ops
+    (:func:`mlcalc.steptime.op_counts`), over the card's machine's seconds per forward op (:func:`_machine`)."""
+    from mlcalc import steptime
+
+    data, s = _floor_data(run)
+    per_op = []
+    for c in data.get("cases", ()):
+        if c.get("recompute"):
+            continue
+        runs_ = [r["forward_s"] * pace_over(s, *r["forward_epoch_s"]) for r in c.get("phase_repeats") or ()]
+        runs_ = [x for x in runs_ if x > 0]
+        if runs_:
+            m = models.from_dict(c["model"])
+            per_op.append(statistics.median(runs_) / steptime.op_counts(m, False)["forward"])
+    if not per_op:
+        raise ValueError(f"run={run!r} is not allowed: its floor.json has no repeated passes without checkpointing")
+    return statistics.median(per_op) / _machine(device).host_s_per_op
+
+
+def paced_machine(device: str, pace: float, stated: float) -> Any:
+    """The card's machine (:func:`_machine`) with every host constant at a vCPU pace: multiplied by stated / pace, where
+    ``stated`` is the pace its constants hold at (:func:`engine_pace`)."""
+    k = _check.positive("stated", stated) / _check.positive("pace", pace)
+    m = _machine(device)
+    return m._replace(**{f: getattr(m, f) * k for f in m._fields if f.startswith("host_s_per")})
+
+
+@lru_cache(maxsize=4096)
+def predict_paced(case: DistCase, pace: float, stated: float) -> float:
+    """The step of ``case`` at a vCPU pace (:func:`paced_machine`): :func:`predict` with every host constant scaled."""
+    from mlcalc import steptime
+
+    return steptime.predict_step(case.model, layout(case), seq_len=case.seq_len,
+                                 machine=paced_machine(case.device, pace, stated), gpus_per_node=8,
+                                 engine="eager").step_s
+
+
+def paced_blocks(run: str, stated: float) -> tuple[MeteredBlock, ...]:
+    """Every block of a run's metered cases against the pace-aware prediction (:func:`predict_paced` at each step's
+    slowest rank's pace, rounded to 1,000 runs a second; the block's median), beside the engine's default."""
+    groups: dict[tuple[str, int], list[MeteredStep]] = {}
+    for s in metered_steps(run):
+        groups.setdefault((s.case.id, s.block), []).append(s)
+    return tuple(MeteredBlock(g[0].case, g[0].block, statistics.median(x.step_s for x in g),
+                              statistics.median(x.pace for x in g),
+                              statistics.median(predict_paced(x.case, round(x.pace, -3), stated) for x in g),
                               predict(g[0].case).step_s) for g in groups.values())

@@ -765,6 +765,25 @@ def host_constants_from_floors(floors: Iterable[tuple[ModelConfig, bool, float, 
     return statistics.median(f_rates), statistics.median(b_rates), max(0.0, statistics.median(ck)) if ck else 0.0
 
 
+
+def checkpoint_over_op(model: ModelConfig, plain: tuple[float, float], checkpointed: tuple[float, float]) -> float:
+    """The host work ``torch.utils.checkpoint`` adds per checkpointed layer and pass, in forward ops of the same
+    program at the same pace: what :attr:`Machine.host_s_per_checkpoint` is over :attr:`Machine.host_s_per_op`.
+
+    ``plain`` and ``checkpointed``: the host work of one forward and one backward pass of ``model`` (floor-sized, the
+    device idle) without and with checkpointing, each in the same unit of work (e.g. seconds times the pace of the
+    vCPU the pass ran on: ``mlcalc.distruns.checkpoint_calibration``). The forward op's work is the plain forward's
+    over its ops (:func:`op_counts`); the checkpointed forward's excess is the forward's share, the checkpointed
+    backward's excess over the plain backward and the recomputed forward ops is the backward's; the result is their
+    mean per layer (the engine charges one constant a layer in each pass).
+    """
+    f0, b0 = (_check.positive(f"plain[{i}]", v) for i, v in enumerate(plain))
+    f1, b1 = (_check.positive(f"checkpointed[{i}]", v) for i, v in enumerate(checkpointed))
+    ops = op_counts(model, True)
+    op = f0 / ops["forward"]
+    excess = (f1 - f0) + (b1 - b0 - ops["recomputed forward"] * op)
+    return max(0.0, excess / (2 * model.n_layers) / op)
+
 # ---------------------------------------------------------------------------------------------
 # The step
 # ---------------------------------------------------------------------------------------------
