@@ -1606,8 +1606,7 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
             (f"Llama-shaped {c.model.upper()}", float(llama_shape(c.model, r).n_params()), _chip_key(c.card), 1, c.batch,
                  c.context)
                 for r in DECODE_RUNS for c in check_decode(r)]
-        rows += [(c.arch, 0.0, _chip_key(c.card), c.tp, c.batch, c.context) for run in sm.RUNS for c in sm.all_checks(run)
-                 if c.path == "eager" and c.what == "decode"]
+        rows += [(c.arch, 0.0, _chip_key(c.card), c.tp, c.batch, c.context) for c in sm.eager_checks("decode")]
         out.append(_path("eager decode steps measured (Llama-shaped and cut-down models)",
                          "decode_step with each run's own measured floor", True, rows))
     return tuple(out)

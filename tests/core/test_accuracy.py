@@ -86,8 +86,10 @@ def test_the_serving_run_and_tables_are_families():
     # the serve5 call (sm.RUN5: the engine's steps next to its matmul probe and profile) adds its own graph points
     assert {c.where for c in accuracy.cases("serve-graph")} == set(sm.RUNS) | {sm.RUN5}
     assert len(accuracy.cases("serve-graph")) == sum(c.path == "graph" for c in checks) + len(sm.check_run5_decode())
-    assert len(accuracy.cases("serve-eager")) == sum(c.path == "eager" and c.what == "decode" for c in checks)
-    assert len(accuracy.cases("serve-prefill")) == sum(c.what == "prefill" for c in checks)
+    # the eager records are one run's points, every one in one protocol; the earlier runs' are history (sm.eager_scores)
+    assert len(accuracy.cases("serve-eager")) == len(sm.eager_checks("decode")) == 65
+    assert len(accuracy.cases("serve-prefill")) == len(sm.eager_checks("prefill")) == 36
+    assert {c.where for k in ("serve-eager", "serve-prefill") for c in accuracy.cases(k)} == {sm.EAGER_RUN}
     assert len(accuracy.cases("serve-published")) == (len(sm.check_published()) + len(sm.check_first_token())
                                                      + len(sm.check_inflight())) == 169
     assert len(accuracy.cases("serve-concurrency")) == len(sm.check_concurrency()) == 9  # SGLang's cookbook runs
