@@ -13,6 +13,7 @@ case is fitted.
 
 from __future__ import annotations
 
+import bisect
 import json
 import statistics
 from dataclasses import dataclass
@@ -355,16 +356,24 @@ def pace_samples(run: str) -> Mapping[int, tuple[tuple[float, int, float], ...]]
     """The pace meters of a run (``scripts/gpu/pacemeter.py``, ``pace_c<vCPU>.txt``): vCPU -> samples (epoch seconds
     at the sample's end, runs of the fixed piece of Python, CPU seconds they took); {} where the run has none."""
     _check.choice("run", run, runs_with_meters())
-    out = {}
-    for f in _root().joinpath(run).iterdir():
-        if f.name.startswith("pace_c") and f.name.endswith(".txt"):
-            rows = []
-            for line in f.read_text().splitlines():
-                if line and not line.startswith("#"):
-                    e, r, c = line.split()[:3]
-                    rows.append((float(e), int(r), float(c)))
-            out[int(f.name[6:-4])] = tuple(rows)
-    return MappingProxyType(out)
+    return MappingProxyType({cpu: _pace_file(run, name) for cpu, name in _pace_files(run)})
+
+
+def _pace_files(run: str) -> list[tuple[int, str]]:
+    """(vCPU, file name) of a run's pace meters, in its folder's order."""
+    return [(int(f.name[6:-4]), f.name) for f in _root().joinpath(run).iterdir()
+            if f.name.startswith("pace_c") and f.name.endswith(".txt")]
+
+
+@lru_cache(maxsize=None)
+def _pace_file(run: str, name: str) -> tuple[tuple[float, int, float], ...]:
+    """One pace meter's samples (:func:`pace_samples`' rows of one file)."""
+    rows = []
+    for line in _root().joinpath(run).joinpath(name).read_text().splitlines():
+        if line and not line.startswith("#"):
+            e, r, c = line.split()[:3]
+            rows.append((float(e), int(r), float(c)))
+    return tuple(rows)
 
 
 def runs_with_meters() -> tuple[str, ...]:
@@ -377,11 +386,42 @@ def pace_over(samples: tuple[tuple[float, int, float], ...], start: float, end: 
     """A vCPU's pace over (start, end] (epoch seconds): runs over CPU seconds of the samples that ended inside it;
     0 where none did."""
     runs_, cpu = 0, 0.0
+    ends = _sample_ends(samples)
+    if ends is not None and start == start and end == end:  # (NaN bounds take the loop below)
+        # samples in time order: those ending inside the window are one slice of them, in the same order (the same
+        # sums); found by bisection instead of a pass over every sample (a calibration asks 600 windows of 5,000)
+        for _, r, c in samples[bisect.bisect_right(ends, start):bisect.bisect_right(ends, end)]:
+            runs_ += r
+            cpu += c
+        return runs_ / cpu if cpu > 0 else 0.0
     for e, r, c in samples:
         if start < e <= end:
             runs_ += r
             cpu += c
     return runs_ / cpu if cpu > 0 else 0.0
+
+
+_ENDS: dict[int, tuple[Any, list[float] | None]] = {}  # id(samples) -> (samples, their end times if in order)
+
+
+def _sample_ends(samples: Any) -> list[float] | None:
+    """The samples' end times where they are a tuple in non-decreasing time order (remembered per tuple), else None."""
+    if type(samples) is not tuple:
+        return None
+    known = _ENDS.get(id(samples))
+    if known is None or known[0] is not samples:
+        try:
+            ends: list[float] | None = [float(s[0]) for s in samples]
+        except (TypeError, ValueError, IndexError):
+            ends = None
+        if ends is not None and not all(type(s[0]) is float for s in samples):
+            ends = None
+        if ends is not None and not all(a <= b for a, b in zip(ends, ends[1:])):
+            ends = None  # (out of order, or a NaN: the loop)
+        if len(_ENDS) >= 64:
+            _ENDS.clear()
+        known = _ENDS[id(samples)] = (samples, ends)
+    return known[1]
 
 
 @dataclass(frozen=True)
@@ -428,8 +468,8 @@ def _floor_data(run: str) -> tuple[Mapping[str, Any], tuple[tuple[float, int, fl
     f = _root().joinpath(run).joinpath("floor.json")
     if not f.is_file():
         return MappingProxyType({}), ()
-    samples = pace_samples(run)
-    return MappingProxyType(json.loads(f.read_text())), samples[max(samples)]
+    cpu, name = max(_pace_files(run))  # (pace_samples(run)[its highest vCPU], that one file read)
+    return MappingProxyType(json.loads(f.read_text())), _pace_file(run, name)
 
 
 def floor_paces(run: str) -> tuple[tuple[ModelConfig, bool, float, float, float], ...]:
