@@ -112,16 +112,19 @@ def _decode() -> tuple[Case, ...]:
     return tuple(Case("decode", f"Llama-shaped {c.model.upper()}, batch {c.batch}, {c.context} tokens in cache",
                       "measured", run, c.predicted_tokens_per_s, c.measured_tokens_per_s,
                       serving.decode_miss_cause(c, run))
-                 for run in serving.DECODE_RUNS for c in serving.check_decode(run))
+                 for run in (serving.DECODE_RECORD,) for c in serving.check_decode(run))
 
 
 def _serve(kind: str) -> tuple[Case, ...]:
     """The serving run measured for this book (mlcalc.servemeasured), one family per path: "graph" (a decode step
-    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-4 GPUs), "eager", "prefill"."""
+    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-4 GPUs, every run), "eager", "prefill"
+    (the eager record: :data:`mlcalc.servemeasured.EAGER_RUN`'s points)."""
     from mlcalc import servemeasured as sm
 
     out = []
-    for run in sm.RUNS:
+    # the eager records are one run's points, every one measured in one protocol (sm.EAGER_RUN); the earlier runs'
+    # eager points are history with their own scores (sm.eager_scores), their graph points stay in the graph record
+    for run in (sm.RUNS if kind == "graph" else (sm.EAGER_RUN,)):
         for c in sm.all_checks(run):
             if (c.what == "prefill") != (kind == "prefill") or (kind != "prefill" and c.path != kind):
                 continue
@@ -222,8 +225,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
     Family("train-step-1gpu", "Step time of training on one GPU (Hugging Face transformers)",
            "mlcalc.steptime.step_time", "step time", "run", 0.20, "notebooks/hardware/predictions", _hf_step),
     Family("train-multigpu-step", "Step time of FSDP2, tensor- and pipeline-parallel training",
-           "mlcalc.steptime.predict_step", "step time", "run", 0.15, "notebooks/hardware/accuracy",
-           lambda: _dist("step")),
+           "mlcalc.steptime.predict_step (a metered run at its vCPU pace: mlcalc.distruns.record_step_s)",
+           "step time", "run", 0.15, "notebooks/hardware/accuracy", lambda: _dist("step")),
     Family("train-multigpu-memory", "Peak memory per GPU of FSDP2, tensor- and pipeline-parallel training",
            "mlcalc.steptime.predict_step (mlcalc.memory.eager_layout_peak)", "peak memory", "run", 0.10,
            "notebooks/hardware/accuracy", lambda: _dist("memory")),

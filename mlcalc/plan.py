@@ -845,12 +845,16 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
                 known, memo = view[1], view[2]
                 k = None if known is None else known.get((pp, "selective"))
                 if k is None and memo is not None:
-                    k = _carried_at(memo, view[3], pp, "selective", L)
+                    k = memo.get((pp, "selective"))  # (_carried_at's remembered answer, else computed)
+                    if k is None:
+                        k = _carried_at(memo, view[3], pp, "selective", L)
                 if k:
                     b_sel = m * k * grow * factor
                 k = None if known is None else known.get((pp, "full"))
                 if k is None and memo is not None:
-                    k = _carried_at(memo, view[3], pp, "full", L)
+                    k = memo.get((pp, "full"))
+                    if k is None:
+                        k = _carried_at(memo, view[3], pp, "full", L)
                 if k:
                     b_full = m * k * grow * factor
             promise = b_sel if b_sel else inf

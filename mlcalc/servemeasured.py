@@ -49,7 +49,28 @@ RUN4 = "h200x4-2026-11-26-serve4"
 #: floor probe at the start, middle and end; transformers ``generate`` decode of the Llama-shaped 1B and 8B at batch 1,
 #: the first point of each process kept apart (predicted before the call: scripts/gpu/serve7_predictions.json).
 RUN7 = "h200-2026-11-27-serve7"
-RUNS = (RUN, RUN2, RUN4, RUN7)
+#: The eighth call (scripts/gpu/run_serve8.sh, one H200, asked for one): EVERY eager decode and prefill point the
+#: earlier calls measured (the first calls' 8 decode and 5 prefill points per architecture, the serve4 call's 5 and 3)
+#: in one protocol: one process per architecture pinned to the vCPU found fastest just before it started
+#: (scripts/gpu/pace_scan.py) with that vCPU's pace metered all along, five timing groups a point each next to the host
+#: probe, the first point of each process kept apart, the floor probe at the start, middle and end (predicted before
+#: the call: scripts/gpu/serve8_predictions.json). The eager records (:data:`EAGER_RUN`) are this call's points.
+RUN8 = "h200-2026-11-27-serve8"
+RUNS = (RUN, RUN2, RUN4, RUN7, RUN8)
+#: The run whose eager decode and prefill points are the eager records (mlcalc.accuracy's serve-eager and
+#: serve-prefill): every point in one protocol. The other runs' eager points are history, each with its own score
+#: (:func:`eager_scores`); their CUDA-graph points stay in the graph record.
+EAGER_RUN = RUN8
+#: How each run measured the host beside its eager points.
+EAGER_PROTOCOL = MappingProxyType({
+    RUN: "no host probe beside the points (each architecture's floor from its tiny models, timed once a process)",
+    RUN2: "no host probe beside the points (each architecture's floor from its tiny models, timed once a process)",
+    RUN4: "the host probe beside every timing group (3 a point), not pinned; 5 decode and 3 prefill points an "
+          "architecture that no earlier call measured",
+    RUN7: "the host probe beside every timing group (5 a point), not pinned; the first two calls' misses and controls",
+    RUN8: "every point of the calls above, one protocol: each process pinned to the vCPU found fastest, that vCPU's "
+          "pace metered, the host probe beside every timing group (5 a point), the first point of a process apart",
+})
 #: The fifth call (scripts/gpu/run_serve5.sh, one H200, asked for one): the plain engine's decode matmuls as it runs
 #: them (``x @ W``, ``W`` stored (in, out)) next to ``F.linear`` at every engine shape of Llama 3 8B and 70B and their
 #: tp 2 / tp 4 shards, batch 1-128; the engine's decode step at tp 1 and one GPU's shard of tp 2 / tp 4, replayed
@@ -934,15 +955,75 @@ def _point_record(c: MeasuredCheck, run: str) -> Mapping[str, Any]:
 
 
 @lru_cache(maxsize=None)
-def _run7_checks() -> tuple[MeasuredCheck, ...]:
-    return tuple(check_hf_decode(RUN7) + check_hf_prefill(RUN7))
+def _hf_checks(run: str) -> tuple[MeasuredCheck, ...]:
+    return tuple(check_hf_decode(run) + check_hf_prefill(run))
 
 
-def measured_again(c: MeasuredCheck) -> MeasuredCheck | None:
-    """The same transformers point (architecture, decode or prefill, path, batch, context) as :data:`RUN7` measured
-    it, each timing group next to the host probe; None where that call did not measure it."""
-    return next((x for x in _run7_checks() if (x.what, x.arch, x.path, x.batch, x.context)
+def measured_again(c: MeasuredCheck, run: str = RUN7) -> MeasuredCheck | None:
+    """The same transformers point (architecture, decode or prefill, path, batch, context) as ``run`` measured it
+    (:data:`RUN7` or :data:`RUN8`: each timing group next to the host probe); None where that call did not measure it."""
+    _check.choice("run", run, (RUN7, RUN8))
+    return next((x for x in _hf_checks(run) if (x.what, x.arch, x.path, x.batch, x.context)
                  == (c.what, c.arch, c.path, c.batch, c.context)), None)
+
+
+def eager_checks(what: str) -> list[MeasuredCheck]:
+    """The eager record of ``what`` ("decode" or "prefill"): every such point of :data:`EAGER_RUN`."""
+    _check.choice("what", what, ("decode", "prefill"))
+    return [c for c in _hf_checks(EAGER_RUN) if c.what == what and c.path == "eager"]
+
+
+class EagerScore(NamedTuple):
+    """One run's eager points, scored against their own tolerance."""
+
+    run: str
+    card: str
+    protocol: str  # how it measured the host beside the points (:data:`EAGER_PROTOCOL`)
+    decode_within: int
+    decode_n: int
+    prefill_within: int
+    prefill_n: int
+    record: bool  # the eager record (:data:`EAGER_RUN`); the others are history
+
+
+def eager_scores() -> tuple[EagerScore, ...]:
+    """Every run's eager decode and prefill points, within their tolerance, run by run: the history and the record."""
+    out = []
+    for run in RUNS:
+        cs = [c for c in _hf_checks(run) if c.path == "eager"]
+        d = [c for c in cs if c.what == "decode"]
+        p = [c for c in cs if c.what == "prefill"]
+        out.append(EagerScore(run, card(run), EAGER_PROTOCOL[run], sum(abs(c.error) <= c.target for c in d), len(d),
+                              sum(abs(c.error) <= c.target for c in p), len(p), run == EAGER_RUN))
+    return tuple(out)
+
+
+class HostPace(NamedTuple):
+    """One pinned process of the serve8 call: its vCPU's pace (runs per CPU second of ``pacemeter.work``) as the scan
+    found it just before, and as the meter on that vCPU found it over the process; for the architecture processes, how
+    the host probe beside the timing groups followed the meter (log probe time on log pace)."""
+
+    process: str
+    vcpu: int
+    scan_chosen: float  # the chosen (fastest) vCPU's pace in the scan
+    scan_slowest: float  # the slowest vCPU's pace in the same scan
+    meter_p05: float
+    meter_p50: float
+    meter_p95: float
+    probe_samples: int  # 0 for the floor-probe processes (no host probe beside groups)
+    corr: float  # correlation of log(probe time) and log(pace); 0.0 without probe samples
+    slope: float
+
+
+def host_pace(run: str = RUN8) -> tuple[HostPace, ...]:
+    """:class:`HostPace` of every pinned process of ``run`` (its ``pace_summary.json``, written by
+    scripts/gpu/summary_serve8.py from the meter's lines)."""
+    _check.choice("run", run, (RUN8,))
+    d = _read("pace_summary.json", run)["processes"]
+    return tuple(HostPace(k, int(v["vcpu"]), float(v["scan_chosen_runs_per_s"]), float(v["scan_slowest_runs_per_s"]),
+                          float(v["meter_p05"]), float(v["meter_p50"]), float(v["meter_p95"]),
+                          int(v.get("probe_samples", 0)), float(v.get("corr_log_probe_log_pace", 0.0)),
+                          float(v.get("slope_log_probe_on_log_pace", 0.0))) for k, v in d.items())
 
 
 def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
@@ -951,9 +1032,12 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
     if abs(c.error) <= c.target:
         return ""
     sp = floor_spread(run)
-    again = measured_again(c) if run != RUN7 and c.engine == "transformers" else None
+    again = measured_again(c) if run not in (RUN7, RUN8) and c.engine == "transformers" else None
     again_s = (f"; measured again in the serve7 call ({RUN7}) with the host probe next to every timing group: "
                f"{again.measured_s * 1e3:.1f} ms, predicted {again.error:+.0%}" if again else "")
+    again8 = measured_again(c, RUN8) if run != RUN8 and c.engine == "transformers" else None
+    again_s += (f"; and in the serve8 call ({RUN8}: every point, one protocol, pinned): {again8.measured_s * 1e3:.1f} "
+                f"ms, predicted {again8.error:+.0%}" if again8 else "")
     if c.path == "eager" and c.bound == "launch floor":
         timing = _point_record(c, run).get("eager" if c.what == "decode" else "timing", {})
         g, pr = timing.get("groups_in_order_s"), timing.get("host_probe_s")
@@ -963,7 +1047,7 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
                 return (f"host pace moved within the point: its {len(g)} timing groups took {min(g) * 1e3:.1f} to "
                         f"{max(g) * 1e3:.1f} ms ({spread:.0%} apart) and the host probes next to them "
                         f"{min(pr) * 1e3:.1f} to {max(pr) * 1e3:.1f} ms; the median group and the probes' mean "
-                        "(the prediction's host speed) need not share a pace")
+                        "(the prediction's host speed) need not share a pace" + again_s)
         elif abs(c.error) <= 2 * sp.spread:
             text = (f"host floor: the same 32-layer eager probe took {sp.min_s * 1e3:.1f} to {sp.max_s * 1e3:.1f} ms "
                     f"in this call ({sp.spread:.0%} spread); a floor-bound step moves with it (this call timed no "
@@ -1538,7 +1622,7 @@ def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, ba
             "each. No source gives that kernel's latency on this card")
 
 
-__all__ = ["FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+__all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",
