@@ -1512,7 +1512,7 @@ def _checked_summary() -> tuple[int, int, float, float]:
 
 
 #: The accuracy families (mlcalc.accuracy) that check each engine's numbers.
-ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published"),
+ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published", "serve-concurrency"),
                                     "hf-eager": ("decode", "serve-eager")})
 
 
@@ -1520,6 +1520,7 @@ ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-publish
 _FAMILY_WHAT = MappingProxyType({
     "serve-graph": "decode steps measured from a CUDA graph",
     "serve-published": "published TensorRT-LLM throughputs and first-token latencies (FP8, 1-8 GPUs)",
+    "serve-concurrency": "published SGLang times per output token at a client concurrency (bf16, 8 GPUs)",
     "decode": "eager decode steps of Llama-shaped models measured",
     "serve-eager": "eager decode steps of five architectures measured",
 })
@@ -1577,7 +1578,8 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
     (mlcalc/data/serving_published.json and the measured runs): "cuda-graph": TensorRT-LLM v0.9.0 static batches
     (:func:`predict_decode`, the planner's decode step) and first tokens (:func:`predict_prefill`), the measured steps
     replayed from CUDA graphs (:func:`decode_step` with each program's own timed kernels), TensorRT-LLM's in-flight
-    tables (:func:`mlcalc.servemeasured.inflight`, a separate iteration model the planner does not run);
+    tables (:func:`mlcalc.servemeasured.inflight`, a separate iteration model the planner does not run), SGLang's
+    published times per output token (:func:`mlcalc.servemeasured.concurrent_tpot_s`, not the planner's composition);
     "hf-eager": the measured eager decode steps (:func:`decode_step` with each run's own measured floor)."""
     _check.choice("engine", engine, ENGINES)
     from mlcalc import servemeasured as sm  # it imports this module
@@ -1601,6 +1603,11 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
                          "servemeasured.inflight, not the planner's decode step", False,
                          [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
                           for c in sm.check_inflight()]))
+        out.append(_path("SGLang times per output token at a client concurrency (bf16)",
+                         "servemeasured.concurrent_tpot_s, the planner's decode and prefill steps composed as SGLang "
+                         "runs them", False,
+                         [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
+                          for c in sm.check_concurrency()]))
     else:
         rows: list[tuple[str, float, str, int, int, int]] = [
             (f"Llama-shaped {c.model.upper()}", float(llama_shape(c.model, r).n_params()), _chip_key(c.card), 1, c.batch,
@@ -1613,7 +1620,8 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
 
 
 def _describe(c: CheckedPath) -> str:
-    size = (f"{c.params[0] / 1e9:,.0f}-{c.params[1] / 1e9:,.0f}B" if c.params[1] else f"{len(c.models)} architectures")
+    lo, hi = (f"{p / 1e9:,.0f}" for p in c.params)
+    size = (f"{lo}B" if lo == hi else f"{lo}-{hi}B") if c.params[1] else f"{len(c.models)} architectures"
     tp = f"TP {c.tp[0]}" if c.tp[0] == c.tp[1] else f"TP {c.tp[0]}-{c.tp[1]}"
     return (f"{c.function}: {c.n} {c.what}, {size}, {' and '.join(c.chips)}, {tp}, batch to {c.batch:,}, "
             f"context to {c.context:,}")

@@ -3,7 +3,7 @@ to ``scripts/gpu/dist5_predictions.json`` for both cards a 4-GPU ask may bring (
 ``predictions.json``). A case is timed under every launch condition (``train_dist.VARIANTS``): each condition's row
 (id ending in its name) gets the case's one prediction: the engine knows no launch condition.
 
-    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6|dist6b|dist6c|host7]
+    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6|dist6b|dist6c|host7|host7c]
 
 For dist6 the file also states, before the call, the rule its metered blocks are checked by (:data:`RULES`): the
 numbers it gives depend on the call's own meters, so only the rule can be written down before.
@@ -71,6 +71,17 @@ RULES["host7"] = (
     "each rank's busy threads on its metered vCPU) are reported in runs beside the engine's ratios; this rule does not "
     "use them. The unmetered predictions (cards) are the engine's default (checkpointing's host cost at its forward "
     "op's pace, host7).")
+
+RULES["host7c"] = (
+    "Pace-aware rule with a stated pace (host7c, fixed before the call): every host constant of the card's machine "
+    "(per forward and backward op, per checkpointed layer, DTensor and FSDP2) multiplied by 90,000 / p, where p is a "
+    "step's pace (the slowest rank's busy-vCPU pace over the step's window, distruns.metered_steps, rounded to 1,000) "
+    "and 90,000 runs a second is mlcalc.distruns.STATED_PACE (chosen on the dist6 and dist6c blocks: 63 of 68 within "
+    "15 %; it then held on the host7 calls' 48 blocks, 40 within, but was not written down before them). A block's "
+    "prediction = the median of its steps' (distruns.paced_blocks(run, STATED_PACE)); within 15 % is a hit. Written "
+    "before the call: the rule within 15 % on at least 75 % of this call's blocks and on more than the unpaced engine. "
+    "If it is, every metered case's record becomes the rule's prediction at its steps' median pace; if not, the rule "
+    "is dropped. The unmetered predictions (cards) are the engine's default.")
 
 
 def main(sweep: str = "dist5") -> None:

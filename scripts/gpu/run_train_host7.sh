@@ -51,7 +51,7 @@ for c in $C0 $C1 $C2 $C3; do
 done
 $PY "$HERE/speedometer.py" "$RES/speed.txt" "$SPEEDOMETER_CPU" "$BUDGET_S" &
 SPEED=$!
-COMMON="--sweep host7 --warmup 2 --steps 5"
+COMMON="--sweep ${SWEEP:-host7} --warmup 2 --steps 5"
 launch() {  # $1: world size, $2: GPUs, $3: start no case after (s), $4: kill after (s), $5: case budget (s), $6: extra
   local w=$1 out="$RES/train_dist_w$1.json"
   echo "== $(date -u +%T) +$(now)s launch on $w GPUs ($2)"
@@ -61,7 +61,7 @@ launch() {  # $1: world size, $2: GPUs, $3: start no case after (s), $4: kill af
   echo "== launch on $w GPUs ended rc=$? at +$(now)s"
 }
 if [ -z "${ONLY4:-}" ]; then  # ONLY4=1: the 4-GPU part alone (the second call, after the first one's floors hung)
-(
+( [ -n "${NOFLOORS:-}" ] && exit 0  # NOFLOORS=1: the metered cases alone (host7c)
   echo "== $(date -u +%T) +$(now)s calibration floors on GPU 3, busy threads on vCPU $C3"
   CUDA_VISIBLE_DEVICES=$([ -z "$CPU" ] && echo 3) PYTHONPATH="$ROOT" timeout -k 5 "${FLOOR_S:-120}" \
     $PY "$HERE/train_hf.py" $HFCPU --warmup 3 --steps 4 --repeat "${REPEAT:-12}" --place "$C3:$LIGHT" \
@@ -75,7 +75,7 @@ launch 2 "$([ -z "$CPU" ] && echo 0,1)" 70 110 28
 wait $FLOORS $ONE
 fi
 METER_FLOORS=1 FLOOR_REPS=${FLOOR_REPS:-12} launch 4 "$([ -z "$CPU" ] && echo 0,1,2,3)" $((BUDGET_S - 40)) \
-  $((BUDGET_S - 3)) 30 "--floors --floor-set dist4b"
+  $((BUDGET_S - 3)) 30 "$([ -z "${NOFLOORS:-}" ] && echo --floors --floor-set dist4b)"
 touch "$RES/pacemeter.stop" "$RES/speedometer.stop"; wait $SPEED $P1
 rm -f "$RES/pacemeter.stop" "$RES/speedometer.stop"
 echo "== done +$(now)s"

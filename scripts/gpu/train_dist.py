@@ -371,7 +371,7 @@ def host7_cases() -> list[dict[str, Any]]:
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
-          "dist6c": dist6c_cases, "host7": host7_cases}
+          "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ them (measured._bundled_matmuls). scripts/planner_equality.py checks every prese
 
 from __future__ import annotations
 
+import math
 import random
 
 from mlcalc import measured, memory
@@ -60,3 +61,34 @@ def test_the_memory_split_by_data_parallel_degree_answers_as_computed_fresh():
             assert warm == fresh, args[1:]
             checked += not warm.startswith("ValueError")
     assert checked > 60
+
+
+def _pace_by_loop(samples, start, end):
+    # distruns.pace_over's rule written as the pass over every sample it was (the reference)
+    runs_, cpu = 0, 0.0
+    for e, r, c in samples:
+        if start < e <= end:
+            runs_ += r
+            cpu += c
+    return runs_ / cpu if cpu > 0 else 0.0
+
+
+def test_a_pace_found_by_bisection_is_the_pace_of_every_sample_in_the_window():
+    # distruns.pace_over takes the samples ending in (start, end] as one slice of time-ordered samples: the same
+    # samples in the same order, so the same sums, on a run's own meters and windows at and between the samples
+    from mlcalc import distruns
+
+    rng = random.Random(5)
+    run = distruns.CHECKPOINT_RUN
+    for samples in distruns.pace_samples(run).values():
+        ends = [e for e, _, _ in samples]
+        for _ in range(300):
+            a, b = sorted(rng.choice(ends) + rng.choice((0.0, -1e-3, 1e-3, 0.5, -7.0)) for _ in range(2))
+            assert distruns.pace_over(samples, a, b) == _pace_by_loop(samples, a, b)
+        assert distruns.pace_over(samples, ends[0], ends[0]) == 0.0
+        assert distruns.pace_over(samples, -math.inf, math.inf) == _pace_by_loop(samples, -math.inf, math.inf)
+        assert distruns.pace_over(samples, math.nan, ends[-1]) == _pace_by_loop(samples, math.nan, ends[-1])
+        assert distruns.pace_over(samples, ends[0], math.nan) == _pace_by_loop(samples, ends[0], math.nan)
+    shuffled = ((3.0, 10, 1.0), (1.0, 20, 2.0), (2.0, 5, 0.5))  # out of time order: the pass over every sample
+    assert distruns.pace_over(shuffled, 1.5, 3.0) == _pace_by_loop(shuffled, 1.5, 3.0) == 15 / 1.5
+    assert distruns.checkpoint_calibration.__wrapped__() == distruns.checkpoint_calibration()

@@ -265,6 +265,13 @@ def test_checked_range_states_each_path_from_its_records():
     inflight = next(p for p in paths.values() if p.function.startswith("servemeasured.inflight"))
     assert not inflight.planner and inflight.context == max(c.input + c.output for c in sm.check_inflight())
     assert inflight.params[1] == memory.model_preset("Llama-3.1 405B").n_params()
+    # SGLang's cookbook Qwen3 page (sgl-cookbook docs/autoregressive/Qwen/Qwen3.md @230dd7f): 8 x B200, TP 8, one
+    # 235B model; it checks the planner's steps composed as SGLang runs them, so it does not widen the verdict's range.
+    sglang = next(p for p in paths.values() if p.function.startswith("servemeasured.concurrent_tpot_s"))
+    assert not sglang.planner and sglang.n == len(sm.check_concurrency()) and sglang.chips == ("B200",)
+    assert sglang.tp == (8, 8) and "235B," in serving._describe(sglang)
+    assert "published SGLang times per output token" in serving.checked_range(
+        memory.model_preset("Llama-3 70B"), "H100-SXM", "cuda-graph", 104, 1200, 4)
     big = serving.checked_range(memory.model_preset("Llama-3.1 405B"), "H100-SXM", "cuda-graph", 64, 22000, 8)
     assert "outside" in big and "406B parameters" in big and "context 22,000 (checked to 4,096)" in big
     ok = serving.checked_range(memory.model_preset("Llama-3 70B"), "H100-SXM", "cuda-graph", 104, 1200, 4)
