@@ -24,7 +24,7 @@ def test_the_families_read_every_run_of_their_data():
     assert len(accuracy.cases("train-multigpu-step")) == sum(len(distruns.cases(r)) for r in distruns.runs()) == 156
     # first sweep, held-out, 4-GPU call, rerun, dist4b, dist5(b, c), dist6(c), host7(b, c)
     assert len(accuracy.cases("train-multigpu-memory")) == 156
-    assert len(accuracy.cases("decode")) == sum(len(serving.check_decode(r)) for r in serving.DECODE_RUNS)
+    assert len(accuracy.cases("decode")) == len(serving.check_decode(serving.DECODE_RECORD))
     assert len(accuracy.cases("collectives")) == 10  # five collectives over 4 and over 2 GPUs
 
 
