@@ -21,6 +21,7 @@ Base units: FLOP, FLOP/s, bytes, bytes/s, seconds.
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 from types import MappingProxyType
@@ -142,7 +143,10 @@ def _log_rows(rows: Sequence[tuple[tuple[float, ...], float]]) -> list[tuple[flo
             return None
         logs = tuple(math.log(a) for a in shape)
         groups.setdefault(logs[0], []).append((i, logs[1:]))
-    return list(groups.items())
+    if width < 2:
+        return list(groups.items())
+    # each group's rows in the order of their second coordinate (a key's neighbours there are found by bisection)
+    return [(g0, sorted(members, key=lambda m: m[1][0])) for g0, members in groups.items()]
 
 
 def _nearest_pruned(rows: Sequence[tuple[tuple[float, ...], float]],
@@ -160,14 +164,32 @@ def _nearest_pruned(rows: Sequence[tuple[tuple[float, ...], float]],
         d0 = (g0 - k0) ** 2
         if d0 > best + _NEAREST_SLACK:
             break
-        for i, logs in members:
-            d = d0
-            for a, b in zip(logs, rest):
-                d += (a - b) ** 2
-            if d <= best + _NEAREST_SLACK:
-                near.append((d, i))
-                if d < best:
-                    best = d
+        if not rest:  # one coordinate: every row of the group
+            for i, _ in members:
+                if d0 <= best + _NEAREST_SLACK:
+                    near.append((d0, i))
+                    if d0 < best:
+                        best = d0
+            continue
+        # The group's rows are in the order of their second coordinate: outwards from the key's place there, on each
+        # side the square (a1 - k1)^2 only grows, so a side ends at its first row whose d0 + that square (the first
+        # part of its estimate, which the rest only adds to) is beyond best + slack: that row and every later one of
+        # that side would be neither kept nor the best (best only falls). The same rows kept as a pass over all.
+        k1 = rest[0]
+        j = bisect.bisect_left(members, k1, key=lambda m: m[1][0])
+        for x, stop, step in ((j, len(members), 1), (j - 1, -1, -1)):
+            while x != stop:
+                i, logs = members[x]
+                d = d0 + (logs[0] - k1) ** 2
+                if d > best + _NEAREST_SLACK:
+                    break
+                for a, b in zip(logs[1:], rest[1:]):
+                    d += (a - b) ** 2
+                if d <= best + _NEAREST_SLACK:
+                    near.append((d, i))
+                    if d < best:
+                        best = d
+                x += step
     kept = sorted(i for d, i in near if d <= best + _NEAREST_SLACK)
     return _nearest([rows[i] for i in kept], key)
 
