@@ -35,6 +35,7 @@ class Case:
     predicted: float  # the model's value
     observed: float  # what was measured or published
     cause: str = ""  # stated cause where the case misses the family's target ("" if within or none stated)
+    note: str = ""  # a value the case derives that its source does not state, and how ("" if none)
 
     @property
     def error(self) -> float:
@@ -111,16 +112,19 @@ def _decode() -> tuple[Case, ...]:
     return tuple(Case("decode", f"Llama-shaped {c.model.upper()}, batch {c.batch}, {c.context} tokens in cache",
                       "measured", run, c.predicted_tokens_per_s, c.measured_tokens_per_s,
                       serving.decode_miss_cause(c, run))
-                 for run in serving.DECODE_RUNS for c in serving.check_decode(run))
+                 for run in (serving.DECODE_RECORD,) for c in serving.check_decode(run))
 
 
 def _serve(kind: str) -> tuple[Case, ...]:
     """The serving run measured for this book (mlcalc.servemeasured), one family per path: "graph" (a decode step
-    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-4 GPUs), "eager", "prefill"."""
+    replayed from a CUDA graph: transformers and the plain-PyTorch engine, 1-4 GPUs, every run), "eager", "prefill"
+    (the eager record: :data:`mlcalc.servemeasured.EAGER_RUN`'s points)."""
     from mlcalc import servemeasured as sm
 
     out = []
-    for run in sm.RUNS:
+    # the eager records are one run's points, every one measured in one protocol (sm.EAGER_RUN); the earlier runs'
+    # eager points are history with their own scores (sm.eager_scores), their graph points stay in the graph record
+    for run in (sm.RUNS if kind == "graph" else (sm.EAGER_RUN,)):
         for c in sm.all_checks(run):
             if (c.what == "prefill") != (kind == "prefill") or (kind != "prefill" and c.path != kind):
                 continue
@@ -149,6 +153,16 @@ def _serve_published() -> tuple[Case, ...]:
     out += [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, in-flight at full load, {c.input} in / "
                  f"{c.output} out", "published", c.source, c.predicted, c.published, c.cause) for c in sm.check_inflight()]
     return tuple(out)
+
+
+def _serve_concurrency() -> tuple[Case, ...]:
+    """Published serving benchmarks at a client concurrency (SGLang's cookbook) against their mean time per output
+    token."""
+    from mlcalc import servemeasured as sm
+
+    return tuple(Case("serve-concurrency", f"{c.model}, {c.chip}, TP {c.gpus}, {c.engine}, concurrency "
+                      f"{c.concurrency} ({c.batch} in flight), {c.input} in / {c.output} out", "published", c.source,
+                      c.predicted_s, c.published_s, c.cause) for c in sm.check_concurrency())
 
 
 #: The collective runs the network model is checked on: (run folder, GPUs in it).
@@ -199,7 +213,8 @@ def _large_runs() -> tuple[Case, ...]:
             what, pred, obs = "steps per second", 1.0 / c.predicted, 1.0 / c.published
         else:
             what, pred, obs = c.metric.replace("_", " "), c.predicted, c.published
-        out.append(Case("published-large-runs", f"{c.name}: {what}", "published", where, pred, obs, c.cause))
+        out.append(Case("published-large-runs", f"{c.name}: {what}", "published", where, pred, obs, c.cause,
+                        str(e.get("inferred", ""))))
     return tuple(out)
 
 
@@ -210,8 +225,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
     Family("train-step-1gpu", "Step time of training on one GPU (Hugging Face transformers)",
            "mlcalc.steptime.step_time", "step time", "run", 0.20, "notebooks/hardware/predictions", _hf_step),
     Family("train-multigpu-step", "Step time of FSDP2, tensor- and pipeline-parallel training",
-           "mlcalc.steptime.predict_step", "step time", "run", 0.15, "notebooks/hardware/accuracy",
-           lambda: _dist("step")),
+           "mlcalc.steptime.predict_step (a metered run at its vCPU pace: mlcalc.distruns.record_step_s)",
+           "step time", "run", 0.15, "notebooks/hardware/accuracy", lambda: _dist("step")),
     Family("train-multigpu-memory", "Peak memory per GPU of FSDP2, tensor- and pipeline-parallel training",
            "mlcalc.steptime.predict_step (mlcalc.memory.eager_layout_peak)", "peak memory", "run", 0.10,
            "notebooks/hardware/accuracy", lambda: _dist("memory")),
@@ -230,6 +245,10 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "batching) and first-token latency (v0.9.0), FP8",
            "mlcalc.serving.predict_decode / predict_prefill, mlcalc.servemeasured.inflight", "throughput or latency", "point",
            0.25, "notebooks/memory/serving", _serve_published),
+    Family("serve-concurrency", "SGLang's published time per output token at a client concurrency (v0.5.6, "
+           "8 x B200, Qwen3 235B-A22B, bf16)",
+           "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.serving.predict_decode / predict_prefill)",
+           "time per output token", "point", 0.25, "notebooks/plan/serving-plan", _serve_concurrency),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", 0.15, "notebooks/network/collectives",
            _collectives),

@@ -72,6 +72,14 @@ class CauseRate(NamedTuple):
 
 def cause_rates(key: str = "Llama 3 405B") -> tuple[CauseRate, ...]:
     """Each cause's rate per GPU-hour or node-hour: ``count / (units x hours)`` of the record."""
+    try:
+        return _cause_rates_of(key)
+    except TypeError:  # a key that cannot be one (refused by record)
+        return _cause_rates_of.__wrapped__(key)
+
+
+@lru_cache(maxsize=64)  # pure (the data does not change), immutable: remembered per record (a planner asks per count)
+def _cause_rates_of(key: str) -> tuple[CauseRate, ...]:
     r = record(key)
     hours = float(r["days"]) * 24.0
     units = {"gpu": float(r["gpus"]), "node": float(r["gpus"]) / float(r["gpus_per_node"])}

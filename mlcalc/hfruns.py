@@ -71,13 +71,19 @@ def cases(run: str, kind: str = "train_hf") -> tuple[HFCase, ...]:
 @lru_cache(maxsize=None)
 def machine(run: str, fp32_matmul_flops_per_s: float = 0.0) -> steptime.Machine:
     """The machine of a run: its measured rates (scaled to the card's sustained matmul rate), and host
-    constants from its floor cases."""
+    constants from its floor cases: seconds per forward and per backward op; checkpointing's host cost per layer as
+    :func:`mlcalc.distruns.checkpoint_calibration`'s forward ops at this machine's own forward op (its floors' own
+    difference with and without checkpointing mixed two paces: two single steps, each at its vCPU's pace)."""
     _check.choice("run", run, runs())
     f = _folder(run).joinpath("rates.json")
     if not f.is_file():
         raise ValueError(f"run={run!r} is not allowed: it has no rates.json")
     floors = [(c.model, c.recompute, c.phases["forward_s"], c.phases["backward_s"]) for c in cases(run, "floor")]
     host = steptime.host_constants_from_floors(floors) if floors else None
+    if host is not None:  # checkpointing's host work at the pace of the floors' own forward op: one pace for all
+        from mlcalc import distruns
+
+        host = (host[0], host[1], distruns.checkpoint_calibration() * host[0])
     data = json.loads(f.read_text())
     keep = 1.0
     try:  # the card's own sustained / burst matmul rate, measured by mlcalc.bench on the same kind of card

@@ -791,9 +791,14 @@ def run(name: str) -> tuple[Result, ...]:
     return tuple(out)
 
 
-def _bundled_file(name: str, f: Any) -> list[Result]:
+def _bundled_file(name: str, f: Any, names: str = "") -> list[Result]:
+    """The results of one bundled file; with ``names``, none from a file whose text cannot name that benchmark
+    (``names`` absent and no \\u escape that could spell it: the file is left unparsed)."""
     label = f"{name}/{f.name}"
-    text = _decode(f.read_bytes(), label)
+    raw = f.read_bytes()
+    if names and names.encode() not in raw and b"\\u" not in raw:  # (ASCII: the same test on the UTF-8 text)
+        return []
+    text = _decode(raw, label)
     if text.lstrip().startswith("{") and "mlcalc.bench" not in text and "\\u" not in text:
         # An object none of whose strings can read "mlcalc.bench" (only a \u escape could spell it otherwise):
         # another tool's file, left unparsed (the serving runs' load logs are megabytes; a first change reads
@@ -822,8 +827,25 @@ def bundled() -> tuple[Result, ...]:
     return tuple(r for name in runs() for r in run(name))
 
 
+@lru_cache(maxsize=None)
+def _bundled_matmuls() -> tuple[Result, ...]:
+    """The matmul results of :func:`bundled`, in its order, read from the files that can hold one: a matmul
+    benchmark's text names "matmul" (its "benchmark" field), unless a \\u escape spells it. The training planner's
+    machines need only these; the other files (megabytes of serving logs) are not parsed for them."""
+    out: list[Result] = []
+    for name in runs():
+        folder = _measured_dir().joinpath(name)
+        for f in sorted(folder.iterdir(), key=lambda p: p.name):
+            if f.name.endswith(".json"):
+                out.extend(r for r in _bundled_file(name, f, "matmul") if isinstance(r, MatmulResult))
+    return tuple(out)
+
+
 def _pick(results: Iterable[Result] | None, cls: type, accelerator: str | None) -> list[Any]:
-    pool = bundled() if results is None else tuple(results)
+    if results is None and cls is MatmulResult:
+        pool = _bundled_matmuls()
+    else:
+        pool = bundled() if results is None else tuple(results)
     out = [r for r in pool if isinstance(r, cls)]
     if accelerator is not None:
         out = [r for r in out if r.info.accelerator == accelerator]

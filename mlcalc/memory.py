@@ -234,6 +234,12 @@ class ZeroMemory(NamedTuple):
     cpu_parts: Mapping[str, float]  # host bytes by category
 
 
+@lru_cache(maxsize=64)
+def _by_category(convention: str) -> Mapping[str, float]:
+    """``CONVENTIONS[convention].by_category()``, remembered (a frozen convention: the same bytes every time)."""
+    return CONVENTIONS[convention].by_category()
+
+
 @lru_cache(maxsize=8192, typed=True)  # pure: bounded, 8,192 kept (a layout's fit asks per pipeline rank)
 def zero_model_state_bytes(
     n_params: float,
@@ -285,7 +291,7 @@ def zero_model_state_bytes(
     if offload_params and stage < 3:
         raise ValueError(f"offload_params=True is not allowed with stage={stage}: "
                          "offloading parameters needs ZeRO stage 3")
-    per_cat = CONVENTIONS[convention].by_category()
+    per_cat = _by_category(convention)
     device: dict[str, float] = {}
     cpu: dict[str, float] = {}
     for cat in CATEGORIES[:3]:
@@ -1230,8 +1236,18 @@ def _fit_on(held: _Held, dev: float, zero_stage: int) -> TrainingFit:
     """training_memory's answer on a device of ``dev`` bytes (checked) from its device-independent parts."""
     parts = dict(held.parts)
     parts["overhead (stated)"] = held.overhead_fraction * dev
-    total = sum(parts.values())
-    return TrainingFit(MappingProxyType(parts), total, dev, total <= dev, held.dp, held.tp, held.pp, zero_stage)
+    total = _total_on(held, dev)
+    return TrainingFit(MappingProxyType(parts), total, dev, _fits_on(total, dev), held.dp, held.tp, held.pp, zero_stage)
+
+
+def _total_on(held: _Held, dev: float) -> float:
+    """:func:`_fit_on`'s total: the parts, then the overhead (one sum, in that order: the same float)."""
+    return sum((*held.parts.values(), held.overhead_fraction * dev))
+
+
+def _fits_on(total: float, dev: float) -> bool:
+    """Whether ``total`` bytes fit a device of ``dev`` bytes."""
+    return total <= dev
 
 
 class _Held(NamedTuple):
@@ -1246,6 +1262,10 @@ class _Held(NamedTuple):
 
 # training_memory's parts but the overhead do not depend on the device: a planner that tries one layout on several
 # chips counts them once. Remembered by every other input (typed: 2 and 2.0 are different keys), 2,048 kept.
+# Computed in three steps, the checks in training_memory's order: the layout's shape (_held_shape: its checks and the
+# pipeline's in-flight counts), the model states (the one part that depends on dp: ZeRO's shards) and the activations
+# and logits each pipeline rank holds (_held_acts). The shape and the activations are remembered without dp: a
+# planner meets the same (tp, pp, schedule, recomputation) at many data-parallel degrees, one per GPU count.
 @lru_cache(maxsize=2048, typed=True)
 def _held_bytes(model: ModelConfig, micro_batch: int, seq_len: int, dp: int, tp: int, pp: int, zero_stage: int,
                 convention: str, recompute: str, sequence_parallel: bool, flash_attention: bool,
@@ -1253,6 +1273,57 @@ def _held_bytes(model: ModelConfig, micro_batch: int, seq_len: int, dp: int, tp:
                 schedule: str, virtual_stages: int, n_micro: int, balanced_stages: bool, program: str,
                 fp8_activations: bool) -> _Held:
     dp = _check.positive_int("dp", dp)
+    shape_args = (model, micro_batch, seq_len, tp, pp, overhead_fraction, ep, schedule, virtual_stages, n_micro,
+                  balanced_stages, program, fp8_activations)
+    try:
+        shape = _held_shape(*shape_args)
+    except TypeError:  # an input that cannot be a key
+        shape = _held_shape.__wrapped__(*shape_args)
+    tp, pp, b, s, over, ep, in_flight, routed, copies = shape
+    if dp % ep:
+        raise ValueError(f"ep={ep!r} is not allowed: it must divide dp={dp}")
+    # the routed experts' states are sharded over the ranks that hold the same experts: dp / ep of them
+    # (Megatron-core's expert data-parallel group, expt_dp)
+    dense = zero_model_state_bytes(copies * (model.n_params() - routed) / (tp * pp), dp, zero_stage, convention,
+                                   offload_optimizer=offload_optimizer)
+    experts = zero_model_state_bytes(copies * routed / ep / (tp * pp), dp // ep, zero_stage, convention,
+                                     offload_optimizer=offload_optimizer) if routed else None
+    states_parts = {k: v + (experts.device_parts[k] if experts else 0.0) for k, v in dense.device_parts.items()}
+    acts_args = (model, b, s, tp, pp, convention, recompute, sequence_parallel, flash_attention, activations, loss,
+                 schedule, virtual_stages, n_micro, balanced_stages, program, fp8_activations, in_flight, copies)
+    try:
+        acts = _held_acts(*acts_args)
+    except TypeError:  # an input that cannot be a key
+        acts = _held_acts.__wrapped__(*acts_args)
+    held, with_logits, extra, moe_here, fullest = acts
+    if moe_here is not None:  # a mixture of experts whose first layers are dense: each rank its routed experts' states
+        per_moe_layer = routed / model.n_moe_layers
+        by_count: dict[int, tuple[dict[str, float], float]] = {}  # MoE layers -> (a rank's states, their sum)
+        weights = []
+        for r, n in enumerate(moe_here):
+            known = by_count.get(n)
+            if known is None:
+                here = zero_model_state_bytes(per_moe_layer * n / ep / tp, dp // ep, zero_stage, convention,
+                                              offload_optimizer=offload_optimizer).device_parts if n else {}
+                states = {k: v + here.get(k, 0.0) for k, v in dense.device_parts.items()}
+                known = by_count[n] = (states, sum(states.values()))
+            weights.append(with_logits[r] + known[1])
+        fullest = weights.index(max(weights))  # the first of the fullest ranks (as max over the ranks takes it)
+        parts = dict(by_count[moe_here[fullest]][0])
+    else:
+        parts = dict(states_parts)
+    parts["activations"] = held[fullest]
+    parts["logits (fp32, for the loss)"] = with_logits[fullest] - parts["activations"]
+    parts.update(extra)
+    return _Held(MappingProxyType(parts), over, dp, tp, pp)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _held_shape(model: ModelConfig, micro_batch: int, seq_len: int, tp: int, pp: int, overhead_fraction: float,
+                ep: int, schedule: str, virtual_stages: int, n_micro: int, balanced_stages: bool, program: str,
+                fp8_activations: bool) -> tuple:
+    """_held_bytes's checks that come before the model states and what they give: (tp, pp, micro-batch, sequence,
+    overhead fraction, ep, the pipeline's in-flight counts, the routed experts' parameters, parameter copies)."""
     tp = _check.positive_int("tp", tp)
     pp = _check.positive_int("pp", pp)
     b = _check.positive_int("micro_batch", micro_batch)
@@ -1273,15 +1344,17 @@ def _held_bytes(model: ModelConfig, micro_batch: int, seq_len: int, dp: int, tp:
                                    balanced_stages)
     copies = 2 if (schedule == "dualpipe" and pp > 1) else 1  # DualPipe: two copies of the parameters
     routed = model.n_moe_layers * model.n_experts * model.mlp_params_per_expert()
-    if dp % ep:
-        raise ValueError(f"ep={ep!r} is not allowed: it must divide dp={dp}")
-    # the routed experts' states are sharded over the ranks that hold the same experts: dp / ep of them
-    # (Megatron-core's expert data-parallel group, expt_dp)
-    dense = zero_model_state_bytes(copies * (model.n_params() - routed) / (tp * pp), dp, zero_stage, convention,
-                                   offload_optimizer=offload_optimizer)
-    experts = zero_model_state_bytes(copies * routed / ep / (tp * pp), dp // ep, zero_stage, convention,
-                                     offload_optimizer=offload_optimizer) if routed else None
-    states_parts = {k: v + (experts.device_parts[k] if experts else 0.0) for k, v in dense.device_parts.items()}
+    return tp, pp, b, s, over, ep, in_flight, routed, copies
+
+
+@lru_cache(maxsize=2048, typed=True)
+def _held_acts(model: ModelConfig, b: int, s: int, tp: int, pp: int, convention: str, recompute: str,
+               sequence_parallel: bool, flash_attention: bool, activations: str, loss: str, schedule: str,
+               virtual_stages: int, n_micro: int, balanced_stages: bool, program: str, fp8_activations: bool,
+               in_flight: tuple[int, ...], copies: int) -> tuple:
+    """What each pipeline rank holds besides its model states (whatever dp): (activations per rank, activations
+    and logits per rank, the extra parts, the MoE layers per rank of a model with dense first layers (else None),
+    the fullest rank of a model without (else 0))."""
     # a mixture of experts whose first layers are dense (DeepSeek-V3's three): each rank counts the kinds of layer
     # it holds, their activations and its routed experts' states
     mixed = model.is_moe and model.first_dense_layers > 0
@@ -1312,30 +1385,21 @@ def _held_bytes(model: ModelConfig, micro_batch: int, seq_len: int, dp: int, tp:
             extra["bf16 weight copies (autocast)"] = 2.0 * (model.n_matrix_params() + model.vocab * model.hidden) / (tp * pp)
     logits = max(LOSS_CONVENTIONS[loss]) * s * b * model.vocab / tp
     sched = schedule if pp > 1 else "1f1b"
+    moe_here = None
     if mixed:
         L, fd = model.n_layers, model.first_dense_layers
         held = _pipeline_held((per_dense,) * fd + (per_layer,) * (L - fd), pp, sched, virtual_stages, n_micro,
                               balanced_stages)
         moe_here = _moe_layers_per_rank(model, pp, sched, virtual_stages, balanced_stages)
-        per_moe_layer = routed / model.n_moe_layers
-        rank_states = []
-        for n in moe_here:
-            here = zero_model_state_bytes(per_moe_layer * n / ep / tp, dp // ep, zero_stage, convention,
-                                          offload_optimizer=offload_optimizer).device_parts if n else {}
-            rank_states.append({k: v + here.get(k, 0.0) for k, v in dense.device_parts.items()})
     else:
         held = tuple(v * per_layer for v in in_flight)
-        rank_states = [states_parts] * pp
     # the rank with the output layer: the last one (DualPipe: every rank holds a last stage)
-    with_logits = [v + (logits if (r == pp - 1 or copies == 2) else 0.0) for r, v in enumerate(held)]
-    fullest = max(range(pp), key=lambda r: with_logits[r] + (sum(rank_states[r].values()) if mixed else 0.0))
-    parts = dict(rank_states[fullest])
-    parts["activations"] = held[fullest]
-    parts["logits (fp32, for the loss)"] = with_logits[fullest] - parts["activations"]
-    parts.update(extra)
-    return _Held(MappingProxyType(parts), over, dp, tp, pp)
+    with_logits = tuple(v + (logits if (r == pp - 1 or copies == 2) else 0.0) for r, v in enumerate(held))
+    fullest = 0 if mixed else max(range(pp), key=lambda r: with_logits[r] + 0.0)
+    return held, with_logits, MappingProxyType(extra), moe_here, fullest
 
 
+@lru_cache(maxsize=1024, typed=True)  # pure, of a model and small whole numbers: bounded, 1,024 kept
 def _moe_layers_per_rank(model: ModelConfig, pp: int, schedule: str, virtual_stages: int,
                          balanced: bool) -> tuple[int, ...]:
     """Mixture-of-experts layers each pipeline rank holds (the layers in model order over the stages of

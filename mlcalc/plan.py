@@ -432,8 +432,13 @@ def _step_time(model: memory.ModelConfig, chip: str, n_gpus: int, tp: int, pp: i
 
 
 def _pipeline_sizes(model: memory.ModelConfig) -> list[int]:
-    top = min(model.n_layers, MAX_PIPELINE)
-    return sorted({p for p in range(1, top + 1) if model.n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top})
+    return list(_pipeline_sizes_of(model.n_layers))
+
+
+@lru_cache(maxsize=256)
+def _pipeline_sizes_of(n_layers: int) -> tuple[int, ...]:
+    top = min(n_layers, MAX_PIPELINE)
+    return tuple(sorted({p for p in range(1, top + 1) if n_layers % p == 0} | {2**k for k in range(8) if 2**k <= top}))
 
 
 def _batch_seqs(global_batch_tokens: float, seq_len: int) -> int:
@@ -454,13 +459,19 @@ def layout_candidates(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len
     n = _check.positive_int("n_gpus", n_gpus, MAX_GPUS)
     s = _check.positive_int("seq_len", seq_len, MAX_SEQ_LEN)
     sys_key = chip_info(chip)["system"]
-    gpn = network.system(sys_key).gpus_per_node
     batch_seqs = _batch_seqs(_check.positive("global_batch_tokens", global_batch_tokens, MAX_BATCH_TOKENS), s)
+    return _candidates(model.n_heads, model.n_layers, sys_key, n, batch_seqs)
+
+
+@lru_cache(maxsize=4096)
+def _candidates(n_heads: int, n_layers: int, sys_key: str, n: int, batch_seqs: int) -> tuple[tuple[int, int, int, int], ...]:
+    """:func:`layout_candidates` of checked arguments (remembered: the chips of one system share them)."""
+    gpn = network.system(sys_key).gpus_per_node
     out = []
     for tp in network.parallel_degrees_inside(sys_key):  # (1, 2, 4, 8) on a DGX; up to 64 in an NVL72 rack
-        if tp > gpn or model.n_heads % tp or n % tp:
+        if tp > gpn or n_heads % tp or n % tp:
             continue
-        for pp in _pipeline_sizes(model):
+        for pp in _pipeline_sizes_of(n_layers):
             if n % (tp * pp):
                 continue
             dp = n // (tp * pp)
@@ -500,14 +511,25 @@ def layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: in
 def _layout_memory(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
                    recompute: str, n_micro: int = 0, v: int = 1) -> memory.TrainingFit:
     """The memory of (tp, pp, dp, recompute) run with ``n_micro`` micro-batches and ``v`` chunks per GPU
-    (:func:`engine_layout`'s layout; ``n_micro=0``: 1F1B's steady state)."""
+    (:func:`engine_layout`'s layout; ``n_micro=0``: 1F1B's steady state): :func:`mlcalc.steptime.training_fit`'s
+    answer, of arguments checked here once."""
+    lay = _memory_layout(tp, pp, dp, recompute, model.n_layers, n_micro, v)
+    return memory._fit_on(steptime._training_held(model, lay, seq_len, ENGINE, not n_micro), _device_bytes(chip),
+                          lay.zero)
+
+
+def _memory_bytes(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int, recompute: str,
+                  n_micro: int, v: int) -> float:
+    """:func:`_layout_memory`'s total bytes (the same sum), without building its answer."""
+    lay = _memory_layout(tp, pp, dp, recompute, model.n_layers, n_micro, v)
+    return memory._total_on(steptime._training_held(model, lay, seq_len, ENGINE, not n_micro), _device_bytes(chip))
+
+
+def _memory_layout(tp: int, pp: int, dp: int, recompute: str, n_layers: int, n_micro: int,
+                   v: int) -> steptime.Layout:
     if n_micro:
-        lay = engine_layout(tp, pp, dp, n_micro, recompute, model.n_layers, virtual_stages=v)
-    else:
-        lay = steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1,
-                              recompute=recompute)
-    return steptime.training_fit(model, lay, seq_len=seq_len, device_bytes=spec(chip).memory_bytes, engine=ENGINE,
-                                 steady_state=not n_micro)
+        return engine_layout(tp, pp, dp, n_micro, recompute, n_layers, virtual_stages=v)
+    return steptime.Layout(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0, sequence_parallel=tp > 1, recompute=recompute)
 
 
 def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_len: int,
@@ -516,14 +538,66 @@ def _fit(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, seq_le
     fits, else full; with each, the most virtual stages the interleaved schedule allows that fit (1: plain
     1F1B, which holds the fewest micro-batches in flight), else None: (recompute, virtual stages, bytes). What
     it finds to fit is remembered for the search's memory shortcut (:func:`_selective_fits`)."""
+    virtuals = _virtuals(pp, n_micro, model.n_layers)
+    whole = None  # the layout whatever its recomputation and chunks: where none of them fits at the most replicas
+    if _fits_order_on:
+        whole = (model, chip, seq_len, tp, pp, virtuals, tuple(_in_flight(pp, v, n_micro) for v in virtuals))
+        if whole in _NONE:
+            return None
+    dev = _device_bytes(chip)
+    skipped = 0
     for rc in ("selective", "full"):
-        for v in _virtuals(pp, n_micro, model.n_layers):
-            mem = _layout_memory(model, chip, tp, pp, dp, seq_len, rc, n_micro, v)
-            if mem.fits:
+        for i, v in enumerate(virtuals):
+            key = None if whole is None else whole[:5] + (rc, v, whole[6][i])  # (_least_key's)
+            least = None if key is None else _LEAST.get(key)
+            if least is not None and least > dev:
+                skipped += 1
+                continue  # it does not fit with the most replicas any count gives it, so not with dp either
+            total = _memory_bytes(model, chip, tp, pp, dp, seq_len, rc, n_micro, v)
+            if least is not None and total < least:
+                raise _FitsOrderFailed  # fewer replicas holding less: the premise does not hold
+            if memory._fits_on(total, dev):
                 if rc == "selective" and _fits_order_on:
                     _seen_fit(model, chip, tp, pp, dp, seq_len, n_micro, v)
-                return rc, v, mem.total_bytes
+                return rc, v, total
+            if key is not None and least is None:  # (only for a layout that did not fit: its other counts may not)
+                if len(_LEAST) >= _LEAST_MAX:
+                    _LEAST.clear()
+                least = _LEAST[key] = _memory_bytes(model, chip, tp, pp, MAX_GPUS // (tp * pp), seq_len, rc, n_micro,
+                                                    v)
+                if total < least:
+                    raise _FitsOrderFailed
+    if whole is not None and skipped == 2 * len(virtuals):
+        if len(_NONE) >= _LEAST_MAX:
+            _NONE.clear()
+        _NONE.add(whole)
     return None
+
+
+# The memory shortcut's other side (the same premise: a layout's memory does not grow with its replicas). With the
+# most replicas any GPU count gives a (tp, pp), MAX_GPUS // (tp pp), a layout holds the least it can: where even that
+# does not fit, no count of it fits, and its memory is not computed again (_fit). Checked where it is computed: a
+# layout holding less than this least breaks the premise (_FitsOrderFailed: the shortcuts are switched off).
+_LEAST: dict[tuple, float] = {}  # (model, chip, seq_len, tp, pp, recompute, v, in-flight count) -> bytes at most dp
+_LEAST_MAX = 20000  # entries kept (a bounded cache: emptied when full)
+_NONE: set[tuple] = set()  # the layouts (_fit's `whole`) none of whose recomputations and chunks has a least that fits
+
+
+@lru_cache(maxsize=4096)
+def _in_flight(pp: int, v: int, n_micro: int) -> int:
+    """:func:`mlcalc.memory.in_flight_micro_batches` of ``v`` chunks (interleaved where v > 1, else 1F1B)."""
+    return memory.in_flight_micro_batches(pp, "interleaved" if v > 1 else "1f1b", v, n_micro)
+
+
+def _least_key(model: memory.ModelConfig, chip: str, tp: int, pp: int, s: int, rc: str, n_micro: int,
+               v: int) -> tuple:
+    """What a layout's memory depends on besides the replicas (its schedule's in-flight count, not n_micro)."""
+    return (model, chip, s, tp, pp, rc, v, _in_flight(pp, v, n_micro))
+
+
+@lru_cache(maxsize=64)
+def _device_bytes(chip: str) -> float:
+    return spec(chip).memory_bytes
 
 
 def best_layout(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
@@ -593,8 +667,7 @@ class _FitsOrderFailed(Exception):
 
 def _fits_key(model: memory.ModelConfig, chip: str, tp: int, pp: int, s: int, n_micro: int, v: int) -> tuple:
     """What a layout's memory depends on besides the replicas (its schedule's in-flight count, not n_micro)."""
-    return (model, chip, s, tp, pp, v,
-            memory.in_flight_micro_batches(pp, "interleaved" if v > 1 else "1f1b", v, n_micro))
+    return (model, chip, s, tp, pp, v, _in_flight(pp, v, n_micro))
 
 
 def _selective_fits(model: memory.ModelConfig, chip: str, tp: int, pp: int, dp: int, s: int, n_micro: int) -> int:
@@ -693,6 +766,8 @@ def _best_layout(model: memory.ModelConfig, chip: str, n: int, s: int, batch: fl
         except _FitsOrderFailed:
             _fits_order_on = False
             _FITS.clear()
+            _LEAST.clear()
+            _NONE.clear()
         _best_layout.cache_clear()
         _run_cached.cache_clear()
     return _best_layout_visit(model, chip, n, s, batch, flops_source)  # pragma: no cover - both are off by now
@@ -753,6 +828,41 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
         lowest = min(lowest, max(b, fpt * dp * m * s * full_f / nr * grow))
         return lowest, promise
 
+    def bounds_all() -> list[tuple[float, float]]:
+        """bounds(i) of every candidate, in one pass (the same arithmetic: micro() and bounds() written out)."""
+        out = []
+        inf = math.inf
+        factor = 1.0 - 1e-9
+        for floor, tp, pp, dp, m in cands:
+            grow = grows[(tp, pp, dp, m)]
+            b_sel = b_full = 0.0
+            if _micro_bound_on:
+                view = views.get(tp)
+                if view is None or view[0] != _micro_version:
+                    shape = (model, chip, system, s, tp)
+                    view = views[tp] = (_micro_version, _MICRO.get(shape),
+                                        None if mixed else _CARRIED.setdefault(shape, {}), shape)
+                known, memo = view[1], view[2]
+                k = None if known is None else known.get((pp, "selective"))
+                if k is None and memo is not None:
+                    k = memo.get((pp, "selective"))  # (_carried_at's remembered answer, else computed)
+                    if k is None:
+                        k = _carried_at(memo, view[3], pp, "selective", L)
+                if k:
+                    b_sel = m * k * grow * factor
+                k = None if known is None else known.get((pp, "full"))
+                if k is None and memo is not None:
+                    k = memo.get((pp, "full"))
+                    if k is None:
+                        k = _carried_at(memo, view[3], pp, "full", L)
+                if k:
+                    b_full = m * k * grow * factor
+            promise = b_sel if b_sel else inf
+            if b_full:
+                promise = min(promise, b_full)
+            out.append((min(max(b_sel, floor), max(b_full, fpt * dp * m * s * full_f / nr * grow)), promise))
+        return out
+
     best: PlannedLayout | None = None
     at = -1  # best's place in floor order
 
@@ -791,17 +901,17 @@ def _best_layout_visit(model: memory.ModelConfig, chip: str, n: int, s: int, bat
     # First the layout whose known micro-batches promise the shortest step (a good best early prunes the
     # rest); then every one by its bound, skipped once the bound cannot beat the best. The order changes only
     # how soon the answer is found, not which it is.
-    first = [bounds(i) for i in range(len(cands))]
-    guess = min(range(len(cands)), key=lambda i: (first[i][1], i), default=-1)
-    if guess >= 0 and first[guess][1] < math.inf:
+    first = bounds_all()
+    promise, guess = min(((p, i) for i, (_, p) in enumerate(first)), default=(math.inf, -1))
+    if guess >= 0 and promise < math.inf:
         visit(guess)
     else:
         guess = -1
     seen = _micro_version
-    for i in sorted(range(len(cands)), key=lambda i: (first[i][0], i)):
-        if best is not None and first[i][0] > best.step_s:
+    for low, i in sorted((low, i) for i, (low, _) in enumerate(first)):  # by bound, ties in floor order
+        if best is not None and low > best.step_s:
             break  # this bound and every later one is above the best step
-        if i == guess or beaten(first[i][0] if _micro_version == seen else max(first[i][0], bounds(i)[0]), i):
+        if i == guess or beaten(low if _micro_version == seen else max(low, bounds(i)[0]), i):
             continue  # (the bound again where micro-batches were learned since)
         visit(i)
     return best

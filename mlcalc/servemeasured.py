@@ -49,7 +49,28 @@ RUN4 = "h200x4-2026-11-26-serve4"
 #: floor probe at the start, middle and end; transformers ``generate`` decode of the Llama-shaped 1B and 8B at batch 1,
 #: the first point of each process kept apart (predicted before the call: scripts/gpu/serve7_predictions.json).
 RUN7 = "h200-2026-11-27-serve7"
-RUNS = (RUN, RUN2, RUN4, RUN7)
+#: The eighth call (scripts/gpu/run_serve8.sh, one H200, asked for one): EVERY eager decode and prefill point the
+#: earlier calls measured (the first calls' 8 decode and 5 prefill points per architecture, the serve4 call's 5 and 3)
+#: in one protocol: one process per architecture pinned to the vCPU found fastest just before it started
+#: (scripts/gpu/pace_scan.py) with that vCPU's pace metered all along, five timing groups a point each next to the host
+#: probe, the first point of each process kept apart, the floor probe at the start, middle and end (predicted before
+#: the call: scripts/gpu/serve8_predictions.json). The eager records (:data:`EAGER_RUN`) are this call's points.
+RUN8 = "h200-2026-11-27-serve8"
+RUNS = (RUN, RUN2, RUN4, RUN7, RUN8)
+#: The run whose eager decode and prefill points are the eager records (mlcalc.accuracy's serve-eager and
+#: serve-prefill): every point in one protocol. The other runs' eager points are history, each with its own score
+#: (:func:`eager_scores`); their CUDA-graph points stay in the graph record.
+EAGER_RUN = RUN8
+#: How each run measured the host beside its eager points.
+EAGER_PROTOCOL = MappingProxyType({
+    RUN: "no host probe beside the points (each architecture's floor from its tiny models, timed once a process)",
+    RUN2: "no host probe beside the points (each architecture's floor from its tiny models, timed once a process)",
+    RUN4: "the host probe beside every timing group (3 a point), not pinned; 5 decode and 3 prefill points an "
+          "architecture that no earlier call measured",
+    RUN7: "the host probe beside every timing group (5 a point), not pinned; the first two calls' misses and controls",
+    RUN8: "every point of the calls above, one protocol: each process pinned to the vCPU found fastest, that vCPU's "
+          "pace metered, the host probe beside every timing group (5 a point), the first point of a process apart",
+})
 #: The fifth call (scripts/gpu/run_serve5.sh, one H200, asked for one): the plain engine's decode matmuls as it runs
 #: them (``x @ W``, ``W`` stored (in, out)) next to ``F.linear`` at every engine shape of Llama 3 8B and 70B and their
 #: tp 2 / tp 4 shards, batch 1-128; the engine's decode step at tp 1 and one GPU's shard of tp 2 / tp 4, replayed
@@ -934,15 +955,75 @@ def _point_record(c: MeasuredCheck, run: str) -> Mapping[str, Any]:
 
 
 @lru_cache(maxsize=None)
-def _run7_checks() -> tuple[MeasuredCheck, ...]:
-    return tuple(check_hf_decode(RUN7) + check_hf_prefill(RUN7))
+def _hf_checks(run: str) -> tuple[MeasuredCheck, ...]:
+    return tuple(check_hf_decode(run) + check_hf_prefill(run))
 
 
-def measured_again(c: MeasuredCheck) -> MeasuredCheck | None:
-    """The same transformers point (architecture, decode or prefill, path, batch, context) as :data:`RUN7` measured
-    it, each timing group next to the host probe; None where that call did not measure it."""
-    return next((x for x in _run7_checks() if (x.what, x.arch, x.path, x.batch, x.context)
+def measured_again(c: MeasuredCheck, run: str = RUN7) -> MeasuredCheck | None:
+    """The same transformers point (architecture, decode or prefill, path, batch, context) as ``run`` measured it
+    (:data:`RUN7` or :data:`RUN8`: each timing group next to the host probe); None where that call did not measure it."""
+    _check.choice("run", run, (RUN7, RUN8))
+    return next((x for x in _hf_checks(run) if (x.what, x.arch, x.path, x.batch, x.context)
                  == (c.what, c.arch, c.path, c.batch, c.context)), None)
+
+
+def eager_checks(what: str) -> list[MeasuredCheck]:
+    """The eager record of ``what`` ("decode" or "prefill"): every such point of :data:`EAGER_RUN`."""
+    _check.choice("what", what, ("decode", "prefill"))
+    return [c for c in _hf_checks(EAGER_RUN) if c.what == what and c.path == "eager"]
+
+
+class EagerScore(NamedTuple):
+    """One run's eager points, scored against their own tolerance."""
+
+    run: str
+    card: str
+    protocol: str  # how it measured the host beside the points (:data:`EAGER_PROTOCOL`)
+    decode_within: int
+    decode_n: int
+    prefill_within: int
+    prefill_n: int
+    record: bool  # the eager record (:data:`EAGER_RUN`); the others are history
+
+
+def eager_scores() -> tuple[EagerScore, ...]:
+    """Every run's eager decode and prefill points, within their tolerance, run by run: the history and the record."""
+    out = []
+    for run in RUNS:
+        cs = [c for c in _hf_checks(run) if c.path == "eager"]
+        d = [c for c in cs if c.what == "decode"]
+        p = [c for c in cs if c.what == "prefill"]
+        out.append(EagerScore(run, card(run), EAGER_PROTOCOL[run], sum(abs(c.error) <= c.target for c in d), len(d),
+                              sum(abs(c.error) <= c.target for c in p), len(p), run == EAGER_RUN))
+    return tuple(out)
+
+
+class HostPace(NamedTuple):
+    """One pinned process of the serve8 call: its vCPU's pace (runs per CPU second of ``pacemeter.work``) as the scan
+    found it just before, and as the meter on that vCPU found it over the process; for the architecture processes, how
+    the host probe beside the timing groups followed the meter (log probe time on log pace)."""
+
+    process: str
+    vcpu: int
+    scan_chosen: float  # the chosen (fastest) vCPU's pace in the scan
+    scan_slowest: float  # the slowest vCPU's pace in the same scan
+    meter_p05: float
+    meter_p50: float
+    meter_p95: float
+    probe_samples: int  # 0 for the floor-probe processes (no host probe beside groups)
+    corr: float  # correlation of log(probe time) and log(pace); 0.0 without probe samples
+    slope: float
+
+
+def host_pace(run: str = RUN8) -> tuple[HostPace, ...]:
+    """:class:`HostPace` of every pinned process of ``run`` (its ``pace_summary.json``, written by
+    scripts/gpu/summary_serve8.py from the meter's lines)."""
+    _check.choice("run", run, (RUN8,))
+    d = _read("pace_summary.json", run)["processes"]
+    return tuple(HostPace(k, int(v["vcpu"]), float(v["scan_chosen_runs_per_s"]), float(v["scan_slowest_runs_per_s"]),
+                          float(v["meter_p05"]), float(v["meter_p50"]), float(v["meter_p95"]),
+                          int(v.get("probe_samples", 0)), float(v.get("corr_log_probe_log_pace", 0.0)),
+                          float(v.get("slope_log_probe_on_log_pace", 0.0))) for k, v in d.items())
 
 
 def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
@@ -951,9 +1032,12 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
     if abs(c.error) <= c.target:
         return ""
     sp = floor_spread(run)
-    again = measured_again(c) if run != RUN7 and c.engine == "transformers" else None
+    again = measured_again(c) if run not in (RUN7, RUN8) and c.engine == "transformers" else None
     again_s = (f"; measured again in the serve7 call ({RUN7}) with the host probe next to every timing group: "
                f"{again.measured_s * 1e3:.1f} ms, predicted {again.error:+.0%}" if again else "")
+    again8 = measured_again(c, RUN8) if run != RUN8 and c.engine == "transformers" else None
+    again_s += (f"; and in the serve8 call ({RUN8}: every point, one protocol, pinned): {again8.measured_s * 1e3:.1f} "
+                f"ms, predicted {again8.error:+.0%}" if again8 else "")
     if c.path == "eager" and c.bound == "launch floor":
         timing = _point_record(c, run).get("eager" if c.what == "decode" else "timing", {})
         g, pr = timing.get("groups_in_order_s"), timing.get("host_probe_s")
@@ -963,7 +1047,7 @@ def miss_cause(c: MeasuredCheck, run: str = RUN) -> str:
                 return (f"host pace moved within the point: its {len(g)} timing groups took {min(g) * 1e3:.1f} to "
                         f"{max(g) * 1e3:.1f} ms ({spread:.0%} apart) and the host probes next to them "
                         f"{min(pr) * 1e3:.1f} to {max(pr) * 1e3:.1f} ms; the median group and the probes' mean "
-                        "(the prediction's host speed) need not share a pace")
+                        "(the prediction's host speed) need not share a pace" + again_s)
         elif abs(c.error) <= 2 * sp.spread:
             text = (f"host floor: the same 32-layer eager probe took {sp.min_s * 1e3:.1f} to {sp.max_s * 1e3:.1f} ms "
                     f"in this call ({sp.spread:.0%} spread); a floor-bound step moves with it (this call timed no "
@@ -1071,15 +1155,21 @@ def moe_as_run(model: memory.ModelConfig, moe_path: str = "routed") -> memory.Mo
 def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int,
                               output: int, dtype: str) -> float:
     """Output tokens/s per GPU of a static batch (TensorRT-LLM's gptSessionBenchmark): the prefill of
-    ``batch x prompt`` tokens, then ``output`` decode steps at the mean context prompt + output / 2 (decode time is
-    linear in the context), each step :func:`mlcalc.serving.predict_decode` ("cuda-graph") with weights and KV in
-    ``dtype``."""
+    ``batch x prompt`` tokens, which samples every sequence's first token, then ``output - 1`` decode steps at the
+    mean context prompt + output / 2 (decode time is linear in the context), each step
+    :func:`mlcalc.serving.predict_decode` ("cuda-graph") with weights and KV in ``dtype``.
+
+    TensorRT-LLM's ``GptSession::generateBatched`` (cpp/tensorrt_llm/runtime/gptSession.cpp, the runtime
+    gptSessionBenchmark times) runs the context step and samples from its logits (``executeContextStep`` ends with
+    ``decoderStepAsync``); each later ``executeGenerationStep`` first asks the decoder whether every sequence is done
+    (``shouldStopSync``) and runs the engine only if not: ``output`` tokens take one context step and ``output - 1``
+    generation steps (:func:`check_first_token`: one token is the context step alone)."""
     b = _check.positive_int("batch", batch)
     o = _check.positive_int("output", output)
     step = serving.predict_decode(model, chip_key, b, prompt + max(1, o // 2), "cuda-graph", tp,
                                   weight_dtype=dtype, kv_dtype=dtype).step_s
     pre = serving.predict_prefill(model, chip_key, b, prompt, "cuda-graph", tp, weight_dtype=dtype)
-    return b * o / (pre + o * step) / tp
+    return b * o / (pre + (o - 1) * step) / tp
 
 
 def check_published() -> list[PublishedCheck]:
@@ -1112,15 +1202,19 @@ class FirstTokenCheck(NamedTuple):
 
 def check_first_token() -> list[FirstTokenCheck]:
     """Every published batch-1 first-token latency against :func:`mlcalc.serving.predict_prefill` ("cuda-graph",
-    weights in the table's dtype) plus one decode step at the prompt's length (the first token's own step)."""
+    weights in the table's dtype): the context step alone, which samples the first token.
+
+    The page measures it with gptSessionBenchmark and one output token (``--input_output_len "128,1"``); TensorRT-LLM's
+    ``GptSession`` runs the context step, samples the first token from its logits, and its first generation step
+    finds every sequence done (``shouldStopSync``) before it runs the engine (:func:`static_batch_tokens_per_s`).
+    No decode step is in the time, as :func:`mlcalc.serving.simulate_replica`'s time to first token (arrival to the
+    end of the prefill) has none."""
     out = []
     for key, table in published()["first_token"].items():
         for r in table["rows"]:
             model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             tp, p, dt = int(r["tp"]), int(r["input"]), table["dtype"]
-            pred = (serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
-                    + serving.predict_decode(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt,
-                                             kv_dtype=dt).step_s)
+            pred = serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
             pub = float(r["ttft_ms"]) / 1e3
             out.append(FirstTokenCheck(key, table["chip"], r["model"], tp, p, pub, pred, pred / pub - 1.0,
                                        r.get("cause", "")))
@@ -1444,11 +1538,95 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, atten
     return ""
 
 
-__all__ = ["FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+# ------------------------------------------------------------------- serving at a client concurrency (SGLang)
+
+def concurrent_tpot_s(model: memory.ModelConfig, chip_key: str, tp: int, batch: int, prompt: int, output: int,
+                      dtype: str = "bf16") -> float:
+    """Mean time per output token of requests served ``batch`` at a time, each replaced by a new one when it ends
+    (a benchmark client's concurrency), on an engine that runs prefills as their own forward passes between decode
+    steps, as SGLang does by default (python/sglang/srt/server_args.py: ``enable_mixed_chunk: bool = False``).
+
+    In steady state a request's ``output - 1`` later tokens each wait one decode step of the whole batch
+    (:func:`mlcalc.serving.predict_decode`, "cuda-graph", at the mean context ``prompt + output / 2``), and while it
+    decodes the other ``batch - 1`` requests are each replaced once, their prompts prefilled in between
+    (:func:`mlcalc.serving.predict_prefill`, one prompt a pass): ``step + (batch - 1) prefill / (output - 1)``.
+    At ``batch`` 1 that is the decode step alone.
+
+    >>> m = memory.model_preset("Qwen3 235B-A22B")
+    >>> concurrent_tpot_s(m, "B200", 8, 1, 610, 421) == serving.predict_decode(m, "B200", 1, 820, "cuda-graph", 8).step_s
+    True
+    """
+    tp = _check.positive_int("tp", tp)
+    b = _check.positive_int("batch", batch)
+    p = _check.positive_int("prompt", prompt)
+    o = _check.positive_int("output", output)
+    if o < 2:
+        raise ValueError(f"output={o!r} is not allowed: a time per output token needs at least 2 output tokens")
+    step = serving.predict_decode(model, chip_key, b, p + o // 2, "cuda-graph", tp, weight_dtype=dtype,
+                                  kv_dtype=dtype).step_s
+    pre = serving.predict_prefill(model, chip_key, 1, p, "cuda-graph", tp, weight_dtype=dtype) if b > 1 else 0.0
+    return step + (b - 1) * pre / (o - 1)
+
+
+class ConcurrencyCheck(NamedTuple):
+    """A published time per output token at a client concurrency next to :func:`concurrent_tpot_s`."""
+
+    source: str  # key of the table in serving_published.json ("concurrency")
+    engine: str  # the engine and its version, as the source states them
+    chip: str
+    model: str
+    gpus: int
+    concurrency: int  # the client's --max-concurrency
+    batch: int  # requests in flight on average (the source's "Concurrency", rounded): the batch predicted
+    input: int  # mean prompt tokens (the source's total / requests)
+    output: int  # mean output tokens
+    published_s: float  # mean time per output token
+    predicted_s: float
+    error: float  # predicted / published - 1
+    cause: str
+
+
+def check_concurrency() -> list[ConcurrencyCheck]:
+    """Every row of the published concurrency tables (serving_published.json "concurrency") against
+    :func:`concurrent_tpot_s`, with the cause of each row outside 25 % (:func:`concurrency_miss_cause`)."""
+    out = []
+    for key, table in published()["concurrency"]["tables"].items():
+        for r in table["rows"]:
+            model = memory.model_preset(r["model"])
+            n = int(r["num_prompts"])
+            p = max(1, round(int(r["total_input_tokens"]) / n))
+            o = max(2, round(int(r["total_generated_tokens"]) / n))
+            b = max(1, round(float(r["concurrency"])))
+            tp = int(r["tp"])
+            pred = concurrent_tpot_s(model, table["chip"], tp, b, p, o, table["dtype"])
+            pub = float(r["mean_tpot_ms"]) / 1e3
+            err = pred / pub - 1.0
+            cause = concurrency_miss_cause(model, table["chip"], tp, b, pub, pred) if abs(err) > 0.25 else ""
+            out.append(ConcurrencyCheck(key, table["engine"], table["chip"], r["model"], tp,
+                                        int(r["max_concurrency"]), b, p, o, pub, pred, err, cause))
+    return out
+
+
+def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, batch: int, published_s: float,
+                           predicted_s: float) -> str:
+    """Why a concurrency row misses: the tensor-parallel all-reduces, charged at NCCL's latency, are most of the
+    predicted step; what the published time leaves for each of them, the rest as modelled, is stated."""
+    comm = serving.comm_s(model, chip_key, batch, tp)
+    n_ar = 2 * model.n_layers
+    left = (published_s - (predicted_s - comm)) / n_ar
+    return (f"the {n_ar} all-reduces of a step (two a layer over {tp} GPUs) are {comm / predicted_s:.0%} of the "
+            f"prediction, each charged NCCL's latency over {tp} GPUs (mlcalc.network's law, "
+            f"{comm / n_ar * 1e6:.0f} us at this size); SGLang runs such small all-reduces inside a node with its own "
+            "custom all-reduce kernel (python/sglang/srt/server_args.py: disable_custom_all_reduce defaults to "
+            f"False), and with the rest of the step as modelled the published time leaves {left * 1e6:.0f} us for "
+            "each. No source gives that kernel's latency on this card")
+
+
+__all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause"]

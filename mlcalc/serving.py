@@ -31,7 +31,26 @@ if TYPE_CHECKING:  # imported where used, to keep serving light
 
 DECODE_RUN = "h200x2-2026-11-26-decode"  # our measured decode points (mlcalc/data/measured/<run>)
 #: Every run of scripts/gpu/bench_decode.py in mlcalc/data/measured, with the card that made it.
+#: These are the family's history since the serve9 call (:data:`DECODE_RECORD`).
 DECODE_RUNS = ("h200x2-2026-11-26-decode", "h200x4-2026-11-26-decode", "h100-2026-11-26-decode")
+#: The accuracy family ``decode``'s record: the serve9 call (scripts/gpu/run_serve9.sh, one H100) measured every point
+#: of the family in one protocol (each process pinned to the vCPU found fastest, that vCPU's pace metered, the host
+#: probe beside every point, the first point of a process apart, the floor probe at the start, middle and end). The
+#: earlier runs are history, with their own scores (:func:`decode_scores`).
+DECODE_RECORD = "h100-2026-11-27-serve9"
+_ALL_DECODE_RUNS = DECODE_RUNS + (DECODE_RECORD,)
+#: How each decode run measured the host beside its points.
+DECODE_PROTOCOL = MappingProxyType({
+    "h200x2-2026-11-26-decode": "one process a model on a GPU of two, not pinned, no host probe beside the points, "
+                                "no warm-up point apart; floor probe twice",
+    "h200x4-2026-11-26-decode": "one process a model on a GPU of four, not pinned, no host probe beside the points, "
+                                "no warm-up point apart; floor probe twice",
+    "h100-2026-11-26-decode": "one process a model on one H100, not pinned, no host probe beside the points, no "
+                              "warm-up point apart; floor probe twice",
+    "h100-2026-11-27-serve9": "every point, one protocol: each process pinned to the vCPU found fastest, that vCPU's "
+                              "pace metered, the host probe beside every point, the first point of a process apart; "
+                              "floor probe at the start, middle and end",
+})
 MAX_BATCH = 1024  # largest batch the serving search tries (powers of two)
 TENSOR_PARALLEL = (1, 2, 4, 8)
 
@@ -45,8 +64,10 @@ def _run_file(name: str, run: str = DECODE_RUN) -> Mapping[str, Any]:
 def measured_decode(run: str = DECODE_RUN) -> Mapping[str, Any]:
     """A measured run (one of :data:`DECODE_RUNS`): two floor probes (with the read bandwidth), the
     decode-attention micro-benchmark and the decode points of the 1B and 8B models, all on one card."""
-    _check.choice("run", run, DECODE_RUNS)
-    return MappingProxyType({"probes": (_run_file("probe.json", run), _run_file("probe_repeat.json", run)),
+    _check.choice("run", run, _ALL_DECODE_RUNS)
+    names = (("probe_start.json", "probe_middle.json", "probe_end.json") if run == DECODE_RECORD
+             else ("probe.json", "probe_repeat.json"))
+    return MappingProxyType({"probes": tuple(_run_file(n, run) for n in names),
                              "attention": _run_file("attention.json", run),
                              "1b": _run_file("decode_1b.json", run), "8b": _run_file("decode_8b.json", run)})
 
@@ -744,7 +765,8 @@ class DecodeCheck(NamedTuple):
 
 
 def check_decode(run: str = DECODE_RUN) -> list[DecodeCheck]:
-    """Every measured decode point of ``run`` (one of :data:`DECODE_RUNS`) against :func:`decode_step`.
+    """Every measured decode point of ``run`` (:data:`DECODE_RECORD` or one of :data:`DECODE_RUNS`) against
+    :func:`decode_step`.
 
     Inputs the prediction takes from the same card: the read bandwidth (a reduction), the floor
     (tiny models) and the copy rate of ``repeat_kv`` at a shape that is no decode point; the matmul
@@ -789,6 +811,8 @@ def decode_miss_cause(c: DecodeCheck, run: str = DECODE_RUN) -> str:
     if abs(c.error) <= 0.25:
         return ""
     res = measured_decode(run)[c.model]
+    if run == DECODE_RECORD:
+        return _host_pace_cause(c, run)
     first = res["points"][0]
     if "warmup_discarded" in res or (int(first["batch"]), int(first["max_cache_len"])) != (c.batch, c.context):
         return ""
@@ -798,6 +822,46 @@ def decode_miss_cause(c: DecodeCheck, run: str = DECODE_RUN) -> str:
     return (f"the first point of its process ({float(first['decode_step_s']) * 1e3:.1f} ms a step): this run kept no "
             f"warm-up point apart{lat}; the serve7 call, which measured the first point apart, found it "
             f"{first_point_ratio(c.model):.2f}x the same point measured again")
+
+
+def _host_pace_cause(c: DecodeCheck, run: str) -> str:
+    res = measured_decode(run)[c.model]
+    pt = next(p for p in res["points"] if (int(p["batch"]), int(p["max_cache_len"])) == (c.batch, c.context))
+    hp = {x["before"]: float(x["s"]) for x in res["host_probe"]["samples"]}
+    probes = [float(x["s"]) for x in res["host_probe"]["samples"]]
+    fl = measured_floor(run)
+    f8 = fl.fixed_s + 8 * fl.per_layer_s
+    beside = hp[f"{c.batch}x{int(pt['prompt_tokens'])}"]
+    return (f"host time on a slow, moving host (not the GPU work): {float(pt['decode_step_s']) * 1e3:.1f} ms a step "
+            f"measured against "
+            f"{c.batch / c.predicted_tokens_per_s * 1e3:.1f} predicted from the call's floor probes (their 8-layer "
+            f"tiny model {f8 * 1e3:.1f} ms a step); the same tiny model timed in this process just before the point "
+            f"took {beside * 1e3:.1f} ms, and {min(probes) * 1e3:.1f}-{max(probes) * 1e3:.1f} ms over the process "
+            f"({max(probes) / min(probes):.1f} x) on one pinned vCPU; the point itself was not paced")
+
+
+class DecodeScore(NamedTuple):
+    """One decode run's points within 25 %: the record (:data:`DECODE_RECORD`) or history."""
+
+    run: str
+    card: str
+    protocol: str  # :data:`DECODE_PROTOCOL`
+    within: int
+    n: int
+    misses: tuple[str, ...]  # "1B batch 1, 545 tokens: +26 % (cause)"
+    record: bool
+
+
+def decode_scores() -> tuple[DecodeScore, ...]:
+    """Every decode run's points within 25 %, run by run: the history (:data:`DECODE_RUNS`) and the record."""
+    out = []
+    for run in _ALL_DECODE_RUNS:
+        cs = check_decode(run)
+        miss = tuple(f"{c.model.upper()} batch {c.batch}, {c.context} tokens: {c.error:+.0%} "
+                     f"({decode_miss_cause(c, run) or 'no stated cause'})" for c in cs if abs(c.error) > 0.25)
+        out.append(DecodeScore(run, cs[0].card, DECODE_PROTOCOL[run], sum(abs(c.error) <= 0.25 for c in cs), len(cs),
+                               miss, run == DECODE_RECORD))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- published serving benchmarks
@@ -1504,7 +1568,7 @@ def _closed_form(model: memory.ModelConfig, chip: str, lay: tuple[int, int, int]
 
 @lru_cache(maxsize=1)
 def _checked_summary() -> tuple[int, int, float, float]:
-    runs = [c for r in DECODE_RUNS for c in check_decode(r)]
+    runs = check_decode(DECODE_RECORD)
     bench = check_benchmarks()
     return (sum(1 for c in runs if abs(c.error) <= 0.25), len(runs),
             max(abs(c.error) for c in bench if c.tp == 1 and c.output),
@@ -1512,7 +1576,7 @@ def _checked_summary() -> tuple[int, int, float, float]:
 
 
 #: The accuracy families (mlcalc.accuracy) that check each engine's numbers.
-ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published"),
+ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published", "serve-concurrency"),
                                     "hf-eager": ("decode", "serve-eager")})
 
 
@@ -1520,6 +1584,7 @@ ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-publish
 _FAMILY_WHAT = MappingProxyType({
     "serve-graph": "decode steps measured from a CUDA graph",
     "serve-published": "published TensorRT-LLM throughputs and first-token latencies (FP8, 1-8 GPUs)",
+    "serve-concurrency": "published SGLang times per output token at a client concurrency (bf16, 8 GPUs)",
     "decode": "eager decode steps of Llama-shaped models measured",
     "serve-eager": "eager decode steps of five architectures measured",
 })
@@ -1577,7 +1642,8 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
     (mlcalc/data/serving_published.json and the measured runs): "cuda-graph": TensorRT-LLM v0.9.0 static batches
     (:func:`predict_decode`, the planner's decode step) and first tokens (:func:`predict_prefill`), the measured steps
     replayed from CUDA graphs (:func:`decode_step` with each program's own timed kernels), TensorRT-LLM's in-flight
-    tables (:func:`mlcalc.servemeasured.inflight`, a separate iteration model the planner does not run);
+    tables (:func:`mlcalc.servemeasured.inflight`, a separate iteration model the planner does not run), SGLang's
+    published times per output token (:func:`mlcalc.servemeasured.concurrent_tpot_s`, not the planner's composition);
     "hf-eager": the measured eager decode steps (:func:`decode_step` with each run's own measured floor)."""
     _check.choice("engine", engine, ENGINES)
     from mlcalc import servemeasured as sm  # it imports this module
@@ -1601,20 +1667,25 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
                          "servemeasured.inflight, not the planner's decode step", False,
                          [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
                           for c in sm.check_inflight()]))
+        out.append(_path("SGLang times per output token at a client concurrency (bf16)",
+                         "servemeasured.concurrent_tpot_s, the planner's decode and prefill steps composed as SGLang "
+                         "runs them", False,
+                         [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
+                          for c in sm.check_concurrency()]))
     else:
         rows: list[tuple[str, float, str, int, int, int]] = [
             (f"Llama-shaped {c.model.upper()}", float(llama_shape(c.model, r).n_params()), _chip_key(c.card), 1, c.batch,
                  c.context)
-                for r in DECODE_RUNS for c in check_decode(r)]
-        rows += [(c.arch, 0.0, _chip_key(c.card), c.tp, c.batch, c.context) for run in sm.RUNS for c in sm.all_checks(run)
-                 if c.path == "eager" and c.what == "decode"]
+                for r in (DECODE_RECORD,) for c in check_decode(r)]
+        rows += [(c.arch, 0.0, _chip_key(c.card), c.tp, c.batch, c.context) for c in sm.eager_checks("decode")]
         out.append(_path("eager decode steps measured (Llama-shaped and cut-down models)",
                          "decode_step with each run's own measured floor", True, rows))
     return tuple(out)
 
 
 def _describe(c: CheckedPath) -> str:
-    size = (f"{c.params[0] / 1e9:,.0f}-{c.params[1] / 1e9:,.0f}B" if c.params[1] else f"{len(c.models)} architectures")
+    lo, hi = (f"{p / 1e9:,.0f}" for p in c.params)
+    size = (f"{lo}B" if lo == hi else f"{lo}-{hi}B") if c.params[1] else f"{len(c.models)} architectures"
     tp = f"TP {c.tp[0]}" if c.tp[0] == c.tp[1] else f"TP {c.tp[0]}-{c.tp[1]}"
     return (f"{c.function}: {c.n} {c.what}, {size}, {' and '.join(c.chips)}, {tp}, batch to {c.batch:,}, "
             f"context to {c.context:,}")
@@ -1829,7 +1900,8 @@ def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...],
 
 
 __all__ = ["SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", 
-    "BenchCheck", "CACHE_LAYOUTS", "COPY_CALIBRATION", "DECODE_RUN", "DECODE_RUNS", "DEFAULT_BATCHED_TOKENS",
+    "BenchCheck", "CACHE_LAYOUTS", "COPY_CALIBRATION", "DECODE_PROTOCOL", "DECODE_RECORD", "DECODE_RUN", "DECODE_RUNS",
+    "DecodeScore", "decode_scores", "DEFAULT_BATCHED_TOKENS",
     "DENSE_LAYOUTS", "DecodeCheck", "DecodeStep", "Disaggregated", "ENGINES", "ENGINE_FAMILIES", "Floor", "LoadResult", "MAX_BATCH",
     "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS", "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS",
     "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_WARMUP", "Serving", "StepModel", "TENSOR_PARALLEL",

@@ -496,6 +496,11 @@ def _matrix_params_here(model: ModelConfig, tp: int, ep: int, layers: int) -> fl
 def params_per_gpu(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1) -> float:
     """Parameters one GPU holds before ZeRO sharding: the model over tp x pp, routed experts also over ep."""
     tp, pp, ep = _degree("tp", tp), _degree("pp", pp), _degree("ep", ep)
+    return _params_here(model, tp, pp, ep)
+
+
+def _params_here(model: ModelConfig, tp: int, pp: int, ep: int) -> float:
+    """:func:`params_per_gpu` of checked degrees (a validated Layout's), remembered where the model can be a key."""
     try:
         return _params_per_gpu_of(model, tp, pp, ep)
     except TypeError:  # a model that cannot be a key
@@ -569,7 +574,11 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
 def _optimizer_bytes(model: ModelConfig, engine: str, tp: int, pp: int, ep: int, optimizer_shard: float) -> float:
     """Bytes the optimizer step moves on one GPU (its ``optimizer_shard`` of the parameters it holds): the
     "optimizer: fused AdamW" of :func:`elementwise_bytes`."""
-    params_opt = params_per_gpu(model, tp, pp, ep) * optimizer_shard
+    return _adam_bytes(engine, params_per_gpu(model, tp, pp, ep) * optimizer_shard)
+
+
+def _adam_bytes(engine: str, params_opt: float) -> float:
+    """Bytes the optimizer moves stepping ``params_opt`` parameters (:func:`_optimizer_bytes`' rule)."""
     return (MEGATRON_ADAM_BYTES_PER_PARAM if engine == "megatron" else ADAMW_BYTES_PER_PARAM) * params_opt
 
 
@@ -755,6 +764,25 @@ def host_constants_from_floors(floors: Iterable[tuple[ModelConfig, bool, float, 
     ck = [(f_s - plain[m.name]) / m.n_layers for m, rc, f_s, _ in rows if rc and m.name in plain]
     return statistics.median(f_rates), statistics.median(b_rates), max(0.0, statistics.median(ck)) if ck else 0.0
 
+
+
+def checkpoint_over_op(model: ModelConfig, plain: tuple[float, float], checkpointed: tuple[float, float]) -> float:
+    """The host work ``torch.utils.checkpoint`` adds per checkpointed layer and pass, in forward ops of the same
+    program at the same pace: what :attr:`Machine.host_s_per_checkpoint` is over :attr:`Machine.host_s_per_op`.
+
+    ``plain`` and ``checkpointed``: the host work of one forward and one backward pass of ``model`` (floor-sized, the
+    device idle) without and with checkpointing, each in the same unit of work (e.g. seconds times the pace of the
+    vCPU the pass ran on: ``mlcalc.distruns.checkpoint_calibration``). The forward op's work is the plain forward's
+    over its ops (:func:`op_counts`); the checkpointed forward's excess is the forward's share, the checkpointed
+    backward's excess over the plain backward and the recomputed forward ops is the backward's; the result is their
+    mean per layer (the engine charges one constant a layer in each pass).
+    """
+    f0, b0 = (_check.positive(f"plain[{i}]", v) for i, v in enumerate(plain))
+    f1, b1 = (_check.positive(f"checkpointed[{i}]", v) for i, v in enumerate(checkpointed))
+    ops = op_counts(model, True)
+    op = f0 / ops["forward"]
+    excess = (f1 - f0) + (b1 - b0 - ops["recomputed forward"] * op)
+    return max(0.0, excess / (2 * model.n_layers) / op)
 
 # ---------------------------------------------------------------------------------------------
 # The step
@@ -1176,12 +1204,19 @@ def training_fit(model: ModelConfig, layout: Layout, *, seq_len: int, device_byt
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
     _check.choice("dtype", dtype, ("bf16", "fp8"))
     dev = _check.positive("device_bytes", device_bytes)  # (memory.training_memory's first check)
+    held = _training_held(model, layout, s, engine, steady_state, reserve_fraction, dtype)
+    return memory._fit_on(held, dev, layout.zero)  # memory.training_memory's answer on this device
+
+
+def _training_held(model: ModelConfig, layout: Layout, s: int, engine: str, steady_state: bool,
+                   reserve_fraction: float = MEMORY_RESERVE_FRACTION, dtype: str = "bf16") -> Any:
+    """:func:`training_fit`'s memory but the device's share, of arguments its checks have passed (a planner checks
+    its layouts once, then fits each on several devices: ``memory._fit_on(held, device_bytes, layout.zero)``)."""
     key = (model, layout, s, engine, reserve_fraction, dtype, steady_state)
     try:
-        held = _fit_held(*key)
+        return _fit_held(*key)
     except TypeError:  # an input that cannot be a key
-        held = _fit_held.__wrapped__(*key)
-    return memory._fit_on(held, dev, layout.zero)  # memory.training_memory's answer on this device
+        return _fit_held.__wrapped__(*key)
 
 
 # training_fit's memory on any device: memory.training_memory's device-independent parts of the arguments the engine's
@@ -1388,7 +1423,8 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         st = stage(L_here, True)
     att, ops = st.att, st.ops
     fwd, bwd = st.forward_s, st.backward_s
-    opt = _optimizer_bytes(model, engine, tp, pp, ep, shard) / run.memory_bytes_per_s  # the optimizer on its share
+    # the optimizer on its share (_optimizer_bytes of the layout's degrees, checked by the Layout)
+    opt = _adam_bytes(engine, _params_here(model, tp, pp, ep) * shard) / run.memory_bytes_per_s
     device_mb = sum(st.device_s.values())
     other_mb = fwd + bwd  # a pipeline stage without the output layer (what the other stages take per micro-batch)
     eager_pipe = pp > 1 and engine == "eager" and lay.schedule in ("1f1b", "gpipe")
@@ -1487,7 +1523,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     dpg = dp * cp
     if dpg > 1:
         f_dp = fab(dpg, tp)
-        n_here = params_per_gpu(model, tp, pp, ep)
+        n_here = _params_here(model, tp, pp, ep)  # (params_per_gpu of the layout's checked degrees)
         grads = n_here * GRAD_BYTES[engine]
         if lay.zero == 3:
             ag = _collective_s(n_here * ACTIVATION_BYTES, f_dp, "all_gather")

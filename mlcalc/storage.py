@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from mlcalc import _check, compute
 from mlcalc.units import GB, TB, GiB, MiB, TiB  # noqa: F401 (re-exported: storage.GB and friends)
@@ -379,18 +379,45 @@ def goodput(interval_s: float, checkpoint_s: float, mtbf_s: float, restart_s: fl
     delta = _check.non_negative("checkpoint_s", checkpoint_s)
     mtbf = _check.positive("mtbf_s", mtbf_s)
     restart = _check.non_negative("restart_s", restart_s)
-    period = _check.result("checkpoint period (interval_s + checkpoint_s)", tau + delta)
+    _check.result("checkpoint period (interval_s + checkpoint_s)", tau + delta)
+    return _check.fields("goodput", _goodput_of(tau, delta, mtbf, restart))
+
+
+def _goodput_of(tau: float, delta: float, mtbf: float, restart: float) -> Goodput:
+    """:func:`goodput`'s model for inputs it has checked (floats: tau, mtbf > 0; delta, restart >= 0; tau + delta
+    finite); its result is not checked here."""
+    period = tau + delta
     x, r = period / mtbf, restart / mtbf
     rst = min(r, 1.0)
     if x + r > EXP_LIMIT:  # goodput below e**-50: nothing advances
-        return _check.fields("goodput", Goodput(0.0, 0.0, 1.0 - rst, rst, mtbf))
+        return Goodput(0.0, 0.0, 1.0 - rst, rst, mtbf)
     wall = mtbf * math.exp(r) * math.expm1(x)  # E, seconds (expm1: exact for small x)
     useful, ckpt = tau / wall, delta / wall
     rst = min(rst, max(0.0, 1.0 - useful - ckpt))
     lost = max(0.0, 1.0 - useful - ckpt - rst)
     failures = wall / mtbf  # expected failures per period
     lost_per_failure = lost * wall / failures if failures > 0 else 0.0
-    return _check.fields("goodput", Goodput(useful, ckpt, lost, rst, lost_per_failure))
+    return Goodput(useful, ckpt, lost, rst, lost_per_failure)
+
+
+def goodput_fractions(intervals_s: Iterable[float], checkpoint_s: float, mtbf_s: float,
+                      restart_s: float = 0.0) -> list[float]:
+    """``goodput(t, checkpoint_s, mtbf_s, restart_s).fraction`` for each interval ``t`` (a curve's points): the same
+    model and values, the shared inputs checked once. An interval or result that :func:`goodput` would refuse is
+    refused with its message (that point goes through :func:`goodput`)."""
+    delta = _check.non_negative("checkpoint_s", checkpoint_s)
+    mtbf = _check.positive("mtbf_s", mtbf_s)
+    restart = _check.non_negative("restart_s", restart_s)
+    out = []
+    for t in intervals_s:
+        if type(t) is float and 0.0 < t <= _check.MAX_MAGNITUDE and math.isfinite(t + delta):
+            g = _goodput_of(t, delta, mtbf, restart)  # fields are floats (from float inputs)
+            # what _check.fields passes: every field >= 0 and finite (a nan or an infinite field makes the sum one)
+            if min(g) >= 0 and math.isfinite(sum(g)):
+                out.append(g.fraction)
+                continue
+        out.append(goodput(t, delta, mtbf, restart).fraction)
+    return out
 
 
 # ---------------------------------------------------------------------- capacity

@@ -187,7 +187,8 @@ def _interval_compute(v: Mapping[str, Any]) -> dict[str, Any]:
     young = storage.young_interval_s(delta, mtbf)
     daly = storage.daly_interval_s(delta, mtbf)
     lo, hi = young / 30.0, min(young * 30.0, 3.0 * mtbf)
-    curve = [(t, storage.goodput(t, delta, mtbf, restart).fraction) for t in geomspace(lo, max(hi, lo * 10), GOODPUT_POINTS)]
+    grid = geomspace(lo, max(hi, lo * 10), GOODPUT_POINTS)
+    curve = list(zip(grid, storage.goodput_fractions(grid, delta, mtbf, restart)))
     return {"mtbf_s": mtbf, "young_s": young, "daly_s": daly, "interval_s": interval,
             "chosen": storage.goodput(interval, delta, mtbf, restart),
             "best": storage.goodput(daly, delta, mtbf, restart), "curve": curve}

@@ -12,12 +12,17 @@ difference over N. Besides the decode points the script measures, on the same ca
 The prediction in mlcalc.serving uses the first two and the model's bytes; it never sees the
 decode points it is checked against.
 
-Usage: python bench_decode.py --model 1b|8b|probe --device cuda:0 --out result.json [--quick]
+Usage: python bench_decode.py --model 1b|8b|probe --device cuda:0 --out result.json [--quick] [--host-probe]
+[--deadline-s S]
 (--quick: tiny sizes for a CPU smoke test).
 
 The first point of each process is measured twice and the first result kept apart (``warmup_discarded``):
 on a freshly started H100 machine (2026-11-26) the first point of each model ran 1.2 to 1.9 times slower
 than the same batch at 8 times the context in the same process, although a point's own warm-up had run.
+
+``--host-probe`` (the serve9 call): the host probe, the 8-layer tiny model's decode point (as ``overhead``), timed in
+the same process before the warm-up point, before every decode point and after the last (``host_probe``), so each
+point has the host's pace beside it. ``--deadline-s``: no point starts after that many seconds.
 
 On CUDA, transformers compiles the forward (CUDA graphs) by default when the cache is static; we turn
 that off (``disable_compile=True``): each new (batch, cache length) would recompile, longer than the
@@ -112,12 +117,15 @@ def read_bandwidth(dev: torch.device, nbytes: int) -> dict:
             "method": "torch.sum (fp32 accumulate) over a bf16 tensor; bytes read / median of 10"}
 
 
+def tiny_shape(n_layers: int) -> dict:
+    return dict(hidden_size=64, intermediate_size=128, num_hidden_layers=n_layers, num_attention_heads=4,
+                num_key_value_heads=2, head_dim=16, vocab_size=256, tie_word_embeddings=False)
+
+
 def overhead_probes(dev: torch.device, layers: list[int], new: int) -> list[dict]:
     out = []
     for i, n_layers in enumerate(layers):
-        shape = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=n_layers, num_attention_heads=4,
-                     num_key_value_heads=2, head_dim=16, vocab_size=256, tie_word_embeddings=False)
-        model = build(shape, dev)
+        model = build(tiny_shape(n_layers), dev)
         first = decode_point(model, 1, 64, dev, new) if i == 0 else None  # process warm-up, kept apart
         point = decode_point(model, 1, 64, dev, new)
         if first is not None:
@@ -131,6 +139,11 @@ def overhead_probes(dev: torch.device, layers: list[int], new: int) -> list[dict
 def env(dev: torch.device) -> dict:
     info = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "python": platform.python_version(),
             "torch": torch.__version__, "transformers": transformers.__version__, "device": str(dev)}
+    try:
+        import os
+        info["cpu_affinity"] = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
     if dev.type == "cuda":
         info["device_name"] = torch.cuda.get_device_name(dev)
         info["cuda"] = torch.version.cuda
@@ -150,6 +163,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="tiny sizes, for a CPU smoke test")
     ap.add_argument("--points", default="", help="only these (batch x prompt) points, e.g. 1x512,1x4096 "
                     "(the serve7 call: the first point of the process against itself and the same batch at 8x the context)")
+    ap.add_argument("--host-probe", action="store_true", help="the 8-layer tiny model's decode point beside every point")
+    ap.add_argument("--deadline-s", type=float, default=0.0, help="start no point after this many seconds (0: none)")
     a = ap.parse_args()
     dev = torch.device(a.device)
     if dev.type == "cuda":
@@ -173,15 +188,31 @@ def main() -> None:
             shape.update(hidden_size=128, intermediate_size=256, num_hidden_layers=2, vocab_size=1000,
                          num_attention_heads=4, num_key_value_heads=2, head_dim=32)
             points = [(1, 16), (4, 32)]
+        probe_model = build(tiny_shape(8), dev) if a.host_probe else None
+        samples: list[dict] = []
+
+        def host_probe(before: str) -> None:
+            if probe_model is None:
+                return
+            p = decode_point(probe_model, 1, 64, dev, new)
+            samples.append({"before": before, "t_s": time.perf_counter() - t_start, "s": p["decode_step_s"]})
+            result["host_probe"] = {"model": "tiny Llama, 8 layers, width 64 (as overhead)", "batch": 1,
+                                    "prompt_tokens": 64, "new_tokens": new, "samples": samples}
+
         model = build(shape, dev)
         result["shape"] = shape
         result["n_params"] = sum(p.numel() for p in model.parameters())
         result["points"] = []
+        host_probe("warmup")
         try:  # process warm-up: the first point once, kept apart from the results
             result["warmup_discarded"] = decode_point(model, *points[0], dev, new)
         except torch.OutOfMemoryError as exc:
             result["warmup_discarded"] = {"error": f"out of memory: {str(exc)[:200]}"}
         for batch, prompt in points:
+            if a.deadline_s and time.perf_counter() - t_start > a.deadline_s:
+                result["points"].append({"batch": batch, "prompt_tokens": prompt, "error": "not started: deadline"})
+                continue
+            host_probe(f"{batch}x{prompt}")
             try:
                 p = decode_point(model, batch, prompt, dev, new)
             except torch.OutOfMemoryError as exc:  # recorded, the other points go on
@@ -192,6 +223,8 @@ def main() -> None:
             print(a.model, p, flush=True)
             with open(a.out, "w") as fh:  # keep what we have if the run is cut short
                 json.dump(result, fh, indent=1)
+        if a.deadline_s == 0 or time.perf_counter() - t_start <= a.deadline_s:
+            host_probe("end")
     result["wall_s"] = time.perf_counter() - t_start
     with open(a.out, "w") as fh:
         json.dump(result, fh, indent=1)

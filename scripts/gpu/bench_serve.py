@@ -72,6 +72,10 @@ MISSES_PREFILL = {
     "mixtral_8l": [(1, 512), (1, 2048)],
     "dsv2lite_8l": [(1, 512), (1, 2048), (8, 512)],
 }
+#: ``--points all`` (the serve8 call): every eager decode and prefill point of the first calls (``DECODE_POINTS``,
+#: ``PREFILL_POINTS``) and of the serve4 call (``HELDOUT_*``), all in one protocol (``--adjacent-probe``)
+ALL_DECODE = {"mha7b": DECODE_POINTS_MHA + HELDOUT_DECODE}
+ALL_PREFILL = PREFILL_POINTS + HELDOUT_PREFILL
 POINTS = "main"
 #: timing groups per point (``--groups``): with ``--adjacent-probe`` a probe before each and after the last
 GROUPS = 3
@@ -205,7 +209,8 @@ def env(dev: torch.device) -> dict:
     import transformers
     info = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "python": platform.python_version(),
             "torch": torch.__version__, "transformers": transformers.__version__, "device": str(dev),
-            "host": platform.node(), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+            "host": platform.node(), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None}
     if dev.type == "cuda":
         info["device_name"] = torch.cuda.get_device_name(dev)
         info["cuda"] = torch.version.cuda
@@ -399,12 +404,16 @@ def run_arch(arch: str, dev: torch.device, quick: bool, result: dict, save) -> N
         dpts, ppts = HELDOUT_DECODE, HELDOUT_PREFILL
     if POINTS == "misses":
         dpts, ppts = MISSES_DECODE[arch], MISSES_PREFILL[arch]
+    if POINTS == "all":
+        dpts, ppts = ALL_DECODE.get(arch, DECODE_POINTS + HELDOUT_DECODE), ALL_PREFILL
     rec["points"] = POINTS
     rec["groups"] = GROUPS
     if quick:
         dpts, ppts = [(1, 16), (2, 32)], [(1, 16), (2, 8)]
         if POINTS in ("heldout", "misses"):
             dpts, ppts = [(2, 24), (1, 40)], [(2, 12)]
+        if POINTS == "all":
+            dpts, ppts = [(1, 16), (2, 32), (2, 24), (1, 40)], [(1, 16), (2, 8), (2, 12)]
     try:
         rec["warmup_discarded"] = hf_decode(model, *dpts[0], dev, graph=graph_ok)
     except Exception as exc:  # noqa: BLE001
@@ -650,7 +659,7 @@ def main() -> None:
     global DEADLINE
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["arch", "probe", "load", "hostseries"], required=True)
-    ap.add_argument("--points", choices=["main", "heldout", "misses"], default="main")
+    ap.add_argument("--points", choices=["main", "heldout", "misses", "all"], default="main")
     ap.add_argument("--groups", type=int, default=3)
     ap.add_argument("--adjacent-probe", action="store_true")
     ap.add_argument("--duration-s", type=float, default=60.0)

@@ -3,7 +3,7 @@ to ``scripts/gpu/dist5_predictions.json`` for both cards a 4-GPU ask may bring (
 ``predictions.json``). A case is timed under every launch condition (``train_dist.VARIANTS``): each condition's row
 (id ending in its name) gets the case's one prediction: the engine knows no launch condition.
 
-    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6|dist6b|dist6c]
+    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6|dist6b|dist6c|host7|host7c]
 
 For dist6 the file also states, before the call, the rule its metered blocks are checked by (:data:`RULES`): the
 numbers it gives depend on the call's own meters, so only the rule can be written down before.
@@ -50,6 +50,38 @@ RULES["dist6c"] = (
     "pace through g) give the engine's constant; the checkpoint constant is scaled as the forward one. A step's pace "
     "= the smallest over its ranks (as the first rule); the block's prediction = the median of its steps'; within "
     "15 % is a hit. The unmetered prediction (cards) is the engine's default.")
+
+RULES["host7"] = (
+    "Pace-aware rule (host7, fixed before the call). The engine's stated pace P0: the calibration program "
+    "(train_hf.py --floor: the engine's floor cases, its 7 models at 1 x 64 tokens with and without checkpointing) runs "
+    "in the training runs' placement (--place: its main and autograd threads on metered vCPU 20, every other thread on "
+    "the light vCPUs), each instrumented forward and backward repeated (--repeat) with its own window; a case's work "
+    "per forward op = the median over its repeats of forward_s x the vCPU's pace over that forward's window "
+    "(mlcalc.distruns.pace_over) / steptime.op_counts' forward ops (runs of the meter's fixed Python per op). P0 = the "
+    "median over the 7 models' cases without checkpointing of that work / the H200 machine's host_s_per_op (hfruns "
+    "run2): the pace at which the engine's seconds per op are the work the calibration program does per op in this "
+    "placement. A step at pace p (the slowest rank's busy-vCPU pace over the step's window, distruns.metered_steps) is "
+    "predicted by mlcalc.steptime.predict_step on the card's machine with every host constant (per forward and backward "
+    "op, per checkpointed layer, DTensor and FSDP2) multiplied by P0 / p; a block's prediction = the median of its "
+    "steps'; within 15 % is a hit. Written before the call: P0 between 85 and 115 thousand runs a second; the paced "
+    "rule within 15 % on more of this call's blocks than the unpaced engine (both scored); the same rule with this "
+    "call's P0 applied to the dist6 and dist6c blocks is scored too (retro, not blind). If the paced rule wins on this "
+    "call's blocks, every metered case's record becomes its paced prediction at its steps' median pace (unmetered "
+    "cases keep the engine's default). The multi-GPU floors of this call (DTensor, FSDP2; every pass with its window, "
+    "each rank's busy threads on its metered vCPU) are reported in runs beside the engine's ratios; this rule does not "
+    "use them. The unmetered predictions (cards) are the engine's default (checkpointing's host cost at its forward "
+    "op's pace, host7).")
+
+RULES["host7c"] = (
+    "Pace-aware rule with a stated pace (host7c, fixed before the call): every host constant of the card's machine "
+    "(per forward and backward op, per checkpointed layer, DTensor and FSDP2) multiplied by 90,000 / p, where p is a "
+    "step's pace (the slowest rank's busy-vCPU pace over the step's window, distruns.metered_steps, rounded to 1,000) "
+    "and 90,000 runs a second is mlcalc.distruns.STATED_PACE (chosen on the dist6 and dist6c blocks: 63 of 68 within "
+    "15 %; it then held on the host7 calls' 48 blocks, 40 within, but was not written down before them). A block's "
+    "prediction = the median of its steps' (distruns.paced_blocks(run, STATED_PACE)); within 15 % is a hit. Written "
+    "before the call: the rule within 15 % on at least 75 % of this call's blocks and on more than the unpaced engine. "
+    "If it is, every metered case's record becomes the rule's prediction at its steps' median pace; if not, the rule "
+    "is dropped. The unmetered predictions (cards) are the engine's default.")
 
 
 def main(sweep: str = "dist5") -> None:

@@ -350,10 +350,28 @@ def dist6c_cases() -> list[dict[str, Any]]:
     ]
 
 
+def host7_cases() -> list[dict[str, Any]]:
+    """The host7 call (``scripts/gpu/run_train_host7.sh``), metered as :func:`dist6_cases`: on 2 GPUs TP 2 3B at
+    2 x 2048 and TP 2 1B at 1 x 2048, on 1 GPU the checkpointed 3B at 1 x 2048 and the 1B at 4 x 2048, on 4 GPUs TP 4
+    1B at 2 x 8192, TP 4 3B at 4 x 2048, FSDP 2 x TP 2 3B at 1 x 8192 and FSDP 4 1B at 4 x 2048."""
+    b1, b3 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B")
+    m, r = {"variants": ("meter",)}, {"rounds": 3}
+    return [
+        {**case(b3, 2, 2048, 2, False, tp=2, tag="h7", **m), **r},
+        {**case(b1, 2, 2048, 1, False, tp=2, tag="h7", **m), **r},
+        {**case(b3, 1, 2048, 1, True, tag="h7", **m), **r},
+        {**case(b1, 1, 2048, 4, False, tag="h7", **m), **r},
+        {**case(b1, 4, 8192, 2, False, tp=4, tag="h7", **m), **r},
+        {**case(b3, 4, 2048, 4, False, tp=4, tag="h7", **m), **r},
+        {**case(b3, 4, 8192, 1, False, dp=2, tp=2, tag="h7", **m), **r},
+        {**case(b1, 4, 2048, 4, False, dp=4, tag="h7", **m), **r},
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
-          "dist6c": dist6c_cases}
+          "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -1362,7 +1380,8 @@ def floor_case(prog: str, m: ModelConfig, world: int, rc: bool) -> dict[str, Any
 
 
 def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7,
-                programs: tuple[tuple[str, bool], ...] = FLOORS_ALL, count_ops: bool = True) -> dict[str, Any]:
+                programs: tuple[tuple[str, bool], ...] = FLOORS_ALL, count_ops: bool = True,
+                place: Any = None) -> dict[str, Any]:
     """Host time of the forward and backward pass of each program (one GPU with autocast; FSDP2 over every rank;
     tensor parallel over every rank; on 4 or more ranks also tensor parallel over 2 of a 2-D mesh with and without
     FSDP2 over the other dimension), with and without checkpointing (``programs``: (name, recompute) pairs), at 2
@@ -1397,7 +1416,9 @@ def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7,
             for _ in range(2):
                 step()
             runner.sync()
+            placed = place() if place is not None else {}  # host7: after the warm-up (the autograd thread exists)
             tokens = torch.randint(0, m.vocab, (1, FLOOR_TOKENS), device=runner.dev)
+            windows: list[list[float]] = []
             lossctx: Any = contextlib.nullcontext
             if prog in ("tp", "tp2d", "fsdptp"):
                 from torch.distributed.tensor.parallel import loss_parallel
@@ -1409,6 +1430,7 @@ def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7,
                 cf, cb = Count(), Count()
                 runner.sync()
                 torch.distributed.barrier()
+                e0 = time.time()
                 t0 = time.perf_counter()
                 with lossctx():
                     with (cf if count else contextlib.nullcontext()):
@@ -1429,6 +1451,9 @@ def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7,
                 runner.sync()
                 if count:
                     return (cf.n["plain"], cf.n["dtensor"], cb.n["plain"], cb.n["dtensor"])
+                # each pass's window in epoch seconds (host7: the pace meter's samples inside it price the pass)
+                windows.append([round(e0, 4), round(e0 + (t2 - t0), 4), round(e0 + (t2 - t0), 4),
+                                round(e0 + (t4 - t0), 4), round(t2 - t0, 6), round(t4 - t2, 6)])
                 return (t1 - t0, t2 - t0, t3 - t2, t4 - t2)
 
             got = [one() for _ in range(reps)]
@@ -1438,7 +1463,8 @@ def host_floors(torch: Any, runner: "Runner", cpu: bool, reps: int = 7,
                          "world": c["world"], "dp": c["dp"], "tp": c["tp"], "fwd_issue_s": med[0], "fwd_s": med[1],
                          "bwd_issue_s": med[2], "bwd_s": med[3],
                          "ops": {"fwd_plain": ops[0], "fwd_dtensor": ops[1], "bwd_plain": ops[2],
-                                 "bwd_dtensor": ops[3]}})
+                                 "bwd_dtensor": ops[3]},
+                         **({"reps": windows, "placed": placed} if place is not None else {})})
             del model, opt, step
             gc.collect()
     per_rank: list[Any] = [None] * world
@@ -1515,7 +1541,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6")) else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7")) else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.only:
         keep = set(args.only.split(","))
@@ -1555,7 +1581,10 @@ def main(argv: list[str] | None = None) -> int:
         result["baseline"]["wall_s"] = time.time() - t0
         save()
     floors_mark = os.path.join(state, os.path.basename(args.out) + ".floors")
-    if args.floors and world > 1 and "host_floors" not in result and os.path.exists(floors_mark):
+    stale = args.floors and world > 1 and "host_floors" not in result and os.path.exists(floors_mark)
+    if args.floors:
+        dist.barrier()  # every rank has read the mark before rank 0 writes it (host7: no --baseline before the floors)
+    if stale:
         result["host_floors"] = {"error": "the launch ended during the host floors (crash or NCCL timeout)"}
         save()
     if args.floors and world > 1 and "host_floors" not in result:
@@ -1564,9 +1593,22 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         try:
             programs = {"dist4b": FLOORS_DIST4B, "dist5": FLOORS_DIST5}.get(args.floor_set, FLOORS_ALL)
-            result["host_floors"] = host_floors(torch, Runner(torch, dev, cpu), cpu, programs=programs)
+            place: Any = None
+            fmeter = HostMeter()
+            fallowed = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
+
+            def place_floor() -> dict[str, Any]:
+                return fmeter.place(*meter_cpus(gpu_slot(local), fallowed))
+            if os.environ.get("METER_FLOORS") and fallowed:  # host7: each rank's busy threads as a metered rank's
+                place = place_floor
+            result["host_floors"] = host_floors(torch, Runner(torch, dev, cpu), cpu, programs=programs,
+                                                reps=int(os.environ.get("FLOOR_REPS", "7")), place=place)
+            if place is not None:
+                fmeter.pin(False, gpu_slot(local), fallowed, set())
+            fmeter.close()
         except Exception as err:  # noqa: BLE001 - record and go on
             result["host_floors"] = {"error": f"{type(err).__name__}: {err}"[:800]}
+            print(f"rank {rank}: host floors failed: {type(err).__name__}: {err}"[:800], flush=True)
         result["host_floors"]["wall_s"] = time.time() - t0
         save()
         if rank == 0:

@@ -128,6 +128,36 @@ def _environment(torch: Any, transformers: Any, dev: Any) -> dict[str, Any]:
     return env
 
 
+def place_threads(spec: str) -> dict[str, Any]:
+    """``BUSY:LIGHT`` (vCPU numbers, LIGHT comma-separated): this process's main thread and PyTorch's autograd threads
+    on vCPU BUSY, every other thread on the LIGHT vCPUs, as ``train_dist.py``'s "meter" condition places a rank's
+    threads (host7: the calibration program measured in the training runs' placement). {} where unsupported."""
+    import threading
+
+    if not spec or not hasattr(os, "sched_setaffinity"):
+        return {}
+    busy_s, light_s = spec.split(":", 1)
+    allowed = os.sched_getaffinity(0)
+    busy = {int(busy_s)} & allowed or allowed
+    light = {int(x) for x in light_s.split(",") if x.strip()} & allowed or allowed
+    main = threading.get_native_id()
+    out: dict[str, list[int]] = {}
+    for t in os.listdir("/proc/self/task"):
+        tid = int(t)
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        where = busy if tid == main or name.lower().startswith("pt_autograd") else light
+        try:
+            os.sched_setaffinity(tid, where)
+        except OSError:
+            continue
+        out.setdefault("busy" if where is busy else "light", []).append(tid)
+    return {"busy_cpus": sorted(busy), "light_cpus": sorted(light), "threads": {k: len(v) for k, v in out.items()}}
+
+
 def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warmup: int, steps: int) -> dict[str, Any]:
     m = models.from_dict(case["model"])
     b, s, rc = int(case["batch"]), int(case["seq_len"]), bool(case["recompute"])
@@ -157,6 +187,8 @@ def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warm
 
     for _ in range(warmup):
         step()
+    if case.get("place"):  # after the warm-up: the autograd threads exist
+        row["placed"] = place_threads(str(case["place"]))
     if cuda:
         torch.cuda.synchronize(dev)
         torch.cuda.reset_peak_memory_stats(dev)
@@ -236,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--floor", action="store_true", help="every model at 1 x 64 tokens (host-bound floor)")
     ap.add_argument("--repeat", type=int, default=0, help="time the instrumented forward/backward this often more")
     ap.add_argument("--models", default="", help="comma-separated model names: only these (default: all)")
+    ap.add_argument("--place", default="", help="BUSY:LIGHT,...: the main and autograd threads on vCPU BUSY, the "
+                    "other threads on the LIGHT vCPUs, after each case's warm-up (host7)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
     args = ap.parse_args(argv)
@@ -248,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.models:
         cases = [c for c in cases if c["model"]["name"] in args.models.split(",")]
     cases = [{**c, "repeat": args.repeat} if args.repeat else c for c in cases]
+    cases = [{**c, "place": args.place} if args.place else c for c in cases]
     result: dict[str, Any] = {
         "benchmark": "train_hf", "environment": _environment(torch, transformers, dev),
         "parameters": {"precision": "fp32 weights, gradients and AdamW states; torch.autocast bf16",

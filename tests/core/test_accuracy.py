@@ -21,10 +21,10 @@ def test_the_families_read_every_run_of_their_data():
     # one case per measured training case of every Hugging Face run, per multi-GPU run, per decode point
     n_hf = sum(len(hfruns.cases(r)) for r in hfruns.runs())
     assert len(accuracy.cases("train-memory-1gpu")) == len(accuracy.cases("train-step-1gpu")) == n_hf == 84
-    assert len(accuracy.cases("train-multigpu-step")) == sum(len(distruns.cases(r)) for r in distruns.runs()) == 140
-    # first sweep, held-out, 4-GPU call, rerun, dist4b, dist5(b, c), dist6(c)
-    assert len(accuracy.cases("train-multigpu-memory")) == 140
-    assert len(accuracy.cases("decode")) == sum(len(serving.check_decode(r)) for r in serving.DECODE_RUNS)
+    assert len(accuracy.cases("train-multigpu-step")) == sum(len(distruns.cases(r)) for r in distruns.runs()) == 156
+    # first sweep, held-out, 4-GPU call, rerun, dist4b, dist5(b, c), dist6(c), host7(b, c)
+    assert len(accuracy.cases("train-multigpu-memory")) == 156
+    assert len(accuracy.cases("decode")) == len(serving.check_decode(serving.DECODE_RECORD))
     assert len(accuracy.cases("collectives")) == 10  # five collectives over 4 and over 2 GPUs
 
 
@@ -37,13 +37,15 @@ def test_summary_is_the_cases():
 
 
 # The page's takeaway: on one GPU the predictions hold (memory within 10% on every run, step time within 20% on all
-# but one); on several GPUs memory holds on every run and step time on most (its misses have causes:
+# but two: Qwen3 0.6B with recomputation, under-predicted on every machine, tests/core/test_steptime_memory_hf.py); on
+# several GPUs memory holds on every run and step time on most (its misses have causes:
 # tests/core/test_distruns.py).
 def test_the_takeaways_follow_from_the_data():
     mem, step = accuracy.summary("train-memory-1gpu"), accuracy.summary("train-step-1gpu")
-    assert mem.within == mem.n_measured and step.within >= step.n_measured - 1
+    assert mem.within == mem.n_measured and step.within >= step.n_measured - 2
     multi = accuracy.summary("train-multigpu-step")
-    # "most": 125 of 140 with the dist6 calls (118 of 128 before them; their cases were chosen among the misses)
+    # "most": 143 of 156 with the host7 calls, a metered case held to its paced prediction (125 of 140 with the dist6
+    # calls, 118 of 128 before them; their cases were chosen among the misses)
     assert 0.85 * multi.n_measured <= multi.within < multi.n_measured
     assert accuracy.summary("train-multigpu-memory").within == accuracy.summary("train-multigpu-memory").n_measured
     assert all(c.cause for c in accuracy.cases("train-multigpu-step")
@@ -84,11 +86,14 @@ def test_the_serving_run_and_tables_are_families():
     # the serve5 call (sm.RUN5: the engine's steps next to its matmul probe and profile) adds its own graph points
     assert {c.where for c in accuracy.cases("serve-graph")} == set(sm.RUNS) | {sm.RUN5}
     assert len(accuracy.cases("serve-graph")) == sum(c.path == "graph" for c in checks) + len(sm.check_run5_decode())
-    assert len(accuracy.cases("serve-eager")) == sum(c.path == "eager" and c.what == "decode" for c in checks)
-    assert len(accuracy.cases("serve-prefill")) == sum(c.what == "prefill" for c in checks)
+    # the eager records are one run's points, every one in one protocol; the earlier runs' are history (sm.eager_scores)
+    assert len(accuracy.cases("serve-eager")) == len(sm.eager_checks("decode")) == 65
+    assert len(accuracy.cases("serve-prefill")) == len(sm.eager_checks("prefill")) == 36
+    assert {c.where for k in ("serve-eager", "serve-prefill") for c in accuracy.cases(k)} == {sm.EAGER_RUN}
     assert len(accuracy.cases("serve-published")) == (len(sm.check_published()) + len(sm.check_first_token())
                                                      + len(sm.check_inflight())) == 169
-    for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published"):
+    assert len(accuracy.cases("serve-concurrency")) == len(sm.check_concurrency()) == 9  # SGLang's cookbook runs
+    for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published", "serve-concurrency"):
         t = accuracy.FAMILIES[key].target
         assert all(c.cause for c in accuracy.cases(key) if abs(c.error) > t), key
 

@@ -369,16 +369,23 @@ def test_the_memory_shortcut_is_switched_off_where_its_premise_fails(monkeypatch
     the first layout it evaluates, switches the shortcut off and answers as brute force does."""
     m = memory.model_preset("Llama-2 7B")
     chip = plan.offered_chips()[0]
-    real = plan._layout_memory
+    real, real_bytes = plan._layout_memory, plan._memory_bytes
 
     def growing(model, chip, tp, pp, dp, seq_len, recompute, n_micro=0, v=1):  # fits only at dp <= 2
         mem = real(model, chip, tp, pp, dp, seq_len, recompute, n_micro, v)
-        return mem._replace(fits=mem.fits and dp <= 2)
+        more = 0.0 if dp <= 2 else mem.device_bytes
+        return mem._replace(total_bytes=mem.total_bytes + more, fits=mem.fits and dp <= 2)
+
+    def growing_bytes(model, chip, tp, pp, dp, seq_len, recompute, n_micro, v):  # the same memory's total
+        more = 0.0 if dp <= 2 else plan.spec(chip).memory_bytes
+        return real_bytes(model, chip, tp, pp, dp, seq_len, recompute, n_micro, v) + more
 
     plan._best_layout.cache_clear()
     plan._run_cached.cache_clear()
     plan._FITS.clear()
+    plan._LEAST.clear()
     monkeypatch.setattr(plan, "_layout_memory", growing)
+    monkeypatch.setattr(plan, "_memory_bytes", growing_bytes)
     monkeypatch.setattr(plan, "_fits_order_on", True)
     plan._seen_fit(m, chip, 1, 1, 1, 4096, 1, 1)  # "fits at dp=1" for tp=1, pp=1: the premise would say any dp fits
     try:
@@ -393,6 +400,64 @@ def test_the_memory_shortcut_is_switched_off_where_its_premise_fails(monkeypatch
         plan._best_layout.cache_clear()
         plan._run_cached.cache_clear()
         plan._FITS.clear()
+        plan._LEAST.clear()
+
+
+def test_the_least_memory_shortcut_is_switched_off_where_its_premise_fails(monkeypatch):
+    """_fit skips a (tp, pp, recompute, v) whose memory at the most replicas does not fit (the premise: memory does not
+    grow with the replicas). A memory model where more replicas need more: noticed when the shortcut's least is
+    first computed, switched off, and the search answers as brute force does (no fit remembered beforehand)."""
+    m = memory.model_preset("Llama-3 8B")
+    chip = "A100-80GB"
+    real, real_bytes = plan._layout_memory, plan._memory_bytes
+
+    def growing(model, chip, tp, pp, dp, seq_len, recompute, n_micro=0, v=1):  # 1 GB more per replica
+        mem = real(model, chip, tp, pp, dp, seq_len, recompute, n_micro, v)
+        total = mem.total_bytes + 1e9 * dp
+        return mem._replace(total_bytes=total, fits=total <= mem.device_bytes)
+
+    def growing_bytes(model, chip, tp, pp, dp, seq_len, recompute, n_micro, v):
+        return real_bytes(model, chip, tp, pp, dp, seq_len, recompute, n_micro, v) + 1e9 * dp
+
+    plan._best_layout.cache_clear()
+    plan._run_cached.cache_clear()
+    plan._FITS.clear()
+    plan._LEAST.clear()
+    monkeypatch.setattr(plan, "_layout_memory", growing)
+    monkeypatch.setattr(plan, "_memory_bytes", growing_bytes)
+    monkeypatch.setattr(plan, "_fits_order_on", True)
+    try:
+        found = 0
+        for n in (8, 16, 32, 64):
+            lay = plan.best_layout(m, chip, n, 4096, 2**21)
+            brute = _brute_layout(m, chip, n, 4096, 2**21)
+            assert (lay is None) == (brute is None)
+            if lay is not None:
+                assert lay.step_s == pytest.approx(brute, rel=1e-12)
+                found += 1
+        assert plan._fits_order_on is False and found
+    finally:
+        plan._best_layout.cache_clear()
+        plan._run_cached.cache_clear()
+        plan._FITS.clear()
+        plan._LEAST.clear()
+
+
+def test_the_least_memory_shortcut_changes_no_answer():
+    """With the shortcut (a layout that does not fit at the most replicas is not fitted again) the search answers as
+    brute force does, on models that fit few layouts (the shortcut skips most fits there)."""
+    for name, chip, counts in (("DeepSeek-V3", "H100-SXM", (256, 512, 1024, 2048)),
+                               ("Llama-3 405B", "A100-80GB", (128, 512, 1024)),
+                               ("Mixtral 8x22B", "H200-SXM", (16, 32, 64))):
+        m = memory.model_preset(name)
+        plan._LEAST.clear()
+        for n in counts:
+            lay = plan.best_layout(m, chip, n, 4096, 2**22)
+            brute = _brute_layout(m, chip, n, 4096, 2**22)
+            assert (lay is None) == (brute is None), (name, n)
+            if lay is not None:
+                assert lay.step_s == brute, (name, n)
+    assert plan._LEAST and plan._fits_order_on
 
 
 # --------------------------------------------------------------------------- prices on a date

@@ -265,9 +265,48 @@ def test_checked_range_states_each_path_from_its_records():
     inflight = next(p for p in paths.values() if p.function.startswith("servemeasured.inflight"))
     assert not inflight.planner and inflight.context == max(c.input + c.output for c in sm.check_inflight())
     assert inflight.params[1] == memory.model_preset("Llama-3.1 405B").n_params()
+    # SGLang's cookbook Qwen3 page (sgl-cookbook docs/autoregressive/Qwen/Qwen3.md @230dd7f): 8 x B200, TP 8, one
+    # 235B model; it checks the planner's steps composed as SGLang runs them, so it does not widen the verdict's range.
+    sglang = next(p for p in paths.values() if p.function.startswith("servemeasured.concurrent_tpot_s"))
+    assert not sglang.planner and sglang.n == len(sm.check_concurrency()) and sglang.chips == ("B200",)
+    assert sglang.tp == (8, 8) and "235B," in serving._describe(sglang)
+    assert "published SGLang times per output token" in serving.checked_range(
+        memory.model_preset("Llama-3 70B"), "H100-SXM", "cuda-graph", 104, 1200, 4)
     big = serving.checked_range(memory.model_preset("Llama-3.1 405B"), "H100-SXM", "cuda-graph", 64, 22000, 8)
     assert "outside" in big and "406B parameters" in big and "context 22,000 (checked to 4,096)" in big
     ok = serving.checked_range(memory.model_preset("Llama-3 70B"), "H100-SXM", "cuda-graph", 104, 1200, 4)
     assert "is inside" in ok and "predict_decode" in ok
     eager = serving.checked_range(memory.model_preset("Llama-3 8B"), "A100-SXM-80GB", "hf-eager", 8, 1000, 1)
     assert "A100-SXM-80GB (checked H100-SXM and H200-SXM)" in eager
+
+
+# The serve9 call (scripts/gpu/run_serve9.sh, one H100, 2026-11-27): every point of the family in one protocol.
+# Predictions committed before it (scripts/gpu/serve9_predictions.json, from the earlier H100 run's inputs) and the
+# record rule stated there (check_decode with the call's own three floor probes): 4 and 5 of 14 within 25 %.
+def test_serve9_is_the_decode_record_and_the_earlier_runs_history():
+    assert serving.DECODE_RECORD not in serving.DECODE_RUNS
+    checks = serving.check_decode(serving.DECODE_RECORD)
+    assert len(checks) == 14 and {c.card for c in checks} == {"NVIDIA H100 80GB HBM3"}
+    assert len(serving.measured_decode(serving.DECODE_RECORD)["probes"]) == 3  # start, middle, end
+    assert [(c.model, c.batch, c.context) for c in checks] == [
+        (c.model, c.batch, c.context) for c in serving.check_decode("h100-2026-11-26-decode")]
+    scores = {s.run: (s.within, s.n, s.record) for s in serving.decode_scores()}
+    assert scores == {"h200x2-2026-11-26-decode": (14, 14, False), "h200x4-2026-11-26-decode": (14, 14, False),
+                      "h100-2026-11-26-decode": (12, 14, False), "h100-2026-11-27-serve9": (5, 14, True)}
+    # every serve9 miss states its cause with the host probe beside it; every earlier miss its first-point cause
+    for s in serving.decode_scores():
+        assert len(s.misses) == s.n - s.within
+        want = "host time" if s.record else "the first point of its process"
+        assert all(want in m for m in s.misses), s.misses
+
+
+def test_serve9_blind_predictions_as_committed():
+    import json
+    from pathlib import Path
+    pred = json.loads((Path(__file__).resolve().parents[2] / "scripts/gpu/serve9_predictions.json").read_text())
+    # the blind column is the earlier H100 run's own prediction (its inputs), point for point
+    old = serving.check_decode(pred["inputs"]["run"])
+    assert [round(c.predicted_tokens_per_s, 3) for c in old] == [p["predicted_tokens_per_s"] for p in pred["points"]]
+    meas = serving.check_decode(serving.DECODE_RECORD)
+    blind = [p["predicted_tokens_per_s"] / c.measured_tokens_per_s - 1 for p, c in zip(pred["points"], meas)]
+    assert sum(abs(e) <= 0.25 for e in blind) == 4

@@ -337,6 +337,74 @@ def test_pyodide_computes_every_calculator_like_cpython(live_context, site_url):
     assert problems == [], "\n".join(problems)
 
 
+def _each_control_changed(key: str) -> list[dict]:
+    """Widget values for one calculator: its defaults, then each control changed alone (as _changed_values changes
+    one of each kind): several value sets of one chart's structure."""
+    calc = REGISTRY[key]
+    base = mlive.widget_state(key, calc.values({}))
+    out = [dict(base)]
+    for c in calc.controls:
+        v = base[c.key]
+        if c.kind in ("choice", "toggle"):
+            new = (v + 1) % len(c.options)
+        elif c.kind == "check":
+            new = not v
+        elif c.kind == "int":
+            new = v * 2 if v else 1
+        elif c.kind == "number":
+            new = float(f"{v * 1.5:.3g}") if v else 1.0
+        else:  # sliders, text: _changed_values's page tests change them
+            continue
+        out.append(dict(base, **{c.key: new}))
+    return out
+
+
+_STABLE = """function stable(x) {
+  if (Array.isArray(x)) return "[" + x.map(stable).join(",") + "]";
+  if (x && typeof x === "object") return "{" + Object.keys(x).sort().map(k => JSON.stringify(k) + ":" + stable(x[k])).join(",") + "}";
+  return x === undefined ? "null" : JSON.stringify(x);
+}"""
+
+
+@pytest.mark.browser
+def test_a_chart_taken_from_its_template_is_the_chart_compiled(live_context, site_url):
+    """A chart's Vega spec taken from its checked template (its structure compiled once, this spec's rows and values
+    put in their places) equals the spec compiled by Vega-Lite, for every calculator's chart at its defaults and
+    with each control changed; and most of them do come from a template (the page compiles fewer specs)."""
+    import mlcalc.calculators  # noqa: F401  (registers every calculator)
+
+    specs = []
+    for key in sorted(REGISTRY):
+        for values in _each_control_changed(key):
+            result = run_widgets(key, values)
+            if result.get("ok") and result.get("chart"):
+                specs.append([key, json.loads(json.dumps(result["chart"]))])
+    page = live_context.new_page()
+    problems = _watch(page, site_url)
+    try:
+        page.goto(f"{site_url}/notebooks/start/how-many-gpus.html", wait_until="load", timeout=60_000)
+        page.wait_for_function("() => window.mlcalcLive && window.vegaLite", timeout=60_000, polling=100)
+        out = page.evaluate("(specs) => {" + _STABLE + """
+            const live = window.mlcalcLive, differ = [];
+            const before = Object.assign({}, live.compiles);
+            for (const [key, spec0] of specs) {
+              const spec = Object.assign({}, spec0);
+              delete spec.$schema;
+              const got = stable(live.compile(spec));
+              live.checkTemplates();
+              if (got !== stable(window.vegaLite.compile(spec).spec)) differ.push(key);
+            }
+            return {differ, template: live.compiles.template - before.template, compiled: live.compiles.compiled - before.compiled};
+        }""", specs)
+    finally:
+        page.close()
+    assert len(specs) > 100
+    assert out["differ"] == [], f"taken from a template, these charts differ from their compiled spec: {out['differ']}"
+    assert out["template"] + out["compiled"] == len(specs)
+    assert out["template"] > len(specs) / 2, out
+    assert problems == [], "\n".join(problems)
+
+
 def test_every_kind_of_control_is_changed_on_some_page(strict_build):
     """Every kind of control the registered calculators use sits on some built page, where the page
     test above changes the first control of each kind of every calculator (and fails if it cannot)."""
