@@ -14,8 +14,8 @@ BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
 # make test runs its tests in this many processes (pytest-xdist). Its browsers, kernels and Pyodide keep
 # two cores only about half busy with two workers (466 CPU-s in a 7 min 19 s run), and still with three
-# (523 CPU-s of the whole tree in a run whose pytest took 474-493 s on a quiet machine: 53-55% of two
-# cores): much of a browser test is waiting on Chromium, a kernel or Pyodide. TEST_WORKERS=3 make test runs three.
+# (523 CPU-s for the whole tree, measured on a loaded run, against 474-493 s of pytest on a quiet machine:
+# 53-55% of two cores): much of a browser test waits on Chromium, a kernel or Pyodide. TEST_WORKERS=3 runs three.
 TEST_WORKERS ?= 4
 
 .PHONY: book test check serve lab notebooks bench clean
