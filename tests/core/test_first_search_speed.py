@@ -92,3 +92,25 @@ def test_a_pace_found_by_bisection_is_the_pace_of_every_sample_in_the_window():
     shuffled = ((3.0, 10, 1.0), (1.0, 20, 2.0), (2.0, 5, 0.5))  # out of time order: the pass over every sample
     assert distruns.pace_over(shuffled, 1.5, 3.0) == _pace_by_loop(shuffled, 1.5, 3.0) == 15 / 1.5
     assert distruns.checkpoint_calibration.__wrapped__() == distruns.checkpoint_calibration()
+
+
+def test_the_nearest_measured_shape_found_outwards_in_the_second_coordinate_is_the_nearest():
+    # steptime._nearest_pruned walks each group outwards from the key in the rows' second coordinate and stops a side
+    # where the first two coordinates alone are too far: the row _nearest picks, on the reference machine's matmul and
+    # attention rows, at random keys, at each row's own shape and half-way between rows
+    import json
+
+    from mlcalc import hfruns, steptime
+
+    data = json.loads(hfruns._folder("h200x2-2026-11-26-train-hf-run2").joinpath("rates.json").read_text())
+    tables = ([((float(r["m"]), float(r["n"]), float(r["k"])), float(r["tflops"])) for r in data["matmul"]],
+              [((float(r["head_dim"]), float(r["seq_len"])), float(r["fwd_bwd_tflops"])) for r in data["attention"]])
+    rng = random.Random(21)
+    for rows in tables:
+        groups = steptime._log_rows(rows)
+        assert groups is not None
+        shapes = [s for s, _ in rows]
+        keys = [tuple(rng.uniform(1, 3e5) for _ in shapes[0]) for _ in range(400)] + shapes
+        keys += [tuple((a + b) / 2 for a, b in zip(rng.choice(shapes), rng.choice(shapes))) for _ in range(200)]
+        for key in keys:
+            assert steptime._nearest_pruned(rows, groups, key) == steptime._nearest(rows, key), key
