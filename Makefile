@@ -13,9 +13,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
 # make test runs its tests in this many processes (pytest-xdist). Its browsers, kernels and Pyodide keep
-# two cores only about half busy with two workers (466 CPU-s in a 7 min 19 s run); a third fills much of
-# the rest (a mixed browser/nbval subset: -20% wall for +6% CPU). TEST_WORKERS=2 make test runs two.
-TEST_WORKERS ?= 3
+# two cores only about half busy with two workers (466 CPU-s in a 7 min 19 s run), and still with three
+# (523 CPU-s for the whole tree, measured on a loaded run, against 474-493 s of pytest on a quiet machine:
+# 53-55% of two cores): much of a browser test waits on Chromium, a kernel or Pyodide. TEST_WORKERS=3 runs three.
+TEST_WORKERS ?= 4
 
 .PHONY: book test check serve lab notebooks bench clean
 PORT ?= 8000
@@ -39,7 +40,7 @@ _vendor/vendor/.complete: scripts/fetch_vendor.sh
 
 # The pure wheel of mlcalc the site's calculators run from (in the reader's browser, Pyodide).
 WHEEL := _vendor/vendor/mlcalc/mlcalc.whl
-$(WHEEL): _vendor/vendor/.complete scripts/build_wheel.sh scripts/make_snapshot.mjs pyproject.toml $(shell find mlcalc -name '*.py' -o -name '*.json' 2>/dev/null) | $(BIN)/python
+$(WHEEL): _vendor/vendor/.complete scripts/build_wheel.sh scripts/make_snapshot.mjs pyproject.toml $(shell find mlcalc -name '*.py' -o -name '*.json' -o -name '*.txt' 2>/dev/null) | $(BIN)/python
 	PYTHON=$(BIN)/python bash scripts/build_wheel.sh
 
 book: $(VENV)/.installed-book _vendor/vendor/.complete $(WHEEL)
@@ -50,7 +51,9 @@ test: $(VENV)/.installed-test _vendor/vendor/.complete $(WHEEL)
 	bash scripts/ensure_chromium.sh
 	$(BIN)/ruff check mlcalc tests
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests notebooks book/workshop --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	@# The wheel (and its Pyodide snapshot) is current: made by the prerequisite above, so the tests' build
+	@# does not make it again (tests/conftest.py, MLCALC_WHEEL_BUILT).
+	MLCALC_WHEEL_BUILT=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests notebooks book/workshop --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Lint (ruff) and type-check (mypy; both set up in pyproject.toml), then unit and property tests only: no notebooks
 # (nbval), no build, no browser.

@@ -811,6 +811,17 @@ def _bundled_file(name: str, f: Any, names: str = "") -> list[Result]:
 
 
 @lru_cache(maxsize=None)
+def misses(name: str) -> Mapping[str, str]:
+    """Stated causes of a model's known misses on one bundled run (its ``misses.json``, written by hand from the run's
+    own records): key -> cause, the ``_about`` entry left out; empty where the run has none."""
+    _check.choice("run", name, runs())
+    f = _measured_dir().joinpath(name).joinpath("misses.json")
+    if not f.is_file():
+        return MappingProxyType({})
+    return MappingProxyType({k: v for k, v in json.loads(f.read_text()).items() if not k.startswith("_")})
+
+
+@lru_cache(maxsize=None)
 def bundled_collectives() -> tuple[BusbwCurve, ...]:
     """The collective curves of every bundled run, read from their ``collectives.json`` alone (the file
     scripts/gpu/run_collectives.sh writes): a page that shows one curve need not parse every run."""

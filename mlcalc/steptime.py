@@ -413,6 +413,12 @@ RMSNORM_BF16_IN = 40.0  # the same after .float() of a bf16 input (2+4), then .t
 LAYERNORM = 8.0  # one fused kernel: read 4, write 4
 CAST_TO_BF16 = 6.0  # autocast's fp32 -> bf16 copy of an activation (read 4, write 2)
 ROPE = 30.0  # q*cos (2+4), rotate_half (neg, cat: 2+2+2+2), *sin (4+4), add (8+4), per bf16 element
+# A query/key norm of the Llama family (Qwen 3: transformers' Qwen3RMSNorm.forward, ``self.weight *
+# hidden_states.to(input_dtype)``) multiplies its bf16 result by the fp32 weight: type promotion makes its output
+# fp32, so the rotary embedding after it reads fp32 queries and keys. Gemma's norm (``(x * (1 + w)).type_as(x)``)
+# casts back to bf16. Counted on the real modules (scripts/gpu/count_train_bytes.py, transformers 5.17):
+QK_NORM_FP32_OUT = 38.0  # .float() (2+4), pow (4+4), mean (4), x*rsqrt (4+4), .to(bf16) (4+2), weight * (2+4)
+ROPE_FP32_IN = 40.0  # q*cos (4+4), rotate_half (neg 4+4 and cat 4+4 over half and all), *sin (4+4), add (4+4+4)
 RESIDUAL_ADD = 10.0  # fp32 stream + bf16 branch -> fp32 (4+2+4)
 GATED_ACT = 10.0  # act(gate) (2+2) and act * up (4+2), per inner element
 # GPT-2's "gelu_new" as 9 PyTorch ops (HF NewGELUActivation); autocast runs pow, so the tanh branch, in fp32:
@@ -443,11 +449,12 @@ def elementwise_bytes_per_token_layer(model: ModelConfig, moe: bool | None = Non
         "casts of norm outputs to bf16": CAST_TO_BF16 * h * (reads_of_norm1 + reads_of_norm2),
         "residual adds": 2 * RESIDUAL_ADD * h,
     }
+    fp32_heads = m.qk_norm and m.norms_per_layer != 4  # a Llama-family q/k norm's fp32 output (Gemma's: bf16)
     if not m.learned_positions:
         rot = m.n_heads * (m.qk_rope_head_dim or m.head_dim) + kv
-        parts["rotary embeddings and casts"] = (ROPE + CAST_TO_BF16) * rot
+        parts["rotary embeddings and casts"] = ((ROPE_FP32_IN if fp32_heads else ROPE) + CAST_TO_BF16) * rot
     if m.qk_norm:
-        parts["query/key norms"] = RMSNORM_BF16_IN * (m.q_width + kv)
+        parts["query/key norms"] = (QK_NORM_FP32_OUT if fp32_heads else RMSNORM_BF16_IN) * (m.q_width + kv)
     if m.gated_mlp:
         parts["activation"] = GATED_ACT * f
     else:

@@ -67,10 +67,14 @@ def widget_view_count(cell) -> int:
 
 
 def _build() -> subprocess.CompletedProcess:
-    wheel = subprocess.run(["bash", str(ROOT / "scripts" / "build_wheel.sh")], cwd=ROOT, capture_output=True, text=True,
-                           env=dict(os.environ, PYTHON=sys.executable))
-    if wheel.returncode != 0:
-        return wheel
+    # make test sets MLCALC_WHEEL_BUILT=1: its prerequisite made the wheel from this checkout just before
+    # (the Makefile's rule for it names every source of the wheel); making it again here took a pip wheel
+    # and two hashes on the way to the first browser test.
+    if not (os.environ.get("MLCALC_WHEEL_BUILT") == "1" and (ROOT / "_vendor" / "vendor" / "mlcalc" / "mlcalc.whl").exists()):
+        wheel = subprocess.run(["bash", str(ROOT / "scripts" / "build_wheel.sh")], cwd=ROOT, capture_output=True,
+                               text=True, env=dict(os.environ, PYTHON=sys.executable))
+        if wheel.returncode != 0:
+            return wheel
     if os.environ.get("MLCALC_SITE_BUILT") == "1" and (HTML / "index.html").exists():
         # the wheel and the Pyodide snapshot made with it (scripts/build_wheel.sh)
         shutil.copytree(ROOT / "_vendor" / "vendor" / "mlcalc", HTML / "_static" / "vendor" / "mlcalc", dirs_exist_ok=True)
@@ -89,10 +93,10 @@ def strict_build(tmp_path_factory) -> subprocess.CompletedProcess:
     """Build the book as the README does, strictly (-W -n --keep-going); return the finished process.
 
     The wheel of mlcalc the site's calculators run is rebuilt first (as make book does), so the page
-    never runs an older mlcalc than the one under test. MLCALC_SITE_BUILT=1 tests the site already
+    never runs an older mlcalc than the one under test (under make test, its prerequisite has just made it). MLCALC_SITE_BUILT=1 tests the site already
     in _build/html instead (quicker while working on the site's scripts; CI never sets it).
 
-    With pytest-xdist (make test runs three workers) the first worker that needs the site builds it,
+    With pytest-xdist (make test runs four workers) the first worker that needs the site builds it,
     under a lock, and records the outcome; the others read the record: one build per run.
     """
     from filelock import FileLock
@@ -186,7 +190,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.build)
 
 
-# Under pytest-xdist (make test runs three workers) every test goes to whichever worker is free, except
+# Under pytest-xdist (make test runs four workers) every test goes to whichever worker is free, except
 # the tests that must share one process, in order: a notebook's nbval cells (one kernel runs them
 # all) and the files below (one JupyterLab server for the live-Jupyter tests). xdist's own
 # "loadgroup" cannot do this with pytest 9.2 (it renames node ids through an attribute pytest no

@@ -63,12 +63,59 @@ def test_two_gpu_all_gather_and_reduce_scatter_are_a_stated_miss(op, low, high):
     # Source: our measurement over 2 of the same 4 H200s (h200x4-2026-11-26-net5-2of4): all-gather 268.1,
     # reduce-scatter 274.4 GB/s at 1 GiB, i.e. 73% and 75% of the model's ~367 (collectives chapter, "From two
     # GPUs to four"). The model keeps busbw independent of the GPU count, as nccl-tests' PERFORMANCE.md defines it;
-    # the measurement rises from 2 to 4 GPUs for these two and we found no source explaining why (NCCL issue 1281:
-    # "no known reason" for a few-percent gap between collectives on 8 H100s). Left unexplained, not tuned away:
-    # this pins the stated state, so a change in the model or the data shows here and in the chapter.
+    # the measurement rises from 2 to 4 GPUs for these two. The cause is measured in the same call (the next test):
+    # NCCL's ring kernels for these two, not the link. Stated, not tuned away: this pins the stated state, so a change
+    # in the model or the data shows here and in the chapter.
     assert low <= _ratio(RUN2, op, 2) <= high
     # ... and on 4 GPUs the same collective is back within 15% (see above), so the miss is the 2-GPU case.
     assert _ratio(RUN4, op, 4) > high
+
+
+TWO_GPU_RUNS = ("h200x2-2026-11-26", "h200x2-2026-11-26-collectives2", "h200x2-2026-11-26-collectives3",
+                "h200x2-2026-11-26-net5", RUN2, "h200x4-2026-11-26-net5-2of4-run2")
+
+
+@pytest.mark.parametrize("run", TWO_GPU_RUNS)
+def test_the_two_gpu_miss_is_the_ring_kernel_not_the_link(run):
+    # The stated cause of the 2-GPU all-gather and reduce-scatter misses (mlcalc/data/measured/
+    # h200x4-2026-11-26-net5-2of4/misses.json), checked against every 2-GPU H200 sweep bundled (NCCL 2.28.9, NVLS off):
+    # on the same 2 GPUs in the same call, all-to-all sends the same bytes per rank (half the buffer each way) and
+    # all-reduce runs the same ring reduce-scatter + all-gather, both at 326-331 GB/s busbw at 1 GiB (send/recv
+    # 358-360 where the sweep has it), while all-gather and reduce-scatter stay at 266-276 GB/s. If a later sweep
+    # brought them up to the link's rate, this cause would be wrong and this test says so.
+    curves = {c.op: c for c in measured.run(run) if isinstance(c, measured.BusbwCurve)}
+    at = {op: c.busbw_bytes_per_s_at(GIB) for op, c in curves.items()}
+    assert all(c.n_ranks == 2 and c.info.device_name == "NVIDIA H200" for c in curves.values())
+    for slow in ("all_gather", "reduce_scatter"):
+        assert at["all_reduce"] >= 1.15 * at[slow], (run, slow)
+        for fast, factor in (("all_to_all", 1.15), ("send_recv", 1.25)):
+            if fast in at:  # the first three sweeps ran all-reduce, all-gather and reduce-scatter only
+                assert at[fast] >= factor * at[slow], (run, fast, slow)
+
+
+def test_the_accuracy_page_states_the_cause_of_each_collectives_miss():
+    # Every case of the collectives family outside its ±15% carries a stated cause (the issue's "within or its cause
+    # stated"), and the cause names what the measurement above shows; a case within carries none.
+    from mlcalc import accuracy
+
+    cases = accuracy.cases("collectives")
+    missed = [c for c in cases if abs(c.error) > accuracy.FAMILIES["collectives"].target]
+    assert sorted(c.label for c in missed) == ["all-gather over 2 GPUs, 1 GiB", "reduce-scatter over 2 GPUs, 1 GiB"]
+    for c in missed:
+        assert "all-to-all" in c.cause and "NVIDIA/nccl#1281" in c.cause and c.where == RUN2, c.label
+    assert all(not c.cause for c in cases if c not in missed)
+
+
+def test_eight_gpu_ring_all_gather_against_published_h100_numbers():
+    # Source: NVIDIA/nccl-tests issue 326 (8 x H100 SXM, NVLink through NVSwitch, all_gather_perf -b 128M -e 16384M
+    # -g 8): all-gather and all-reduce bus bandwidth level off at ~360 GB/s, and NCCL's maintainer: "360 GB/s is
+    # exactly what we'd expect on H100". NVIDIA/nccl issue 1281 (H100): reduce-scatter 360, all-gather 350 GB/s busbw.
+    # The model's ring at 8 GiB on one DGX-H100 node gives ~369 GB/s for both: within 3% of 360 and 6% of 350. On 8
+    # GPUs the ring kernels reach the link's rate, as they do on 4 of our H200s; the miss is the 2-GPU case.
+    eight = net.fabric("DGX-H100", 1)
+    for op, published in (("all_gather", 360e9), ("all_gather", 350e9), ("reduce_scatter", 360e9)):
+        model = net.fabric_collective_time(2**33, eight, op).busbw_bytes_per_s
+        assert model == pytest.approx(published, rel=0.06), (op, published)
 
 
 def test_measured_busbw_rises_from_two_gpus_to_four_the_model_stays_flat():

@@ -176,20 +176,15 @@ def test_h100_peak_memory_within_10_percent(case):
 
 # Step time on the H100 within 20%, twice: with the H100's own measured machine, and with the H200 machine carried
 # over to the H100 by the two cards' measured matmul rates and copy bandwidths (what a reader without an H100 run
-# gets). Measured here: -21% to +20% with its own machine, -16% to +7% carried over. Qwen3 0.6B with recomputation is
+# gets). Measured here: -18% to +10% with its own machine, -17% to +10% carried over. Qwen3 0.6B with recomputation is
 # the low end of both: the engine puts it on the device (240 ms of kernels against 192 of host on the H100) and it
-# is under-predicted on every machine, by 15-21%; at 4 x 2048 on the H100's own machine by 20.6% since checkpointing's
-# host cost is priced at the machine's own pace (distruns.checkpoint_calibration: 0.73 ms a layer, was 1.11 from two
-# floor steps at two paces). Pinned as measured, not fitted.
+# is under-predicted on every machine, by 13-19% (-20.6% at 4 x 2048 before its query/key norm's fp32 output and the
+# fp32 rotary embedding after it were counted: tests/core/test_qk_norm_bytes.py). Pinned as measured, not fitted.
 @pytest.mark.parametrize("case", H100_CASES, ids=_id)
 def test_h100_step_time_within_20_percent(case):
     for mach in (hfruns.machine(H100), hfruns.machine_like(RUN2, "H100-SXM")):
         pred = steptime.step_time(case.model, case.batch, case.seq_len, case.recompute, mach)
-        if (case.model.name, case.batch, case.seq_len, case.recompute) == ("Qwen3 0.6B", 4, 2048, True) and (
-                mach.name == hfruns.machine(H100).name):
-            assert -0.22 <= pred.total_s / case.step_s - 1 <= -0.20
-        else:
-            assert pred.total_s == pytest.approx(case.step_s, rel=0.20), mach.name
+        assert pred.total_s == pytest.approx(case.step_s, rel=0.20), mach.name
 
 
 def test_h100_is_slower_than_the_h200_where_bytes_dominate():
@@ -204,16 +199,14 @@ def test_h100_is_slower_than_the_h200_where_bytes_dominate():
     assert 0.95 < min(ratios) and max(ratios) < 1.25 and sum(ratios) / len(ratios) > 1.05
 
 
-def test_second_h200_machine_within_targets_but_one_qwen3_case():
-    # h200x4-2026-11-26-train-hf with its own machine: memory within 10% everywhere; step time within 20% but for
-    # Qwen3 0.6B, 8 x 1024 with recomputation at -20.7% (its measured time equals the first H200 machine's, 247.5
-    # against 241.8 ms, while this host's faster dispatch lowers the prediction). Pinned as measured, not fitted.
+def test_second_h200_machine_within_targets():
+    # h200x4-2026-11-26-train-hf with its own machine: memory within 10% and step time within 20% everywhere; the
+    # closest, Qwen3 0.6B, 8 x 1024 with recomputation, at -19.1% (-20.7% before the query/key norm's fp32 output was
+    # counted; its measured time equals the first H200 machine's, 247.5 against 241.8 ms, while this host's faster
+    # dispatch lowers the prediction). Pinned as measured, not fitted.
     mach = hfruns.machine(H200B)
     for c in hfruns.cases(H200B):
         assert memory.training_peak(c.model, c.batch, c.seq_len, c.recompute).total_bytes == pytest.approx(
             c.peak_bytes, rel=0.10)
         err = steptime.step_time(c.model, c.batch, c.seq_len, c.recompute, mach).total_s / c.step_s - 1
-        if (c.model.name, c.batch, c.seq_len, c.recompute) == ("Qwen3 0.6B", 8, 1024, True):
-            assert -0.24 <= err <= -0.20
-        else:
-            assert abs(err) <= 0.20, (_id(c), err)
+        assert abs(err) <= 0.20, (_id(c), err)
