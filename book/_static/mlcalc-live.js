@@ -1092,31 +1092,24 @@
     return filled;
   }
 
-  // Checks of templates, off the change path: a chart's first, drawn as the page loads, when the page is idle (at the
-  // latest after a second); one met on a change, in the task right after that change is drawn (before the next
-  // change's result comes back from Python, which then finds the template checked).
+  // Checks a template off the change path (when the page is idle, at the latest after a second).
   var checks = [];
-  function runCheck() {
-    var next = checks.shift();
-    try { if (next) next(); } catch (err) { /* the template stays unchecked: specs of its structure compile as they are */ }
-    if (checks.length) later(runCheck);
-  }
-  function checkLater(job, soon) {
-    if (soon) {
-      checks.unshift(job);
-      setTimeout(runCheck, 0);
-    } else {
-      checks.push(job);
-      if (checks.length === 1) later(runCheck);
-    }
+  function checkLater(job) {
+    checks.push(job);
+    if (checks.length > 1) return;
+    var run = function () {
+      var next = checks.shift();
+      try { if (next) next(); } catch (err) { /* the template stays unchecked: specs of its structure compile as they are */ }
+      if (checks.length) later(run);
+    };
+    later(run);
   }
   function later(fn) {
     if (typeof window.requestIdleCallback === "function") window.requestIdleCallback(fn, { timeout: 1000 });
     else setTimeout(fn, 50);
   }
 
-  // `soon`: compiled for a change (its template's check runs right after it), else for the page's first drawing.
-  function compileVegaLite(vl, soon) {
+  function compileVegaLite(vl) {
     if (live.templates === false) return compileExact(vl);
     var t = templateOf(vl);
     var key = stableJson(t.skeleton); // the order of keys does not change what Vega-Lite compiles
@@ -1142,7 +1135,7 @@
       var filled = fillTemplate(compiledTemplate, t, true);
       entry.compiled = compiledTemplate;
       entry.ok = !!filled && stableJson(filled) === stableJson(vg);
-    }, soon);
+    });
     return vg;
   }
 
@@ -1227,7 +1220,7 @@
       delete vl.$schema;
       // Drawn to the width of its column (a phone's is narrower than the spec's 520 px).
       handColumn(vl, self.columnWidth(el));
-      var parts = splitVega(compileVegaLite(vl, !!seq), scaleFields(vl));
+      var parts = splitVega(compileVegaLite(vl), scaleFields(vl));
       var timing = self.timing && self.timing.seq === seq ? self.timing : null;
       if (timing) timing.compiled = performance.now();
       var done;
