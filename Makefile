@@ -12,11 +12,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
-# make test runs its tests in this many processes (pytest-xdist). Its browsers, kernels and Pyodide keep
-# two cores only about half busy with two workers (466 CPU-s in a 7 min 19 s run), and still with three
-# (523 CPU-s for the whole tree, measured on a loaded run, against 474-493 s of pytest on a quiet machine:
-# 53-55% of two cores): much of a browser test waits on Chromium, a kernel or Pyodide. TEST_WORKERS=3 runs three.
-TEST_WORKERS ?= 4
+# make test runs its tests in this many processes (pytest-xdist). Fresh-clone CI runs of the same tree (main
+# fe80026, 4,007 tests, quiet 2-core machine, 2026-11-27): three workers 8 min 28 s of pytest (10 min 9 s in all),
+# four workers 8 min 54 s (10 min 40 s): a fourth worker only adds contention. TEST_WORKERS=4 runs four.
+TEST_WORKERS ?= 3
 
 .PHONY: book test check serve lab notebooks bench clean
 PORT ?= 8000

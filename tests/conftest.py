@@ -96,7 +96,7 @@ def strict_build(tmp_path_factory) -> subprocess.CompletedProcess:
     never runs an older mlcalc than the one under test (under make test, its prerequisite has just made it). MLCALC_SITE_BUILT=1 tests the site already
     in _build/html instead (quicker while working on the site's scripts; CI never sets it).
 
-    With pytest-xdist (make test runs four workers) the first worker that needs the site builds it,
+    With pytest-xdist (make test runs three workers) the first worker that needs the site builds it,
     under a lock, and records the outcome; the others read the record: one build per run.
     """
     from filelock import FileLock
@@ -190,7 +190,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.build)
 
 
-# Under pytest-xdist (make test runs four workers) every test goes to whichever worker is free, except
+# Under pytest-xdist (make test runs three workers) every test goes to whichever worker is free, except
 # the tests that must share one process, in order: a notebook's nbval cells (one kernel runs them
 # all) and the files below (one JupyterLab server for the live-Jupyter tests). xdist's own
 # "loadgroup" cannot do this with pytest 9.2 (it renames node ids through an attribute pytest no
