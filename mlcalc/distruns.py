@@ -78,6 +78,7 @@ def _root() -> Any:
     return resources.files("mlcalc.data").joinpath("measured")
 
 
+@lru_cache(maxsize=None)  # package data: listed once (the record asks per case)
 def runs() -> tuple[str, ...]:
     """Run folders that hold train_dist results."""
     return tuple(sorted(p.name for p in _root().iterdir()
@@ -376,6 +377,7 @@ def _pace_file(run: str, name: str) -> tuple[tuple[float, int, float], ...]:
     return tuple(rows)
 
 
+@lru_cache(maxsize=None)  # package data: listed once (case_pace asks per case)
 def runs_with_meters() -> tuple[str, ...]:
     """Run folders that hold pace meters (``pace_c*.txt``)."""
     return tuple(sorted(p.name for p in _root().iterdir()
