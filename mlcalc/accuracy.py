@@ -263,8 +263,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "8 x B200, Qwen3 235B-A22B, bf16)",
            "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.serving.predict_decode / predict_prefill)",
            "time per output token", "point", 0.25, "notebooks/plan/serving-plan", _serve_concurrency),
-    Family("serve-latency", "vLLM's published end-to-end latency of one static batch (nightly benchmark, H200, bf16, "
-           "8 x 32 in / 128 out; 8B, 70B and Mixtral on 1, 4 and 2 GPUs)",
+    Family("serve-latency", "vLLM's published end-to-end latency of one static batch (nightly benchmark, H200 and "
+           "A100, bf16, 8 x 32 in / 128 out; 8B, 70B and Mixtral on 1, 4 and 2 GPUs)",
            "mlcalc.servemeasured.static_batch_latency_s (mlcalc.serving.predict_decode / predict_prefill)",
            "latency", "point", 0.25, "notebooks/plan/serving-plan", _serve_latency),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",

@@ -1190,25 +1190,30 @@ def test_sglang_misses_are_not_the_allreduce_alone():
 
 
 def test_vllm_nightly_latency_rows():
-    # vLLM Buildkite 'performance-benchmark' build 9515 (https://buildkite.com/vllm/performance-benchmark/builds/9515),
-    # 'Latency tests' on H200: latency_llama70B_tp4 mean 2077.53 ms, latency_llama8B_tp1 833.421 ms,
-    # latency_mixtral8x7B_tp2 1917.44 ms; input 32, output 128, batch 8 (tests/latency-tests-header.md)
-    checks = {c.model: c for c in sm.check_latency()}
-    assert set(checks) == {"Llama-3.1 8B", "Llama-3 70B", "Mixtral 8x7B"}
-    assert checks["Llama-3 70B"].published_s == pytest.approx(2.07753) and checks["Llama-3 70B"].gpus == 4
-    assert checks["Llama-3.1 8B"].published_s == pytest.approx(0.833421) and checks["Llama-3.1 8B"].gpus == 1
-    assert checks["Mixtral 8x7B"].published_s == pytest.approx(1.91744) and checks["Mixtral 8x7B"].gpus == 2
-    for c in checks.values():
-        assert (c.batch, c.input, c.output, c.chip) == (8, 32, 128, "H200-SXM")
+    # vLLM Buildkite 'performance-benchmark', 'Latency tests' (input 32, output 128, batch 8: tests/latency-tests-header.md)
+    # build 9515 (https://buildkite.com/vllm/performance-benchmark/builds/9515), H200: latency_llama70B_tp4 mean
+    # 2077.53 ms, latency_llama8B_tp1 833.421 ms, latency_mixtral8x7B_tp2 1917.44 ms;
+    # build 9523 (https://buildkite.com/vllm/performance-benchmark/builds/9523), A100-SXM4-80GB: 3990.59, 1579.27, 3643.84
+    checks = sm.check_latency()
+    got = {(c.chip, c.model): c for c in checks}
+    published = {("H200-SXM", "Llama-3 70B"): 2.07753, ("H200-SXM", "Llama-3.1 8B"): 0.833421,
+                 ("H200-SXM", "Mixtral 8x7B"): 1.91744, ("A100-80GB", "Llama-3 70B"): 3.99059,
+                 ("A100-80GB", "Llama-3.1 8B"): 1.57927, ("A100-80GB", "Mixtral 8x7B"): 3.64384}
+    assert set(got) == set(published) and len(checks) == 6
+    tp = {"Llama-3 70B": 4, "Llama-3.1 8B": 1, "Mixtral 8x7B": 2}
+    for key, c in got.items():
+        assert c.published_s == pytest.approx(published[key]) and c.gpus == tp[c.model]
+        assert (c.batch, c.input, c.output) == (8, 32, 128)
         # the prefill of 8 x 32 tokens and 127 decode steps, nothing else
         m = memory.model_preset(c.model)
-        step = serving.predict_decode(m, "H200-SXM", 8, 32 + 64, "cuda-graph", c.gpus).step_s
-        pre = serving.predict_prefill(m, "H200-SXM", 8, 32, "cuda-graph", c.gpus)
+        step = serving.predict_decode(m, c.chip, 8, 32 + 64, "cuda-graph", c.gpus).step_s
+        pre = serving.predict_prefill(m, c.chip, 8, 32, "cuda-graph", c.gpus)
         assert c.predicted_s == pytest.approx(pre + 127 * step, rel=1e-12)
         assert (abs(c.error) > 0.25) == bool(c.cause)
-    # every row under-predicts by a time per step that does not grow with the step (host work between replays):
-    # the shortest step misses, the others are within 25 %
-    extra = {k: (c.published_s - c.predicted_s) / 127 for k, c in checks.items()}
-    assert all(e > 0 for e in extra.values()) and max(extra.values()) < 2 * min(extra.values())
-    assert [k for k, c in checks.items() if abs(c.error) > 0.25] == ["Llama-3.1 8B"]
-    assert checks["Llama-3.1 8B"].cause.startswith("no cause stated by the source")
+    # every row under-predicts, by a few ms a step (host work between replays) that does not grow with the step:
+    # on the H200 the shortest step misses, the others are within 25 %
+    for chip in ("H200-SXM", "A100-80GB"):
+        extra = [(c.published_s - c.predicted_s) / 127 for c in checks if c.chip == chip]
+        assert all(0.001 < e < 0.006 for e in extra)
+    assert [k for k, c in got.items() if abs(c.error) > 0.25] == [("H200-SXM", "Llama-3.1 8B")]
+    assert got[("H200-SXM", "Llama-3.1 8B")].cause.startswith("no cause stated by the source")
