@@ -871,7 +871,7 @@ def in_place_sweep(name: str, file: str = "inplace_n2.json") -> Mapping[tuple[st
     for key, by_size in sorted(rows.items()):
         sizes = tuple(sorted(by_size))
 
-        def med(field: str, by_size: dict = by_size) -> tuple[float, ...]:
+        def med(field: str, by_size: dict = by_size, sizes: tuple[int, ...] = sizes) -> tuple[float, ...]:
             return tuple(statistics.median(float(r[field]) for r in by_size[s]) for s in sizes)
         out[key] = BusbwCurve(info, key[0], n, sizes, med("busbw_gbps"), med("algbw_gbps"), med("time_s"))
     return MappingProxyType(out)

@@ -155,3 +155,12 @@ def test_the_misses_state_what_this_check_found():
         assert RUN in missed[label] and "24 channels" in missed[label] and "32 channels" in missed[label], label
     assert "in place" in missed["all-gather over 2 GPUs, 1 GiB"] and "failed the check" in missed[
         "all-gather over 2 GPUs, 1 GiB"]
+
+
+def test_in_place_sweep_refuses_what_it_cannot_read():
+    with pytest.raises(ValueError, match="run="):
+        measured.in_place_sweep("no-such-run")
+    with pytest.raises(ValueError, match="file='nope.json'"):
+        measured.in_place_sweep(RUN, "nope.json")
+    with pytest.raises(ValueError, match="not written by scripts/gpu/inplace_collectives.py"):
+        measured.in_place_sweep(EARLIER, "collectives.json")  # mlcalc.bench's file
