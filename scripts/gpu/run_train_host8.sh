@@ -61,7 +61,7 @@ launch() {  # $1: world size, $2: GPUs, $3: start no case after (s), $4: kill af
     --state-dir "$WORK" --deadline $(( T0 + $3 )) ${6:-}
   echo "== launch on $w GPUs ended rc=$? at +$(now)s"
 }
-(
+( [ -n "${NOFLOORS:-}" ] && exit 0  # NOFLOORS=1: the metered cases alone (host8b)
   echo "== $(date -u +%T) +$(now)s calibration program at 64/512/2048 tokens on GPU 3, busy threads on vCPU $C3"
   CUDA_VISIBLE_DEVICES=$([ -z "$CPU" ] && echo 3) PYTHONPATH="$ROOT" timeout -k 5 "${FLOOR_S:-140}" \
     $PY "$HERE/train_hf.py" $HFCPU --floor-seq "${FLOOR_SEQ:-64,512,2048}" --models "Llama-3.2 1B,Qwen2.5 0.5B" \
@@ -69,12 +69,12 @@ launch() {  # $1: world size, $2: GPUs, $3: start no case after (s), $4: kill af
   echo "== calibration program ended rc=$? at +$(now)s"; cat "$WORK/floor.log"
 ) &
 FLOORS=$!
-launch 1 "$([ -z "$CPU" ] && echo 2)" 110 160 40 &
+[ -z "${NO1:-}" ] && launch 1 "$([ -z "$CPU" ] && echo 2)" "${P1_START:-110}" "${P1_KILL:-160}" "${CASE_S:-40}" &  # NO1=1: no 1-GPU case (host8b)
 ONE=$!
-launch 2 "$([ -z "$CPU" ] && echo 0,1)" 110 160 40
+launch 2 "$([ -z "$CPU" ] && echo 0,1)" "${P1_START:-110}" "${P1_KILL:-160}" "${CASE_S:-40}"
 wait $FLOORS $ONE
 METER_FLOORS=1 FLOOR_REPS=${FLOOR_REPS:-24} launch 4 "$([ -z "$CPU" ] && echo 0,1,2,3)" $((BUDGET_S - 45)) \
-  $((BUDGET_S - 3)) 40 "--floors --floor-set dist4b"
+  $((BUDGET_S - 3)) "${CASE_S:-40}" "$([ -z "${NOFLOORS:-}" ] && echo --floors --floor-set dist4b)"
 touch "$RES/pacemeter.stop" "$RES/speedometer.stop"; wait $SPEED $P1
 rm -f "$RES/pacemeter.stop" "$RES/speedometer.stop"
 echo "== done +$(now)s"

@@ -388,10 +388,27 @@ def host8_cases() -> list[dict[str, Any]]:
     ]
 
 
+def host8b_cases() -> list[dict[str, Any]]:
+    """The host8 second call (``run_train_host8.sh`` with ``SWEEP=host8b NOFLOORS=1``), metered as :func:`dist6_cases`:
+    configurations never metered whose unmetered runs are the family's record's miss or nearest misses: on 2 GPUs
+    TP 2 3B at 1 x 4096, 2 x 2048 checkpointed and 1 x 8192 checkpointed, TP 2 8B at 1 x 2048 checkpointed; on 4
+    GPUs FSDP 2 x TP 2 8B at 2 x 2048 checkpointed."""
+    b3, b8 = _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    m, r = {"variants": ("meter",)}, {"rounds": 3}
+    return [
+        {**case(b3, 2, 4096, 1, False, tp=2, tag="h8b", **m), **r},
+        {**case(b3, 2, 2048, 2, True, tp=2, tag="h8b", **m), **r},
+        {**case(b3, 2, 8192, 1, True, tp=2, tag="h8b", **m), **r},
+        {**case(b8, 2, 2048, 1, True, tp=2, tag="h8b", **m), **r},
+        {**case(b8, 4, 2048, 2, True, dp=2, tp=2, tag="h8b", **m), **r},
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
-          "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases, "host8": host8_cases}
+          "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases, "host8": host8_cases,
+          "host8b": host8b_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
