@@ -164,6 +164,14 @@ FLOORS_RUN = MappingProxyType({"NVIDIA H200": "h200x2-2026-11-26-train-dist-held
 FSDP_TP_FLOORS_RUN = MappingProxyType({"NVIDIA H200": "h200x4-2026-11-26-train-dist4b",
                                        "NVIDIA H100 80GB HBM3": "h200x4-2026-11-26-train-dist4b"})
 
+#: The run whose floors measured FSDP2 over DTensor parameters beside the pace meter (host8: 24 passes of each
+#: program at 2 and 6 layers, every pass priced at its slowest rank's pace, :func:`metered_fsdp_dtensor`): its median
+#: replaces :data:`FSDP_TP_FLOORS_RUN`'s (7 unmetered passes of each program, each program at whatever pace it then
+#: had: 33 forward and 535 backward plain ops a layer) in the engine's machine (:func:`machine`), as the rule
+#: committed before the call said (scripts/gpu/host8_predictions.json). host7b's metered floors, on another host,
+#: agree (135 and 294 against 115 and 309).
+FSDP_TP_METERED_RUN = "h200x4-2026-11-27-train-host8"
+
 
 def host_floors(run: str) -> tuple[Mapping[str, Any], ...]:
     """The host floors of a run (every rank's rows, each with its ``rank``), or () where it measured none."""
@@ -251,14 +259,25 @@ def _machine(device: str) -> Any:
     if device in FLOORS_RUN:
         base = steptime.with_dist_host(base, host_floors(FLOORS_RUN[device]),
                                        host_floors(FSDP_TP_FLOORS_RUN[device]) if device in FSDP_TP_FLOORS_RUN else ())
+        tf, tb = fsdp_dtensor_constants()
+        base = base._replace(host_s_per_fsdp_dtensor_layer=tf * base.host_s_per_op,
+                             host_s_per_fsdp_dtensor_backward_layer=tb * base.host_s_per_backward_op)
     return base
+
+
+@lru_cache(maxsize=None)
+def fsdp_dtensor_constants(run: str = FSDP_TP_METERED_RUN) -> tuple[float, float]:
+    """FSDP2's host cost per layer over DTensor parameters, forward and backward, in plain forward and backward ops:
+    the medians of a run's metered floors (:func:`metered_fsdp_dtensor`)."""
+    m = metered_fsdp_dtensor(run)
+    return max(0.0, m["forward"][1]), max(0.0, m["backward"][1])
 
 
 def machine(case: DistCase) -> Any:
     """The card's measured machine: a single-GPU run of the book on the same kind of card (matmul, attention and
     element-wise rates, host constants per op) and, where measured, the DTensor and FSDP2 host costs of the card's
-    host floors (:data:`FLOORS_RUN`; FSDP2 over DTensor parameters: :data:`FSDP_TP_FLOORS_RUN`) in units of its
-    plain op (:func:`mlcalc.steptime.with_dist_host`)."""
+    host floors (:data:`FLOORS_RUN`; FSDP2 over DTensor parameters: the metered floors of :data:`FSDP_TP_METERED_RUN`,
+    :func:`fsdp_dtensor_constants`) in units of its plain op (:func:`mlcalc.steptime.with_dist_host`)."""
     return _machine(case.device)
 
 
@@ -794,6 +813,7 @@ def _pace_around(samples: tuple[tuple[float, int, float], ...], start: float, en
     return pace_over(samples, mid - half, mid + half)
 
 
+@lru_cache(maxsize=None)
 def metered_floors(run: str) -> tuple[MeteredFloor, ...]:
     """The multi-GPU host floors of a run measured beside the pace meter (``train_dist.py --floors`` with
     ``METER_FLOORS=1``: each rank's busy threads on its metered vCPU, every pass's window in ``reps``): per program
