@@ -882,3 +882,70 @@ def metered_fsdp_dtensor(run: str) -> Mapping[str, tuple[float, ...]]:
                 out[name] = tuple(((q[(prog, hi)][a] - q[(prog, lo)][b]) - (q[(base, hi)][c] - q[(base, lo)][e]))
                                   / (hi - lo) / unit for a, b, c, e in ((0, 2, 2, 0), (1, 1, 1, 1), (2, 0, 0, 2)))
     return MappingProxyType(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# The calibration program at training-like token counts (host8): is the pace gap the token count?
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FloorAtTokens:
+    """The calibration program's host work per op at one sequence length: each repeated pass's issue time (Python
+    returned, before the device finished) times its vCPU's pace about the pass (:func:`_pace_around`), over the
+    pass's ops (:func:`mlcalc.steptime.op_counts`; the backward with its recomputed forward); medians."""
+
+    model: str
+    seq_len: int
+    recompute: bool
+    forward_runs_per_op: float
+    backward_runs_per_op: float
+    pace: float  # median pace about its forward passes
+
+
+def floor_tokens(run: str) -> tuple[FloorAtTokens, ...]:
+    """A metered run's calibration program (``floor.json`` of ``train_hf.py --floor --floor-seq ... --repeat``,
+    the passes' issue times recorded: host8 on) at each of its sequence lengths; () where it has none."""
+    from mlcalc import steptime
+
+    data, s = _floor_data(run)
+    out = []
+    for c in data.get("cases", ()):
+        reps = [r for r in c.get("phase_repeats") or () if "forward_issue_s" in r]
+        if not reps:
+            continue
+        m = models.from_dict(c["model"])
+        ops = steptime.op_counts(m, bool(c["recompute"]))
+        fwd, bwd, pace = [], [], []
+        for r in reps:
+            pf, pb = _pace_around(s, *r["forward_epoch_s"]), _pace_around(s, *r["backward_epoch_s"])
+            if pf > 0 and pb > 0:
+                fwd.append(r["forward_issue_s"] * pf / ops["forward"])
+                bwd.append(r["backward_issue_s"] * pb / (ops["backward"] + ops["recomputed forward"]))
+                pace.append(pf)
+        if fwd:
+            out.append(FloorAtTokens(m.name, int(c["seq_len"]), bool(c["recompute"]), statistics.median(fwd),
+                                     statistics.median(bwd), statistics.median(pace)))
+    return tuple(out)
+
+
+def plain_floor_pace(run: str, device: str = "NVIDIA H200") -> tuple[float, float]:
+    """The pace (runs a second of the meter's fixed Python) at which the engine's host time for one plain layer of the
+    multi-GPU program (:func:`mlcalc.steptime.op_counts` per layer x the card's machine's seconds per op) equals that
+    layer's metered work in the run's floors (:func:`metered_floors`, program "plain", the difference over the layer
+    counts), forward and backward. Beside :func:`engine_pace` (the calibration program, Hugging Face's layers:
+    160 thousand) and :data:`STATED_PACE` (what the steps hold to: 90 thousand) it places the gap between them."""
+    from mlcalc import steptime
+
+    fl = {(f.n_layers): f for f in metered_floors(run) if f.program == "plain" and not f.recompute}
+    if len(fl) < 2:
+        raise ValueError(f"run={run!r} is not allowed: it has no metered plain floors at two layer counts")
+    lo, hi = min(fl), max(fl)
+    m, mach = models.preset("Llama-3.2 1B"), _machine(device)
+    a, b = steptime.op_counts(m.replace(n_layers=lo), False), steptime.op_counts(m.replace(n_layers=hi), False)
+    out = []
+    for ph, attr, per_op in (("forward", "forward_runs", mach.host_s_per_op),
+                             ("backward", "backward_runs", mach.host_s_per_backward_op)):
+        runs_ = (statistics.median(getattr(fl[hi], attr)) - statistics.median(getattr(fl[lo], attr))) / (hi - lo)
+        out.append(runs_ / ((b[ph] - a[ph]) / (hi - lo) * per_op))
+    return out[0], out[1]
