@@ -791,6 +791,151 @@ def check_decode(run: str = DECODE_RUN) -> list[DecodeCheck]:
     return out
 
 
+# --------------------------------------------------------------------------- decode priced at its own pace (serve10)
+
+#: Decode runs whose processes were metered (scripts/gpu/pacemeter.py on the pinned vCPU, ``logs/pace_<process>_c<vCPU>
+#: .txt``), so every point and floor probe can be priced at the meter's readings over its own window
+#: (:func:`check_decode_paced`).
+DECODE_METERED = ("h100-2026-11-27-serve9",)
+
+
+@lru_cache(maxsize=None)
+def _decode_meter(run: str, process: str) -> tuple[tuple[float, int, float], ...]:
+    """The pace meter of one process of a metered decode run: (epoch seconds at a sample's end, runs of the fixed piece
+    of Python, CPU seconds they took), as :func:`mlcalc.distruns.pace_samples` reads a training run's."""
+    _check.choice("run", run, DECODE_METERED)
+    logs = resources.files("mlcalc.data").joinpath("measured").joinpath(run).joinpath("logs")
+    names = [f.name for f in logs.iterdir() if f.name.startswith(f"pace_{process}_c") and f.name.endswith(".txt")]
+    if len(names) != 1:
+        raise ValueError(f"process={process!r} is not allowed: run {run!r} has {len(names)} meters for it, not one")
+    rows = []
+    for line in logs.joinpath(names[0]).read_text().splitlines():
+        if line and not line.startswith("#"):
+            e, r, c = line.split()[:3]
+            rows.append((float(e), int(r), float(c)))
+    return tuple(rows)
+
+
+class PacedWindow(NamedTuple):
+    """Where a timed decode point (or floor probe) ran on its pinned vCPU: its window and the meter over it."""
+
+    start: float  # epoch seconds
+    end: float
+    pace: float  # runs per CPU second of the meter's fixed Python over (start, end] (mlcalc.distruns.pace_over)
+    running: float  # share of the vCPU's clock ticks over the window that were not stolen (1.0 where not recorded)
+    exact: bool  # False: the window reconstructed from the process's timeline (runs before serve10)
+
+
+def _window(samples: tuple[tuple[float, int, float], ...], start: float, end: float,
+            calls: Sequence[Mapping[str, Any]] = ()) -> PacedWindow:
+    from mlcalc import distruns
+
+    pace = distruns.pace_over(samples, start, end)
+    if pace <= 0:
+        raise ValueError(f"window=({start}, {end}) is not allowed: no meter sample ended inside it")
+    ticks = [sum(x) for x in zip(*(c["stat_ticks"] for c in calls if c.get("stat_ticks")))]
+    total = sum(ticks)
+    running = 1.0 - ticks[7] / total if len(ticks) >= 8 and total > 0 else 1.0
+    return PacedWindow(start, end, pace, running, bool(calls))
+
+
+def _timed_calls(pt: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A point's timed ``generate(1 + N)`` calls (the decode steps' time), where the run recorded their windows."""
+    w = pt.get("windows") or {}
+    return list(w.get(f"generate_{1 + int(pt['new_tokens'])}", ()))
+
+
+def decode_point_window(run: str, key: str, index: int) -> PacedWindow:
+    """The window of the ``index``-th decode point of ``key`` ("1b", "8b") in a metered run and its vCPU's pace over it.
+
+    serve10 on: from the start of the point's first timed ``generate(1 + N)`` call to the end of its second (their
+    recorded epochs), the running share from their /proc/stat ticks. serve9 (no windows recorded): reconstructed from
+    the process's timeline: the meter's last sample is the process's end, ``wall_s`` before it its clock's start
+    (``host_probe`` ``t_s``); the point ran between the end of the host probe before it and the end of the next one."""
+    res = measured_decode(run)[key]
+    pt = res["points"][_check.non_negative_int("index", index)]
+    s = _decode_meter(run, key)
+    calls = _timed_calls(pt)
+    if calls:
+        return _window(s, float(calls[0]["epoch"][0]), float(calls[-1]["epoch"][1]), calls)
+    t0 = s[-1][0] - float(res["wall_s"])
+    hp = res["host_probe"]["samples"]
+    j = next(i for i, x in enumerate(hp) if x["before"] == f"{int(pt['batch'])}x{int(pt['prompt_tokens'])}")
+    return _window(s, t0 + float(hp[j]["t_s"]), t0 + float(hp[j + 1]["t_s"]))
+
+
+def floor_probe_windows(run: str) -> tuple[tuple[int, float, PacedWindow], ...]:
+    """Every tiny-model floor probe of a metered run: (layers, seconds a step, its window and pace). serve10 on: each
+    probe's own timed ``generate(1 + N)`` calls; serve9: the probe process's timed part (its last ``wall_s`` seconds
+    before the meter's last sample)."""
+    out = []
+    for name, pr in zip(("probe_start", "probe_middle", "probe_end"), measured_decode(run)["probes"]):
+        s = _decode_meter(run, name)
+        for o in pr["overhead"]:
+            calls = _timed_calls(o)
+            w = (_window(s, float(calls[0]["epoch"][0]), float(calls[-1]["epoch"][1]), calls) if calls
+                 else _window(s, s[-1][0] - float(pr["wall_s"]), s[-1][0]))
+            out.append((int(o["n_layers"]), float(o["decode_step_s"]), w))
+    return tuple(out)
+
+
+def _effective_pace(w: PacedWindow, steal: bool) -> float:
+    return w.pace * (w.running if steal else 1.0)
+
+
+def floor_work(run: str, steal: bool = False) -> tuple[float, float]:
+    """The eager decode floor as host work in runs of the meter's fixed Python: the least-squares line (as
+    :func:`measured_floor`) through every floor probe's seconds a step times its vCPU's pace over its own window
+    (:func:`floor_probe_windows`): (fixed runs, runs per layer). ``steal``: the pace times the window's running share."""
+    pts = [(float(n), sec * _effective_pace(w, steal)) for n, sec, w in floor_probe_windows(run)]
+    n = len(pts)
+    mx = sum(x for x, _ in pts) / n
+    my = sum(y for _, y in pts) / n
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    return max(0.0, my - slope * mx), max(0.0, slope)
+
+
+def paced_floor(work: tuple[float, float], pace: float) -> Floor:
+    """The floor at a vCPU pace: distruns' stated-pace rule (every host constant times ``STATED_PACE`` / pace,
+    :func:`mlcalc.distruns.paced_machine`), the floor's seconds first brought to the stated pace by their own meter
+    (work / STATED_PACE), so the stated pace cancels: work / pace."""
+    from mlcalc import distruns
+
+    p = _check.positive("pace", pace)
+    k = distruns.STATED_PACE / p
+    return Floor(work[0] / distruns.STATED_PACE * k, work[1] / distruns.STATED_PACE * k,
+                 f"the floor probes' host work priced at {p / 1e3:.0f} thousand runs a second of the pace meter")
+
+
+def check_decode_paced(run: str, steal: bool = False, inputs: str | None = None) -> list[DecodeCheck]:
+    """Every decode point of a metered run against :func:`decode_step` as :func:`check_decode` runs it, but with the
+    floor priced at the point's own pace (the serve10 rule, written before that call: scripts/gpu/predict_serve10.py):
+    the floor probes' host work (:func:`floor_work`) over the pace of the point's pinned vCPU over the point's own
+    window (:func:`decode_point_window`; :func:`paced_floor`). ``steal``: both paces times their windows' running
+    share (a second column, written before the same call). ``inputs``: another metered run whose floor work, read
+    bandwidth and copy rate are used (the serve10 call's blind prediction took serve9's)."""
+    _check.choice("run", run, DECODE_METERED)
+    src = run if inputs is None else _check.choice("inputs", inputs, DECODE_METERED)
+    work = floor_work(src, steal)
+    bw, copy = measured_read_bandwidth(src), measured_copy_bandwidth(src)
+    out = []
+    for key in ("1b", "8b"):
+        res = measured_decode(run)[key]
+        model = llama_shape(key, run)
+        card = res["env"].get("device_name", "GPU")
+        rate = compute.achievable_flops("H200-SXM" if "H200" in card else "H100-SXM", "bf16", "achievable")
+        for i, pt in enumerate(res["points"]):
+            if "error" in pt:
+                continue
+            fl = paced_floor(work, _effective_pace(decode_point_window(run, key, i), steal))
+            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, fl, copy,
+                            small_kernels_s=hf_small_kernels_s())
+            meas = float(pt["decode_tokens_per_s"])
+            out.append(DecodeCheck(key, int(pt["batch"]), int(pt["max_cache_len"]), meas, d.tokens_per_s,
+                                   d.tokens_per_s / meas - 1.0, d.bound, card))
+    return out
+
+
 #: The serve7 call's ``generate`` decode of the 1B and 8B shapes at batch 1 (scripts/gpu/bench_decode.py --points
 #: 1x512,1x4096, one H200): the first point of each process measured once and kept apart, then again.
 FIRST_POINT_RUN = "h200-2026-11-27-serve7"
