@@ -810,6 +810,8 @@ def _decode_meter(run: str, process: str) -> tuple[tuple[float, int, float], ...
     of Python, CPU seconds they took), as :func:`mlcalc.distruns.pace_samples` reads a training run's."""
     _check.choice("run", run, DECODE_METERED)
     logs = resources.files("mlcalc.data").joinpath("measured").joinpath(run).joinpath("logs")
+    if not logs.is_dir():
+        raise ValueError(f"run={run!r} is not allowed here: its meters (logs/) are not in this copy of the package")
     names = [f.name for f in logs.iterdir() if f.name.startswith(f"pace_{process}_c") and f.name.endswith(".txt")]
     if len(names) != 1:
         raise ValueError(f"process={process!r} is not allowed: run {run!r} has {len(names)} meters for it, not one")
@@ -994,7 +996,10 @@ def _host_pace_cause(c: DecodeCheck, run: str) -> str:
 
 
 def _paced_note(c: DecodeCheck, run: str) -> str:
-    e = _paced_error(c, run)
+    try:
+        e = _paced_error(c, run)
+    except (ValueError, OSError):  # the meters (logs/) are not in the wheel the browser loads
+        return "its own window's meter is in the repository's copy of the run (logs/), not read here"
     how = "within 25 %" if abs(e) <= 0.25 else "still outside 25 %"
     return (f"priced at its own window's meter pace (check_decode_paced, the serve10 rule, not adopted) it is {e:+.0%}, "
             f"{how}")
