@@ -1066,13 +1066,13 @@ def decode_scores() -> tuple[DecodeScore, ...]:
 class PacedDecodeScore(NamedTuple):
     """A metered decode run's points within 25 % under the unpaced check (:func:`check_decode`, the record's rule) and
     each point priced at its own pace (:func:`check_decode_paced`); ``blind``: the paced rule with the previous metered
-    run's inputs (the serve10 call's blind prediction; -1 for the first metered run)."""
+    run's inputs (the serve10 call's blind prediction; None for the first metered run)."""
 
     run: str
     n: int
     unpaced: int
     paced: int
-    blind: int
+    blind: int | None
 
 
 def decode_paced_scores() -> tuple[PacedDecodeScore, ...]:
@@ -1083,14 +1083,23 @@ def decode_paced_scores() -> tuple[PacedDecodeScore, ...]:
         bl = check_decode_paced(run, inputs=DECODE_METERED[i - 1]) if i else []
         out.append(PacedDecodeScore(run, len(un), sum(abs(c.error) <= 0.25 for c in un),
                                     sum(abs(c.error) <= 0.25 for c in pa),
-                                    sum(abs(c.error) <= 0.25 for c in bl) if i else -1))
+                                    sum(abs(c.error) <= 0.25 for c in bl) if i else None))
     return tuple(out)
 
 
-def host_probe_pace_slope(run: str = DECODE_RECORD) -> tuple[tuple[str, int, float, float], ...]:
+class ProbePace(NamedTuple):
+    """How one process's host probe followed its vCPU's meter (:func:`host_probe_pace_slope`)."""
+
+    model: str  # "1b" or "8b": the process
+    samples: int
+    exponent: float  # probe time ~ pace ** -exponent (least squares on logs); 1: one to one with the meter
+    r_squared: float  # share of the log probe time's variance the log pace explains
+
+
+def host_probe_pace_slope(run: str = DECODE_RECORD) -> tuple[ProbePace, ...]:
     """How the host probe (the 8-layer tiny model timed beside every point) follows its vCPU's meter over its own
-    window, per process of a run that recorded the windows: (model, samples, slope of log probe time on log pace,
-    their correlation). A slope of -1 is host time one to one with the meter's pace (what :func:`paced_floor` takes)."""
+    window, per process of a run that recorded the windows (:class:`ProbePace`). An exponent of 1 is host time one to
+    one with the meter's pace, what :func:`paced_floor` takes."""
     from mlcalc import distruns
 
     out = []
@@ -1109,7 +1118,7 @@ def host_probe_pace_slope(run: str = DECODE_RECORD) -> tuple[tuple[str, int, flo
         sxx = sum((x - mx) ** 2 for x in xs)
         syy = sum((y - my) ** 2 for y in ys)
         sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-        out.append((key, len(xs), sxy / sxx, sxy / math.sqrt(sxx * syy)))
+        out.append(ProbePace(key, len(xs), -sxy / sxx, sxy * sxy / (sxx * syy)))
     return tuple(out)
 
 
@@ -2150,7 +2159,7 @@ def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...],
 
 __all__ = ["SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", 
     "BenchCheck", "CACHE_LAYOUTS", "COPY_CALIBRATION", "DECODE_PROTOCOL", "DECODE_RECORD", "DECODE_METERED", "PacedWindow", "PacedDecodeScore",
-    "decode_paced_scores", "host_probe_pace_slope", "check_decode_paced", "decode_point_window", "floor_probe_windows",
+    "decode_paced_scores", "host_probe_pace_slope", "ProbePace", "check_decode_paced", "decode_point_window", "floor_probe_windows",
     "floor_work", "paced_floor", "decode_layer_parts", "CROSSOVER_BAND", "DECODE_RUN", "DECODE_RUNS",
     "DecodeScore", "decode_scores", "DEFAULT_BATCHED_TOKENS",
     "DENSE_LAYOUTS", "DecodeCheck", "DecodeStep", "Disaggregated", "ENGINES", "ENGINE_FAMILIES", "Floor", "LoadResult", "MAX_BATCH",
