@@ -340,3 +340,20 @@ def test_llama3_context_parallel_all_gather_is_exposed():
     assert any("all-gather" in n and "Llama 3" in n for n in c.prediction.notes)
     with pytest.raises(ValueError, match="cp_allgather"):
         steptime.Layout(cp=2, cp_allgather=1)
+
+
+# Dubey et al. 2024 ('The Llama 3 Herd of Models'), 1: the 405B model was pre-trained with 3.8 x 10^25 FLOPs on 15.6T
+# tokens, i.e. 6 N D with no attention term; 3.3.2 splits each sequence into 2 x CP chunks for load balancing (rank i
+# gets chunks i and 2 CP - 1 - i), which balances a kernel that skips the causal mask's masked half. The 131,072-token
+# case states both; the numbers its text gives for the 6 N count are the engine's.
+def test_llama_131k_states_what_the_paper_settles_and_what_it_does_not():
+    n_long = "Llama 3 405B (16384 H100, seq 131072)"
+    m = training_runs.model_of(training_runs.runs()[n_long])
+    assert 6 * m.n_active_params() * 15.6e12 == pytest.approx(3.8e25, rel=0.01)
+    text = training_runs.runs()[n_long]["known_miss"]
+    assert "2 x CP chunks" in text and "6 N D" in text
+    for n, fmt in ((n_long, "{:+.0%}"), ("Llama 3 405B (8192 H100, seq 8192)", "{:+.1%}"),
+                   ("Llama 3 405B (16384 H100, seq 8192)", "{:+.1%}")):
+        e, c = training_runs.runs()[n], training_runs.check(n)
+        six = 6 * m.n_active_params() * e["global_batch"] * e["seq_len"] / (c.prediction.step_s * e["gpus"]) / 1e12
+        assert fmt.format(six / e["published"] - 1) in text, n
