@@ -165,6 +165,16 @@ def _serve_concurrency() -> tuple[Case, ...]:
                       c.predicted_s, c.published_s, c.cause) for c in sm.check_concurrency())
 
 
+def _serve_latency() -> tuple[Case, ...]:
+    """Published end-to-end latencies of one static batch (vLLM's nightly benchmark) against the GPU's prefill and
+    decode steps."""
+    from mlcalc import servemeasured as sm
+
+    return tuple(Case("serve-latency", f"{c.model}, {c.chip}, TP {c.gpus}, {c.engine.split(' (')[0]}, batch {c.batch}, "
+                      f"{c.input} in / {c.output} out", "published", c.source, c.predicted_s, c.published_s, c.cause)
+                 for c in sm.check_latency())
+
+
 #: The collective runs the network model is checked on: (run folder, GPUs in it).
 COLLECTIVE_RUNS = (("h200x4-2026-11-26-net5", 4), ("h200x4-2026-11-26-net5-2of4", 2))
 _GIB = units.GiB
@@ -253,6 +263,10 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "8 x B200, Qwen3 235B-A22B, bf16)",
            "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.serving.predict_decode / predict_prefill)",
            "time per output token", "point", 0.25, "notebooks/plan/serving-plan", _serve_concurrency),
+    Family("serve-latency", "vLLM's published end-to-end latency of one static batch (nightly benchmark, H200 and "
+           "A100, bf16, 8 x 32 in / 128 out; 8B, 70B and Mixtral on 1, 4 and 2 GPUs)",
+           "mlcalc.servemeasured.static_batch_latency_s (mlcalc.serving.predict_decode / predict_prefill)",
+           "latency", "point", 0.25, "notebooks/plan/serving-plan", _serve_latency),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", _COLLECTIVES_TARGET, "notebooks/network/collectives",
            _collectives),

@@ -93,7 +93,8 @@ def test_the_serving_run_and_tables_are_families():
     assert len(accuracy.cases("serve-published")) == (len(sm.check_published()) + len(sm.check_first_token())
                                                      + len(sm.check_inflight())) == 169
     assert len(accuracy.cases("serve-concurrency")) == len(sm.check_concurrency()) == 9  # SGLang's cookbook runs
-    for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published", "serve-concurrency"):
+    assert len(accuracy.cases("serve-latency")) == len(sm.check_latency()) == 6  # vLLM's nightly latency tests
+    for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published", "serve-concurrency", "serve-latency"):
         t = accuracy.FAMILIES[key].target
         assert all(c.cause for c in accuracy.cases(key) if abs(c.error) > t), key
 
