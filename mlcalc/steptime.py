@@ -1741,11 +1741,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     ``machine``: a :class:`Machine` or a catalogue key (:func:`catalogue_machine`); ``fabric``: one
     :class:`mlcalc.network.Fabric` used for every group (e.g. a measured node), else ``system``'s links.
 
-    Narayanan et al. 2021, Table 1: GPT 145.6B on 1,536 A100s ran at 148 TFLOP/s per GPU; this function's
+    Narayanan et al. 2021, Table 1: GPT 1008B on 3,072 A100s ran at 163 TFLOP/s per GPU; this function's
     step for that layout (:func:`mlcalc.training_runs.check`) gives the same within 5 %:
 
     >>> from mlcalc import training_runs
-    >>> round(training_runs.check("Megatron-LM GPT 145.6B (1536 A100)").predicted / 148, 1)
+    >>> round(training_runs.check("Megatron-LM GPT 1008B (3072 A100)").predicted / 163, 1)
     1.0
     """
     from mlcalc import compute
