@@ -1576,7 +1576,7 @@ def _checked_summary() -> tuple[int, int, float, float]:
 
 
 #: The accuracy families (mlcalc.accuracy) that check each engine's numbers.
-ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published", "serve-concurrency"),
+ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published", "serve-concurrency", "serve-latency"),
                                     "hf-eager": ("decode", "serve-eager")})
 
 
@@ -1585,6 +1585,7 @@ _FAMILY_WHAT = MappingProxyType({
     "serve-graph": "decode steps measured from a CUDA graph",
     "serve-published": "published TensorRT-LLM throughputs and first-token latencies (FP8, 1-8 GPUs)",
     "serve-concurrency": "published SGLang times per output token at a client concurrency (bf16, 8 GPUs)",
+    "serve-latency": "published vLLM end-to-end latencies of one static batch (bf16, 1-4 GPUs)",
     "decode": "eager decode steps of Llama-shaped models measured",
     "serve-eager": "eager decode steps of five architectures measured",
 })
@@ -1643,8 +1644,9 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
     (:func:`predict_decode`, the planner's decode step) and first tokens (:func:`predict_prefill`), the measured steps
     replayed from CUDA graphs (:func:`decode_step` with each program's own timed kernels), TensorRT-LLM's in-flight
     tables (:func:`mlcalc.servemeasured.inflight`, a separate iteration model the planner does not run), SGLang's
-    published times per output token (:func:`mlcalc.servemeasured.concurrent_tpot_s`, not the planner's composition);
-    "hf-eager": the measured eager decode steps (:func:`decode_step` with each run's own measured floor)."""
+    published times per output token (:func:`mlcalc.servemeasured.concurrent_tpot_s`, not the planner's composition),
+    vLLM's published end-to-end latencies of one static batch (:func:`mlcalc.servemeasured.static_batch_latency_s`, the
+    planner's prefill and decode steps); "hf-eager": the measured eager decode steps (:func:`decode_step` with each run's own measured floor)."""
     _check.choice("engine", engine, ENGINES)
     from mlcalc import servemeasured as sm  # it imports this module
 
@@ -1672,6 +1674,9 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
                          "runs them", False,
                          [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
                           for c in sm.check_concurrency()]))
+        out.append(_path("vLLM static batches end to end (bf16)", "predict_prefill then predict_decode at each step",
+                         True, [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
+                                for c in sm.check_latency()]))
     else:
         rows: list[tuple[str, float, str, int, int, int]] = [
             (f"Llama-shaped {c.model.upper()}", float(llama_shape(c.model, r).n_params()), _chip_key(c.card), 1, c.batch,
@@ -1701,7 +1706,8 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
     """Where the serving model was checked for ``engine`` (the accuracy page's families, :data:`ENGINE_FAMILIES`),
     what each of its paths was checked on (:func:`checked_paths`, read from the records), and whether (model size,
     chip, batch, context, tp) is inside the range of the records that check the planner's own functions
-    (``planner``: TensorRT-LLM's v0.9.0 rows for "cuda-graph"; the measured eager steps for "hf-eager").
+    (``planner``: TensorRT-LLM's v0.9.0 rows and vLLM's static-batch latencies for "cuda-graph"; the measured eager
+    steps for "hf-eager").
     """
     _check.choice("engine", engine, ENGINES)
     try:

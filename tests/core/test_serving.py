@@ -276,6 +276,15 @@ def test_checked_range_states_each_path_from_its_records():
     assert "outside" in big and "406B parameters" in big and "context 22,000 (checked to 4,096)" in big
     ok = serving.checked_range(memory.model_preset("Llama-3 70B"), "H100-SXM", "cuda-graph", 104, 1200, 4)
     assert "is inside" in ok and "predict_decode" in ok
+    # vLLM's nightly latency tests (Buildkite builds 9515 on H200 and 9523 on A100-SXM4-80GB; batch 8, 32 in, 128 out,
+    # bf16): the planner's own prefill and decode steps end to end, so they widen the verdict's chips to the A100.
+    vllm = next(p for p in paths.values() if p.what.startswith("vLLM static batches"))
+    assert vllm.planner and vllm.n == len(sm.check_latency()) == 6 and vllm.chips == ("A100-80GB", "H200-SXM")
+    assert vllm.batch == 8 and vllm.context == 32 + 128 and vllm.tp == (1, 4)
+    a100 = serving.checked_range(memory.model_preset("Llama-3 8B"), "A100-80GB", "cuda-graph", 8, 160, 1)
+    assert "is inside" in a100 and "published vLLM end-to-end latencies" in a100, a100
+    assert "A100-80GB" not in serving.checked_range(memory.model_preset("Llama-3 8B"), "A100-80GB", "hf-eager", 8, 160, 1
+                                                    ).split("was checked on")[0]
     eager = serving.checked_range(memory.model_preset("Llama-3 8B"), "A100-SXM-80GB", "hf-eager", 8, 1000, 1)
     assert "A100-SXM-80GB (checked H100-SXM and H200-SXM)" in eager
 
