@@ -755,6 +755,35 @@ def paced_blocks(run: str, stated: float, fixed_s: float = 0.0) -> tuple[Metered
                               predict(g[0].case).step_s) for g in groups.values())
 
 
+#: The launch floor's test (host9): the calls the rule was scored on, and the calls it was held out of (each list of
+#: runs with metered steps, in the order they ran). Written in the notes before the held-out calls were scored.
+FLOOR_RULE_SEEN = ("h200x2-2026-11-27-train-dist6", "h200x4-2026-11-27-train-dist6c",
+                   "h200x4-2026-11-27-train-host7", "h200x4-2026-11-27-train-host7b")
+FLOOR_RULE_HELD_OUT = ("h200x4-2026-11-27-train-host7c", "h200x4-2026-11-27-train-host8",
+                       "h200x4-2026-11-27-train-host8b")
+
+
+@dataclass(frozen=True)
+class FloorRuleScore:
+    """Blocks of some metered calls against the stated-pace rule with and without the launch floor held fixed."""
+
+    n: int
+    within_scaled: int  # within 15 % with every host constant scaled by the pace (the host7c rule)
+    within_floor: int  # within 15 % with the launch floor's share held fixed (:func:`launch_floor_s`)
+    median_scaled: float  # median |error| of the blocks, host7c's rule
+    median_floor: float  # median |error| with the launch floor
+
+
+def floor_rule_score(runs_: tuple[str, ...]) -> FloorRuleScore:
+    """The stated-pace rule's blocks (:func:`paced_blocks`) over ``runs_``, without and with :func:`launch_floor_s`."""
+    a = [b.error for r in runs_ for b in paced_blocks(r, STATED_PACE)]
+    b = [b.error for r in runs_ for b in paced_blocks(r, STATED_PACE, launch_floor_s())]
+    if not a:
+        raise ValueError(f"runs_={runs_!r} is not allowed: no metered blocks in them")
+    return FloorRuleScore(len(a), sum(abs(e) <= STEP_TARGET for e in a), sum(abs(e) <= STEP_TARGET for e in b), statistics.median(abs(e) for e in a),
+                          statistics.median(abs(e) for e in b))
+
+
 @lru_cache(maxsize=None)
 def case_pace(case: DistCase) -> float:
     """A metered case's pace: the median over its timed steps of the slowest rank's busy-vCPU pace
