@@ -97,6 +97,8 @@ def _dist(quantity: str) -> tuple[Case, ...]:
     for run in distruns.runs():
         for chk in distruns.checks(run):
             c = chk.case
+            if quantity == "step" and not distruns.in_step_record(c):
+                continue  # history: an unmetered run of a configuration that has metered runs (distruns.step_history)
             label = (f"{c.model.name.replace(' (untied)', '')}, {c.layout_name}, "
                      f"{c.n_micro * c.micro_batch} x {c.seq_len}" + (", recomputed" if c.recompute else ""))
             if quantity == "step":
@@ -239,7 +241,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
     Family("train-step-1gpu", "Step time of training on one GPU (Hugging Face transformers)",
            "mlcalc.steptime.step_time", "step time", "run", 0.20, "notebooks/hardware/predictions", _hf_step),
     Family("train-multigpu-step", "Step time of FSDP2, tensor- and pipeline-parallel training",
-           "mlcalc.steptime.predict_step (a metered run at its vCPU pace: mlcalc.distruns.record_step_s)",
+           "mlcalc.steptime.predict_step (a metered run at its vCPU pace: mlcalc.distruns.record_step_s; a "
+           "configuration with metered runs held to them: mlcalc.distruns.in_step_record)",
            "step time", "run", 0.15, "notebooks/hardware/accuracy", lambda: _dist("step")),
     Family("train-multigpu-memory", "Peak memory per GPU of FSDP2, tensor- and pipeline-parallel training",
            "mlcalc.steptime.predict_step (mlcalc.memory.eager_layout_peak)", "peak memory", "run", 0.10,

@@ -1612,8 +1612,12 @@ def latency_miss_cause(published_s: float, predicted_s: float, output: int, extr
             f"modelled steps range from {min(modelled_steps) * 1e3:.1f} to {max(modelled_steps) * 1e3:.1f} ms: a cost "
             "per step that does not scale with the GPU's work, the mark of the engine's host "
             "work between CUDA-graph replays (scheduling the batch, sampling, handing the tokens back), which the "
-            "'cuda-graph' path charges nothing for. It misses where the step is shortest. No source gives that time "
-            "for this vLLM")
+            "'cuda-graph' path charges nothing for. It misses where the step is shortest. vLLM's own post on v0.6.0 "
+            "(vLLM blog, 2024-09-05, 'vLLM v0.6.0: 2.7x Throughput Improvement and 75% Latency Reduction', "
+            "https://blog.vllm.ai/2024/09/05/perf-update.html) says so of the versions before it: 'If CPUs cannot "
+            "schedule fast enough, GPUs will sit idle to wait for CPUs', and on faster GPUs 'the time spent on other "
+            "CPU parts of the inference engine becomes a significant bottleneck' (profiled with Llama 3 8B on one "
+            "H100); no source gives that time per step for the vLLM of these builds")
 
 
 # ------------------------------------------------------------------- serving at a client concurrency (SGLang)
