@@ -97,6 +97,8 @@ def _dist(quantity: str) -> tuple[Case, ...]:
     for run in distruns.runs():
         for chk in distruns.checks(run):
             c = chk.case
+            if quantity == "step" and not distruns.in_step_record(c):
+                continue  # history: an unmetered run of a configuration that has metered runs (distruns.step_history)
             label = (f"{c.model.name.replace(' (untied)', '')}, {c.layout_name}, "
                      f"{c.n_micro * c.micro_batch} x {c.seq_len}" + (", recomputed" if c.recompute else ""))
             if quantity == "step":
@@ -165,6 +167,16 @@ def _serve_concurrency() -> tuple[Case, ...]:
                       c.predicted_s, c.published_s, c.cause) for c in sm.check_concurrency())
 
 
+def _serve_latency() -> tuple[Case, ...]:
+    """Published end-to-end latencies of one static batch (vLLM's nightly benchmark) against the GPU's prefill and
+    decode steps."""
+    from mlcalc import servemeasured as sm
+
+    return tuple(Case("serve-latency", f"{c.model}, {c.chip}, TP {c.gpus}, {c.engine.split(' (')[0]}, batch {c.batch}, "
+                      f"{c.input} in / {c.output} out", "published", c.source, c.predicted_s, c.published_s, c.cause)
+                 for c in sm.check_latency())
+
+
 #: The collective runs the network model is checked on: (run folder, GPUs in it).
 COLLECTIVE_RUNS = (("h200x4-2026-11-26-net5", 4), ("h200x4-2026-11-26-net5-2of4", 2))
 _GIB = units.GiB
@@ -229,7 +241,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
     Family("train-step-1gpu", "Step time of training on one GPU (Hugging Face transformers)",
            "mlcalc.steptime.step_time", "step time", "run", 0.20, "notebooks/hardware/predictions", _hf_step),
     Family("train-multigpu-step", "Step time of FSDP2, tensor- and pipeline-parallel training",
-           "mlcalc.steptime.predict_step (a metered run at its vCPU pace: mlcalc.distruns.record_step_s)",
+           "mlcalc.steptime.predict_step (a metered run at its vCPU pace: mlcalc.distruns.record_step_s; a "
+           "configuration with metered runs held to them: mlcalc.distruns.in_step_record)",
            "step time", "run", 0.15, "notebooks/hardware/accuracy", lambda: _dist("step")),
     Family("train-multigpu-memory", "Peak memory per GPU of FSDP2, tensor- and pipeline-parallel training",
            "mlcalc.steptime.predict_step (mlcalc.memory.eager_layout_peak)", "peak memory", "run", 0.10,
@@ -253,6 +266,10 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "8 x B200, Qwen3 235B-A22B, bf16)",
            "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.serving.predict_decode / predict_prefill)",
            "time per output token", "point", 0.25, "notebooks/plan/serving-plan", _serve_concurrency),
+    Family("serve-latency", "vLLM's published end-to-end latency of one static batch (nightly benchmark, H200 and "
+           "A100, bf16, 8 x 32 in / 128 out; 8B, 70B and Mixtral on 1, 4 and 2 GPUs)",
+           "mlcalc.servemeasured.static_batch_latency_s (mlcalc.serving.predict_decode / predict_prefill)",
+           "latency", "point", 0.25, "notebooks/plan/serving-plan", _serve_latency),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", _COLLECTIVES_TARGET, "notebooks/network/collectives",
            _collectives),

@@ -21,6 +21,7 @@ import itertools
 import json
 import math
 import re
+import statistics
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -831,6 +832,49 @@ def bundled_collectives() -> tuple[BusbwCurve, ...]:
         if f.is_file():
             out.extend(r for r in _bundled_file(name, f) if isinstance(r, BusbwCurve))
     return tuple(out)
+
+
+#: The tool whose files :func:`in_place_sweep` reads (they sit in run folders beside mlcalc.bench's; run() skips them).
+IN_PLACE_TOOL = "scripts/gpu/inplace_collectives.py"
+IN_PLACE_MODES = ("out_of_place", "in_place")
+
+
+@lru_cache(maxsize=None)
+def in_place_sweep(name: str, file: str = "inplace_n2.json") -> Mapping[tuple[str, str], BusbwCurve]:
+    """The all-gather and reduce-scatter of one bundled run in place and out of place, side by side
+    (:data:`IN_PLACE_TOOL`; all-reduce, in place as PyTorch runs it, beside them): ``(op, mode) -> curve``.
+
+    In place as nccl-tests' ``-i``: the all-gather's input is the rank's own slice of its output, the
+    reduce-scatter's output the rank's own slice of its input. The script times every case of one size in turn,
+    the whole round several times; each size's bus bandwidth here is the median over the rounds (time the median
+    of the rounds' times). Rows with an error or a wrong result are refused (ValueError naming them)."""
+    _check.choice("run", name, runs())
+    f = _measured_dir().joinpath(name).joinpath(str(file))
+    if not f.is_file():
+        raise ValueError(f"file={file!r} is not allowed: run {name!r} has no such file")
+    label = f"{name}/{file}"
+    data = parse_json(_decode(f.read_bytes(), label), label)
+    if not isinstance(data, dict) or data.get("tool") != IN_PLACE_TOOL:
+        raise ValueError(f"file={file!r} is not allowed: not written by {IN_PLACE_TOOL}")
+    env = data.get("env") or {}
+    device = str(env.get("device_name") or "")
+    info = RunInfo(IN_PLACE_TOOL, label, device, accelerator_key(device), str(env.get("date_utc") or ""), "",
+                   f"torch {env.get('torch', '')}, CUDA {env.get('cuda', '')}, NCCL {env.get('nccl', '')}")
+    n = _check.positive_int("world_size", env.get("world_size"))
+    rows: dict[tuple[str, str], dict[int, list[dict[str, Any]]]] = {}
+    for i, r in enumerate(data.get("rows") or ()):
+        if "error" in r or not r.get("correct"):
+            raise ValueError(f"{label}: row {i} ({r.get('op')}, {r.get('mode')}, {r.get('bytes')} bytes) has no "
+                             f"right result: {r.get('error', 'wrong values')}")
+        rows.setdefault((str(r["op"]), str(r["mode"])), {}).setdefault(int(r["bytes"]), []).append(r)
+    out: dict[tuple[str, str], BusbwCurve] = {}
+    for key, by_size in sorted(rows.items()):
+        sizes = tuple(sorted(by_size))
+
+        def med(field: str, by_size: dict = by_size, sizes: tuple[int, ...] = sizes) -> tuple[float, ...]:
+            return tuple(statistics.median(float(r[field]) for r in by_size[s]) for s in sizes)
+        out[key] = BusbwCurve(info, key[0], n, sizes, med("busbw_gbps"), med("algbw_gbps"), med("time_s"))
+    return MappingProxyType(out)
 
 
 def bundled() -> tuple[Result, ...]:

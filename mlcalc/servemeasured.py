@@ -1166,10 +1166,27 @@ def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: i
     generation steps (:func:`check_first_token`: one token is the context step alone)."""
     b = _check.positive_int("batch", batch)
     o = _check.positive_int("output", output)
+    return b * o / static_batch_latency_s(model, chip_key, b, tp, prompt, o, dtype) / tp
+
+
+def static_batch_latency_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int, output: int,
+                           dtype: str) -> float:
+    """Seconds from the start of a static batch to its last token: the prefill of ``batch x prompt`` tokens (which
+    gives every sequence its first token) and ``output - 1`` decode steps at the mean context prompt + output / 2,
+    each :func:`mlcalc.serving.predict_decode` ("cuda-graph") with weights and KV in ``dtype``. The GPU's work only:
+    no host time between steps. :func:`static_batch_tokens_per_s` is ``batch x output`` over it, per GPU.
+
+    >>> m = memory.model_preset("Llama-3 70B")
+    >>> t = static_batch_latency_s(m, "H200-SXM", 8, 4, 32, 128, "bf16")
+    >>> abs(t - 8 * 128 / static_batch_tokens_per_s(m, "H200-SXM", 8, 4, 32, 128, "bf16") / 4) < 1e-12 * t
+    True
+    """
+    b = _check.positive_int("batch", batch)
+    o = _check.positive_int("output", output)
     step = serving.predict_decode(model, chip_key, b, prompt + max(1, o // 2), "cuda-graph", tp,
                                   weight_dtype=dtype, kv_dtype=dtype).step_s
     pre = serving.predict_prefill(model, chip_key, b, prompt, "cuda-graph", tp, weight_dtype=dtype)
-    return b * o / (pre + (o - 1) * step) / tp
+    return pre + (o - 1) * step
 
 
 def check_published() -> list[PublishedCheck]:
@@ -1501,7 +1518,8 @@ def check_inflight() -> list[InflightCheck]:
 
 #: Why an in-flight row misses, by what the same table shows (each in its own words).
 INFLIGHT_CAUSES = MappingProxyType({
-    "moe": ("Mixtral's expert layers: the same table's dense rows on as many GPUs are within 25 % (Llama 3.1 70B at "
+    "moe": ("no cause stated by the source; ours: Mixtral's expert layers: the same table's dense rows on as many "
+            "GPUs are within 25 % (Llama 3.1 70B at "
             "TP 1, 2, 4 and 8) while every Mixtral miss over-predicts, more with more GPUs (H100: at most +20 % on 2, "
             "+28 % on 4, +39 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split "
             "over every GPU, no expert parallelism in the page's build command); the routing passes this implies, "
@@ -1509,7 +1527,8 @@ INFLIGHT_CAUSES = MappingProxyType({
             "not: the expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the "
             "engine runs its own CUTLASS grouped matmuls, each expert's two matrices a GPU-count fraction as wide, at "
             "a rate no source gives"),
-    "moe-dp": ("attention data parallelism stated, not shown: the page's MoE options file sets "
+    "moe-dp": ("no cause stated by the source; ours: attention data parallelism stated, not shown: the page's MoE "
+               "options file sets "
                "'enable_attention_dp: true' inside 'cuda_graph_config', while the LLM API defines it as an argument "
                "of the LLM itself, beside moe_expert_parallel_size, not of the CUDA-graph configuration "
                "(tensorrt_llm/llmapi/llm_args.py), and '--ep' gives no size. Predicted tensor-parallel (attention and "
@@ -1519,12 +1538,12 @@ INFLIGHT_CAUSES = MappingProxyType({
                "GPU its own requests and whole KV cache, the experts split over the 8) every row of this model comes "
                "out 1.5-2.5x the published throughput; the page states neither the EP size nor the per-rank batch and token "
                "caps that would tell which ran"),
-    "compute": ("8,192 tokens an iteration at the engine's cap of 4,096 requests (the caps the v0.17 page's own "
+    "compute": ("no cause stated by either page (v0.17, v1.0); ours: 8,192 tokens an iteration at the engine's cap of 4,096 requests (the caps the v0.17 page's own "
                 "128/128 example run prints: 'Max Runtime Batch Size: 4096', 'Max Runtime Tokens: 8192'): the tables "
                 "give the H200 the H100's throughput (v0.17: 29,526 vs 28,837 tokens/s; v1.0: 27,911 vs 28,312) "
                 "although its memory is 1.4x faster, so the time is the FP8 compute of those tokens (matmuls, the "
                 "4,096 samplings over a 128,256-word vocabulary), which the model charges at the achievable matmul "
-                "rate and adds to the bytes the iteration moves, faster on the H200; neither page states a cause"),
+                "rate and adds to the bytes the iteration moves, faster on the H200"),
 })
 
 
@@ -1536,6 +1555,69 @@ def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, atten
     if got.batch >= TRTLLM_MAX_BATCH:
         return INFLIGHT_CAUSES["compute"]
     return ""
+
+
+# ------------------------------------------------------------------- end-to-end latency of a static batch (vLLM)
+
+class LatencyCheck(NamedTuple):
+    """A published end-to-end latency of one static batch next to :func:`static_batch_latency_s`."""
+
+    source: str  # key of the table in serving_published.json ("latency")
+    engine: str
+    chip: str
+    model: str
+    gpus: int
+    batch: int
+    input: int
+    output: int
+    published_s: float  # the source's mean latency
+    predicted_s: float
+    error: float  # predicted / published - 1
+    cause: str
+
+
+def check_latency() -> list[LatencyCheck]:
+    """Every row of the published latency tables (serving_published.json "latency") against
+    :func:`static_batch_latency_s` (an MoE model as its routed experts: vLLM's fused MoE computes only the experts each
+    token is sent to), with the cause of each row outside 25 % (:func:`latency_miss_cause`)."""
+    out = []
+    for key, table in published()["latency"]["tables"].items():
+        b, p, o = int(table["batch"]), int(table["input"]), int(table["output"])
+        rows = []
+        for r in table["rows"]:
+            model = memory.model_preset(r["model"])
+            tp = int(r["tp"])
+            pred = static_batch_latency_s(model, table["chip"], b, tp, p, o, table["dtype"])
+            step = serving.predict_decode(model, table["chip"], b, p + max(1, o // 2), "cuda-graph", tp,
+                                          weight_dtype=table["dtype"], kv_dtype=table["dtype"]).step_s
+            rows.append((r, tp, pred, float(r["mean_latency_ms"]) / 1e3, step))
+        extra = [(pub - pred) / (o - 1) for _, _, pred, pub, _ in rows]  # what each published step leaves beyond ours
+        steps = [step for *_, step in rows]
+        for r, tp, pred, pub, _ in rows:
+            err = pred / pub - 1.0
+            cause = latency_miss_cause(pub, pred, o, extra, steps) if abs(err) > 0.25 else ""
+            out.append(LatencyCheck(key, table["engine"], table["chip"], r["model"], tp, b, p, o, pub, pred, err, cause))
+    return out
+
+
+def latency_miss_cause(published_s: float, predicted_s: float, output: int, extra_per_step: list[float],
+                       modelled_steps: list[float]) -> str:
+    """Why a latency row misses. The source states no cause; ours: each of the table's rows leaves about the same
+    time a step beyond the modelled GPU step, whatever the model and GPU count, which is the mark of host work between
+    steps that the "cuda-graph" path does not charge."""
+    mine = (published_s - predicted_s) / (output - 1)
+    return (f"no cause stated by the source; ours: the published latency leaves {mine * 1e3:.1f} ms a decode step "
+            f"beyond the modelled step ({output - 1} steps after the prefill), and every row of the same table leaves "
+            f"about the same ({min(extra_per_step) * 1e3:.1f} to {max(extra_per_step) * 1e3:.1f} ms) while their "
+            f"modelled steps range from {min(modelled_steps) * 1e3:.1f} to {max(modelled_steps) * 1e3:.1f} ms: a cost "
+            "per step that does not scale with the GPU's work, the mark of the engine's host "
+            "work between CUDA-graph replays (scheduling the batch, sampling, handing the tokens back), which the "
+            "'cuda-graph' path charges nothing for. It misses where the step is shortest. vLLM's own post on v0.6.0 "
+            "(vLLM blog, 2024-09-05, 'vLLM v0.6.0: 2.7x Throughput Improvement and 75% Latency Reduction', "
+            "https://blog.vllm.ai/2024/09/05/perf-update.html) says so of the versions before it: 'If CPUs cannot "
+            "schedule fast enough, GPUs will sit idle to wait for CPUs', and on faster GPUs 'the time spent on other "
+            "CPU parts of the inference engine becomes a significant bottleneck' (profiled with Llama 3 8B on one "
+            "H100); no source gives that time per step for the vLLM of these builds")
 
 
 # ------------------------------------------------------------------- serving at a client concurrency (SGLang)
@@ -1607,19 +1689,70 @@ def check_concurrency() -> list[ConcurrencyCheck]:
     return out
 
 
+#: The published custom all-reduce table read by :func:`published_allreduce_s` (serving_published.json
+#: "custom_allreduce"): SGLang PR #2904, 8 x H100, TensorRT-LLM's one-shot/two-shot kernels as sgl-kernel ships them.
+ALLREDUCE_TABLE = "sglang-pr2904-h100"
+#: Bytes per element of the table's "data size" (the test's float32 tensors: sgl-kernel/tests/test_trt_reduce.py).
+ALLREDUCE_TABLE_BYTES_PER_ELEMENT = 4
+
+
+def published_allreduce_s(message_bytes: float, gpus: int, kernel: str = "sgl-kernel", table: str = ALLREDUCE_TABLE,
+                          bytes_per_element: float = ALLREDUCE_TABLE_BYTES_PER_ELEMENT) -> float:
+    """Seconds of one all-reduce of ``message_bytes`` over ``gpus`` GPUs of a node by an engine's custom kernel, as
+    the published table gives it (serving_published.json "custom_allreduce"): linear between the two published sizes
+    around the message, the smallest size's figure below it (a latency floor). Beyond the largest published size the
+    table says nothing: refused. Not the engine's law (:func:`mlcalc.serving.comm_s` charges NCCL's): it is shown
+    beside the misses it bears on (:func:`concurrency_miss_cause`).
+
+    >>> round(published_allreduce_s(4 * 4096, 8) * 1e6, 1)  # the table's own row: 8 GPUs, 4,096 float32 elements
+    5.7
+    """
+    tables = published()["custom_allreduce"]["tables"]
+    _check.choice("table", table, tuple(tables))
+    rows = [r for r in tables[table]["rows"] if r["kernel"] == kernel]
+    if not rows:
+        raise ValueError(f"kernel={kernel!r} is not allowed: the table {table!r} has "
+                         f"{sorted({r['kernel'] for r in tables[table]['rows']})}")
+    n = _check.positive_int("gpus", gpus)
+    pts = sorted((float(r["data_size"]) * bytes_per_element, float(r["latency_ms"]) / 1e3)
+                 for r in rows if int(r["gpus"]) == n)
+    if not pts:
+        raise ValueError(f"gpus={gpus!r} is not allowed: the table gives {sorted({int(r['gpus']) for r in rows})}")
+    m = _check.non_negative("message_bytes", message_bytes)
+    _check.positive("bytes_per_element", bytes_per_element)
+    if m > pts[-1][0]:
+        raise ValueError(f"message_bytes={message_bytes!r} is not allowed: the table stops at {pts[-1][0]:.0f} bytes")
+    return serving.interpolate(pts, max(m, pts[0][0]))
+
+
 def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, batch: int, published_s: float,
                            predicted_s: float) -> str:
-    """Why a concurrency row misses: the tensor-parallel all-reduces, charged at NCCL's latency, are most of the
-    predicted step; what the published time leaves for each of them, the rest as modelled, is stated."""
+    """Why a concurrency row misses. The source states no cause. What we find: the tensor-parallel all-reduces,
+    charged at NCCL's latency, are most of the predicted step, and the published time leaves about 36 us for each;
+    but the one published latency of an engine's own small-message all-reduce (:func:`published_allreduce_s`) is
+    several times less, and with it the row under-predicts: the all-reduce is not the whole miss."""
     comm = serving.comm_s(model, chip_key, batch, tp)
     n_ar = 2 * model.n_layers
     left = (published_s - (predicted_s - comm)) / n_ar
-    return (f"the {n_ar} all-reduces of a step (two a layer over {tp} GPUs) are {comm / predicted_s:.0%} of the "
-            f"prediction, each charged NCCL's latency over {tp} GPUs (mlcalc.network's law, "
-            f"{comm / n_ar * 1e6:.0f} us at this size); SGLang runs such small all-reduces inside a node with its own "
-            "custom all-reduce kernel (python/sglang/srt/server_args.py: disable_custom_all_reduce defaults to "
-            f"False), and with the rest of the step as modelled the published time leaves {left * 1e6:.0f} us for "
-            "each. No source gives that kernel's latency on this card")
+    msg = batch * model.hidden * 2.0  # the decode step's bf16 hidden vectors (serving.comm_s)
+    custom = published_allreduce_s(msg, tp)
+    with_custom = predicted_s - comm + n_ar * custom
+    layer_left = (published_s - n_ar * custom) / model.n_layers
+    layer_model = (predicted_s - comm) / model.n_layers
+    return (f"no cause stated by the source (the cookbook page gives the times, not their parts); ours: the {n_ar} "
+            f"all-reduces of a step (two a layer over {tp} GPUs) are {comm / predicted_s:.0%} of the prediction, "
+            f"each charged NCCL's latency over {tp} GPUs (mlcalc.network's law, {comm / n_ar * 1e6:.0f} us at this "
+            f"size), and with the rest of the step as modelled the published time leaves {left * 1e6:.0f} us for "
+            "each. SGLang runs small all-reduces inside a node with a kernel of its own (python/sglang/srt/"
+            "server_args.py: disable_custom_all_reduce defaults to False; which one 0.5.6 ran for this model on "
+            "B200 the page does not say). The one published latency table of such a kernel (SGLang PR #2904: "
+            f"TensorRT-LLM's one-shot kernel as sgl-kernel ships it, 8 x H100, no CUDA graph; no B200 table) gives "
+            f"{custom * 1e6:.1f} us at this size, and with it this row would be {with_custom / published_s - 1:+.0%}. "
+            "So the all-reduce is not the whole miss: beside all-reduces at that latency the published time leaves "
+            f"{layer_left * 1e6:.0f} us a layer for the rest of it, against {layer_model * 1e6:.0f} us modelled "
+            f"(matmuls, attention, the fused layer's small kernels at batch {batch}"
+            f"{', and the prefills of the requests that replace the others' if batch > 1 else ''}). No source gives "
+            "this layer's time at this batch, nor the kernel's latency on this card")
 
 
 __all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
@@ -1629,4 +1762,4 @@ __all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eag
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]

@@ -31,14 +31,17 @@ if TYPE_CHECKING:  # imported where used, to keep serving light
 
 DECODE_RUN = "h200x2-2026-11-26-decode"  # our measured decode points (mlcalc/data/measured/<run>)
 #: Every run of scripts/gpu/bench_decode.py in mlcalc/data/measured, with the card that made it.
-#: These are the family's history since the serve9 call (:data:`DECODE_RECORD`).
+#: These are the family's history since the serve9 call.
 DECODE_RUNS = ("h200x2-2026-11-26-decode", "h200x4-2026-11-26-decode", "h100-2026-11-26-decode")
-#: The accuracy family ``decode``'s record: the serve9 call (scripts/gpu/run_serve9.sh, one H100) measured every point
+#: The accuracy family ``decode``'s record: the serve10 call (scripts/gpu/run_serve10.sh, one H100) measured every point
 #: of the family in one protocol (each process pinned to the vCPU found fastest, that vCPU's pace metered, the host
-#: probe beside every point, the first point of a process apart, the floor probe at the start, middle and end). The
-#: earlier runs are history, with their own scores (:func:`decode_scores`).
-DECODE_RECORD = "h100-2026-11-27-serve9"
-_ALL_DECODE_RUNS = DECODE_RUNS + (DECODE_RECORD,)
+#: probe beside every point, the first point of a process apart, the floor probe at the start, middle and end, every
+#: timed generate call's own window recorded). Checked by :func:`check_decode` (the call's own floor probes): the rule
+#: written before the call (scripts/gpu/serve10_predictions.json) kept the unpaced check because the point priced at its
+#: own pace (:func:`check_decode_paced`) put fewer points within 25 % on the call (11 against 12). The serve9 call
+#: (same protocol without the windows) and the earlier runs are history, with their own scores (:func:`decode_scores`).
+DECODE_RECORD = "h100-2026-11-27-serve10"
+_ALL_DECODE_RUNS = DECODE_RUNS + ("h100-2026-11-27-serve9", DECODE_RECORD)
 #: How each decode run measured the host beside its points.
 DECODE_PROTOCOL = MappingProxyType({
     "h200x2-2026-11-26-decode": "one process a model on a GPU of two, not pinned, no host probe beside the points, "
@@ -50,6 +53,8 @@ DECODE_PROTOCOL = MappingProxyType({
     "h100-2026-11-27-serve9": "every point, one protocol: each process pinned to the vCPU found fastest, that vCPU's "
                               "pace metered, the host probe beside every point, the first point of a process apart; "
                               "floor probe at the start, middle and end",
+    "h100-2026-11-27-serve10": "serve9's protocol on another H100 machine, with every timed generate call's own window "
+                               "(epoch, thread CPU, the vCPU's clock ticks) recorded beside the meter",
 })
 MAX_BATCH = 1024  # largest batch the serving search tries (powers of two)
 TENSOR_PARALLEL = (1, 2, 4, 8)
@@ -65,7 +70,7 @@ def measured_decode(run: str = DECODE_RUN) -> Mapping[str, Any]:
     """A measured run (one of :data:`DECODE_RUNS`): two floor probes (with the read bandwidth), the
     decode-attention micro-benchmark and the decode points of the 1B and 8B models, all on one card."""
     _check.choice("run", run, _ALL_DECODE_RUNS)
-    names = (("probe_start.json", "probe_middle.json", "probe_end.json") if run == DECODE_RECORD
+    names = (("probe_start.json", "probe_middle.json", "probe_end.json") if run in DECODE_METERED
              else ("probe.json", "probe_repeat.json"))
     return MappingProxyType({"probes": tuple(_run_file(n, run) for n in names),
                              "attention": _run_file("attention.json", run),
@@ -791,6 +796,153 @@ def check_decode(run: str = DECODE_RUN) -> list[DecodeCheck]:
     return out
 
 
+# --------------------------------------------------------------------------- decode priced at its own pace (serve10)
+
+#: Decode runs whose processes were metered (scripts/gpu/pacemeter.py on the pinned vCPU, ``logs/pace_<process>_c<vCPU>
+#: .txt``), so every point and floor probe can be priced at the meter's readings over its own window
+#: (:func:`check_decode_paced`).
+DECODE_METERED = ("h100-2026-11-27-serve9", "h100-2026-11-27-serve10")
+
+
+@lru_cache(maxsize=None)
+def _decode_meter(run: str, process: str) -> tuple[tuple[float, int, float], ...]:
+    """The pace meter of one process of a metered decode run: (epoch seconds at a sample's end, runs of the fixed piece
+    of Python, CPU seconds they took), as :func:`mlcalc.distruns.pace_samples` reads a training run's."""
+    _check.choice("run", run, DECODE_METERED)
+    logs = resources.files("mlcalc.data").joinpath("measured").joinpath(run).joinpath("logs")
+    if not logs.is_dir():
+        raise ValueError(f"run={run!r} is not allowed here: its meters (logs/) are not in this copy of the package")
+    names = [f.name for f in logs.iterdir() if f.name.startswith(f"pace_{process}_c") and f.name.endswith(".txt")]
+    if len(names) != 1:
+        raise ValueError(f"process={process!r} is not allowed: run {run!r} has {len(names)} meters for it, not one")
+    rows = []
+    for line in logs.joinpath(names[0]).read_text().splitlines():
+        if line and not line.startswith("#"):
+            e, r, c = line.split()[:3]
+            rows.append((float(e), int(r), float(c)))
+    return tuple(rows)
+
+
+class PacedWindow(NamedTuple):
+    """Where a timed decode point (or floor probe) ran on its pinned vCPU: its window and the meter over it."""
+
+    start: float  # epoch seconds
+    end: float
+    pace: float  # runs per CPU second of the meter's fixed Python over (start, end] (mlcalc.distruns.pace_over)
+    running: float  # share of the vCPU's clock ticks over the window that were not stolen (1.0 where not recorded)
+    exact: bool  # False: the window reconstructed from the process's timeline (runs before serve10)
+
+
+def _window(samples: tuple[tuple[float, int, float], ...], start: float, end: float,
+            calls: Sequence[Mapping[str, Any]] = ()) -> PacedWindow:
+    from mlcalc import distruns
+
+    pace = distruns.pace_over(samples, start, end)
+    if pace <= 0:
+        raise ValueError(f"window=({start}, {end}) is not allowed: no meter sample ended inside it")
+    ticks = [sum(x) for x in zip(*(c["stat_ticks"] for c in calls if c.get("stat_ticks")))]
+    total = sum(ticks)
+    running = 1.0 - ticks[7] / total if len(ticks) >= 8 and total > 0 else 1.0
+    return PacedWindow(start, end, pace, running, bool(calls))
+
+
+def _timed_calls(pt: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A point's timed ``generate(1 + N)`` calls (the decode steps' time), where the run recorded their windows."""
+    w = pt.get("windows") or {}
+    return list(w.get(f"generate_{1 + int(pt['new_tokens'])}", ()))
+
+
+def decode_point_window(run: str, key: str, index: int) -> PacedWindow:
+    """The window of the ``index``-th decode point of ``key`` ("1b", "8b") in a metered run and its vCPU's pace over it.
+
+    serve10 on: from the start of the point's first timed ``generate(1 + N)`` call to the end of its second (their
+    recorded epochs), the running share from their /proc/stat ticks. serve9 (no windows recorded): reconstructed from
+    the process's timeline: the meter's last sample is the process's end, ``wall_s`` before it its clock's start
+    (``host_probe`` ``t_s``); the point ran between the end of the host probe before it and the end of the next one."""
+    res = measured_decode(run)[key]
+    pt = res["points"][_check.non_negative_int("index", index)]
+    s = _decode_meter(run, key)
+    calls = _timed_calls(pt)
+    if calls:
+        return _window(s, float(calls[0]["epoch"][0]), float(calls[-1]["epoch"][1]), calls)
+    t0 = s[-1][0] - float(res["wall_s"])
+    hp = res["host_probe"]["samples"]
+    j = next(i for i, x in enumerate(hp) if x["before"] == f"{int(pt['batch'])}x{int(pt['prompt_tokens'])}")
+    return _window(s, t0 + float(hp[j]["t_s"]), t0 + float(hp[j + 1]["t_s"]))
+
+
+def floor_probe_windows(run: str) -> tuple[tuple[int, float, PacedWindow], ...]:
+    """Every tiny-model floor probe of a metered run: (layers, seconds a step, its window and pace). serve10 on: each
+    probe's own timed ``generate(1 + N)`` calls; serve9: the probe process's timed part (its last ``wall_s`` seconds
+    before the meter's last sample)."""
+    out = []
+    for name, pr in zip(("probe_start", "probe_middle", "probe_end"), measured_decode(run)["probes"]):
+        s = _decode_meter(run, name)
+        for o in pr["overhead"]:
+            calls = _timed_calls(o)
+            w = (_window(s, float(calls[0]["epoch"][0]), float(calls[-1]["epoch"][1]), calls) if calls
+                 else _window(s, s[-1][0] - float(pr["wall_s"]), s[-1][0]))
+            out.append((int(o["n_layers"]), float(o["decode_step_s"]), w))
+    return tuple(out)
+
+
+def _effective_pace(w: PacedWindow, steal: bool) -> float:
+    return w.pace * (w.running if steal else 1.0)
+
+
+def floor_work(run: str, steal: bool = False) -> tuple[float, float]:
+    """The eager decode floor as host work in runs of the meter's fixed Python: the least-squares line (as
+    :func:`measured_floor`) through every floor probe's seconds a step times its vCPU's pace over its own window
+    (:func:`floor_probe_windows`): (fixed runs, runs per layer). ``steal``: the pace times the window's running share."""
+    pts = [(float(n), sec * _effective_pace(w, steal)) for n, sec, w in floor_probe_windows(run)]
+    n = len(pts)
+    mx = sum(x for x, _ in pts) / n
+    my = sum(y for _, y in pts) / n
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    return max(0.0, my - slope * mx), max(0.0, slope)
+
+
+def paced_floor(work: tuple[float, float], pace: float) -> Floor:
+    """The floor at a vCPU pace: distruns' stated-pace rule (every host constant times ``STATED_PACE`` / pace,
+    :func:`mlcalc.distruns.paced_machine`), the floor's seconds first brought to the stated pace by their own meter
+    (work / STATED_PACE), so the stated pace cancels: work / pace."""
+    from mlcalc import distruns
+
+    p = _check.positive("pace", pace)
+    k = distruns.STATED_PACE / p
+    return Floor(work[0] / distruns.STATED_PACE * k, work[1] / distruns.STATED_PACE * k,
+                 f"the floor probes' host work priced at {p / 1e3:.0f} thousand runs a second of the pace meter")
+
+
+def check_decode_paced(run: str, steal: bool = False, inputs: str | None = None) -> list[DecodeCheck]:
+    """Every decode point of a metered run against :func:`decode_step` as :func:`check_decode` runs it, but with the
+    floor priced at the point's own pace (the serve10 rule, written before that call: scripts/gpu/predict_serve10.py):
+    the floor probes' host work (:func:`floor_work`) over the pace of the point's pinned vCPU over the point's own
+    window (:func:`decode_point_window`; :func:`paced_floor`). ``steal``: both paces times their windows' running
+    share (a second column, written before the same call). ``inputs``: another metered run whose floor work, read
+    bandwidth and copy rate are used (the serve10 call's blind prediction took serve9's)."""
+    _check.choice("run", run, DECODE_METERED)
+    src = run if inputs is None else _check.choice("inputs", inputs, DECODE_METERED)
+    work = floor_work(src, steal)
+    bw, copy = measured_read_bandwidth(src), measured_copy_bandwidth(src)
+    out = []
+    for key in ("1b", "8b"):
+        res = measured_decode(run)[key]
+        model = llama_shape(key, run)
+        card = res["env"].get("device_name", "GPU")
+        rate = compute.achievable_flops("H200-SXM" if "H200" in card else "H100-SXM", "bf16", "achievable")
+        for i, pt in enumerate(res["points"]):
+            if "error" in pt:
+                continue
+            fl = paced_floor(work, _effective_pace(decode_point_window(run, key, i), steal))
+            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, fl, copy,
+                            small_kernels_s=hf_small_kernels_s())
+            meas = float(pt["decode_tokens_per_s"])
+            out.append(DecodeCheck(key, int(pt["batch"]), int(pt["max_cache_len"]), meas, d.tokens_per_s,
+                                   d.tokens_per_s / meas - 1.0, d.bound, card))
+    return out
+
+
 #: The serve7 call's ``generate`` decode of the 1B and 8B shapes at batch 1 (scripts/gpu/bench_decode.py --points
 #: 1x512,1x4096, one H200): the first point of each process measured once and kept apart, then again.
 FIRST_POINT_RUN = "h200-2026-11-27-serve7"
@@ -811,7 +963,10 @@ def decode_miss_cause(c: DecodeCheck, run: str = DECODE_RUN) -> str:
     if abs(c.error) <= 0.25:
         return ""
     res = measured_decode(run)[c.model]
-    if run == DECODE_RECORD:
+    if run in DECODE_METERED:
+        g, h = decode_layer_parts(c, run)
+        if abs(g / h - 1.0) <= CROSSOVER_BAND:
+            return _crossover_cause(c, run, g, h)
         return _host_pace_cause(c, run)
     first = res["points"][0]
     if "warmup_discarded" in res or (int(first["batch"]), int(first["max_cache_len"])) != (c.batch, c.context):
@@ -837,7 +992,51 @@ def _host_pace_cause(c: DecodeCheck, run: str) -> str:
             f"{c.batch / c.predicted_tokens_per_s * 1e3:.1f} predicted from the call's floor probes (their 8-layer "
             f"tiny model {f8 * 1e3:.1f} ms a step); the same tiny model timed in this process just before the point "
             f"took {beside * 1e3:.1f} ms, and {min(probes) * 1e3:.1f}-{max(probes) * 1e3:.1f} ms over the process "
-            f"({max(probes) / min(probes):.1f} x) on one pinned vCPU; the point itself was not paced")
+            f"({max(probes) / min(probes):.1f} x) on one pinned vCPU; {_paced_note(c, run)}")
+
+
+def _paced_note(c: DecodeCheck, run: str) -> str:
+    try:
+        e = _paced_error(c, run)
+    except (ValueError, OSError):  # the meters (logs/) are not in the wheel the browser loads
+        return "its own window's meter is in the repository's copy of the run (logs/), not read here"
+    how = "within 25 %" if abs(e) <= 0.25 else "still outside 25 %"
+    return (f"priced at its own window's meter pace (check_decode_paced, the serve10 rule, not adopted) it is {e:+.0%}, "
+            f"{how}")
+
+
+def _paced_error(c: DecodeCheck, run: str) -> float:
+    return next(x.error for x in check_decode_paced(run) if (x.model, x.batch, x.context) == (c.model, c.batch,
+                                                                                              c.context))
+
+
+#: Host and GPU times per layer within this share of each other: a point at the crossover (:func:`decode_miss_cause`).
+#: Stated on the serve10 call, where the three points inside it were its three largest errors (+24 to +42 %).
+CROSSOVER_BAND = 0.15
+
+
+def decode_layer_parts(c: DecodeCheck, run: str) -> tuple[float, float]:
+    """(GPU seconds, host floor seconds) of one layer of a checked decode point, as :func:`check_decode` predicts it
+    (the run's own floor probes): :func:`decode_step` takes the larger, as if the two overlapped perfectly."""
+    model = llama_shape(c.model, run)
+    rate = compute.achievable_flops("H200-SXM" if "H200" in c.card else "H100-SXM", "bf16", "achievable")
+    fl = measured_floor(run)
+    d = decode_step(model, c.batch, c.context, measured_read_bandwidth(run), rate, 1, fl, measured_copy_bandwidth(run),
+                    small_kernels_s=hf_small_kernels_s())
+    return d.layer_gpu_s, fl.per_layer_s
+
+
+def _crossover_cause(c: DecodeCheck, run: str, g: float, h: float) -> str:
+    res = measured_decode(run)[c.model]
+    pt = next(p for p in res["points"] if (int(p["batch"]), int(p["max_cache_len"])) == (c.batch, c.context))
+    hp = {x["before"]: float(x["s"]) for x in res["host_probe"]["samples"]}
+    beside = hp[f"{c.batch}x{int(pt['prompt_tokens'])}"]
+    fl = measured_floor(run)
+    return (f"host and GPU at the crossover: {g * 1e3:.2f} ms of GPU work a layer against {h * 1e3:.2f} ms of host "
+            f"launches (within {CROSSOVER_BAND:.0%}); decode_step takes the larger as if the two overlapped "
+            f"perfectly, and the measured {float(pt['decode_step_s']) * 1e3:.1f} ms a step is longer than either "
+            f"({c.batch / c.predicted_tokens_per_s * 1e3:.1f} predicted); the host probe beside it took "
+            f"{beside * 1e3:.1f} ms (the floor probes' 8-layer model {(fl.fixed_s + 8 * fl.per_layer_s) * 1e3:.1f})")
 
 
 class DecodeScore(NamedTuple):
@@ -861,6 +1060,65 @@ def decode_scores() -> tuple[DecodeScore, ...]:
                      f"({decode_miss_cause(c, run) or 'no stated cause'})" for c in cs if abs(c.error) > 0.25)
         out.append(DecodeScore(run, cs[0].card, DECODE_PROTOCOL[run], sum(abs(c.error) <= 0.25 for c in cs), len(cs),
                                miss, run == DECODE_RECORD))
+    return tuple(out)
+
+
+class PacedDecodeScore(NamedTuple):
+    """A metered decode run's points within 25 % under the unpaced check (:func:`check_decode`, the record's rule) and
+    each point priced at its own pace (:func:`check_decode_paced`); ``blind``: the paced rule with the previous metered
+    run's inputs (the serve10 call's blind prediction; None for the first metered run)."""
+
+    run: str
+    n: int
+    unpaced: int
+    paced: int
+    blind: int | None
+
+
+def decode_paced_scores() -> tuple[PacedDecodeScore, ...]:
+    """:class:`PacedDecodeScore` of every metered decode run (:data:`DECODE_METERED`)."""
+    out = []
+    for i, run in enumerate(DECODE_METERED):
+        un, pa = check_decode(run), check_decode_paced(run)
+        bl = check_decode_paced(run, inputs=DECODE_METERED[i - 1]) if i else []
+        out.append(PacedDecodeScore(run, len(un), sum(abs(c.error) <= 0.25 for c in un),
+                                    sum(abs(c.error) <= 0.25 for c in pa),
+                                    sum(abs(c.error) <= 0.25 for c in bl) if i else None))
+    return tuple(out)
+
+
+class ProbePace(NamedTuple):
+    """How one process's host probe followed its vCPU's meter (:func:`host_probe_pace_slope`)."""
+
+    model: str  # "1b" or "8b": the process
+    samples: int
+    exponent: float  # probe time ~ pace ** -exponent (least squares on logs); 1: one to one with the meter
+    r_squared: float  # share of the log probe time's variance the log pace explains
+
+
+def host_probe_pace_slope(run: str = DECODE_RECORD) -> tuple[ProbePace, ...]:
+    """How the host probe (the 8-layer tiny model timed beside every point) follows its vCPU's meter over its own
+    window, per process of a run that recorded the windows (:class:`ProbePace`). An exponent of 1 is host time one to
+    one with the meter's pace, what :func:`paced_floor` takes."""
+    from mlcalc import distruns
+
+    out = []
+    for key in ("1b", "8b"):
+        s = _decode_meter(run, key)
+        xs, ys = [], []
+        for x in measured_decode(run)[key]["host_probe"]["samples"]:
+            calls = _timed_calls({"windows": x.get("windows"), "new_tokens":
+                                  measured_decode(run)[key]["host_probe"]["new_tokens"]})
+            if not calls:
+                raise ValueError(f"run={run!r} is not allowed: its host probes have no recorded windows")
+            p = distruns.pace_over(s, float(calls[0]["epoch"][0]), float(calls[-1]["epoch"][1]))
+            xs.append(math.log(p))
+            ys.append(math.log(float(x["s"])))
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        sxx = sum((x - mx) ** 2 for x in xs)
+        syy = sum((y - my) ** 2 for y in ys)
+        sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+        out.append(ProbePace(key, len(xs), -sxy / sxx, sxy * sxy / (sxx * syy)))
     return tuple(out)
 
 
@@ -1576,7 +1834,7 @@ def _checked_summary() -> tuple[int, int, float, float]:
 
 
 #: The accuracy families (mlcalc.accuracy) that check each engine's numbers.
-ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published", "serve-concurrency"),
+ENGINE_FAMILIES = MappingProxyType({"cuda-graph": ("serve-graph", "serve-published", "serve-concurrency", "serve-latency"),
                                     "hf-eager": ("decode", "serve-eager")})
 
 
@@ -1585,6 +1843,7 @@ _FAMILY_WHAT = MappingProxyType({
     "serve-graph": "decode steps measured from a CUDA graph",
     "serve-published": "published TensorRT-LLM throughputs and first-token latencies (FP8, 1-8 GPUs)",
     "serve-concurrency": "published SGLang times per output token at a client concurrency (bf16, 8 GPUs)",
+    "serve-latency": "published vLLM end-to-end latencies of one static batch (bf16, 1-4 GPUs)",
     "decode": "eager decode steps of Llama-shaped models measured",
     "serve-eager": "eager decode steps of five architectures measured",
 })
@@ -1643,8 +1902,9 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
     (:func:`predict_decode`, the planner's decode step) and first tokens (:func:`predict_prefill`), the measured steps
     replayed from CUDA graphs (:func:`decode_step` with each program's own timed kernels), TensorRT-LLM's in-flight
     tables (:func:`mlcalc.servemeasured.inflight`, a separate iteration model the planner does not run), SGLang's
-    published times per output token (:func:`mlcalc.servemeasured.concurrent_tpot_s`, not the planner's composition);
-    "hf-eager": the measured eager decode steps (:func:`decode_step` with each run's own measured floor)."""
+    published times per output token (:func:`mlcalc.servemeasured.concurrent_tpot_s`, not the planner's composition),
+    vLLM's published end-to-end latencies of one static batch (:func:`mlcalc.servemeasured.static_batch_latency_s`, the
+    planner's prefill and decode steps); "hf-eager": the measured eager decode steps (:func:`decode_step` with each run's own measured floor)."""
     _check.choice("engine", engine, ENGINES)
     from mlcalc import servemeasured as sm  # it imports this module
 
@@ -1672,6 +1932,9 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
                          "runs them", False,
                          [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
                           for c in sm.check_concurrency()]))
+        out.append(_path("vLLM static batches end to end (bf16)", "predict_prefill then predict_decode at each step",
+                         True, [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
+                                for c in sm.check_latency()]))
     else:
         rows: list[tuple[str, float, str, int, int, int]] = [
             (f"Llama-shaped {c.model.upper()}", float(llama_shape(c.model, r).n_params()), _chip_key(c.card), 1, c.batch,
@@ -1701,7 +1964,8 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
     """Where the serving model was checked for ``engine`` (the accuracy page's families, :data:`ENGINE_FAMILIES`),
     what each of its paths was checked on (:func:`checked_paths`, read from the records), and whether (model size,
     chip, batch, context, tp) is inside the range of the records that check the planner's own functions
-    (``planner``: TensorRT-LLM's v0.9.0 rows for "cuda-graph"; the measured eager steps for "hf-eager").
+    (``planner``: TensorRT-LLM's v0.9.0 rows and vLLM's static-batch latencies for "cuda-graph"; the measured eager
+    steps for "hf-eager").
     """
     _check.choice("engine", engine, ENGINES)
     try:
@@ -1900,7 +2164,9 @@ def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...],
 
 
 __all__ = ["SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", 
-    "BenchCheck", "CACHE_LAYOUTS", "COPY_CALIBRATION", "DECODE_PROTOCOL", "DECODE_RECORD", "DECODE_RUN", "DECODE_RUNS",
+    "BenchCheck", "CACHE_LAYOUTS", "COPY_CALIBRATION", "DECODE_PROTOCOL", "DECODE_RECORD", "DECODE_METERED", "PacedWindow", "PacedDecodeScore",
+    "decode_paced_scores", "host_probe_pace_slope", "ProbePace", "check_decode_paced", "decode_point_window", "floor_probe_windows",
+    "floor_work", "paced_floor", "decode_layer_parts", "CROSSOVER_BAND", "DECODE_RUN", "DECODE_RUNS",
     "DecodeScore", "decode_scores", "DEFAULT_BATCHED_TOKENS",
     "DENSE_LAYOUTS", "DecodeCheck", "DecodeStep", "Disaggregated", "ENGINES", "ENGINE_FAMILIES", "Floor", "LoadResult", "MAX_BATCH",
     "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS", "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS",

@@ -145,6 +145,8 @@ def _cpython_worker(message: str) -> str:
         result = mlive.run_widgets_json(str(msg.get("key")), json.dumps(msg.get("values") or {}),
                                         str(msg.get("changed") or ""), page if msg.get("initial") else "",
                                         str(msg.get("search") or ""))
+    if msg.get("warm"):  # the page's warm-up: computed, the answer not sent back
+        return json.dumps({"id": msg.get("id"), "warmed": True, "python": 0})
     return json.dumps({"id": msg.get("id"), "result": result})
 
 

@@ -48,6 +48,10 @@
     templates: true, // a chart of a known structure takes its compiled template (false: compiled; to compare)
     compiles: { template: 0, compiled: 0 }, // charts' specs taken from a checked template, or compiled (tests read it)
     notice: "", // what the reader was last told about Python itself (a restart)
+    // The warm-up (warmUp below; tests read it): state waiting | running | done | off, the keys computed, the
+    // slices the worker skipped for a reader's message, the ms of Python spent.
+    warm: { state: options.warm === false ? "off" : "waiting", done: [], skipped: 0, ms: 0, slices: 0 },
+    lastChange: 0, // when the reader last changed a value (performance.now(); 0: never)
   });
   function setState(state) {
     live.state = state;
@@ -155,6 +159,7 @@
         }
         delete self.pending[msg.id];
         clearTimeout(job.timer);
+        if (msg.warmed || msg.skipped) return job.resolve(msg); // the warm-up's (no result: nothing is shown)
         if (job.timing) {
           job.timing.began = job.began;
           job.timing.received = performance.now();
@@ -213,7 +218,8 @@
       Object.keys(waiting).forEach(function (id) {
         var job = waiting[id];
         clearTimeout(job.timer);
-        self.send(job.message, job.resolve);
+        if (job.message.warm) job.resolve({ skipped: true }); // the warm-up is not sent again
+        else self.send(job.message, job.resolve);
       });
     }, function (err) {
       Object.keys(waiting).forEach(function (id) {
@@ -305,6 +311,7 @@
           setState("live");
           live.timings.ready = performance.now();
           live.calculators.forEach(function (c) { c.showStatus(); });
+          warmSoon(0);
         }
       },
       function (err) {
@@ -319,6 +326,66 @@
     live.notice = text;
     live.noticeKind = kind;
     live.calculators.forEach(function (c) { c.showStatus(); });
+  }
+
+  // ---------------------------------------------------------------- the warm-up
+
+  // Once Python is live, each calculator of the page is computed once in the worker, at the values it shows (the
+  // page's own, drawn at the build). The answer is not shown (the page shows it already), but the worker has then
+  // paid that calculator's first-run costs (data files read, modules imported), remembers what it computed (the
+  // training planner's search of the model the page opens with: going back to it is quick) and has run the page's
+  // own code before the reader's first change. It never stands in a reader's way:
+  // - one calculator per slice (one computation), sent only while no computation waits in the worker and, after
+  //   a reader's change, once no value has changed for WARM_QUIET_MS; a change sent while a slice still waits in
+  //   the worker goes first and that slice is dropped (mlcalc-worker.mjs); a change that comes while a slice runs
+  //   waits for that one slice;
+  // - a calculator the reader changed, or that a link opened, is not warmed (its own change computes it);
+  // - its answer is never shown, so the page shows only the page's own results or the reader's changes';
+  // - bounded: each calculator of the page at most once (again only if its slice was dropped for a reader's
+  //   message), and no slice begins once WARM_BUDGET_MS of Python were spent on it; a slice is one computation,
+  //   bounded like any by TIMEOUT_MS. `mlcalcLiveOptions.warm = false` turns it off.
+  var WARM_QUIET_MS = 1000;
+  var WARM_BUDGET_MS = 5000;
+  var warmTimer = null;
+  var warmBusy = false;
+  function warmSoon(ms) {
+    if (live.warm.state === "off") return;
+    clearTimeout(warmTimer);
+    warmTimer = setTimeout(warmNext, ms || 0);
+  }
+  function warmNext() {
+    warmTimer = null;
+    var w = live.warm;
+    if (w.state === "off" || warmBusy || live.state !== "live" || !engine || !engine.worker) return;
+    var next = live.calculators.filter(function (c) { return !c.unsupported && !c.warmed && !c.requested; })[0];
+    if (!next || w.ms >= WARM_BUDGET_MS) {
+      w.state = "done";
+      return;
+    }
+    var wait = live.lastChange ? live.lastChange + WARM_QUIET_MS - performance.now() : 0;
+    if (Object.keys(engine.pending).length) wait = Math.max(wait, 50); // a computation waits: after it
+    if (wait > 0) {
+      w.state = "waiting";
+      warmSoon(wait);
+      return;
+    }
+    w.state = "running";
+    next.warmed = true;
+    var values = next.values();
+    if (next.oversized(values)) return warmSoon(0); // a paste over what mlcalc reads never travels
+    warmBusy = true;
+    engine.send({ warm: true, key: next.key, values: values, initial: next.initial, search: location.search }, function (msg) {
+      warmBusy = false;
+      w.slices += 1;
+      if (msg && msg.warmed) {
+        w.done.push(next.key);
+        w.ms += msg.python || 0;
+      } else if (msg && msg.skipped) {
+        w.skipped += 1;
+        next.warmed = false; // dropped for a reader's message: again later, unless the reader changed it
+      }
+      warmSoon(0);
+    });
   }
 
   function goSnapshot(reason) {
@@ -654,6 +721,7 @@
     var self = this;
     if (live.state === "snapshot" || this.unsupported || this.applying) return;
     quietIcons();
+    live.lastChange = performance.now(); // the warm-up waits for a pause
     var seq = ++this.requested;
     var values = this.values();
     this.lastChange = { changed: key || "", values: values };
@@ -1294,6 +1362,7 @@
     view.__mlcalc = true;
     var calc = new Calculator(view);
     live.calculators.push(calc);
+    if (live.state === "live") warmSoon(0); // connected after Python was live: warmed too
   }
 
   function hook(htmlmanager) {

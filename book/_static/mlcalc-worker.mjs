@@ -14,10 +14,17 @@
 //
 // Messages in: {id, key, values, changed[, initial, search]} (a change; with the page's own values
 // and its query, the answer also holds the new query) or {id, open: true, key, initial, search} (a page
-// opened from a link); out: {ready, timings} | {failed: reason} | {id, started} (a computation began:
-// the page tells a busy worker from a dead one) | {id, result: JSON text, python: ms in Python} | {id, fatal: reason} (the page
-// then starts a fresh worker). Python never raises here: mlcalc.live turns every error into
-// {"ok": false, "error": ...}.
+// opened from a link) or {id, warm: true, key, values, initial, search} (the page's warm-up: a calculator
+// computed at the values it shows, the answer not sent back); out: {ready, timings} | {failed: reason} |
+// {id, started} (a computation began: the page tells a busy worker from a dead one) | {id, result: JSON
+// text, python: ms in Python} | {id, warmed: true, python: ms} | {id, skipped: true} (a warm-up message
+// that a reader's message overtook: not computed) | {id, fatal: reason} (the page then starts a fresh
+// worker). Python never raises here: mlcalc.live turns every error into {"ok": false, "error": ...}.
+//
+// The warm-up yields to the reader: a warm-up message waits WARM_YIELD_MS before it runs, and is skipped if
+// any other message arrived meanwhile (a change sent just after it is computed first, and the warm-up slice
+// is dropped, not run after it). (A zero-delay timer was seen to run before a message already sent.)
+const WARM_YIELD_MS = 20;
 const base = new URL("./", import.meta.url);
 const params = new URL(self.location.href).searchParams;
 const FILES = {
@@ -192,13 +199,24 @@ ready.then(
   fail,
 );
 
+let readerMessages = 0; // messages that are not the warm-up's, as they arrive
+
 self.onmessage = async (event) => {
-  const { id, key, values, changed, initial, search, open } = event.data || {};
+  const { id, key, values, changed, initial, search, open, warm } = event.data || {};
+  if (!warm) readerMessages += 1;
+  const seen = readerMessages;
   try {
     await ready;
   } catch (err) {
     self.postMessage({ id, fatal: String((err && err.message) || err) });
     return;
+  }
+  if (warm) {
+    await new Promise((resolve) => setTimeout(resolve, WARM_YIELD_MS)); // a message sent meanwhile goes first
+    if (readerMessages !== seen) {
+      self.postMessage({ id, skipped: true });
+      return;
+    }
   }
   self.postMessage({ id, started: true });
   try {
@@ -208,7 +226,8 @@ self.onmessage = async (event) => {
       ? openWidgetsJson(String(key), String(search || ""), page)
       : runWidgetsJson(String(key), JSON.stringify(values || {}), String(changed || ""), initial ? page : "", String(search || ""));
     // python: ms the call took in Python here (the page's benchmark splits a change's time with it)
-    self.postMessage({ id, result, python: performance.now() - t0 });
+    if (warm) self.postMessage({ id, warmed: true, python: performance.now() - t0 });
+    else self.postMessage({ id, result, python: performance.now() - t0 });
   } catch (err) {
     // Only a broken interpreter gets here (Python itself catches everything).
     self.postMessage({ id, fatal: String((err && err.message) || err) });

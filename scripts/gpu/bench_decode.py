@@ -24,6 +24,10 @@ than the same batch at 8 times the context in the same process, although a point
 the same process before the warm-up point, before every decode point and after the last (``host_probe``), so each
 point has the host's pace beside it. ``--deadline-s``: no point starts after that many seconds.
 
+Every timed ``generate`` call records its window (the serve10 call): epoch start and end, wall and thread CPU seconds,
+and the clock ticks of its vCPU in /proc/stat over it (steal included), so a pace meter on that vCPU
+(scripts/gpu/pacemeter.py) can price each point, each host probe and each floor probe over its own window.
+
 On CUDA, transformers compiles the forward (CUDA graphs) by default when the cache is static; we turn
 that off (``disable_compile=True``): each new (batch, cache length) would recompile, longer than the
 whole measurement. So these are eager-mode numbers, whose small batches sit on the CPU launch floor.
@@ -76,27 +80,55 @@ def build(shape: dict, dev: torch.device) -> LlamaForCausalLM:
     return model
 
 
-def timed_generate(model, ids, new: int, dev: torch.device, repeats: int = 2) -> float:
+def cpu_stat() -> list[int]:
+    """The /proc/stat row (user nice system idle iowait irq softirq steal, in clock ticks) of the one vCPU this
+    process is pinned to, or of the whole machine where it is not pinned; [] where there is no /proc/stat."""
+    try:
+        import os
+        cpus = sorted(os.sched_getaffinity(0))
+        name = f"cpu{cpus[0]}" if len(cpus) == 1 else "cpu"
+        with open("/proc/stat") as fh:
+            for line in fh:
+                f = line.split()
+                if f and f[0] == name:
+                    return [int(x) for x in f[1:9]]
+    except (AttributeError, OSError, ValueError):
+        pass
+    return []
+
+
+def timed_generate(model, ids, new: int, dev: torch.device, repeats: int = 2, log: list | None = None) -> float:
+    """Best wall time of ``repeats`` generate calls; ``log`` gets each call's window (serve10): epoch start and end,
+    wall and thread CPU seconds, and the /proc/stat ticks of its vCPU over it (:func:`cpu_stat`)."""
     best = float("inf")
     for _ in range(repeats):
         sync(dev)
-        t0 = time.perf_counter()
+        st0, c0, e0, t0 = cpu_stat(), time.thread_time(), time.time(), time.perf_counter()
         model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new, min_new_tokens=new,
                        do_sample=False, cache_implementation="static", disable_compile=True)
         sync(dev)
-        best = min(best, time.perf_counter() - t0)
+        s = time.perf_counter() - t0
+        if log is not None:
+            st1 = cpu_stat()
+            log.append({"epoch": [e0, time.time()], "s": s, "thread_cpu_s": time.thread_time() - c0,
+                        "stat_ticks": [b - a for a, b in zip(st0, st1)] if st0 and st1 else []})
+        best = min(best, s)
     return best
 
 
 def decode_point(model, batch: int, prompt: int, dev: torch.device, new: int) -> dict:
     ids = torch.randint(1, model.config.vocab_size, (batch, prompt), device=dev)
+    g1: list[dict] = []
+    gn: list[dict] = []
     with torch.inference_mode():
         timed_generate(model, ids, 2, dev, repeats=1)  # warm-up (allocations, kernels)
-        t1 = timed_generate(model, ids, 1, dev)
-        tn = timed_generate(model, ids, 1 + new, dev)
+        t1 = timed_generate(model, ids, 1, dev, log=g1)
+        tn = timed_generate(model, ids, 1 + new, dev, log=gn)
     step = max(tn - t1, 1e-9) / new
     return {"batch": batch, "prompt_tokens": prompt, "new_tokens": new, "max_cache_len": prompt + 1 + new,
-            "prefill_s": t1, "generate_s": tn, "decode_step_s": step, "decode_tokens_per_s": batch / step}
+            "prefill_s": t1, "generate_s": tn, "decode_step_s": step, "decode_tokens_per_s": batch / step,
+            "windows": {"stat_fields": "user nice system idle iowait irq softirq steal", "generate_1": g1,
+                        f"generate_{1 + new}": gn}}
 
 
 def read_bandwidth(dev: torch.device, nbytes: int) -> dict:
@@ -175,6 +207,7 @@ def main() -> None:
               "method": "decode step = (generate(1+N) - generate(1)) / N, best of 2 each, after a warm-up"}
     new = 4 if a.quick else NEW_TOKENS
     t_start = time.perf_counter()
+    result["epoch_start_s"] = time.time()  # t_s of the host probe samples count from here
     if a.model == "probe":
         result["read_bandwidth"] = read_bandwidth(dev, 2**24 if a.quick else 4 * 2**30)
         result["overhead"] = overhead_probes(dev, [2, 8] if a.quick else [2, 8, 32], new)
@@ -195,7 +228,8 @@ def main() -> None:
             if probe_model is None:
                 return
             p = decode_point(probe_model, 1, 64, dev, new)
-            samples.append({"before": before, "t_s": time.perf_counter() - t_start, "s": p["decode_step_s"]})
+            samples.append({"before": before, "t_s": time.perf_counter() - t_start, "s": p["decode_step_s"],
+                            "windows": p["windows"]})
             result["host_probe"] = {"model": "tiny Llama, 8 layers, width 64 (as overhead)", "batch": 1,
                                     "prompt_tokens": 64, "new_tokens": new, "samples": samples}
 

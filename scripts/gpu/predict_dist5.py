@@ -3,7 +3,7 @@ to ``scripts/gpu/dist5_predictions.json`` for both cards a 4-GPU ask may bring (
 ``predictions.json``). A case is timed under every launch condition (``train_dist.VARIANTS``): each condition's row
 (id ending in its name) gets the case's one prediction: the engine knows no launch condition.
 
-    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6|dist6b|dist6c|host7|host7c]
+    python scripts/gpu/predict_dist5.py [dist5|dist5b|dist5c|dist6|dist6b|dist6c|host7|host7c|host8|host8b]
 
 For dist6 the file also states, before the call, the rule its metered blocks are checked by (:data:`RULES`): the
 numbers it gives depend on the call's own meters, so only the rule can be written down before.
@@ -82,6 +82,35 @@ RULES["host7c"] = (
     "before the call: the rule within 15 % on at least 75 % of this call's blocks and on more than the unpaced engine. "
     "If it is, every metered case's record becomes the rule's prediction at its steps' median pace; if not, the rule "
     "is dropped. The unmetered predictions (cards) are the engine's default.")
+
+RULES["host8"] = (
+    "host8, fixed before the call; no new constant, no constant per case. (1) The blind test: every block of this "
+    "call's metered cases against the pace-aware rule already in the repository (every host constant x "
+    "mlcalc.distruns.STATED_PACE = 90,000 / the step's slowest-rank pace, distruns.paced_blocks), the criterion "
+    "host7c's: at least 75 % of the call's blocks within 15 % and more than the unpaced engine. (2) Each case's record "
+    "is distruns.record_step_s (its paced prediction at its steps' median pace), memory the engine's (within 10 %). "
+    "(3) The family's record, if (1) holds: a configuration (model, dp x tp x pp and schedule, micro-batches, "
+    "micro-batch, sequence, checkpointing, card kind) that has a metered run in the repository is held in the record "
+    "by its metered runs alone; its unmetered runs (their host pace unknown) leave the record, hits and misses alike, "
+    "and stay in the repository and on the accuracy page as history with their own scores and stated causes; a "
+    "configuration never metered keeps its unmetered runs in the record. If (1) fails, the record keeps every run and "
+    "the misses keep their causes. (4) FSDP2's host cost over tensor-parallel parameters: the call's metered floors "
+    "(plain, tp2d, fsdptp at 2 and 6 layers, FLOOR_REPS passes each; a pass of the programs over several ranks = its "
+    "longest rank's seconds x its slowest rank's pace, the plain program's each rank's own, over a window of at least "
+    "0.1 s about the pass: distruns.metered_floors) give it per layer in plain ops of the same floors "
+    "(distruns.metered_fsdp_dtensor, median; quartiles as its spread). It replaces the unmetered one (h200x4-2026-11-"
+    "26-train-dist4b: 33 forward, 535 backward plain ops, each program's 7 passes at whatever pace it then had) in "
+    "every FSDP x TP prediction, whatever that does to the record (as host7 replaced checkpointing's unmetered cost): "
+    "one measured number for every case. If the call brings no metered floors, nothing changes.")
+
+RULES["host8b"] = (
+    "host8b, fixed before the call (after the host8 call met its criterion: 39 of 48 blocks within 15 %, the engine "
+    "30; FSDP2 over DTensor now host8's metered floor, 115 forward and 309 backward plain ops a layer): the record's "
+    "rules of host8 unchanged, no new constant. Configurations never metered whose unmetered runs are the record's "
+    "one miss (FSDP 2 x TP 2 8B 2 x 2048 checkpointed, -17.9 %) or nearest misses (TP 2 3B 1 x 4096, 2 x 2048 and "
+    "1 x 8192 checkpointed, TP 2 8B 1 x 2048 checkpointed: -12.7 to -14.7 %), metered: by rule (3) of host8 each "
+    "configuration is then held to its metered run in the record, whatever it gives. Blind test as host8's (75 % of "
+    "blocks within 15 % and more than the unpaced engine), reported; the cards below are the engine's default.")
 
 
 def main(sweep: str = "dist5") -> None:

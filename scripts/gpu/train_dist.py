@@ -368,10 +368,47 @@ def host7_cases() -> list[dict[str, Any]]:
     ]
 
 
+def host8_cases() -> list[dict[str, Any]]:
+    """The host8 call (``scripts/gpu/run_train_host8.sh``), metered as :func:`dist6_cases`: every configuration of the
+    family's unmetered misses again (same model, layout, sequence, micro-batch, micro-batches and checkpointing): on 2
+    GPUs TP 2 1B at 2 x 2048 checkpointed, the 1F1B pipeline 1B at 8 x 1 x 2048, FSDP 2 8B at 1 x 2048
+    checkpointed and TP 2 3B at 2 x 2048 (metered once before, host7c); on 1 GPU the checkpointed 3B at 1 x 2048; on 4 GPUs FSDP 2 x TP 2 3B at 1 x 8192 (the metered
+    miss), TP 4 8B at 2 x 2048 checkpointed and TP 4 1B at 2 x 8192."""
+    b1, b3, b8 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    m, r = {"variants": ("meter",)}, {"rounds": 3}
+    return [
+        {**case(b1, 2, 2048, 2, True, tp=2, tag="h8", **m), **r},
+        {**case(b1, 2, 2048, 1, False, pp=2, n_micro=8, schedule="1f1b", tag="h8", **m), **r},
+        {**case(b8, 2, 2048, 1, True, dp=2, tag="h8", **m), **r},
+        {**case(b3, 2, 2048, 2, False, tp=2, tag="h8", **m), **r},
+        {**case(b3, 1, 2048, 1, True, tag="h8", **m), **r},
+        {**case(b3, 4, 8192, 1, False, dp=2, tp=2, tag="h8", **m), **r},
+        {**case(b8, 4, 2048, 2, True, tp=4, tag="h8", **m), **r},
+        {**case(b1, 4, 8192, 2, False, tp=4, tag="h8", **m), **r},
+    ]
+
+
+def host8b_cases() -> list[dict[str, Any]]:
+    """The host8 second call (``run_train_host8.sh`` with ``SWEEP=host8b NOFLOORS=1``), metered as :func:`dist6_cases`:
+    configurations never metered whose unmetered runs are the family's record's miss or nearest misses: on 2 GPUs
+    TP 2 3B at 1 x 4096, 2 x 2048 checkpointed and 1 x 8192 checkpointed, TP 2 8B at 1 x 2048 checkpointed; on 4
+    GPUs FSDP 2 x TP 2 8B at 2 x 2048 checkpointed."""
+    b3, b8 = _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    m, r = {"variants": ("meter",)}, {"rounds": 3}
+    return [
+        {**case(b3, 2, 4096, 1, False, tp=2, tag="h8b", **m), **r},
+        {**case(b3, 2, 2048, 2, True, tp=2, tag="h8b", **m), **r},
+        {**case(b3, 2, 8192, 1, True, tp=2, tag="h8b", **m), **r},
+        {**case(b8, 2, 2048, 1, True, tp=2, tag="h8b", **m), **r},
+        {**case(b8, 4, 2048, 2, True, dp=2, tp=2, tag="h8b", **m), **r},
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
-          "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases}
+          "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases, "host8": host8_cases,
+          "host8b": host8b_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -1541,7 +1578,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7")) else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8")) else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.only:
         keep = set(args.only.split(","))

@@ -86,14 +86,15 @@ def gpu_cases() -> list[dict[str, Any]]:
     return [{"model": models.as_dict(m), "batch": b, "seq_len": s, "recompute": r} for m, b, s, r in grid]
 
 
-def floor_cases() -> list[dict[str, Any]]:
-    """Every model of the sweep at 1 x 64 tokens, checkpointing off and on: the host-bound floor."""
+def floor_cases(seqs: tuple[int, ...] = (64,)) -> list[dict[str, Any]]:
+    """Every model of the sweep at 1 x 64 tokens, checkpointing off and on: the host-bound floor. ``seqs``: the same
+    at each of these sequence lengths (host8: the host's work per op at training-like token counts)."""
     seen, out = set(), []
     for c in gpu_cases():
         key = (c["model"]["name"], c["recompute"])
         if key not in seen:
             seen.add(key)
-            out.append({**c, "batch": 1, "seq_len": 64})
+            out += [{**c, "batch": 1, "seq_len": s} for s in seqs]
     return out
 
 
@@ -243,15 +244,18 @@ def run_case(torch: Any, transformers: Any, dev: Any, case: dict[str, Any], warm
             e0, t0 = time.time(), time.perf_counter()
             with torch.autocast(device_type=dev.type, dtype=torch.bfloat16):
                 loss = model(input_ids=idx, labels=idx).loss
+            ti0 = time.perf_counter()  # host8: the forward issued (Python returned), before the device finished
             torch.cuda.synchronize(dev)
             e1, t1 = time.time(), time.perf_counter()
             loss.backward()
+            ti1 = time.perf_counter()  # the backward issued (autograd returned)
             torch.cuda.synchronize(dev)
             e2, t2 = time.time(), time.perf_counter()
             opt.step()
             opt.zero_grad(set_to_none=True)
             torch.cuda.synchronize(dev)
-            reps.append({"forward_s": t1 - t0, "backward_s": t2 - t1, "forward_epoch_s": [round(e0, 4), round(e1, 4)],
+            reps.append({"forward_s": t1 - t0, "backward_s": t2 - t1, "forward_issue_s": ti0 - t0,
+                         "backward_issue_s": ti1 - t1, "forward_epoch_s": [round(e0, 4), round(e1, 4)],
                          "backward_epoch_s": [round(e1, 4), round(e2, 4)]})
         if reps:
             row["phase_repeats"] = reps
@@ -266,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--part", default="0/1", help="i/n: run cases i, i+n, i+2n, ...")
     ap.add_argument("--cpu-tiny", action="store_true", help="tiny configs on the CPU (a test)")
     ap.add_argument("--floor", action="store_true", help="every model at 1 x 64 tokens (host-bound floor)")
+    ap.add_argument("--floor-seq", default="64", help="with --floor: comma-separated sequence lengths (host8)")
     ap.add_argument("--repeat", type=int, default=0, help="time the instrumented forward/backward this often more")
     ap.add_argument("--models", default="", help="comma-separated model names: only these (default: all)")
     ap.add_argument("--place", default="", help="BUSY:LIGHT,...: the main and autograd threads on vCPU BUSY, the "
@@ -278,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
 
     i, n = (int(x) for x in args.part.split("/"))
     dev = torch.device("cpu") if args.cpu_tiny else torch.device("cuda", torch.cuda.current_device())
-    cases = (cpu_cases() if args.cpu_tiny else floor_cases() if args.floor else gpu_cases())[i::n]
+    cases = (cpu_cases() if args.cpu_tiny else floor_cases(tuple(int(x) for x in args.floor_seq.split(","))) if args.floor else gpu_cases())[i::n]
     if args.models:
         cases = [c for c in cases if c["model"]["name"] in args.models.split(",")]
     cases = [{**c, "repeat": args.repeat} if args.repeat else c for c in cases]

@@ -241,7 +241,10 @@ def test_new_runs_memory_within_target_and_misses_have_causes(case):
 
 def test_four_gpu_step_time_record():
     w4 = [distruns.check(c) for c in FOUR_CASES if c.world == 4]
-    assert sum(abs(k.step_error) <= distruns.STEP_TARGET for k in w4) >= 19
+    assert sum(abs(k.step_error) <= distruns.STEP_TARGET for k in w4) >= 18
+    # the two outside (FSDP 2 x TP 2 3B at 1 x 8192, TP 4 8B recomputed) are unmetered runs of configurations that were
+    # metered later (host7b/7c/8, host8): history, not in the record (distruns.in_step_record)
+    assert all(not distruns.in_step_record(k.case) for k in w4 if abs(k.step_error) > distruns.STEP_TARGET)
     assert all(abs(k.memory_error) <= distruns.MEMORY_TARGET for k in w4)
 
 
@@ -361,8 +364,10 @@ def test_fsdp_over_dtensor_floor():
     assert 6e-3 < (tf + tb) * plain_f / per_layer["forward"] < 11e-3
     with pytest.raises(ValueError, match="floors"):
         steptime.fsdp_dtensor_host_constants([r for r in fl if r["program"] != "fsdptp"])
+    # the engine's machine now takes host8's metered floor instead (test_fsdp_over_dtensor_floor_metered)
     m = distruns.machine(D4B_CASES[0])
-    assert m.host_s_per_fsdp_dtensor_backward_layer == pytest.approx(tb * m.host_s_per_backward_op)
+    assert m.host_s_per_fsdp_dtensor_backward_layer == pytest.approx(
+        distruns.fsdp_dtensor_constants()[1] * m.host_s_per_backward_op)
 
 
 # The rule on its cases: FSDP x TP, -20.9% and -11.0% on the 4-GPU call before it, now within 15%; it changes no
@@ -378,9 +383,9 @@ def test_fsdp_tp_host_rule_on_its_cases():
         bare = distruns.machine(c)._replace(host_s_per_fsdp_dtensor_layer=0.0, host_s_per_fsdp_dtensor_backward_layer=0.0)
         old = steptime.predict_step(c.model, distruns.layout(c), seq_len=c.seq_len, machine=bare, engine="eager")
         assert p.step_s > old.step_s
-    for c in FOUR_CASES:
+    for c in FOUR_CASES:  # within 15 % with dist4b's floor; with host8's metered one the 3B is -15.2 % (history)
         if c.family == "fsdpxtp":
-            assert abs(distruns.check(c).step_error) <= distruns.STEP_TARGET, c.id
+            assert abs(distruns.check(c).step_error) <= distruns.STEP_TARGET or not distruns.in_step_record(c), c.id
     fsdp = next(c for c in FOUR_CASES if c.family == "fsdp")
     assert steptime.RULES["eager-fsdp-tp-host"] not in distruns.predict(fsdp).notes
 
@@ -772,6 +777,7 @@ def test_the_pace_aware_rule_missed_blind():
 
 
 H7C = "h200x4-2026-11-27-train-host7c"
+H8, H8B = "h200x4-2026-11-27-train-host8", "h200x4-2026-11-27-train-host8b"
 
 
 # The pace-aware record's blind test (host7c, 4 x H200): the rule with one stated pace (distruns.STATED_PACE, 90,000
@@ -787,26 +793,177 @@ def test_the_stated_pace_rule_held_blind():
     assert len(blocks) == 48
     paced = sum(abs(b.error) <= distruns.STEP_TARGET for b in blocks)
     default = sum(abs(b.default_error) <= distruns.STEP_TARGET for b in blocks)
-    assert (paced, default) == (41, 26) and paced >= 0.75 * len(blocks)
-    # the dist6/dist6c blocks it was chosen on, and the host7/host7b blocks it then held on
+    # blind, with the engine of then: 41 and 26 (misses.json); with host8's metered FSDP2-over-DTensor floor 42 and 25
+    assert (paced, default) == (42, 25) and paced >= 0.75 * len(blocks)
+    # the dist6/dist6c blocks it was chosen on, and the host7/host7b blocks it then held on (40 of 48 then)
     seen = [b for run in (D6, D6C) for b in distruns.paced_blocks(run, distruns.STATED_PACE)]
     after = [b for run in (H7, H7B) for b in distruns.paced_blocks(run, distruns.STATED_PACE)]
     assert sum(abs(b.error) <= distruns.STEP_TARGET for b in seen) == 63 and len(seen) == 68
-    assert sum(abs(b.error) <= distruns.STEP_TARGET for b in after) == 40 and len(after) == 48
+    assert sum(abs(b.error) <= distruns.STEP_TARGET for b in after) == 41 and len(after) == 48
 
 
-# A metered case's record is its paced prediction at its steps' median pace; an unmetered one keeps the engine's
-# default. The 28 metered cases: 19 within 15 % by the engine's one pace, 27 paced (the miss: FSDP 2 x TP 2 3B on
-# host7c, +15.6 %, cause stated).
+# A metered case's record is its paced prediction at its steps' median pace, with the launch floor's share of each
+# host constant held fixed (host9); an unmetered one keeps the engine's default. The 41 metered cases (28 until host7,
+# 13 of the host8 calls): 28 within 15 % by the engine's one pace, 39 paced with every host constant scaled (misses:
+# TP 2 recomputed at the fast pace, host8 1B -16 % at 143 thousand runs a second, host8b 8B -18 % at 126), 41 with the
+# launch floor. FSDP 2 x TP 2 3B on host7c, +15.6 % with dist4b's unmetered FSDP2-over-DTensor floor, is within 10 %
+# with host8's metered one.
 def test_a_metered_case_is_held_to_its_paced_prediction():
     metered = [c for run in distruns.runs() for c in distruns.cases(run) if distruns.case_pace(c) > 0]
-    assert len(metered) == 28
-    assert sum(abs(distruns.predict(c).step_s / c.step_s - 1) <= distruns.STEP_TARGET for c in metered) == 19
-    assert sum(abs(distruns.check(c).step_error) <= distruns.STEP_TARGET for c in metered) == 27
+    assert len(metered) == 41
+    assert sum(abs(distruns.predict(c).step_s / c.step_s - 1) <= distruns.STEP_TARGET for c in metered) == 28
+    scaled = {c: distruns.predict_paced(c, round(distruns.case_pace(c), -3), distruns.STATED_PACE) / c.step_s - 1
+              for c in metered}
+    assert sum(abs(e) <= distruns.STEP_TARGET for e in scaled.values()) == 39
+    assert sorted((c.run, c.family, c.recompute, round(100 * e)) for c, e in scaled.items()
+                  if abs(e) > distruns.STEP_TARGET) == [(H8, "tp", True, -16), (H8B, "tp", True, -18)]
+    assert sum(abs(distruns.check(c).step_error) <= distruns.STEP_TARGET for c in metered) == 41
     for c in metered:
-        assert distruns.record_step_s(c) == pytest.approx(
-            distruns.predict_paced(c, round(distruns.case_pace(c), -3), distruns.STATED_PACE))
+        assert distruns.record_step_s(c) == pytest.approx(distruns.predict_paced(
+            c, round(distruns.case_pace(c), -3), distruns.STATED_PACE, distruns.launch_floor_s()))
     plain = distruns.cases(D5)[0]
     assert distruns.case_pace(plain) == 0.0 and distruns.record_step_s(plain) == distruns.predict(plain).step_s
-    miss = [c for c in metered if abs(distruns.check(c).step_error) > distruns.STEP_TARGET]
-    assert [(c.run, c.family) for c in miss] == [(H7C, "fsdpxtp")] and distruns.check(miss[0]).step_cause
+    assert abs(distruns.check(next(c for c in metered if c.run == H7C and c.family == "fsdpxtp")).step_error) < 0.10
+
+
+# host9: a share of each host constant does not follow the meter's pace. Pooled, the stated-pace rule's blocks run
+# with the pace both ways (slow blocks over-predicted, fast ones under): the host's time falls more slowly than 1 / pace.
+# The share held fixed is the launch path's floor, 3 us a kernel (the published 'speed of light' of back-to-back null
+# kernels, NVIDIA Developer Forums, N. Juffa 2022; mlcalc/data/kernels.json), over the plain op's host seconds (10.95
+# forward, 9.60 backward at the stated pace): not fitted. Scored on the calls the stated pace was chosen and first
+# seen on (dist6, dist6c, host7, host7b: 104 -> 110 of 116 blocks within 15 %), held out on the later three (host7c,
+# host8, host8b: 102 -> 110 of 126, median error 8.0 -> 6.5 %), split written before the held-out blocks were scored.
+def test_the_launch_floor_rule_holds_out_of_sample():
+    assert distruns.launch_floor_s() == 3e-6
+    seen, held = distruns.floor_rule_score(distruns.FLOOR_RULE_SEEN), distruns.floor_rule_score(distruns.FLOOR_RULE_HELD_OUT)
+    assert (seen.n, seen.within_scaled, seen.within_floor) == (116, 104, 110)
+    assert (held.n, held.within_scaled, held.within_floor) == (126, 102, 110)
+    assert held.median_floor < held.median_scaled
+    assert round(100 * held.median_scaled, 1) == 8.0 and round(100 * held.median_floor, 1) == 6.5
+    assert not set(distruns.FLOOR_RULE_SEEN) & set(distruns.FLOOR_RULE_HELD_OUT)
+    assert set(distruns.FLOOR_RULE_SEEN) | set(distruns.FLOOR_RULE_HELD_OUT) == {
+        r for r in distruns.runs_with_meters() if r in distruns.runs() and distruns.metered_steps(r)}
+    with pytest.raises(ValueError, match="runs_"):
+        distruns.floor_rule_score(())
+
+
+# The fixed share: c x (share + (1 - share) x stated / pace), share = the floor over the plain op (forward constants) or
+# the plain backward op (backward ones). No floor is host7c's rule bit for bit; at the stated pace the floor changes
+# nothing; at twice the pace the plain op keeps 3 us and halves the rest.
+def test_the_launch_floor_share_of_each_host_constant():
+    tp = next(c for c in distruns.cases(D6) if c.id == "w2-tp2-3B-s2048-mb2-m-meter")
+    base = distruns._machine(tp.device)
+    old = distruns.paced_machine(tp.device, 1.8e5, 9e4)
+    assert old == distruns.paced_machine(tp.device, 1.8e5, 9e4, 0.0)
+    assert old.host_s_per_op == base.host_s_per_op * 0.5
+    assert distruns.paced_machine(tp.device, 9e4, 9e4, 3e-6) == base
+    m = distruns.paced_machine(tp.device, 1.8e5, 9e4, 3e-6)
+    assert m.host_s_per_op == pytest.approx(3e-6 + (base.host_s_per_op - 3e-6) / 2)
+    assert m.host_s_per_backward_op == pytest.approx(3e-6 + (base.host_s_per_backward_op - 3e-6) / 2)
+    share = 3e-6 / base.host_s_per_op
+    assert m.host_s_per_dtensor_op == pytest.approx(base.host_s_per_dtensor_op * (share + (1 - share) / 2))
+    share_b = 3e-6 / base.host_s_per_backward_op
+    assert m.host_s_per_fsdp_backward_layer == pytest.approx(base.host_s_per_fsdp_backward_layer
+                                                             * (share_b + (1 - share_b) / 2))
+    assert distruns.paced_machine(tp.device, 1.8e5, 9e4, 1.0) == base  # a floor above the op: nothing follows the pace
+    with pytest.raises(ValueError, match="fixed_s"):
+        distruns.paced_machine(tp.device, 1.8e5, 9e4, -1e-6)
+
+
+# ---- host8 (h200x4-2026-11-27-train-host8, -host8b: 4 x H200, asked for 4 x H200): every configuration of the step
+# record's unmetered misses, then the record's remaining miss and nearest misses, metered as host7c's. Rules committed
+# before each call (predictions.json = scripts/gpu/host8_predictions.json, host8b_predictions.json).
+def test_the_host8_calls_and_their_blind_tests():
+    rule = distruns.predictions(H8)["metered_rule"]
+    assert "75 %" in rule and "metered runs alone" in rule and "whatever that does to the record" in rule
+    _blind_run(H8, 8, 5)  # the engine's default, before the call: 5 of 8 in step time, 8 of 8 in memory
+    _blind_run(H8B, 5, 3)
+    # host8's blocks blind, with the engine of then (dist4b's FSDP2-over-DTensor floor): 39 of 48 paced, 30 the engine;
+    # with the metered floor it adopted 38 and 30. host8b's were predicted with the metered floor.
+    for run, n, paced_in, default_in in ((H8, 48, 38, 30), (H8B, 30, 22, 10)):
+        blocks = distruns.paced_blocks(run, distruns.STATED_PACE)
+        assert len(blocks) == n
+        assert sum(abs(b.error) <= distruns.STEP_TARGET for b in blocks) == paced_in
+        assert sum(abs(b.default_error) <= distruns.STEP_TARGET for b in blocks) == default_in
+    # host8 met host7c's criterion (39 of 48 = 81 %, more than 30): the family's record rule took effect
+    assert 39 >= 0.75 * 48
+
+
+# The family's step record (the rule host8 committed before its call): a configuration with metered runs is held to
+# them; its unmetered runs are history. Every unmetered miss of the record before host8 (12) is history now, each of
+# them a configuration metered since; memory keeps every run.
+def test_the_step_record_holds_metered_configurations_to_their_metered_runs():
+    from mlcalc import accuracy
+
+    every = [c for r in distruns.runs() for c in distruns.cases(r)]
+    record = [c for c in every if distruns.in_step_record(c)]
+    history = distruns.step_history()
+    assert len(every) == 169 and len(record) == 92 and len(history) == 77
+    assert {h.case for h in history} == {c for c in every if not distruns.in_step_record(c)}
+    metered = {distruns.config(c) for c in every if distruns.case_pace(c) > 0}
+    for c in every:
+        if distruns.case_pace(c) > 0:
+            assert distruns.in_step_record(c)
+        else:
+            assert distruns.in_step_record(c) == (distruns.config(c) not in metered)
+    assert len(accuracy.cases("train-multigpu-step")) == 92 and len(accuracy.cases("train-multigpu-memory")) == 169
+    before = {("h200x2-2026-11-26-train-dist-heldout", "w2-tp2-1B-s2048-mb2-ac"),
+              ("h200x2-2026-11-26-train-dist4-rerun", "w2-tp2-3B-s2048-mb2-after"),
+              ("h200x2-2026-11-26-train-dist4-rerun", "w2-fsdp2-8B-s2048-mb1-ac"),
+              ("h200x2-2026-11-27-train-dist5b", "w1-single-3B-s2048-mb1-ac-p-apart"),
+              (FOUR, "w2-tp2-3B-s2048-mb2"), (FOUR, "w2-pp2-1f1b-1B-s2048-mb1-m8"), (FOUR, "w4-tp4-8B-s2048-mb2-ac"),
+              (D4B, "w1-single-3B-s2048-mb1-ac"), (D4B, "w2-pp2-1f1b-1B-s2048-mb1-m8-r2"),
+              (D4B, "w2-tp2-3B-s2048-mb2-r3"), (D4B, "w4-tp4-1B-s8192-mb2"), (D5, "w1-single-3B-s2048-mb1-ac-base")}
+    assert before <= {(h.case.run, h.case.id) for h in history}
+    recs = [distruns.check(c) for c in record]
+    assert sum(abs(k.step_error) <= distruns.STEP_TARGET for k in recs) == 92  # 90 before the launch floor (host9)
+    assert all(k.step_cause and k.step_cause != "(no cause stated)" for k in recs
+               if abs(k.step_error) > distruns.STEP_TARGET)
+
+
+# FSDP2 over DTensor parameters, measured beside the meter (24 passes a program, each at its slowest rank's pace): 115
+# forward and 309 backward plain ops a layer on host8's host, 135 and 294 on host7b's (12 passes), each inside the
+# other's spread; the unmetered floor the engine had (dist4b: 7 passes, each program at whatever pace it then had)
+# said 33 and 535. The engine's machine takes host8's.
+def test_fsdp_over_dtensor_floor_metered():
+    from mlcalc import steptime
+
+    h8, h7 = distruns.metered_fsdp_dtensor(H8), distruns.metered_fsdp_dtensor(H7B)
+    assert all(len(f.forward_runs) == len(f.backward_runs) == (96 if f.program == "plain" else 24)
+               for f in distruns.metered_floors(H8))
+    assert h8["forward"][1] == pytest.approx(115.3, abs=0.5) and h8["backward"][1] == pytest.approx(308.6, abs=0.5)
+    assert h7["forward"][1] == pytest.approx(134.9, abs=0.5) and h7["backward"][1] == pytest.approx(293.8, abs=0.5)
+    for a, b in ((h8, h7), (h7, h8)):
+        for ph in ("forward", "backward"):
+            assert a[ph][0] <= b[ph][1] <= a[ph][2]
+    assert distruns.fsdp_dtensor_constants() == (h8["forward"][1], h8["backward"][1])
+    old = steptime.fsdp_dtensor_host_constants(distruns.host_floors(D4B))
+    assert old == pytest.approx((33.0, 534.8), abs=0.5)
+    m = distruns.machine(distruns.cases(H8)[0])
+    assert m.host_s_per_fsdp_dtensor_layer == pytest.approx(h8["forward"][1] * m.host_s_per_op)
+    # host7c's FSDP 2 x TP 2 3B, +15.6 % paced with the old floor, is +9.4 % with the metered one (its pace 62-70
+    # thousand runs a second: with the launch floor held fixed, host9, +2.7 %)
+    c = next(c for c in distruns.cases(H7C) if c.family == "fsdpxtp")
+    scaled = distruns.predict_paced(c, round(distruns.case_pace(c), -3), distruns.STATED_PACE) / c.step_s - 1
+    assert scaled == pytest.approx(0.094, abs=0.005)
+    assert distruns.check(c).step_error == pytest.approx(0.027, abs=0.005)
+
+
+# The pace gap (host7: the steps hold to 90 thousand runs a second, the engine's calibration program gives 160
+# thousand). Not the token count: the calibration program's host work per op is the same at 64, 512 and 2048 tokens
+# (issue times, each pass priced at its vCPU's pace). Part of it is the program: the multi-GPU program's own plain
+# layer, metered in the same calls, costs what the engine charges a Hugging Face layer at 111-117 thousand.
+def test_the_pace_gap_is_not_the_token_count():
+    rows = distruns.floor_tokens(H8)
+    assert len(rows) == 12 and {r.seq_len for r in rows} == {64, 512, 2048}
+    for r in rows:
+        at64 = next(x for x in rows if (x.model, x.recompute, x.seq_len) == (r.model, r.recompute, 64))
+        assert r.forward_runs_per_op == pytest.approx(at64.forward_runs_per_op, rel=0.06)
+        assert r.backward_runs_per_op == pytest.approx(at64.backward_runs_per_op, rel=0.06)
+    plain = [r for r in rows if not r.recompute]
+    assert all(1.6 < r.forward_runs_per_op < 1.9 for r in plain)  # the engine's 160 thousand: 1.75 runs an op
+    assert distruns.engine_pace(H7) == pytest.approx(160e3, rel=0.02)
+    for run in (H8, H7B):
+        f, b = distruns.plain_floor_pace(run)
+        assert 105e3 < f < 120e3 and 105e3 < b < 120e3
+        assert distruns.STATED_PACE < min(f, b) and max(f, b) < distruns.engine_pace(H7)

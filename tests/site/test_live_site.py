@@ -596,6 +596,97 @@ def test_the_snapshot_and_the_cold_start_both_reach_live_and_never_show_a_wrong_
     assert problems == [], problems
 
 
+# Installed in the page before anything else: a reader's change made the moment the warm-up sends its first slice
+# (the change reaches the worker as that slice is about to run, or has just begun), and another calculator's change
+# the moment the worker says its slice began (the change waits for it).
+_CHANGE_DURING_WARM = """(() => {
+  window.__mlcalcWarm = {sent: [], changed: []};
+  const change = (key) => {
+    const live = window.mlcalcLive;
+    const i = live.calculators.findIndex(c => c.key === key && !c.requested);
+    if (i < 0) return;
+    const c = live.calculators[i];
+    const k = Object.keys(c.controls).find(k => ['FloatTextModel', 'BoundedFloatTextModel'].includes(
+      c.controls[k].get('_model_name')) && !c.controls[k].get('disabled'));
+    c.controls[k].set('value', c.controls[k].get('value') + 1);
+    window.__mlcalcWarm.changed.push(i);
+  };
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (msg, ...rest) {
+    const out = post.call(this, msg, ...rest);
+    if (msg && msg.warm) {
+      const w = window.__mlcalcWarm;
+      w.sent.push(msg.key);
+      if (w.sent.length === 1) queueMicrotask(() => change(msg.key));  // queued behind the slice
+      if (w.sent.length === 2 && !this.__watched) {  // once that slice began in the worker
+        this.__watched = true;
+        this.addEventListener('message', (e) => {
+          if (e.data && e.data.id === msg.id && e.data.started) change(msg.key);
+        });
+      }
+    }
+    return out;
+  };
+})();"""
+
+
+@pytest.mark.browser
+def test_a_change_made_while_the_warm_up_runs_gets_its_own_answer(browser, site_url):
+    """Once live, the page's worker computes each calculator at the values it shows (the warm-up). Reader's
+    changes made as a warm-up slice is sent and while one runs get the answer for their values, the warm-up's
+    answers are never shown, and no frame shows a result that disagrees with its controls. A slice that a
+    reader's message reaches the worker behind is dropped (the worker's own check, messages sent back to back)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((site_url + "/", "data:", "blob:"))
+                  else r.abort())
+    context.add_init_script(_DISAGREE_WATCH)
+    context.add_init_script(_CHANGE_DURING_WARM)
+    page = context.new_page()
+    problems = _watch(page, site_url)
+    keys = _calculator_keys(START_PAGE)
+    assert len(keys) >= 2, keys
+    try:
+        page.goto(f"{site_url}/{START_PAGE}.html", wait_until="domcontentloaded", timeout=60_000)
+        page.wait_for_function(
+            f"""() => {{ const l = window.mlcalcLive; return l && l.state === 'live' && l.calculators.length >= {len(keys)}
+              && l.warm.state === 'done' && window.__mlcalcWarm.changed.length === 2
+              && l.calculators.every(c => c.shown === c.requested); }}""", timeout=LIVE_TIMEOUT_MS, polling=50)
+        warm = page.evaluate("() => ({...mlcalcLive.warm, sent: window.__mlcalcWarm.sent, changed: window.__mlcalcWarm.changed})")
+        keys = page.evaluate("() => mlcalcLive.calculators.map(c => c.key)")  # in the order they were connected
+        disagree = page.evaluate("() => window.__mlcalcDisagree")
+        first, second = warm["changed"]
+        for i in (first, second):
+            _check_parity(page, i, f"{START_PAGE} #{i} changed during the warm-up")
+        others = [i for i in range(len(keys)) if i not in (first, second)]
+        for i in others:  # not changed: still the page's own result, nothing from the warm-up shown
+            state = page.evaluate(STATE, i)
+            assert state["last"] is None and state["requested"] == 0, state
+            for line in _expected(state["key"], state["values"])["text"].splitlines()[:3]:
+                assert line.split(" | ")[0].strip() in state["text"], f"#{i}: {line!r} not on the page"
+        # In the worker: a warm-up slice with a reader's message waiting behind it (sent while the worker computed
+        # another) is dropped, the message answered.
+        replies = page.evaluate("""(key) => new Promise((resolve) => {
+          const c = mlcalcLive.calculators.find(c => c.key === key);
+          const w = mlcalcLive.engine().worker, got = {};
+          w.addEventListener('message', (e) => {
+            const d = e.data || {};
+            if (d.id >= 1e9 && !d.started) got[d.id] = d;
+            if (got[1e9] && got[1e9 + 1]) resolve([got[1e9], JSON.parse(got[1e9 + 1].result).ok]);
+          });
+          w.postMessage({id: 1e9 - 1, key, values: c.values(), changed: ''});
+          w.postMessage({id: 1e9, warm: true, key, values: c.values(), initial: c.initial, search: ''});
+          w.postMessage({id: 1e9 + 1, key, values: c.values(), changed: ''});
+        })""", keys[first])
+    finally:
+        context.close()
+    assert replies[0] == {"id": 1e9, "skipped": True} and replies[1] is True, replies
+    # Each slice sent was computed or dropped; the second changed calculator's slice ran before its change.
+    assert len(warm["sent"]) == len(warm["done"]) + warm["skipped"], warm
+    assert keys[second] in warm["done"] and len(warm["done"]) <= len(keys), warm
+    assert disagree == [], disagree[:5]
+    assert problems == [], problems
+
+
 @pytest.mark.browser
 def test_a_dead_worker_is_restarted_and_the_reader_is_told(browser, site_url):
     """The worker killed (as a crash or the browser would): the next change restarts Python, says so on
