@@ -100,6 +100,15 @@ def machine(run: str, fp32_matmul_flops_per_s: float = 0.0) -> steptime.Machine:
                                        sustained_fraction=keep)
 
 
+def matmul_shapes(run: str) -> tuple[tuple[int, int, int], ...]:
+    """The (m, n, k) shapes whose matmul rate ``run`` measured (its rates.json), in the file's order."""
+    _check.choice("run", run, runs())
+    f = _folder(run).joinpath("rates.json")
+    if not f.is_file():
+        raise ValueError(f"run={run!r} is not allowed: it has no rates.json")
+    return tuple((int(r["m"]), int(r["n"]), int(r["k"])) for r in json.loads(f.read_text())["matmul"])
+
+
 def machine_like(run: str, accelerator: str) -> steptime.Machine:
     """The machine of ``run`` carried over to another card measured by ``mlcalc.bench``: matmul and
     attention rates scaled by the two cards' best measured matmul rates, element-wise bandwidth by their

@@ -1599,7 +1599,7 @@ def published_runs() -> Mapping[str, Mapping[str, Any]]:
 def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: int, global_batch_tokens: float,
                   layout: Mapping[str, Any]) -> PlannedLayout:
     """One given layout (a published run's: tp, pp, recompute and optionally micro_batch, zero, schedule,
-    virtual_stages, sequence_parallel, scatter_gather, balanced_stages, deepspeed_pipeline) with the engine's
+    virtual_stages, sequence_parallel, scatter_gather, balanced_stages, deepspeed_pipeline, unfused_attention) with the engine's
     step and memory, as a planner :class:`PlannedLayout`."""
     _check_model(model)
     _check.choice("chip", chip, chips())
@@ -1621,7 +1621,8 @@ def layout_as_run(model: memory.ModelConfig, chip: str, n_gpus: int, seq_len: in
                           recompute=layout.get("recompute", "selective"), micro_batch=mb, grad_accum=m,
                           scatter_gather=layout.get("scatter_gather", False),
                           balanced_stages=layout.get("balanced_stages", False),
-                          deepspeed_pipeline=layout.get("deepspeed_pipeline", False))
+                          deepspeed_pipeline=layout.get("deepspeed_pipeline", False),
+                          unfused_attention=layout.get("unfused_attention", False))
     p = _predict_all(model, chip, lay, s)
     return PlannedLayout(tp, pp, dp, mb, m, lay.recompute, p.peak_bytes_per_gpu, p.step_s - p.bubble_s - p.comm_exposed_s,
                          p.bubble_s, p.comm_exposed_s, p.step_s, lay.virtual_stages)

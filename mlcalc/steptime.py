@@ -403,6 +403,50 @@ def attention_flop(model: ModelConfig, batch: int, seq_len: int, recompute: bool
     return MappingProxyType({"forward": fwd, "backward": 2.5 * fwd + (fwd if recompute else 0.0)})
 
 
+class UnfusedAttention(NamedTuple):
+    """One micro-batch's unfused attention on one GPU (:func:`unfused_attention`)."""
+
+    flop: Mapping[str, float]  # by phase (forward, backward: the recomputed forward included)
+    products: tuple[tuple[tuple[int, int, int], float], ...]  # ((m, n, k) of a batched product, its FLOP), all phases
+    score_bytes: Mapping[str, float]  # bytes of the s x s scores through memory, by phase
+
+
+SCORE_PASSES_FORWARD = 4  # baddbmm writes the scores, the fused softmax reads them and writes the probabilities,
+#                           bmm with V reads them (Megatron-LM ParallelAttention, 2021: no attention dropout counted)
+SCORE_PASSES_BACKWARD = 7  # bmm's backward writes the probabilities' gradient and reads the probabilities (for V's
+#                            gradient); the softmax backward reads the gradient and the probabilities and writes the
+#                            scores' gradient; baddbmm's backward reads it twice (for Q's and K's gradients)
+
+
+def unfused_attention(model: ModelConfig, batch: int, seq_len: int, *, tp: int = 1, layers: int | None = None,
+                      recomputed: bool = False) -> UnfusedAttention:
+    """Attention as Megatron-LM's 2021 code ran it (ParallelAttention: torch.baddbmm for Q K^T over the whole
+    s x s square, a fused scale-mask-softmax, torch.bmm with V), per micro-batch on one tensor-parallel rank.
+
+    FLOP: forward ``2 b s^2 H (d_qk + d_v)`` a layer (both products over the full square: no causal skip; Narayanan
+    et al. 2021 eq. 3's ``s / 6h`` term), backward twice the forward (four products), plus the forward again where
+    the attention is ``recomputed`` (full or selective recomputation). Each batched product of ``B = b H / t`` heads
+    is priced as one product of ``B s`` rows (the same tiles). The 2-byte scores go through memory
+    :data:`SCORE_PASSES_FORWARD` times forward, :data:`SCORE_PASSES_BACKWARD` backward, and the forward's passes again
+    where recomputed.
+    """
+    b, s, _ = _tokens(batch, seq_len)
+    tp = _degree("tp", tp)
+    L = _stage_layers(model, layers)
+    heads = _split(model.n_heads, tp)
+    rows, dq, dv = b * heads * s, model.qk_head_dim, model.v_dim
+    qk, pv = 2.0 * b * heads * s * s * dq, 2.0 * b * heads * s * s * dv
+    fwd = ((rows, s, dq), qk), ((rows, dv, s), pv)  # Q K^T, P V
+    bwd = ((rows, s, dv), pv), ((rows, dv, s), pv), ((rows, dq, s), qk), ((rows, dq, s), qk)  # dP, dV, dQ, dK
+    products = tuple((shape, f * L) for shape, f in fwd + bwd + (fwd if recomputed else ()))
+    f_fwd = (qk + pv) * L
+    elems = 2.0 * b * heads * s * s * L  # bytes of one pass over the scores
+    return UnfusedAttention(
+        MappingProxyType({"forward": f_fwd, "backward": 2 * f_fwd + (f_fwd if recomputed else 0.0)}), products,
+        MappingProxyType({"forward": SCORE_PASSES_FORWARD * elems,
+                          "backward": (SCORE_PASSES_BACKWARD + (SCORE_PASSES_FORWARD if recomputed else 0)) * elems}))
+
+
 # ---------------------------------------------------------------------------------------------
 # Bytes the element-wise kernels move (Hugging Face eager program, fp32 residual, bf16 autocast)
 # ---------------------------------------------------------------------------------------------
@@ -947,6 +991,11 @@ class Layout:
     # recomputation each tensor-parallel rank keeps 1/t of a checkpointed layer's input and all-gathers it before the
     # layer's recomputation (CheckpointFunction.backward: gather_split_1d_tensor), one more collective a layer.
     distribute_checkpoints: bool = False
+    # Attention as the code of 2021-22 ran it (Megatron-LM's ParallelAttention before flash attention, and the code
+    # lines built on it: Megatron-DeepSpeed, GPT-NeoX, metaseq): the whole s x s scores by a batched product
+    # (torch.baddbmm), a fused masked softmax, then the product with V (torch.bmm); the scores go through memory
+    # (RULES["unfused-attention"], :func:`unfused_attention`). False: causal flash attention.
+    unfused_attention: bool = False
 
     def __post_init__(self) -> None:
         if not self._plain():  # else each field as the checks below would find it
@@ -962,6 +1011,7 @@ class Layout:
             _check.choice("deepspeed_pipeline", self.deepspeed_pipeline, (True, False))
             _check.choice("cp_allgather", self.cp_allgather, (True, False))
             _check.choice("distribute_checkpoints", self.distribute_checkpoints, (True, False))
+            _check.choice("unfused_attention", self.unfused_attention, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -973,6 +1023,9 @@ class Layout:
         if self.virtual_stages > 1 and self.pp == 1:
             raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed with pp=1: chunks interleave over "
                              "pipeline stages (pp >= 2), or use virtual_stages=1")
+        if self.unfused_attention and self.cp > 1:
+            raise ValueError(f"unfused_attention=True is not allowed with cp={self.cp!r}: the unfused attention of "
+                             "2021-22 code has no context parallelism (use cp=1)")
         if self.deepspeed_pipeline and (self.schedule != "1f1b" or self.zero > 1):
             raise ValueError(f"deepspeed_pipeline=True is not allowed with schedule={self.schedule!r}, zero={self.zero!r}: "
                              "DeepSpeed's pipeline engine runs its 1F1B TrainSchedule ('1f1b') with ZeRO 0 or 1")
@@ -1000,7 +1053,8 @@ class Layout:
                 and type(self.recompute) is str and self.recompute in RECOMPUTE
                 and type(self.sequence_parallel) is bool and type(self.scatter_gather) is bool
                 and type(self.balanced_stages) is bool and type(self.deepspeed_pipeline) is bool
-                and type(self.cp_allgather) is bool and type(self.distribute_checkpoints) is bool)
+                and type(self.cp_allgather) is bool and type(self.distribute_checkpoints) is bool
+                and type(self.unfused_attention) is bool)
 
     @property
     def n_gpus(self) -> int:
@@ -1062,6 +1116,10 @@ RULES = MappingProxyType({
                          "all-gathers K and V before its attention and reduce-scatters their gradients in the "
                          "backward pass, both exposed",
     "expert": "expert all-to-all (dispatch and combine, forward and backward) is on the critical path",
+    "unfused-attention": "attention unfused, as Megatron-LM's code ran it before flash attention (torch.baddbmm for "
+                         "the whole s x s scores, a fused masked softmax, torch.bmm with V): both products over the "
+                         "full square at the matmul rate of their batched shapes, the 2-byte scores through memory "
+                         "4 times forward, 7 backward and 4 more where the attention is recomputed",
     "deepspeed-pipeline": "DeepSpeed's pipeline engine: each tensor-parallel rank sends 1/t of the activation and of "
                           "the gradient and the stage all-gathers them (3 gathers a micro-batch); a middle stage's 4 "
                           "blocking sends and receives a micro-batch run one after another (4 m + 2 (p - 4) on the "
@@ -1106,7 +1164,16 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
     the dense bf16 datasheet peaks where neither has a MAMF), its element-wise bandwidth by the two
     datasheet memory bandwidths; fp8 products run faster by the chip's published fp8 / bf16 MAMF ratio
     (none where the chip or the table has no fp8 figure). The host constants stay (same software).
-    A transfer by stated ratios, not a measurement of that chip.
+
+    Where the table gives the chip's best shape, the shape curve is carried over relative to it: each chip
+    reaches its published maximum at its own best shape (what the table measured), so the chip's rate at
+    its best shape is set to the reference's rate at the reference's best shape, scaled as above, and other
+    shapes follow the reference's measured curve relative to that point, capped at the chip's maximum (the
+    reference's best measured rate, scaled: no shape beats the maximum the search found). Without this, a
+    chip that saturates at smaller shapes than the H200 (the A100: its maximum at 1024 x 10240 x 5120,
+    where the H200 reaches 64% of its own) would inherit the H200's shortfall there. A chip with the
+    reference's own best shape and rate (the H100 SXM, the H800: the same silicon) keeps the measured
+    curve as it is. A transfer by stated ratios, not a measurement of that chip.
     """
     from mlcalc import compute, hfruns
     from mlcalc.accelerators import spec
@@ -1127,13 +1194,49 @@ def catalogue_machine(key: str, reference_run: str = "h200x2-2026-11-26-train-hf
     f8 = mamf(twin, "fp8") if acc.has("fp8") else None
     speed = f8 / mine if (f8 and mine) else 0.0
     mm, at = base.matmul_flops_per_s, base.attention_flops_per_s
+    shape = _best_shape(twin) if mine else None
+    ref_shape = _best_shape("H200-SXM")
+    if shape and ref_shape and shape != ref_shape:
+        # at its own best shape the chip reaches what the reference reaches at the reference's best shape, scaled
+        lift = mm(*ref_shape) / mm(*shape)
+        cap = _best_measured_rate(reference_run) * scale
+
+        def matmul(m: int, n: int, k: int) -> float:
+            return min(cap, mm(m, n, k) * scale * lift)
+    else:
+        def matmul(m: int, n: int, k: int) -> float:
+            return mm(m, n, k) * scale
+
     return base._replace(
         name=f"{key} (carried over from the measured H200 by published rates)",
-        matmul_flops_per_s=lambda m, n, k: mm(m, n, k) * scale,
+        matmul_flops_per_s=matmul,
         attention_flops_per_s=lambda d, s: at(d, s) * scale,
         memory_bytes_per_s=base.memory_bytes_per_s * bw,
         fp32_matmul_flops_per_s=acc.peak_flops("fp32") if acc.has("fp32") else 0.0,
         key=key, device_bytes=acc.memory_bytes, peak_flops_per_s=acc.peak_flops("bf16"), fp8_matmul_speedup=speed)
+
+
+def _best_shape(key: str) -> tuple[int, int, int] | None:
+    """The (m, n, k) at which the published maximum achievable bf16 matmul rate of ``key`` was found, or None."""
+    from mlcalc import compute
+
+    if not compute.has_flops(key, "bf16", "achievable"):
+        return None
+    text = str(compute.flops_entry(key, "bf16", "achievable").get("best_shape_mxnxk", ""))
+    parts = text.split("x")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+@lru_cache(maxsize=8)
+def _best_measured_rate(run: str) -> float:
+    """The best matmul rate of a measured run's machine over its measured shapes (sustained-scaled, as it runs)."""
+    from mlcalc import hfruns
+
+    mach = hfruns.machine(run)
+    rows = hfruns.matmul_shapes(run)
+    return max(mach.matmul_flops_per_s(m, n, k) for m, n, k in rows)
 
 
 @lru_cache(maxsize=4096)  # pure (the links' data does not change); a Fabric is frozen: one object serves every caller
@@ -1320,7 +1423,8 @@ class _Stage(NamedTuple):
 # (the GPU's share of the parameters), is computed per layout (:func:`_optimizer_bytes`). Bounded: 1,024 stages.
 @lru_cache(maxsize=1024)
 def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bool, fp32_experts: bool, tp: int, ep: int,
-                      cp: int, layers: int, logits: bool, seq_par: bool, engine: str, fp8: bool, fsdp: bool) -> _Stage:
+                      cp: int, layers: int, logits: bool, seq_par: bool, engine: str, fp8: bool, fsdp: bool,
+                      unfused: bool = False, core_recomputed: bool = False) -> _Stage:
     L = model.n_layers
     att_rate = run.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     heads_share = _split(model.n_heads, tp) / model.n_heads
@@ -1328,6 +1432,12 @@ def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bo
     a = MappingProxyType({k: val * layers / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()})
     e = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep, sequence_parallel=seq_par, layers=layers,
                           logits=logits, engine=engine)
+    if unfused:  # the products over the whole square at their batched shapes' rates, the scores through memory
+        u = unfused_attention(model, b, s, tp=tp, layers=layers, recomputed=core_recomputed)
+        a = MappingProxyType({ph: u.flop[ph] for ph in ("forward", "backward")})
+        att_rate = (a["forward"] + a["backward"]) / sum(f / run.matmul_flops_per_s(*shape) for shape, f in u.products)
+        e = MappingProxyType({**e, "forward: layers": e["forward: layers"] + u.score_bytes["forward"],
+                              "backward: layers": e["backward: layers"] + u.score_bytes["backward"]})
     o = MappingProxyType({k: (0.0 if engine == "megatron" else val * layers / L)
                           for k, val in op_counts(model, full).items()})
     x = _dist_host_extra(run, tp, fsdp, layers, full, True) if engine == "eager" else None
@@ -1424,6 +1534,9 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     if pp > L:
         raise ValueError(f"pp={pp!r} is not allowed: at most n_layers={L} stages")
     v = lay.virtual_stages
+    if lay.unfused_attention and engine == "eager":
+        raise ValueError("unfused_attention=True is not allowed with engine='eager': the eager program runs "
+                         "SDPA (flash) attention; unfused attention is a rule of the megatron engine")
     full = lay.recompute == "full"
     m = lay.grad_accum
     fp32_experts = engine == "eager" and HF_EXPERTS_IN_FP32
@@ -1436,7 +1549,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     def stage(layers: int, logits: bool) -> _Stage:
         """One micro-batch's kernels on a stage of ``layers`` layers (with the output layer if ``logits``)."""
         return _stage_kernels(model, run, b, s, full, fp32_experts, tp, ep, cp, layers, logits, seq_par, engine,
-                              dtype == "fp8", fsdp)
+                              dtype == "fp8", fsdp, lay.unfused_attention, lay.recompute != "none")
 
     if lay.balanced_stages and pp > 1:  # (L + 2) / pp places a stage: a middle one, or the last with the output layer
         places = -(-(L + 2) // pp)
@@ -1628,11 +1741,11 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
     ``machine``: a :class:`Machine` or a catalogue key (:func:`catalogue_machine`); ``fabric``: one
     :class:`mlcalc.network.Fabric` used for every group (e.g. a measured node), else ``system``'s links.
 
-    Narayanan et al. 2021, Table 1: GPT 145.6B on 1,536 A100s ran at 148 TFLOP/s per GPU; this function's
+    Narayanan et al. 2021, Table 1: GPT 1008B on 3,072 A100s ran at 163 TFLOP/s per GPU; this function's
     step for that layout (:func:`mlcalc.training_runs.check`) gives the same within 5 %:
 
     >>> from mlcalc import training_runs
-    >>> round(training_runs.check("Megatron-LM GPT 145.6B (1536 A100)").predicted / 148, 1)
+    >>> round(training_runs.check("Megatron-LM GPT 1008B (3072 A100)").predicted / 163, 1)
     1.0
     """
     from mlcalc import compute
@@ -1681,7 +1794,8 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                                       and not lay.sequence_parallel and not ds_pipe),
                                      ("context", cp > 1 and not lay.cp_allgather),
                                      ("context-allgather", cp > 1 and lay.cp_allgather),
-                                     ("expert", ep > 1), ("fsdp", dpg > 1 and lay.zero == 3),
+                                     ("expert", ep > 1), ("unfused-attention", lay.unfused_attention),
+                                     ("fsdp", dpg > 1 and lay.zero == 3),
                                      ("data", dpg > 1 and lay.zero < 3 and not ds_pipe),
                                      ("deepspeed-pipeline", ds_pipe), ("dualpipe", dual)) if on]
     return StepPrediction(

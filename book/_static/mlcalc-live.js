@@ -370,9 +370,11 @@
       return;
     }
     w.state = "running";
-    warmBusy = true;
     next.warmed = true;
-    engine.send({ warm: true, key: next.key, values: next.values(), initial: next.initial, search: location.search }, function (msg) {
+    var values = next.values();
+    if (next.oversized(values)) return warmSoon(0); // a paste over what mlcalc reads never travels
+    warmBusy = true;
+    engine.send({ warm: true, key: next.key, values: values, initial: next.initial, search: location.search }, function (msg) {
       warmBusy = false;
       w.slices += 1;
       if (msg && msg.warmed) {

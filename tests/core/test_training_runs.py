@@ -36,7 +36,7 @@ def test_each_run_states_its_source_layout_and_assumptions(name):
 # The issue's target: within 15% of the published throughput, or the case says why not. A miss is stated in
 # the data ("known_miss", with whether the source gives the cause); the list of misses is pinned here, so a
 # run that drifts out of tolerance fails, and so does a stated miss that is no longer one.
-KNOWN_MISSES = {"GPT-NeoX-20B (96 A100 40GB)", "Llama 3 405B (16384 H100, seq 131072)"}
+KNOWN_MISSES = {"GPT-NeoX-20B (96 A100 40GB)", "OPT-175B (992 A100)", "Llama 3 405B (16384 H100, seq 131072)"}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -75,7 +75,7 @@ def test_mt_nlg_micro_batch_from_its_three_iteration_times():
         assert "not stated by Smith et al. 2022" in e["assumed"] and "no engine" in e["assumed"]
         assert e["inferred"].startswith("micro-batch not stated by Smith et al. 2022") and f"b = {b}" in e["inferred"]
         assert abs(training_runs.check(n).error) <= training_runs.TOLERANCE
-        # the case's text keeps what the former assumption gave: b = 1 is +18 to +23 % (outside 15 %)
+        # the case's text keeps what the former assumption gives: b = 1 is outside 15 %, by the numbers it states
         one_lay = steptime.Layout(**dict(e["layout"], micro_batch=1, grad_accum=batch // lay.dp))
         one = steptime.predict_step(training_runs.model_of(e), one_lay, seq_len=e["seq_len"], machine=e["chip"],
                                     engine=e["engine"])
@@ -100,7 +100,8 @@ def test_misses_are_a_minority_and_bounded():
 # it is the paper's 147 TFLOP/s: the case compares in eq. 3. metaseq's OPT recipe (metaseq/launcher/opt_baselines.py)
 # runs full recomputation with --distribute-checkpointed-activations: Megatron's CheckpointFunction keeps 1/8 of each
 # layer's input per tensor-parallel rank and all-gathers it before the recomputation, one more collective a layer on
-# the critical path; with it the case is within 15% (it was 15.3% fast without).
+# the critical path. Since the A100's rates are carried over at its published best shape and attention runs unfused as
+# metaseq ran it, the case is about 22% fast (known_miss: the source gives no cause).
 def test_opt_147_tflops_is_megatron_eq3():
     from mlcalc import compute
     e = training_runs.runs()["OPT-175B (992 A100)"]
@@ -110,7 +111,8 @@ def test_opt_147_tflops_is_megatron_eq3():
     assert f / (33 * 86400 * 1024) / 1e12 == pytest.approx(147, rel=0.005)
     assert e["convention"] == "megatron-eq3" and e["published"] == 147
     c = training_runs.check("OPT-175B (992 A100)")
-    assert training_runs.layout_of(e).distribute_checkpoints and abs(c.error) <= training_runs.TOLERANCE
+    assert training_runs.layout_of(e).distribute_checkpoints and training_runs.layout_of(e).unfused_attention
+    assert 0.15 < c.error < 0.30
     off = steptime.predict_step(m, steptime.Layout(**dict(e["layout"], distribute_checkpoints=False)), seq_len=2048,
                                 machine=e["chip"], engine=e["engine"])
     one = steptime._collective_s(8 * 2048 * m.hidden * steptime.ACTIVATION_BYTES,
@@ -124,14 +126,15 @@ def test_opt_147_tflops_is_megatron_eq3():
 # GPT-NeoX-20B's 117 TFLOP/s is what its code logged: EleutherAI/gpt-neox megatron/logging.py get_flops (May 2021 to
 # September 2023) = train_batch x seq x (6 x total params + 60 x seq x hidden x layers) / (iteration time x GPUs).
 # For the 20B (44 layers, hidden 6144, 20.55B parameters, sequence 2048) that is 1.568e11 FLOP per token, 8% below
-# Narayanan et al.'s eq. 3 with recomputation; counted that way, the engine is still about 29% above 117.
+# Narayanan et al.'s eq. 3 with recomputation; counted that way, with attention unfused as its code ran it, the engine
+# is still about 21% above 117.
 def test_gpt_neox_counts_as_its_code_logged():
     e = training_runs.runs()["GPT-NeoX-20B (96 A100 40GB)"]
     m = training_runs.model_of(e)
     per_token = training_runs.gpt_neox_flops_per_token(m, 2048)
     assert per_token == pytest.approx(6 * 20.5546e9 + 60 * 2048 * 6144 * 44, rel=1e-4)
     assert per_token == pytest.approx(1.568e11, rel=0.002)
-    assert 0.25 < training_runs.check("GPT-NeoX-20B (96 A100 40GB)").error < 0.33
+    assert 0.15 < training_runs.check("GPT-NeoX-20B (96 A100 40GB)").error < 0.30
     with pytest.raises(ValueError, match="seq_len"):
         training_runs.gpt_neox_flops_per_token(m, 0)
 
@@ -337,3 +340,20 @@ def test_llama3_context_parallel_all_gather_is_exposed():
     assert any("all-gather" in n and "Llama 3" in n for n in c.prediction.notes)
     with pytest.raises(ValueError, match="cp_allgather"):
         steptime.Layout(cp=2, cp_allgather=1)
+
+
+# Dubey et al. 2024 ('The Llama 3 Herd of Models'), 1: the 405B model was pre-trained with 3.8 x 10^25 FLOPs on 15.6T
+# tokens, i.e. 6 N D with no attention term; 3.3.2 splits each sequence into 2 x CP chunks for load balancing (rank i
+# gets chunks i and 2 CP - 1 - i), which balances a kernel that skips the causal mask's masked half. The 131,072-token
+# case states both; the numbers its text gives for the 6 N count are the engine's.
+def test_llama_131k_states_what_the_paper_settles_and_what_it_does_not():
+    n_long = "Llama 3 405B (16384 H100, seq 131072)"
+    m = training_runs.model_of(training_runs.runs()[n_long])
+    assert 6 * m.n_active_params() * 15.6e12 == pytest.approx(3.8e25, rel=0.01)
+    text = training_runs.runs()[n_long]["known_miss"]
+    assert "2 x CP chunks" in text and "6 N D" in text
+    for n, fmt in ((n_long, "{:+.0%}"), ("Llama 3 405B (8192 H100, seq 8192)", "{:+.1%}"),
+                   ("Llama 3 405B (16384 H100, seq 8192)", "{:+.1%}")):
+        e, c = training_runs.runs()[n], training_runs.check(n)
+        six = 6 * m.n_active_params() * e["global_batch"] * e["seq_len"] / (c.prediction.step_s * e["gpus"]) / 1e12
+        assert fmt.format(six / e["published"] - 1) in text, n
