@@ -517,12 +517,11 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     f_s = 2.0 * active_layer * b / (tp * ep) / rate
     mm = _combined_s(w_s, f_s, overlap)
     norm = _check.non_negative("norm_bytes_per_token", norm_bytes_per_token) / L * group / bw
-    small = _check.non_negative("small_kernels_s", small_kernels_s) + norm
-    layer_gpu = mm + attn + small
+    layer_gpu = mm + attn + _check.non_negative("small_kernels_s", small_kernels_s) + norm
     if floor is None:
         layer = layer_gpu
     else:  # eager: the layers' in-order critical path (each op no earlier than its launch), per layer
-        layer = in_order_path_s(hf_eager_layer_ops(model, floor.per_layer_s, mm, attn, small), L) / L
+        layer = in_order_path_s(hf_eager_layer_ops(model, floor.per_layer_s, mm, attn, small_kernels_s + norm), L) / L
     head_read = head * bpp / tp / bw if matmul_law is None else matmul_law.seconds(head * bpp / tp, group)
     head_f = 2.0 * head * group / tp / rate
     head_gpu = _combined_s(head_read, head_f, overlap)
