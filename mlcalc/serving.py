@@ -1099,7 +1099,8 @@ def _paced_error(c: DecodeCheck, run: str) -> float:
 
 
 #: Host and GPU times per layer within this share of each other: a point at the crossover (:func:`decode_miss_cause`).
-#: Stated on the serve10 call, where the three points inside it were its three largest errors (+24 to +42 %).
+#: Stated on the serve10 call, where the three points inside it were its three largest errors (+24 to +42 % under the
+#: rule then, each layer max(host, GPU); +20 to +37 % with the in-order path, :func:`in_order_path_s`).
 CROSSOVER_BAND = 0.15
 
 
