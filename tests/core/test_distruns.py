@@ -802,24 +802,72 @@ def test_the_stated_pace_rule_held_blind():
     assert sum(abs(b.error) <= distruns.STEP_TARGET for b in after) == 41 and len(after) == 48
 
 
-# A metered case's record is its paced prediction at its steps' median pace; an unmetered one keeps the engine's
-# default. The 41 metered cases (28 until host7, 13 of the host8 calls): 28 within 15 % by the engine's one pace, 39
-# paced; the misses, each with its cause: TP 2 recomputed at the fast pace (host8 1B -16 %, host8b 8B -18 %). FSDP 2 x
-# TP 2 3B on host7c, +15.6 % with dist4b's unmetered FSDP2-over-DTensor floor, is +9.4 % with host8's metered one.
+# A metered case's record is its paced prediction at its steps' median pace, with the launch floor's share of each
+# host constant held fixed (host9); an unmetered one keeps the engine's default. The 41 metered cases (28 until host7,
+# 13 of the host8 calls): 28 within 15 % by the engine's one pace, 39 paced with every host constant scaled (misses:
+# TP 2 recomputed at the fast pace, host8 1B -16 % at 143 thousand runs a second, host8b 8B -18 % at 126), 41 with the
+# launch floor. FSDP 2 x TP 2 3B on host7c, +15.6 % with dist4b's unmetered FSDP2-over-DTensor floor, is within 10 %
+# with host8's metered one.
 def test_a_metered_case_is_held_to_its_paced_prediction():
     metered = [c for run in distruns.runs() for c in distruns.cases(run) if distruns.case_pace(c) > 0]
     assert len(metered) == 41
     assert sum(abs(distruns.predict(c).step_s / c.step_s - 1) <= distruns.STEP_TARGET for c in metered) == 28
-    assert sum(abs(distruns.check(c).step_error) <= distruns.STEP_TARGET for c in metered) == 39
+    scaled = {c: distruns.predict_paced(c, round(distruns.case_pace(c), -3), distruns.STATED_PACE) / c.step_s - 1
+              for c in metered}
+    assert sum(abs(e) <= distruns.STEP_TARGET for e in scaled.values()) == 39
+    assert sorted((c.run, c.family, c.recompute, round(100 * e)) for c, e in scaled.items()
+                  if abs(e) > distruns.STEP_TARGET) == [(H8, "tp", True, -16), (H8B, "tp", True, -18)]
+    assert sum(abs(distruns.check(c).step_error) <= distruns.STEP_TARGET for c in metered) == 41
     for c in metered:
-        assert distruns.record_step_s(c) == pytest.approx(
-            distruns.predict_paced(c, round(distruns.case_pace(c), -3), distruns.STATED_PACE))
+        assert distruns.record_step_s(c) == pytest.approx(distruns.predict_paced(
+            c, round(distruns.case_pace(c), -3), distruns.STATED_PACE, distruns.launch_floor_s()))
     plain = distruns.cases(D5)[0]
     assert distruns.case_pace(plain) == 0.0 and distruns.record_step_s(plain) == distruns.predict(plain).step_s
-    miss = [c for c in metered if abs(distruns.check(c).step_error) > distruns.STEP_TARGET]
-    assert [(c.run, c.family, c.recompute) for c in miss] == [(H8, "tp", True), (H8B, "tp", True)]
-    assert all(distruns.check(c).step_cause.startswith("Llama") for c in miss)
     assert abs(distruns.check(next(c for c in metered if c.run == H7C and c.family == "fsdpxtp")).step_error) < 0.10
+
+
+# host9: a share of each host constant does not follow the meter's pace. Pooled, the stated-pace rule's blocks run
+# with the pace both ways (slow blocks over-predicted, fast ones under): the host's time falls more slowly than 1 / pace.
+# The share held fixed is the launch path's floor, 3 us a kernel (the published 'speed of light' of back-to-back null
+# kernels, NVIDIA Developer Forums, N. Juffa 2022; mlcalc/data/kernels.json), over the plain op's host seconds (10.95
+# forward, 9.60 backward at the stated pace): not fitted. Scored on the calls the stated pace was chosen and first
+# seen on (dist6, dist6c, host7, host7b: 104 -> 110 of 116 blocks within 15 %), held out on the later three (host7c,
+# host8, host8b: 102 -> 110 of 126, median error 8.0 -> 6.5 %), split written before the held-out blocks were scored.
+def test_the_launch_floor_rule_holds_out_of_sample():
+    assert distruns.launch_floor_s() == 3e-6
+    seen, held = distruns.floor_rule_score(distruns.FLOOR_RULE_SEEN), distruns.floor_rule_score(distruns.FLOOR_RULE_HELD_OUT)
+    assert (seen.n, seen.within_scaled, seen.within_floor) == (116, 104, 110)
+    assert (held.n, held.within_scaled, held.within_floor) == (126, 102, 110)
+    assert held.median_floor < held.median_scaled
+    assert round(100 * held.median_scaled, 1) == 8.0 and round(100 * held.median_floor, 1) == 6.5
+    assert not set(distruns.FLOOR_RULE_SEEN) & set(distruns.FLOOR_RULE_HELD_OUT)
+    assert set(distruns.FLOOR_RULE_SEEN) | set(distruns.FLOOR_RULE_HELD_OUT) == {
+        r for r in distruns.runs_with_meters() if r in distruns.runs() and distruns.metered_steps(r)}
+    with pytest.raises(ValueError, match="runs_"):
+        distruns.floor_rule_score(())
+
+
+# The fixed share: c x (share + (1 - share) x stated / pace), share = the floor over the plain op (forward constants) or
+# the plain backward op (backward ones). No floor is host7c's rule bit for bit; at the stated pace the floor changes
+# nothing; at twice the pace the plain op keeps 3 us and halves the rest.
+def test_the_launch_floor_share_of_each_host_constant():
+    tp = next(c for c in distruns.cases(D6) if c.id == "w2-tp2-3B-s2048-mb2-m-meter")
+    base = distruns._machine(tp.device)
+    old = distruns.paced_machine(tp.device, 1.8e5, 9e4)
+    assert old == distruns.paced_machine(tp.device, 1.8e5, 9e4, 0.0)
+    assert old.host_s_per_op == base.host_s_per_op * 0.5
+    assert distruns.paced_machine(tp.device, 9e4, 9e4, 3e-6) == base
+    m = distruns.paced_machine(tp.device, 1.8e5, 9e4, 3e-6)
+    assert m.host_s_per_op == pytest.approx(3e-6 + (base.host_s_per_op - 3e-6) / 2)
+    assert m.host_s_per_backward_op == pytest.approx(3e-6 + (base.host_s_per_backward_op - 3e-6) / 2)
+    share = 3e-6 / base.host_s_per_op
+    assert m.host_s_per_dtensor_op == pytest.approx(base.host_s_per_dtensor_op * (share + (1 - share) / 2))
+    share_b = 3e-6 / base.host_s_per_backward_op
+    assert m.host_s_per_fsdp_backward_layer == pytest.approx(base.host_s_per_fsdp_backward_layer
+                                                             * (share_b + (1 - share_b) / 2))
+    assert distruns.paced_machine(tp.device, 1.8e5, 9e4, 1.0) == base  # a floor above the op: nothing follows the pace
+    with pytest.raises(ValueError, match="fixed_s"):
+        distruns.paced_machine(tp.device, 1.8e5, 9e4, -1e-6)
 
 
 # ---- host8 (h200x4-2026-11-27-train-host8, -host8b: 4 x H200, asked for 4 x H200): every configuration of the step
@@ -868,7 +916,7 @@ def test_the_step_record_holds_metered_configurations_to_their_metered_runs():
               (D4B, "w2-tp2-3B-s2048-mb2-r3"), (D4B, "w4-tp4-1B-s8192-mb2"), (D5, "w1-single-3B-s2048-mb1-ac-base")}
     assert before <= {(h.case.run, h.case.id) for h in history}
     recs = [distruns.check(c) for c in record]
-    assert sum(abs(k.step_error) <= distruns.STEP_TARGET for k in recs) == 90
+    assert sum(abs(k.step_error) <= distruns.STEP_TARGET for k in recs) == 92  # 90 before the launch floor (host9)
     assert all(k.step_cause and k.step_cause != "(no cause stated)" for k in recs
                if abs(k.step_error) > distruns.STEP_TARGET)
 
@@ -893,9 +941,12 @@ def test_fsdp_over_dtensor_floor_metered():
     assert old == pytest.approx((33.0, 534.8), abs=0.5)
     m = distruns.machine(distruns.cases(H8)[0])
     assert m.host_s_per_fsdp_dtensor_layer == pytest.approx(h8["forward"][1] * m.host_s_per_op)
-    # host7c's FSDP 2 x TP 2 3B, +15.6 % paced with the old floor, is +9.4 % with the metered one
+    # host7c's FSDP 2 x TP 2 3B, +15.6 % paced with the old floor, is +9.4 % with the metered one (its pace 62-70
+    # thousand runs a second: with the launch floor held fixed, host9, +2.7 %)
     c = next(c for c in distruns.cases(H7C) if c.family == "fsdpxtp")
-    assert distruns.check(c).step_error == pytest.approx(0.094, abs=0.005)
+    scaled = distruns.predict_paced(c, round(distruns.case_pace(c), -3), distruns.STATED_PACE) / c.step_s - 1
+    assert scaled == pytest.approx(0.094, abs=0.005)
+    assert distruns.check(c).step_error == pytest.approx(0.027, abs=0.005)
 
 
 # The pace gap (host7: the steps hold to 90 thousand runs a second, the engine's calibration program gives 160
