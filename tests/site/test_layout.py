@@ -1,7 +1,7 @@
 """Every page reads cleanly on a laptop (1280 px) and a phone (390 px).
 
 Each page of the built site is opened in Debian's Chromium at both widths, served on 127.0.0.1
-(requests to any other host are aborted), once its widgets and math have rendered. It fails on:
+(no other host can be reached), once its widgets and math have rendered. It fails on:
 
 - horizontal overflow of the page (anything that makes the page wider than the screen);
 - content cut off by a box that neither wraps it nor scrolls (code, outputs, equations, tables, charts
@@ -181,18 +181,32 @@ _PROBLEMS = r"""() => {
 }"""
 
 
+@pytest.fixture(scope="session")
+def width_context(browser):
+    """One browser context per width for every page this process tests, as a reader's browser keeps its HTTP cache
+    from page to page: a chapter's scripts (9 MB: the widget manager, MathJax, Vega, Font Awesome) are fetched and
+    compiled once, not on every page. Hosts other than 127.0.0.1 cannot be reached (conftest.OFFLINE_ARGS); each
+    page's listeners below still fail it for any request outside the site."""
+    contexts: dict = {}
+
+    def get(width: str):
+        if width not in contexts:
+            contexts[width] = browser.new_context(viewport={"width": WIDTHS[width], "height": 900},
+                                                  is_mobile=width == "phone", has_touch=width == "phone",
+                                                  device_scale_factor=1)
+        return contexts[width]
+
+    yield get
+    for context in contexts.values():
+        context.close()
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("width", list(WIDTHS), ids=list(WIDTHS))
 @pytest.mark.parametrize("docname", PAGES)
-def test_page_layout(browser, site_url, docname, width):
+def test_page_layout(width_context, site_url, docname, width):
     """The page at this width: nothing cut off or overflowing (and, at 1280 px, it renders cleanly)."""
-    context = browser.new_context(viewport={"width": WIDTHS[width], "height": 900},
-                                  is_mobile=width == "phone", has_touch=width == "phone",
-                                  device_scale_factor=1)
-    # Only the site itself: anything else is aborted (the page must not need it).
-    context.route("**/*", lambda route: route.continue_()
-                  if route.request.url.startswith((site_url, "data:", "blob:")) else route.abort())
-    page = context.new_page()
+    page = width_context(width).new_page()
     # The calculators go live as on the site (their status line says so), answered by CPython rather than
     # by Pyodide: its start would cost seconds of CPU per page and change nothing on screen
     # (tests/site/test_live_site.py runs Pyodide itself).
@@ -228,7 +242,7 @@ def test_page_layout(browser, site_url, docname, width):
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"{docname.replace('/', '__')}-{width}.png"), full_page=True)
     finally:
-        context.close()
+        page.close()
     if laptop:
         assert [i for i in images if not i["ok"]] == [], "images that did not load"
         stored = (HTML / f"{docname}.html").read_text().count('"_dom_classes": ["mlcalc-calculator"')
@@ -241,3 +255,26 @@ def test_page_layout(browser, site_url, docname, width):
     # Text cut off by a chart's edge is a defect of its chart kind (mlcalc.charts, which owns how a chart fits
     # its column): fix it there.
     assert problems == [], f"{docname} at {WIDTHS[width]} px:\n" + "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_the_pages_reach_no_other_host(width_context, site_url):
+    """What the page tests rely on: from the tests' browser only 127.0.0.1 answers. The site's own server named as
+    localhost (the same address by another name) and an outside host cannot be resolved, and the listeners see both
+    requests. (Asked from a blank page: the site's Content-Security-Policy stops a fetch to another host earlier.)"""
+    port = site_url.rsplit(":", 1)[1]
+    page = width_context("laptop").new_page()
+    failed: dict[str, str] = {}
+    page.on("requestfailed", lambda r: failed.setdefault(r.url, str(r.failure)))
+    fetch = "(urls) => Promise.all(urls.map(u => fetch(u, {mode: 'no-cors', cache: 'no-store'}).then(() => 'answered', () => 'failed')))"
+    others = [f"http://localhost:{port}/_static/favicon.svg", "https://cdn.jsdelivr.net/npm/x.js"]
+    try:
+        page.goto(f"{site_url}/book/index.html", wait_until="load", timeout=30_000)
+        own = page.evaluate(fetch, [f"{site_url}/_static/favicon.svg"])
+        page.goto("about:blank")
+        other = page.evaluate(fetch, others)
+        page.wait_for_function("() => true")  # the listeners have heard the failures
+    finally:
+        page.close()
+    assert own == ["answered"] and other == ["failed", "failed"], (own, other)
+    assert {u: failed.get(u) for u in others} == {u: "net::ERR_NAME_NOT_RESOLVED" for u in others}, failed
