@@ -316,6 +316,89 @@ def replicated_norm_bytes_per_token(model: memory.ModelConfig, bytes_per_value: 
     return float(model.n_layers * 2 * b * model.hidden)
 
 
+#: One transformers eager decoder layer (Llama; static cache, SDPA after ``repeat_kv``) in the order the host issues its
+#: operations: (what, operations dispatched). "small": element-wise kernels (mlcalc/data/kernels.json
+#: ``hf_llama_decode_small_kernels_per_layer``: 2 RMSNorms of 8, rotary 10, cache writes 2, arange 1, adds 4, SiLU and
+#: the gate product 2), "view": operations that launch no kernel (host work only), "copy": ``repeat_kv``'s two copies,
+#: "attention": the SDPA call (its copies' and its own GPU time), q/k/v/o/gate/up/down: the matmuls. 63 in all against
+#: the 63.5 counted (``eager_ops_per_layer``): a family's other count goes to the small kernels.
+HF_EAGER_LAYER_ORDER: tuple[tuple[str, int], ...] = (
+    ("view", 2), ("small", 8), ("q", 1), ("view", 2), ("k", 1), ("view", 2), ("v", 1), ("view", 2), ("small", 1),
+    ("small", 5), ("view", 2), ("small", 5), ("view", 2), ("small", 2), ("view", 2), ("copy", 1), ("view", 2),
+    ("copy", 1), ("attention", 1), ("view", 2), ("o", 1), ("small", 2), ("small", 8), ("gate", 1), ("small", 1),
+    ("up", 1), ("small", 1), ("down", 1), ("small", 2))
+
+
+def in_order_path_s(ops: Sequence[tuple[float, float]], repeats: int = 1) -> float:
+    """Seconds from the host's first launch to the GPU's last kernel when ``ops`` (host seconds to issue it, GPU seconds
+    to run it), repeated ``repeats`` times, run as eager PyTorch runs them: the host issues them in order without
+    waiting (CUDA launches are asynchronous; PyTorch's "CUDA semantics", asynchronous execution), the GPU runs them in
+    order on one stream and cannot start one before it is issued. The critical path ``max_k(host of ops 1..k + GPU of
+    ops k..n)``: the longer of all host and all GPU time when every op has the same ratio, longer when host-bound and
+    GPU-bound ops alternate. For ``repeats`` identical blocks of host ``H`` and GPU ``G`` it is ``(repeats - 1) max(H,
+    G)`` plus one block's path (at most ``min(H, G)`` beyond ``repeats x max(H, G)``); bounded by ``len(ops)``.
+
+    Two ops: one host-bound (3 us to issue, 1 us to run), then one GPU-bound (1 us, 5 us): the second starts at 4 us
+    and ends at 9 us, where the larger total (6 us of GPU) would say 6:
+
+    >>> round(in_order_path_s([(3e-6, 1e-6), (1e-6, 5e-6)]) * 1e6, 9)
+    9.0
+    """
+    n = _check.positive_int("repeats", repeats)
+    h = total_h = total_g = 0.0
+    for hs, gs in ops:
+        total_h += _check.non_negative("host seconds", hs)
+        total_g += _check.non_negative("GPU seconds", gs)
+    best = 0.0
+    suffix = total_g
+    for hs, gs in ops:
+        h += hs
+        best = max(best, h + suffix)
+        suffix -= gs
+    best = max(best, total_h)
+    return (n - 1) * max(total_h, total_g) + best
+
+
+def hf_eager_layer_ops(model: memory.ModelConfig, host_s: float, matmul_s: float, attention_s: float,
+                       small_s: float) -> list[tuple[float, float]]:
+    """One eager decoder layer as (host seconds, GPU seconds) per operation in issue order
+    (:data:`HF_EAGER_LAYER_ORDER`): the host's ``host_s`` a layer split evenly over the family's counted operations
+    (``eager_ops_per_layer``; one KV head per query head: without ``repeat_kv``'s), ``small_s`` over the small
+    kernels, ``attention_s`` at the SDPA call, ``matmul_s`` over the projections by their weights (the attention's
+    share :meth:`~mlcalc.models.ModelConfig.attention_params_per_layer` of the layer's active parameters, the rest
+    over the feed-forward's matrices)."""
+    k = _kernels()["eager_ops_per_layer"]
+    n_ops = float(k["value"][arch_family(model)])
+    if model.attention != "mla" and model.n_heads == model.n_kv_heads:
+        n_ops -= float(k["repeat_kv_ops"])
+    base = sum(n for _, n in HF_EAGER_LAYER_ORDER)
+    n_small = sum(n for w, n in HF_EAGER_LAYER_ORDER if w == "small")
+    scale = max(0.0, (n_small + n_ops - base) / n_small)
+    hop = _check.non_negative("host_s", host_s) / max(1.0, base - n_small + n_small * scale)
+    active = max(1.0, model.n_active_params() - model.params_breakdown()["embeddings"]
+                 - (0 if model.tied_embeddings else model.vocab * model.hidden)) / model.n_layers
+    attn_share = min(1.0, model.attention_params_per_layer() / active)
+    if model.attention == "mla":
+        proj = {"q": 0.25, "k": 0.25, "v": 0.25, "o": 0.25}
+    else:
+        w = {"q": model.q_width, "k": model.n_kv_heads * model.head_dim, "v": model.n_kv_heads * model.v_dim,
+             "o": model.attn_out_width}
+        proj = {x: y / sum(w.values()) for x, y in w.items()}
+    ffn = ("gate", "up", "down") if model.gated_mlp else ("up", "down")
+    gpu = {x: matmul_s * attn_share * y for x, y in proj.items()}
+    gpu.update({x: matmul_s * (1.0 - attn_share) / len(ffn) for x in ffn})
+    out = []
+    for what, n in HF_EAGER_LAYER_ORDER:
+        for _ in range(n):
+            if what == "small":
+                out.append((hop * scale, small_s / n_small))
+            elif what == "attention":
+                out.append((hop, attention_s))
+            else:
+                out.append((hop, gpu.get(what, 0.0)))
+    return out
+
+
 class DecodeStep(NamedTuple):
     """One decode step of a batch: its bytes, FLOPs and time, and what bounds it."""
 
@@ -323,7 +406,7 @@ class DecodeStep(NamedTuple):
     #                       its rows) + the KV cache once, per GPU
     flops_per_gpu: float  # 2 N_active x batch / tp
     layer_gpu_s: float  # one layer on the GPU: max(weights / bw, FLOPs / rate) + attention + small kernels
-    layer_s: float  # one layer: max(its GPU time, its launch floor)
+    layer_s: float  # one layer: its GPU time; eager, the layers' in-order critical path over their count (in_order_path_s)
     outside_s: float  # outside the layers: max(output projection on the GPU, fixed floor)
     step_s: float  # outside + layers x layer + tensor-parallel all-reduces
     tokens_per_s: float  # batch / step
@@ -343,9 +426,11 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     """Time of one decode step of ``batch`` sequences whose cache holds ``context`` tokens.
 
     Layer by layer (a layer's kernels cannot finish before Python has launched them, nor before
-    their bytes have moved): ``layer = max(launch floor per layer, max(weights / bw, FLOPs / rate)
-    + attention + small kernels)``; outside the layers, the output projection (vocab x hidden
-    weights) against the fixed floor. Weights and cache are split over ``tp`` GPUs. ``floor`` None:
+    their bytes have moved): the GPU's ``max(weights / bw, FLOPs / rate) + attention + small kernels`` a layer;
+    with a launch floor (eager) the layers take the critical path of their operations issued in order
+    (:func:`in_order_path_s` over :func:`hf_eager_layer_ops`: the floor per layer split over the layer's operations),
+    at least the longer of the two and at most one layer's shorter side beyond it; outside the layers, the output
+    projection (vocab x hidden weights) against the fixed floor. Weights and cache are split over ``tp`` GPUs. ``floor`` None:
     CUDA graphs, no floor. ``copy_bytes_per_s`` None: GQA-aware attention (see
     :func:`attention_time_s`). ``small_kernels_s``: GPU seconds per layer of the program's small
     element-wise kernels (:func:`hf_small_kernels_s` for transformers eager; 0: fused, not counted).
@@ -433,7 +518,10 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     mm = _combined_s(w_s, f_s, overlap)
     norm = _check.non_negative("norm_bytes_per_token", norm_bytes_per_token) / L * group / bw
     layer_gpu = mm + attn + _check.non_negative("small_kernels_s", small_kernels_s) + norm
-    layer = layer_gpu if floor is None else max(floor.per_layer_s, layer_gpu)
+    if floor is None:
+        layer = layer_gpu
+    else:  # eager: the layers' in-order critical path (each op no earlier than its launch), per layer
+        layer = in_order_path_s(hf_eager_layer_ops(model, floor.per_layer_s, mm, attn, small_kernels_s + norm), L) / L
     head_read = head * bpp / tp / bw if matmul_law is None else matmul_law.seconds(head * bpp / tp, group)
     head_f = 2.0 * head * group / tp / rate
     head_gpu = _combined_s(head_read, head_f, overlap)
@@ -1011,13 +1099,15 @@ def _paced_error(c: DecodeCheck, run: str) -> float:
 
 
 #: Host and GPU times per layer within this share of each other: a point at the crossover (:func:`decode_miss_cause`).
-#: Stated on the serve10 call, where the three points inside it were its three largest errors (+24 to +42 %).
+#: Stated on the serve10 call, where the three points inside it were its three largest errors (+24 to +42 % under the
+#: rule then, each layer max(host, GPU); +20 to +37 % with the in-order path, :func:`in_order_path_s`).
 CROSSOVER_BAND = 0.15
 
 
 def decode_layer_parts(c: DecodeCheck, run: str) -> tuple[float, float]:
     """(GPU seconds, host floor seconds) of one layer of a checked decode point, as :func:`check_decode` predicts it
-    (the run's own floor probes): :func:`decode_step` takes the larger, as if the two overlapped perfectly."""
+    (the run's own floor probes): :func:`decode_step` runs the layer's operations on their in-order critical path
+    (:func:`in_order_path_s`), the host free to run ahead of the GPU by any number of operations."""
     model = llama_shape(c.model, run)
     rate = compute.achievable_flops("H200-SXM" if "H200" in c.card else "H100-SXM", "bf16", "achievable")
     fl = measured_floor(run)
@@ -1032,10 +1122,15 @@ def _crossover_cause(c: DecodeCheck, run: str, g: float, h: float) -> str:
     hp = {x["before"]: float(x["s"]) for x in res["host_probe"]["samples"]}
     beside = hp[f"{c.batch}x{int(pt['prompt_tokens'])}"]
     fl = measured_floor(run)
+    model = llama_shape(c.model, run)
     return (f"host and GPU at the crossover: {g * 1e3:.2f} ms of GPU work a layer against {h * 1e3:.2f} ms of host "
-            f"launches (within {CROSSOVER_BAND:.0%}); decode_step takes the larger as if the two overlapped "
-            f"perfectly, and the measured {float(pt['decode_step_s']) * 1e3:.1f} ms a step is longer than either "
-            f"({c.batch / c.predicted_tokens_per_s * 1e3:.1f} predicted); the host probe beside it took "
+            f"launches (within {CROSSOVER_BAND:.0%}); decode_step runs each layer's operations on their in-order "
+            f"critical path, the host free to run ahead, which can add at most one layer's shorter side "
+            f"({min(g, h) * 1e3:.2f} ms) to {model.n_layers} x the longer; the measured "
+            f"{float(pt['decode_step_s']) * 1e3:.1f} ms a step is {c.batch / c.predicted_tokens_per_s * 1e3:.1f} ms "
+            f"predicted plus {(float(pt['decode_step_s']) - c.batch / c.predicted_tokens_per_s) * 1e3:.1f}: the host "
+            f"did not run that far ahead (with no overlap at all the layers would take "
+            f"{(model.n_layers * (g + h)) * 1e3:.0f} ms); the host probe beside it took "
             f"{beside * 1e3:.1f} ms (the floor probes' 8-layer model {(fl.fixed_s + 8 * fl.per_layer_s) * 1e3:.1f})")
 
 

@@ -24,9 +24,7 @@ import os
 import pathlib
 import posixpath
 import re
-import subprocess
 import sys
-import tempfile
 import threading
 from typing import Any
 
@@ -176,11 +174,14 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path, timeout_s: int = 300, browser: Any = None) -> list[list]:
+def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path | None, timeout_s: int = 300,
+              browser: Any = None) -> list[list]:
     """Serve ``site`` on 127.0.0.1 and print ``page`` to ``out`` on A4 with headless Chromium.
 
     ``browser``: a Playwright browser already running in this thread (the tests' session one: Playwright's
     sync API runs one instance per thread); without it, one is started and closed here.
+    ``out`` None: lay the page out for print and measure it, but write no PDF (the tests check the whole handout's
+    fit this way; writing its ~360 pages takes Chromium 25-50 s on two cores).
     Returns what still passes the printable width after :data:`FIT_JS` (empty when all fits).
     """
     if not pathlib.Path(CHROMIUM).exists():
@@ -190,7 +191,8 @@ def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path, timeout_s: int =
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
     try:
         if browser is not None:
             left = _print(browser, url, out, timeout_s)
@@ -205,12 +207,12 @@ def print_pdf(site: pathlib.Path, page: str, out: pathlib.Path, timeout_s: int =
                     own.close()
     finally:
         server.shutdown()
-    if not out.exists() or out.stat().st_size == 0:
+    if out is not None and (not out.exists() or out.stat().st_size == 0):
         raise SystemExit(f"Chromium did not print {url}")
     return left
 
 
-def _print(browser: Any, url: str, out: pathlib.Path, timeout_s: int) -> list[list]:
+def _print(browser: Any, url: str, out: pathlib.Path | None, timeout_s: int) -> list[list]:
     """Open ``url`` in a new tab of ``browser``, fit its wide blocks, print it to ``out``; what still overflows."""
     tab = browser.new_page(viewport={"width": PRINT_WIDTH_PX, "height": 1000})
     try:
@@ -222,8 +224,9 @@ def _print(browser: Any, url: str, out: pathlib.Path, timeout_s: int) -> list[li
         tab.wait_for_timeout(1500)
         tab.evaluate(FIT_JS)
         left: list[list] = tab.evaluate(OVERFLOW_JS, PRINT_WIDTH_PX)
-        tab.pdf(path=str(out), format=PAPER, print_background=True,
-                margin={side: f"{MARGIN_MM}mm" for side in ("top", "right", "bottom", "left")})
+        if out is not None:
+            tab.pdf(path=str(out), format=PAPER, print_background=True,
+                    margin={side: f"{MARGIN_MM}mm" for side in ("top", "right", "bottom", "left")})
     finally:
         tab.close()
     return left

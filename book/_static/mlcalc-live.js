@@ -155,6 +155,10 @@
         if (!job) return;
         if (msg.started) {
           job.began = performance.now();
+          // TIMEOUT_MS is a computation's own time: counted from when it began (a change sent while the warm-up's
+          // slice or another change ran waited for it; a worker silent meanwhile is the watchdog's).
+          clearTimeout(job.timer);
+          job.timer = setTimeout(job.expire, TIMEOUT_MS);
           return;
         }
         delete self.pending[msg.id];
@@ -273,12 +277,14 @@
   Engine.prototype.send = function (message, resolve, timing) {
     var self = this;
     var id = this.nextId++;
-    var timer = setTimeout(function () {
+    var expire = function () {
+      if (!self.pending[id]) return;
       delete self.pending[id];
       resolve({ ok: false, error: "this input took longer than " + TIMEOUT_MS / 1000 + " s to compute; Python restarts for the next change" });
       self.restart();
-    }, TIMEOUT_MS);
-    this.pending[id] = { resolve: resolve, timer: timer, message: message, sent: performance.now(), began: 0, timing: timing };
+    };
+    var timer = setTimeout(expire, TIMEOUT_MS);
+    this.pending[id] = { resolve: resolve, timer: timer, expire: expire, message: message, sent: performance.now(), began: 0, timing: timing };
     if (timing) timing.sent = this.pending[id].sent;
     this.worker.postMessage(Object.assign({}, message, { id: id }));
     this.watchdog();
@@ -350,6 +356,7 @@
   var warmBusy = false;
   function warmSoon(ms) {
     if (live.warm.state === "off") return;
+    if (live.warm.state === "done") live.warm.state = "waiting"; // (a calculator connected since: looked at again)
     clearTimeout(warmTimer);
     warmTimer = setTimeout(warmNext, ms || 0);
   }

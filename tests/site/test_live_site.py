@@ -200,6 +200,10 @@ def _goto_live(page, site_url, docname: str) -> int:
     page.locator(".mlcalc-calculator").first.scroll_into_view_if_needed()
     page.wait_for_function("() => ['live', 'snapshot'].includes(window.mlcalcLive.state)", timeout=LIVE_TIMEOUT_MS,
                            polling=100)
+    # The page's warm-up done (or never started: a snapshot): a change then waits for no warm-up slice (changes made
+    # while it runs: test_a_change_made_while_the_warm_up_runs_gets_its_own_answer).
+    page.wait_for_function("() => window.mlcalcLive.state === 'snapshot' || ['done', 'off'].includes(window.mlcalcLive.warm.state)",
+                           timeout=LIVE_TIMEOUT_MS, polling=100)
     return page.evaluate("() => window.mlcalcLive.calculators.filter(c => !c.unsupported).length")
 
 
