@@ -378,6 +378,9 @@ def test_a_chart_taken_from_its_template_is_the_chart_compiled(live_context, sit
             if result.get("ok") and result.get("chart"):
                 specs.append([key, json.loads(json.dumps(result["chart"]))])
     page = live_context.new_page()
+    # Python in the page plays no part here (the specs come from CPython above, the page compiles them): the stand-in
+    # worker answers the page's own start, which would otherwise start Pyodide beside the compiles.
+    use_cpython_worker(page)
     problems = _watch(page, site_url)
     try:
         page.goto(f"{site_url}/notebooks/start/how-many-gpus.html", wait_until="load", timeout=60_000)
