@@ -34,7 +34,7 @@ import traceback
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_decode as bd  # noqa: E402
+import bench_decode as bd
 
 SYNC_NAMES = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
               "cudaMemcpyAsync", "cudaStreamWaitEvent", "cuStreamSynchronize", "cudaMemcpyDtoH")
@@ -105,7 +105,6 @@ def reduce_trace(path: str, n_layers: int, top: int = 25) -> dict:
             corr_gpu.setdefault(c, []).append(k)
     fwds = sorted([e for e in ann if e["name"].startswith("fwd")], key=lambda e: e["ts"])
     layers = sorted([e for e in ann if e["name"].startswith("layer")], key=lambda e: e["ts"])
-    lstarts = [e["ts"] for e in layers]
     rt.sort(key=lambda e: e["ts"])
     rts = [e["ts"] for e in rt]
 
@@ -181,7 +180,7 @@ def reduce_trace(path: str, n_layers: int, top: int = 25) -> dict:
         t0, t1 = fwds[1]["ts"], fwds[-1]["ts"] + fwds[-1]["dur"]
         dec_rt = [r for r in rt if t0 <= r["ts"] <= t1]
         agg: dict = {}
-        for r, k in kernels_of(dec_rt):
+        for _r, k in kernels_of(dec_rt):
             a = agg.setdefault(k["name"][:160], [0, 0.0])
             a[0] += 1
             a[1] += k["dur"]
