@@ -416,6 +416,28 @@ def test_crossover_points_are_the_record_misses():
             assert abs(c.error) <= 0.25, c
 
 
+def test_profiled_decode_shows_no_sync_inside_the_layers_and_the_gpu_work_predicted():
+    # the serve12 call (torch.profiler, CUDA activity, one H100): the record's crossover miss (1B batch 16, cache 4,129)
+    # profiled twice beside two host-bound neighbours; read from the reduced trace, nothing fitted
+    prof = serving.profiled_decode()
+    assert [(p.batch, p.context) for p in prof] == [(16, 545), (16, 4129), (1, 4129), (16, 4129)]
+    for p in prof:
+        assert p.syncs_in_layers == 0  # no .item(), no blocking copy inside a decode forward
+        assert p.syncs_between_steps == 1.0  # one a step, between forwards: the step ends in a sync, as modelled
+        assert p.step_s > p.gpu_busy_s > 0
+    miss = [c for c in serving.check_decode(serving.DECODE_RECORD) if (c.batch, c.context) == (16, 4129)
+            and c.model == "1b"][0]
+    g, _ = serving.decode_layer_parts(miss, serving.DECODE_RECORD)
+    for p in prof[1::2]:  # the miss point: the GPU's work a layer as predicted (0.94 measured, 0.90 predicted)
+        assert abs(p.gpu_busy_layer_s / g - 1) < 0.10, (p, g)
+        assert p.gpu_busy_s > 3 * max(q.gpu_busy_s for q in prof[0::2])
+    # the host's span of a layer does not grow with batch or context: within 25 % of each other at all points
+    hosts = [p.host_layer_s for p in prof]
+    assert max(hosts) / min(hosts) < 1.3
+    cause = [m for s in serving.decode_scores() if s.record for m in s.misses if "batch 16, 4129" in m][0]
+    assert serving.DECODE_PROFILE_RUN in cause and "not a synchronisation or a slow kernel" in cause
+
+
 def test_in_order_path_is_the_critical_path_of_the_ops_issued_in_order():
     # PyTorch "CUDA semantics", asynchronous execution: a kernel is queued when the host issues it and runs after the
     # kernels before it on its stream. Simulated op by op (start = max(issued, previous end)) it equals the formula.
