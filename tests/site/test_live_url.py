@@ -28,11 +28,9 @@ STATE = f"""(k) => {{ const c = ({CALC})(k);
 
 @pytest.fixture(scope="module")
 def context(browser, site_url):
-    """One context for the file's pages (its HTTP cache keeps Pyodide between them); every host but the
-    local site (and files) is aborted."""
+    """One context for the file's pages (its HTTP cache keeps Pyodide between them); no host but the local site
+    can be reached (conftest.OFFLINE_ARGS)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((site_url + "/", "data:", "blob:", "file:"))
-                  else r.abort())
     yield context
     context.close()
 
