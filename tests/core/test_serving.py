@@ -2,7 +2,7 @@
 
 import pytest
 
-from mlcalc import memory, serving, vl
+from mlcalc import decode_profile, memory, serving, vl
 from mlcalc.calculators import REGISTRY
 
 
@@ -419,7 +419,7 @@ def test_crossover_points_are_the_record_misses():
 def test_profiled_decode_shows_no_sync_inside_the_layers_and_the_gpu_work_predicted():
     # the serve12 call (torch.profiler, CUDA activity, one H100): the record's crossover miss (1B batch 16, cache 4,129)
     # profiled twice beside two host-bound neighbours; read from the reduced trace, nothing fitted
-    prof = serving.profiled_decode()
+    prof = decode_profile.profiled_decode()
     assert [(p.batch, p.context) for p in prof] == [(16, 545), (16, 4129), (1, 4129), (16, 4129)]
     for p in prof:
         assert p.syncs_in_layers == 0  # no .item(), no blocking copy inside a decode forward
@@ -435,7 +435,7 @@ def test_profiled_decode_shows_no_sync_inside_the_layers_and_the_gpu_work_predic
     hosts = [p.host_layer_s for p in prof]
     assert max(hosts) / min(hosts) < 1.3
     cause = [m for s in serving.decode_scores() if s.record for m in s.misses if "batch 16, 4129" in m][0]
-    assert serving.DECODE_PROFILE_RUN in cause and "not a synchronisation or a slow kernel" in cause
+    assert decode_profile.DECODE_PROFILE_RUN in cause and "not a synchronisation or a slow kernel" in cause
 
 
 def test_in_order_path_is_the_critical_path_of_the_ops_issued_in_order():
