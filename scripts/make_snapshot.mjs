@@ -20,7 +20,11 @@ if (!metaPath) {
 const indexURL = resolve(dir) + "/";
 const { loadPyodide } = await import(pathToFileURL(indexURL + "pyodide.mjs").href);
 const started = Date.now();
-const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true, stdout: () => {}, stderr: (s) => console.error(s) });
+// PYTHONOPTIMIZE=2 (as python -OO): no docstrings in the heap. The site's Python never reads one, and with them
+// `import mlcalc` filled the 30 MiB a snapshot restores into to within tens of kB (31.53-31.66 MB at its peak, over it
+// on some runs: every page then started cold). The worker starts Python with the same setting on both of its paths.
+const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true, env: { HOME: "/home/pyodide", PYTHONOPTIMIZE: "2" },
+                                    stdout: () => {}, stderr: (s) => console.error(s) });
 const HEAP_AT_START = pyodide._module.HEAP8.length; // what a restore has room for
 const wheel = new Uint8Array(readFileSync(wheelPath));
 // Into site-packages (a path in the heap's sys.path; the default, the working directory, is file-system state).

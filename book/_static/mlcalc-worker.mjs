@@ -152,7 +152,9 @@ const ready = (async () => {
   const { loadPyodide, version } = pyodideModule;
   const wheelPromise = bytes("wheel");
   wheelPromise.catch(() => {}); // awaited below; a failure is reported there
-  const config = { indexURL: new URL("vendor/pyodide/", base).href, stdout: () => {}, stderr: () => {} };
+  // As scripts/make_snapshot.mjs starts the Python it snapshots: PYTHONOPTIMIZE=2 keeps docstrings out of the heap.
+  const config = { indexURL: new URL("vendor/pyodide/", base).href, stdout: () => {}, stderr: () => {},
+                   env: { HOME: "/home/pyodide", PYTHONOPTIMIZE: "2" } };
   // Without the wheel there is nothing to run: its failure is reported at once, before Python loads.
   const [snapshot] = await Promise.all([snapshotFor(wheelPromise, version), wheelPromise]);
   timings.fetched = performance.now();
