@@ -21,7 +21,7 @@ import math
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 from mlcalc import _check, compute, memory
 from mlcalc.accelerators import spec
@@ -866,17 +866,23 @@ def check_decode(run: str = DECODE_RUN) -> list[DecodeCheck]:
     rate is the catalogue's achievable one, the small kernels' time :func:`hf_small_kernels_s`. The
     static cache attends over its whole length (prompt + 1 + new tokens), so that is the context.
     """
-    floor, bw, copy = measured_floor(run), measured_read_bandwidth(run), measured_copy_bandwidth(run)
+    floor = measured_floor(run)
+    return _decode_checks(run, measured_read_bandwidth(run), measured_copy_bandwidth(run), lambda key, i: floor)
+
+
+def _decode_checks(run: str, bw: float, copy: float, floor_at: Callable[[str, int], Floor]) -> list[DecodeCheck]:
+    """Every decode point of ``run`` against :func:`decode_step` at the read bandwidth ``bw`` and copy rate ``copy``,
+    with the floor ``floor_at(model key, index of the point)`` (:func:`check_decode`, :func:`check_decode_paced`)."""
     out = []
     for key in ("1b", "8b"):
         res = measured_decode(run)[key]
         model = llama_shape(key, run)
         card = res["env"].get("device_name", "GPU")
         rate = compute.achievable_flops("H200-SXM" if "H200" in card else "H100-SXM", "bf16", "achievable")
-        for pt in res["points"]:
+        for i, pt in enumerate(res["points"]):
             if "error" in pt:
                 continue
-            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, floor, copy,
+            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, floor_at(key, i), copy,
                             small_kernels_s=hf_small_kernels_s())
             meas = float(pt["decode_tokens_per_s"])
             out.append(DecodeCheck(key, int(pt["batch"]), int(pt["max_cache_len"]), meas, d.tokens_per_s,
@@ -1012,23 +1018,8 @@ def check_decode_paced(run: str, steal: bool = False, inputs: str | None = None)
     _check.choice("run", run, DECODE_METERED)
     src = run if inputs is None else _check.choice("inputs", inputs, DECODE_METERED)
     work = floor_work(src, steal)
-    bw, copy = measured_read_bandwidth(src), measured_copy_bandwidth(src)
-    out = []
-    for key in ("1b", "8b"):
-        res = measured_decode(run)[key]
-        model = llama_shape(key, run)
-        card = res["env"].get("device_name", "GPU")
-        rate = compute.achievable_flops("H200-SXM" if "H200" in card else "H100-SXM", "bf16", "achievable")
-        for i, pt in enumerate(res["points"]):
-            if "error" in pt:
-                continue
-            fl = paced_floor(work, _effective_pace(decode_point_window(run, key, i), steal))
-            d = decode_step(model, int(pt["batch"]), int(pt["max_cache_len"]), bw, rate, 1, fl, copy,
-                            small_kernels_s=hf_small_kernels_s())
-            meas = float(pt["decode_tokens_per_s"])
-            out.append(DecodeCheck(key, int(pt["batch"]), int(pt["max_cache_len"]), meas, d.tokens_per_s,
-                                   d.tokens_per_s / meas - 1.0, d.bound, card))
-    return out
+    return _decode_checks(run, measured_read_bandwidth(src), measured_copy_bandwidth(src), lambda key, i: paced_floor(
+        work, _effective_pace(decode_point_window(run, key, i), steal)))
 
 
 #: The serve7 call's ``generate`` decode of the 1B and 8B shapes at batch 1 (scripts/gpu/bench_decode.py --points
