@@ -18,8 +18,9 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from mlcalc import _check, compute, memory
-from mlcalc.serving import (_ALL_DECODE_RUNS, DECODE_METERED, DECODE_RECORD, DECODE_RUN, DECODE_RUNS, ENGINES, Floor, _run_file, decode_step, hf_small_kernels_s, measured_decode,
-                            measured_copy_bandwidth, measured_floor, measured_read_bandwidth)
+from mlcalc.serving import (_ALL_DECODE_RUNS, DECODE_METERED, DECODE_RECORD, DECODE_RUN, ENGINES, Floor, _run_file,
+                            decode_step, hf_small_kernels_s, measured_copy_bandwidth, measured_decode, measured_floor,
+                            measured_read_bandwidth)
 
 #: How each decode run measured the host beside its points.
 DECODE_PROTOCOL = MappingProxyType({
