@@ -143,7 +143,8 @@ def timed_generate(model, ids, new: int, dev: torch.device, repeats: int = 2, lo
         if log is not None:
             st1 = cpu_stat()
             entry = {"epoch": [e0, time.time()], "s": s, "thread_cpu_s": time.thread_time() - c0,
-                     "stat_ticks": [b - a for a, b in zip(st0, st1)] if st0 and st1 else []}
+                     "stat_ticks": [b - a for a, b in zip(st0, st1)] if st0 and st1 else [],
+                     "static_cache_len": getattr(model, "_previous_max_cache_length", None)}
             if fwd is not None:
                 entry["forwards"] = {"start_s": [round(a - t0, 7) for a, _ in fwd],
                                      "host_s": [round(b - a, 7) for a, b in fwd]}
@@ -154,6 +155,12 @@ def timed_generate(model, ids, new: int, dev: torch.device, repeats: int = 2, lo
 
 def decode_point(model, batch: int, prompt: int, dev: torch.device, new: int) -> dict:
     ids = torch.randint(1, model.config.vocab_size, (batch, prompt), device=dev)
+    # transformers 5.17 sizes a static cache to the largest length this model has used (generate's
+    # _prepare_static_cache keeps _previous_max_cache_length): without this a short point measured after a long one runs
+    # over the long cache (it did in the serve13 call's rounds 2 and 3 of the 512-token points; every earlier run measured
+    # its points in increasing length). Within the point the calls size it as every run did: prompt + 1, then prompt + N.
+    if hasattr(model, "_previous_max_cache_length"):
+        del model._previous_max_cache_length
     g1: list[dict] = []
     gn: list[dict] = []
     with torch.inference_mode():
