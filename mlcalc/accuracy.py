@@ -109,12 +109,12 @@ def _dist(quantity: str) -> tuple[Case, ...]:
 
 
 def _decode() -> tuple[Case, ...]:
-    from mlcalc import serving
+    from mlcalc import serving_record as rec
 
     return tuple(Case("decode", f"Llama-shaped {c.model.upper()}, batch {c.batch}, {c.context} tokens in cache",
                       "measured", run, c.predicted_tokens_per_s, c.measured_tokens_per_s,
-                      serving.decode_miss_cause(c, run))
-                 for run in (serving.DECODE_RECORD,) for c in serving.check_decode(run))
+                      rec.decode_miss_cause(c, run))
+                 for run in (rec.DECODE_RECORD,) for c in rec.check_decode(run))
 
 
 def _serve(kind: str) -> tuple[Case, ...]:

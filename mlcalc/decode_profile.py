@@ -1,5 +1,5 @@
 """The serve12 profile of the eager decode record's crossover miss (one H100, torch.profiler): read from its
-reduced trace and put into words for the miss's cause (:func:`mlcalc.serving.decode_miss_cause`).
+reduced trace and put into words for the miss's cause (:func:`mlcalc.serving_record.decode_miss_cause`).
 
 A module of its own, imported when a cause is written: the site's memory snapshot holds what `import mlcalc`
 imports, and that heap is at the 30 MiB Pyodide restores into (scripts/make_snapshot.mjs)."""
@@ -9,7 +9,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple, Sequence
 
-from mlcalc.serving import DecodeCheck, _run_file
+from mlcalc.serving import _run_file
+from mlcalc.serving_record import DecodeCheck
 
 #: The serve12 call (scripts/gpu/run_serve12.sh, one H100): torch.profiler (CPU and CUDA activities) over 8 decode steps
 #: of the Llama-shaped 1B at the decode record's crossover miss (batch 16, cache 4,129) and two host-bound neighbours

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from mlcalc import (accelerators, compute, facility, failures, finetune, memory, models, network, parallel, plan, serving,
-                    steptime, storage, vl)
+                    serving_record, steptime, storage, vl)
 
 CASES = {"n": 0}  # generated cases run (read by tests/conftest.py for the summary line)
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None,
@@ -36,7 +36,7 @@ SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=N
 # Every formula module (the page imports them all): measured, hfruns, distruns and servemeasured read stored runs,
 # live and calc are the shells' plumbing, tested in their own files.
 MODULES = (accelerators, compute, memory, network, parallel, storage, facility, failures, finetune, models, plan, serving,
-           steptime, vl)
+           serving_record, steptime, vl)
 # Not pure calculators: they register or read tables (tested in their own files).
 SKIP = {"register_flops_table", "unregister_flops_table", "flops_sources", "recipes", "nccl_base_latency_s",
         "clean"}  # vl.clean turns any number into one a chart can carry (None for a gap): signed, total by design

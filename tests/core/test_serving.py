@@ -2,7 +2,7 @@
 
 import pytest
 
-from mlcalc import decode_profile, memory, serving, vl
+from mlcalc import decode_profile, memory, serving, serving_record, vl
 from mlcalc.calculators import REGISTRY
 
 
@@ -273,7 +273,7 @@ def test_checked_range_states_each_path_from_its_records():
     # 235B model; it checks the planner's steps composed as SGLang runs them, so it does not widen the verdict's range.
     sglang = next(p for p in paths.values() if p.function.startswith("servemeasured.concurrent_tpot_s"))
     assert not sglang.planner and sglang.n == len(sm.check_concurrency()) and sglang.chips == ("B200",)
-    assert sglang.tp == (8, 8) and "235B," in serving._describe(sglang)
+    assert sglang.tp == (8, 8) and "235B," in serving_record._describe(sglang)
     assert "published SGLang times per output token" in serving.checked_range(
         memory.model_preset("Llama-3 70B"), "H100-SXM", "cuda-graph", 104, 1200, 4)
     big = serving.checked_range(memory.model_preset("Llama-3.1 405B"), "H100-SXM", "cuda-graph", 64, 22000, 8)
