@@ -162,3 +162,11 @@ def test_check_finite_walk_agrees_with_the_walk_it_replaced():
     for _ in range(9):  # at the edge of the depth looked into
         deep = [deep]
         assert same(_first_not_finite(deep, 0), _walk_before(deep, 0))
+
+
+@pytest.mark.parametrize("text", ["", "plain", "a < b & c > d", "<script>alert('x')</script>", 'say "hi" & \'bye\'',
+                                  "&amp; already", "ünïcode ≥ 1 GB/s", "\n\t&<>\"'"])
+def test_escape_is_html_escape(text):
+    import html  # the standard library's, which calc does not import (html.entities: heap of the site's snapshot)
+
+    assert calc._escape(text) == html.escape(text)
