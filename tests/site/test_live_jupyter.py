@@ -1,7 +1,8 @@
 """The live book: every chapter notebook runs in a real JupyterLab, and its calculator reacts.
 
 A JupyterLab server is started on 127.0.0.1 (on a throw-away copy of notebooks/), and
-headless Chromium opens each notebook, runs all cells with JupyterLab's own "Run All",
+headless Chromium opens each notebook (in one JupyterLab page, as a reader opens one after another: class
+LabPage), runs all cells with JupyterLab's own "Run All",
 checks that no cell raised, then changes a control of the first calculator (the first
 dropdown or number box, as a reader would) and waits for its output area to change.
 That is the end-to-end proof that the calculators are interactive.
@@ -33,13 +34,20 @@ OPEN_TIMEOUT_S = 90
 RUN_ALL_TIMEOUT_S = 180
 CHANGE_TIMEOUT_S = 20
 
-# JupyterLab is ready: the notebook is open and its kernel idle.
-LAB_READY = """() => {
+# JupyterLab is ready: the notebook is open and its kernel idle (with a path: that notebook is the one shown).
+LAB_READY = """(path) => {
   const app = window.jupyterapp;
   const w = app && app.shell && app.shell.currentWidget;
   const kernel = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-  return !!(w && w.content && w.context && w.context.isReady && kernel && kernel.status === 'idle');
+  return !!(w && w.content && w.context && w.context.isReady && (!path || w.context.path === path)
+            && kernel && kernel.status === 'idle');
 }"""
+
+# Open a notebook in the running JupyterLab, as the file browser does.
+OPEN_IN_LAB = """(path) => window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'}).then(() => true)"""
+
+# Close every document of the main area without asking to save (the server's copy is thrown away).
+CLOSE_ALL = """() => { for (const w of Array.from(window.jupyterapp.shell.widgets('main'))) w.dispose(); }"""
 
 # Run every cell with JupyterLab's command; resolves to {ok, errors} (or a timeout).
 RUN_ALL = """async (timeoutMs) => {
@@ -99,6 +107,53 @@ def open_and_run(page, lab, notebook: pathlib.Path) -> dict:
     return page.evaluate(RUN_ALL, RUN_ALL_TIMEOUT_S * 1000)
 
 
+class LabPage:
+    """One JupyterLab page that this file's notebooks open in, one after another, as a reader opens them from the
+    file browser. Loading JupyterLab costs Chromium 5-7 CPU-s a page (its scripts run again each time, served
+    from the HTTP cache or not), opening a notebook in the running lab 1-2 (measured 2026-11-27, load ~10).
+    The first test, and the test after one that failed, load JupyterLab afresh on the notebook's URL (?reset)."""
+
+    def __init__(self, context, lab) -> None:
+        self.context, self.lab, self.page = context, lab, None
+        self.errors: list[str] = []
+
+    def open(self, notebook: pathlib.Path):
+        """The page with `notebook` open and its kernel idle; page errors from here on go to self.errors."""
+        self.errors = []
+        path = notebook.relative_to(ROOT).as_posix()
+        if self.page is None:
+            self.page = self.context.new_page()
+            self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+            self.page.goto(self.lab.lab_url(notebook), wait_until="domcontentloaded", timeout=OPEN_TIMEOUT_S * 1000)
+        else:
+            self.page.evaluate(OPEN_IN_LAB, path)
+        self.page.wait_for_function(LAB_READY, arg=path, timeout=OPEN_TIMEOUT_S * 1000, polling=250)
+        return self.page
+
+    def close(self, passed: bool) -> None:
+        """Close the notebook and shut its kernel down; after a failure, the page itself (the next test loads
+        JupyterLab afresh)."""
+        if self.page is not None:
+            try:
+                if not passed:
+                    raise RuntimeError
+                self.page.evaluate(CLOSE_ALL)
+            except Exception:  # noqa: BLE001 - a failed test or a page that no longer answers: start afresh
+                with contextlib.suppress(Exception):
+                    self.page.close()
+                self.page = None
+        self.lab.shutdown_kernels()
+
+
+@pytest.fixture(scope="module")
+def lab_page(browser, jupyter_lab):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        yield LabPage(context, jupyter_lab)
+    finally:
+        context.close()
+
+
 def change_first_calculator(page) -> dict:
     """Change the first dropdown or number box of the first calculator until its output changes."""
     calc = page.locator(".jp-Notebook .mlcalc-calculator").first
@@ -128,17 +183,17 @@ def change_first_calculator(page) -> dict:
 @pytest.mark.live
 @pytest.mark.browser
 @pytest.mark.parametrize("notebook", live_notebooks(), ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
-def test_notebook_runs_live_and_its_calculator_reacts(browser, jupyter_lab, notebook):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page_errors: list[str] = []
-    page.on("pageerror", lambda e: page_errors.append(str(e)))
+def test_notebook_runs_live_and_its_calculator_reacts(lab_page, notebook):
+    passed = False
     try:
-        result = open_and_run(page, jupyter_lab, notebook)
+        page = lab_page.open(notebook)
+        page_errors = lab_page.errors
+        result = page.evaluate(RUN_ALL, RUN_ALL_TIMEOUT_S * 1000)
         assert not result["timedOut"], f"Run All did not finish within {RUN_ALL_TIMEOUT_S} s"
         assert result["errors"] == [] and result["ok"], f"cells raised: {result['errors']}"
         if page.locator(".jp-Notebook .mlcalc-calculator").count() == 0:
             assert "application/vnd.jupyter.widget-view+json" not in notebook.read_text(), "the notebook stores widgets but none rendered in JupyterLab"
+            passed = True
             return
         calc = page.locator(".jp-Notebook .mlcalc-calculator").first
         calc.wait_for(state="visible", timeout=CHANGE_TIMEOUT_S * 1000)
@@ -153,14 +208,14 @@ def test_notebook_runs_live_and_its_calculator_reacts(browser, jupyter_lab, note
         changed = change_first_calculator(page)
         assert changed["kind"] in ("index", "number")
         assert page_errors == [], page_errors
+        passed = True
     finally:
         # What JupyterLab showed at the end, kept as a build artifact (also when the test failed).
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         name = "live__" + str(notebook.relative_to(ROOT / "notebooks").with_suffix("")).replace("/", "__")
         with contextlib.suppress(Exception):
-            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
-        context.close()
-        jupyter_lab.shutdown_kernels()
+            lab_page.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+        lab_page.close(passed)
 
 
 # A chapter whose exercises hide their answers in dropdowns and whose first cells hold calculators.
@@ -169,15 +224,13 @@ FIRST_LOOK = ROOT / "notebooks" / "memory" / "serving.ipynb"
 
 @pytest.mark.live
 @pytest.mark.browser
-def test_first_look_in_jupyterlab_before_run_all(browser, jupyter_lab):
+def test_first_look_in_jupyterlab_before_run_all(lab_page):
     # Opened and not yet run (as a learner first sees it): the book's MyST markup is rendered
     # (jupyterlab-myst), answers stay folded until asked for, and each calculator cell shows a
     # readable snapshot (its text and table), not the JSON rows of its chart.
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+    passed = False
     try:
-        page.goto(jupyter_lab.lab_url(FIRST_LOOK), wait_until="domcontentloaded", timeout=OPEN_TIMEOUT_S * 1000)
-        page.wait_for_function(LAB_READY, timeout=OPEN_TIMEOUT_S * 1000, polling=250)
+        page = lab_page.open(FIRST_LOOK)
         # JupyterLab renders cells lazily as they scroll in: render them all
         page.evaluate("""async () => {
           const nb = window.jupyterapp.shell.currentWidget.content;
@@ -204,8 +257,9 @@ def test_first_look_in_jupyterlab_before_run_all(browser, jupyter_lab):
         raw = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-Notebook .jp-MarkdownCell .myst'))
             .map(e => e.innerText).join('\\n')""")
         assert raw and "```{dropdown}" not in raw and "{ref}`" not in raw
+        passed = True
     finally:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(Exception):
-            page.screenshot(path=str(SCREENSHOTS / "live__first_look.png"))
-        context.close()
+            lab_page.page.screenshot(path=str(SCREENSHOTS / "live__first_look.png"))
+        lab_page.close(passed)
