@@ -35,20 +35,21 @@ DECODE_RUN = "h200x2-2026-11-26-decode"  # our measured decode points (mlcalc/da
 #: Every run of scripts/gpu/bench_decode.py in mlcalc/data/measured, with the card that made it.
 #: These are the family's history since the serve9 call.
 DECODE_RUNS = ("h200x2-2026-11-26-decode", "h200x4-2026-11-26-decode", "h100-2026-11-26-decode")
-#: The accuracy family ``decode``'s record: the serve13 call (scripts/gpu/run_serve13.sh, one H100) measured every point
-#: of the family in 3 rounds in its process (serve10's protocol otherwise: each process pinned to the vCPU found
-#: fastest and metered, the host probe beside every point, the first point of a process apart, the floor probe at the
-#: start, middle and end), a point's step the median of its rounds; checked by :func:`check_decode` (the call's own floor
-#: probes). The rule written before the call (scripts/gpu/serve13_predictions.json) made it the record whatever its
-#: score. serve10 (one round, 13 of 14 within 25 %), serve9 and the earlier runs are history (:func:`decode_scores`).
-DECODE_RECORD = "h100-2026-11-27-serve13"
+#: The accuracy family ``decode``'s record: the serve14 call (scripts/gpu/run_serve14.sh, one H100) measured every point
+#: of the family in 3 rounds in its process (serve13's protocol with the static-cache reset: every round at the point's
+#: own cache length), a point's step the median of its rounds; checked by :func:`check_decode` (the call's own floor
+#: probes). The rule written before the call (scripts/gpu/serve14_predictions.json) made it the record whatever its
+#: score. serve13 (14 of 14 within 25 %, its 545-token points one round each), serve10, serve9 and the earlier runs are
+#: history (:func:`decode_scores`).
+DECODE_RECORD = "h100-2026-11-27-serve14"
 #: Decode runs measured in rounds (scripts/gpu/bench_decode.py --rounds): their points are the median of each point's
 #: rounds at its own cache length (:func:`mlcalc.serving_record.round_points`).
-DECODE_ROUNDS = (DECODE_RECORD,)
-_ALL_DECODE_RUNS = DECODE_RUNS + ("h100-2026-11-27-serve9", "h100-2026-11-27-serve10", DECODE_RECORD)
+DECODE_ROUNDS = ("h100-2026-11-27-serve13", DECODE_RECORD)
+_ALL_DECODE_RUNS = DECODE_RUNS + ("h100-2026-11-27-serve9", "h100-2026-11-27-serve10") + DECODE_ROUNDS
 #: Decode runs whose processes were metered (scripts/gpu/pacemeter.py on the pinned vCPU, ``logs/pace_<process>_c<vCPU>
 #: .txt``), so every point and floor probe can be priced at the meter's readings over its own window
-#: (:func:`check_decode_paced`). serve13 was metered too (its logs/) but is not priced so: that rule was not adopted.
+#: (:func:`check_decode_paced`). serve13 and serve14 were metered too (their logs/) but are not priced so: that rule was
+#: not adopted.
 DECODE_METERED = ("h100-2026-11-27-serve9", "h100-2026-11-27-serve10")
 MAX_BATCH = 1024  # largest batch the serving search tries (powers of two)
 TENSOR_PARALLEL = (1, 2, 4, 8)

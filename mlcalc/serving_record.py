@@ -38,7 +38,13 @@ DECODE_PROTOCOL = MappingProxyType({
     "h100-2026-11-27-serve13": "serve10's protocol on another H100 machine with every point measured in 3 rounds in its "
                                "process (the first round in the script's order, the next two shuffled), a point's step "
                                "the median of its rounds at its own cache length, and the host's time of every forward "
-                               "timed inside the generate calls",
+                               "timed inside the generate calls; its 545-token points have ONE round each at their own "
+                               "cache length (transformers kept the process's longest static cache, so their rounds 2 "
+                               "and 3 ran over 4,129 positions and are kept apart)",
+    "h100-2026-11-27-serve14": "serve13's call again on another H100 machine, the same orders, with the static cache reset "
+                               "before each point: every round at the point's own cache length (3 rounds a point; the 8B "
+                               "batch 8 x 545 and 16 x 4,129 points 2, their third not started before the process's "
+                               "deadline)",
 })
 
 
