@@ -425,7 +425,7 @@ def test_a_chart_whose_rows_and_categories_change_keeps_its_view_and_compiles_no
         return len(layer["data"]["values"]), len(layer["encoding"]["color"]["scale"]["domain"])
 
     shapes = {i: shape(i) for i in range(len(dtype.options))}
-    # fewer rows and vendors, then fewer still, then back to the page's (more rows and vendors)
+    # fewer rows and vendors, then fewer still, then back to the page's (more rows and vendors), then fewer again
     fewer = next(i for i in shapes if shapes[i][0] < shapes[base["dtype"]][0] and shapes[i][1] < shapes[base["dtype"]][1])
     fewest = next(i for i in shapes if shapes[i][0] < shapes[fewer][0] and 2 <= shapes[i][1] != shapes[fewer][1])
     page = live_context.new_page()
@@ -442,7 +442,8 @@ def test_a_chart_whose_rows_and_categories_change_keeps_its_view_and_compiles_no
         count = "(i) => { const c = mlcalcLive.calculators[i]; return {compiled: mlcalcLive.compiles.compiled, " \
                 "redraws: c.redraws || 0, updates: c.updates || 0, inPlace: c.inPlace || 0}; }"
         before = page.evaluate(count, i)
-        for n, index in enumerate((fewer, fewest, base["dtype"])):
+        # (the last change modifies rows the one before inserted)
+        for n, index in enumerate((fewer, fewest, base["dtype"], fewer)):
             state = page.evaluate(LIGHT, i)
             assert _change(page, calc_el, i, dtype, state["values"], to=index)
             assert _wait_shown(page, i, state["requested"]), f"dtype {index}: not shown"
