@@ -1001,6 +1001,18 @@
   var COMPILED_KEPT = 32;
   var ROWS = "__mlcalc_rows";
   var compiled = new Map();
+  // An inline data set's rows as their placeholder: one per distinct set of rows (``sets`` in first-seen order,
+  // ``seen`` their index by text), as Vega-Lite merges data sets whose rows are equal.
+  function rowsMark(v, sets, seen) {
+    var text = JSON.stringify(v);
+    if (!Object.prototype.hasOwnProperty.call(seen, text)) {
+      seen[text] = sets.length;
+      sets.push(v);
+    }
+    var mark = {};
+    mark[ROWS] = seen[text];
+    return [mark];
+  }
   function compileExact(vl) {
     var sets = [];
     var seen = {};
@@ -1011,14 +1023,7 @@
       Object.keys(node).forEach(function (k) {
         var v = node[k];
         if (key === "data" && k === "values" && Array.isArray(v)) {
-          var text = JSON.stringify(v);
-          if (!Object.prototype.hasOwnProperty.call(seen, text)) {
-            seen[text] = sets.length;
-            sets.push(v);
-          }
-          var mark = {};
-          mark[ROWS] = seen[text];
-          out[k] = [mark];
+          out[k] = rowsMark(v, sets, seen);
         } else {
           out[k] = strip(v, k);
         }
@@ -1085,7 +1090,7 @@
       var done = {};
       keys.slice().sort().forEach(function (k) {
         var v = node[k];
-        if (key === "data" && k === "values" && Array.isArray(v)) done[k] = placeRows(v);
+        if (key === "data" && k === "values" && Array.isArray(v)) done[k] = rowsMark(v, sets, seenRows);
         else if (key === "scale" && (k === "domain" || k === "range") && textList(v)) done[k] = [placeList(v)];
         else if (key === "scale" && (k === "domain" || k === "range") && literalScalars(v)) done[k] = placeValues(v);
         else if (top && k === "params" && Array.isArray(v)) {
@@ -1100,16 +1105,6 @@
       var out = {};
       keys.forEach(function (k) { out[k] = done[k]; });
       return out;
-    }
-    function placeRows(v) {
-      var text = JSON.stringify(v);
-      if (!Object.prototype.hasOwnProperty.call(seenRows, text)) {
-        seenRows[text] = sets.length;
-        sets.push(v);
-      }
-      var mark = {};
-      mark[ROWS] = seenRows[text];
-      return [mark];
     }
     // A scale's list of categories or colours: one placeholder whatever its length (Vega-Lite copies such a list
     // as it is; the template's check, made with a list of two or more, would see it do otherwise).
