@@ -18,8 +18,8 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from mlcalc import _check, compute, memory
-from mlcalc.serving import (_ALL_DECODE_RUNS, DECODE_METERED, DECODE_RECORD, DECODE_RUN, ENGINES, Floor, _run_file,
-                            decode_step, hf_small_kernels_s, measured_copy_bandwidth, measured_decode, measured_floor,
+from mlcalc.serving import (_ALL_DECODE_RUNS, DECODE_METERED, DECODE_RECORD, DECODE_ROUNDS, DECODE_RUN, ENGINES, Floor,
+                            _run_file, decode_step, hf_small_kernels_s, measured_copy_bandwidth, measured_decode, measured_floor,
                             measured_read_bandwidth)
 
 #: How each decode run measured the host beside its points.
@@ -35,7 +35,85 @@ DECODE_PROTOCOL = MappingProxyType({
                               "floor probe at the start, middle and end",
     "h100-2026-11-27-serve10": "serve9's protocol on another H100 machine, with every timed generate call's own window "
                                "(epoch, thread CPU, the vCPU's clock ticks) recorded beside the meter",
+    "h100-2026-11-27-serve13": "serve10's protocol on another H100 machine with every point measured in 3 rounds in its "
+                               "process (the first round in the script's order, the next two shuffled), a point's step "
+                               "the median of its rounds at its own cache length, and the host's time of every forward "
+                               "timed inside the generate calls; its 545-token points have ONE round each at their own "
+                               "cache length (transformers kept the process's longest static cache, so their rounds 2 "
+                               "and 3 ran over 4,129 positions and are kept apart)",
+    "h100-2026-11-27-serve14": "serve13's call again on another H100 machine, the same orders, with the static cache reset "
+                               "before each point: every round at the point's own cache length (3 rounds a point; the 8B "
+                               "batch 8 x 545 and 16 x 4,129 points 2, their third not started before the process's "
+                               "deadline)",
 })
+
+
+class DecodeRounds(NamedTuple):
+    """One decode point of a run measured in rounds (:data:`mlcalc.serving.DECODE_ROUNDS`): every round's step."""
+
+    model: str  # "1b" or "8b"
+    batch: int
+    prompt_tokens: int
+    context: int  # tokens in the static cache (max_cache_len)
+    rounds: tuple[int, ...]  # the rounds that ran at the point's own cache length
+    steps_s: tuple[float, ...]  # their decode steps, in round order
+    host_forward_s: tuple[float, ...]  # each of those rounds' median host seconds to issue one decode forward
+    step_s: float  # the point's record: the median of steps_s (of two, their mean)
+    other_cache_len: int  # the longer static cache the other rounds ran over (0: none)
+    other_cache_steps_s: tuple[float, ...]  # those rounds' steps: a longer cache, not this point
+
+
+def _round_caches(res: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], int]]:
+    """Each round's point of one process and the static cache length its decode ran over: transformers 5.17's generate
+    sizes a static cache to the longest the model has used in the process (``_prepare_static_cache``), so where the
+    script did not reset it (the serve13 call) a point ran over the longest cache of the points before it (the warm-up
+    point included); where the script recorded the length (``static_cache_len`` of its timed calls), that."""
+    longest = int(res.get("warmup_discarded", {}).get("max_cache_len", 0))
+    out = []
+    for rnd in res["rounds"]:
+        for p in rnd["points"]:
+            if "decode_step_s" not in p:
+                continue
+            own = int(p["max_cache_len"])
+            calls = (p.get("windows") or {}).get(f"generate_{1 + int(p['new_tokens'])}", [])
+            rec = [int(c["static_cache_len"]) + 1 for c in calls if c.get("static_cache_len")]
+            longest = max(longest, own)
+            out.append((p, max(rec) if rec else longest))
+    return out
+
+
+def decode_rounds_of(key: str, res: Mapping[str, Any]) -> tuple[DecodeRounds, ...]:
+    """:class:`DecodeRounds` of every point of one process measured in rounds (``res``: its decode_<key>.json)."""
+    import statistics
+
+    runs = _round_caches(res)
+    out = []
+    for pt in res["points"]:
+        b, q = int(pt["batch"]), int(pt["prompt_tokens"])
+        mine = [(p, n) for p, n in runs if (int(p["batch"]), int(p["prompt_tokens"])) == (b, q)]
+        ok = [p for p, n in mine if n <= int(p["max_cache_len"])]
+        other = [(p, n) for p, n in mine if n > int(p["max_cache_len"])]
+        if not ok:
+            continue
+        steps = tuple(float(p["decode_step_s"]) for p in ok)
+        out.append(DecodeRounds(key, b, q, int(ok[0]["max_cache_len"]), tuple(int(p["round"]) for p in ok), steps,
+                                tuple(float(p.get("host_forward_s", math.nan)) for p in ok),
+                                float(statistics.median(steps)), max((n for _, n in other), default=0),
+                                tuple(float(p["decode_step_s"]) for p, _ in other)))
+    return tuple(out)
+
+
+def round_points(res: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The points of one process measured in rounds, as :func:`check_decode` reads a run's points: each point's step the
+    median of its rounds at its own cache length (the serve13 rule, scripts/gpu/serve13_predictions.json)."""
+    return [{"batch": r.batch, "prompt_tokens": r.prompt_tokens, "max_cache_len": r.context, "decode_step_s": r.step_s, "decode_tokens_per_s": r.batch / r.step_s,
+             "rounds_decode_step_s": list(r.steps_s)} for r in decode_rounds_of(str(res.get("model", "")), res)]
+
+
+def decode_rounds(run: str = DECODE_RECORD) -> tuple[DecodeRounds, ...]:
+    """:class:`DecodeRounds` of every point of a run measured in rounds (the record, :data:`DECODE_RECORD`)."""
+    _check.choice("run", run, DECODE_ROUNDS)
+    return tuple(r for k in ("1b", "8b") for r in decode_rounds_of(k, _run_file(f"decode_{k}.json", run)))
 
 
 def llama_shape(key: str, run: str = DECODE_RUN) -> memory.ModelConfig:
@@ -392,7 +470,7 @@ class ProbePace(NamedTuple):
     r_squared: float  # share of the log probe time's variance the log pace explains
 
 
-def host_probe_pace_slope(run: str = DECODE_RECORD) -> tuple[ProbePace, ...]:
+def host_probe_pace_slope(run: str = DECODE_METERED[-1]) -> tuple[ProbePace, ...]:
     """How the host probe (the 8-layer tiny model timed beside every point) follows its vCPU's meter over its own
     window, per process of a run that recorded the windows (:class:`ProbePace`). An exponent of 1 is host time one to
     one with the meter's pace, what :func:`paced_floor` takes."""
@@ -635,7 +713,7 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
                    f" {here} is inside the range the planner's own path ({fs}) was checked on.")
 
 
-__all__ = ["DECODE_PROTOCOL", "llama_shape", "DecodeCheck", "check_decode", "PacedWindow", "decode_point_window", "floor_probe_windows", "floor_work", "paced_floor", "check_decode_paced", "FIRST_POINT_RUN", "first_point_ratio", "decode_miss_cause", "CROSSOVER_BAND", "decode_layer_parts", "DecodeScore", "decode_scores", "PacedDecodeScore", "decode_paced_scores", "ProbePace", "host_probe_pace_slope", "BenchCheck", "check_benchmarks", "ENGINE_FAMILIES", "CheckedPath", "checked_paths", "CHECKED_SIZE_MARGIN", "checked_range"]
+__all__ = ["DECODE_PROTOCOL", "DecodeRounds", "decode_rounds", "decode_rounds_of", "round_points", "llama_shape", "DecodeCheck", "check_decode", "PacedWindow", "decode_point_window", "floor_probe_windows", "floor_work", "paced_floor", "check_decode_paced", "FIRST_POINT_RUN", "first_point_ratio", "decode_miss_cause", "CROSSOVER_BAND", "decode_layer_parts", "DecodeScore", "decode_scores", "PacedDecodeScore", "decode_paced_scores", "ProbePace", "host_probe_pace_slope", "BenchCheck", "check_benchmarks", "ENGINE_FAMILIES", "CheckedPath", "checked_paths", "CHECKED_SIZE_MARGIN", "checked_range"]
 
 
 # Object parameters (a DecodeCheck, a ModelConfig) are checked by type before each call.

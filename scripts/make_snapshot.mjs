@@ -57,7 +57,8 @@ const startBytes = HEAP_AT_START;
 const warm = process.env.MLCALC_SNAPSHOT_WARM === "1" ? JSON.parse(pyodide.runPython(WARM())) : null;
 // The heap's peak: the top of what Python's allocator took from the heap (sbrk only grows), against the heap a restore
 // has room for. Printed every time (build_wheel.sh shows it) and recorded in the meta file (tests/scripts/test_snapshot.py).
-const peak = pyodide._module._sbrk(0);
+const peak = typeof pyodide._module._sbrk === "function" ? pyodide._module._sbrk(0) // (Pyodide 314.0.7 exports it)
+  : pyodide._module.HEAP8.length;
 const heapLine = `import mlcalc's heap peaked at ${mb(peak)} MB of the ${mb(startBytes)} MB (30 MiB) a snapshot restores ` +
                  `into: ${mb(startBytes - peak)} MB to spare`;
 if (pyodide._module.HEAP8.length > startBytes) {

@@ -1051,83 +1051,116 @@
   // by placeholders. A reader's change usually brings new values in the same structure (a title with another
   // number, an axis to another maximum): that spec was compiled again on every change with new values (5-15 ms of
   // a change on the 2-core machine, 2026-11-27), while its template is compiled once. Numbers are placed by their
-  // order (a placeholder has its number's sign, and the placeholders' order is the numbers': Vega-Lite reads a
-  // domain's ends, e.g. whether it holds zero); zero stays itself. A template is used only after it was checked:
+  // order within their list (a placeholder has its number's sign, and the placeholders' order is the numbers': Vega-Lite
+  // reads a domain's ends, e.g. whether it holds zero); zero stays itself; how the x axis's ends compare with the y
+  // axis's is not the structure (the catalogue's dtypes order them differently). A scale's literal list of two or more texts (its
+  // categories, their colours) is one placeholder whatever its length: a change that brings more or fewer categories
+  // (the catalogue's vendors with a figure for a dtype) keeps the structure. A template is used only after it was checked:
   // compiled and filled with the values of the spec it was made from, it must equal that spec compiled (checked
   // off the change path, once per template); a placeholder that Vega-Lite writes into anything else (an
   // expression's text) makes the spec compile as it is.
   var templates = new Map(); // structure -> {compiled, ok} (ok: false = compile such specs as they are)
   var PLACED_TEXT = "\u2063mlcalc\u2063";
+  var PLACED_LIST = "\u2063mlcalcs\u2063"; // a scale's literal list of two or more texts, whatever its length
   var PLACED_NUMBER = 7e-291; // placeholders of numbers: +-PLACED_NUMBER * (1 + rank), values no chart holds
+
+  function textList(list) {
+    return Array.isArray(list) && list.length >= 2 && list.every(function (x) { return typeof x === "string"; });
+  }
 
   function literalScalars(list) {
     return Array.isArray(list) && list.every(function (x) { return typeof x === "number" || typeof x === "string"; });
   }
 
   function templateOf(vl) {
-    var sets = [], seenRows = {}, texts = [], seenTexts = {}, numbers = {}, magnitudes = [];
+    var sets = [], seenRows = {}, texts = [], seenTexts = {}, lists = [], seenLists = {}, numbers = {}, placedLists = {};
+    var slots = 0;
     // The places of the chart's own values: a literal domain or range of a scale, an mlcalc_* parameter's value.
-    function eachOwn(node, key, top, visit) {
-      if (Array.isArray(node)) return node.map(function (x) { return eachOwn(x, key, false, visit); });
+    function eachOwn(node, key, top) {
+      if (Array.isArray(node)) return node.map(function (x) { return eachOwn(x, key, false); });
       if (!node || typeof node !== "object") return node;
-      var out = {};
-      Object.keys(node).forEach(function (k) {
+      // Visited in the order of their names (placeholders are numbered in the order they are met: the page's stored
+      // spec, its keys sorted, and Python's of the same chart number them alike), kept in the spec's own order.
+      var keys = Object.keys(node);
+      var done = {};
+      keys.slice().sort().forEach(function (k) {
         var v = node[k];
-        if (key === "data" && k === "values" && Array.isArray(v)) out[k] = visit.rows(v);
-        else if (key === "scale" && (k === "domain" || k === "range") && literalScalars(v)) out[k] = v.map(visit.value);
+        if (key === "data" && k === "values" && Array.isArray(v)) done[k] = placeRows(v);
+        else if (key === "scale" && (k === "domain" || k === "range") && textList(v)) done[k] = [placeList(v)];
+        else if (key === "scale" && (k === "domain" || k === "range") && literalScalars(v)) done[k] = placeValues(v);
         else if (top && k === "params" && Array.isArray(v)) {
-          out[k] = v.map(function (p) {
+          done[k] = v.map(function (p) {
             if (!p || typeof p !== "object" || !/^mlcalc_/.test(p.name) || !Object.prototype.hasOwnProperty.call(p, "value")) {
-              return eachOwn(p, k, false, visit);
+              return eachOwn(p, k, false);
             }
-            return Object.assign({}, p, { value: visit.value(p.value) });
+            return Object.assign({}, p, { value: placeValues([p.value])[0] });
           });
-        } else out[k] = eachOwn(v, k, false, visit);
+        } else done[k] = eachOwn(v, k, false);
       });
+      var out = {};
+      keys.forEach(function (k) { out[k] = done[k]; });
       return out;
     }
-    eachOwn(vl, "", true, { rows: function (v) { return v; }, value: function (x) {
-      if (typeof x === "number" && x !== 0 && isFinite(x)) magnitudes.push(Math.abs(x));
-      return x;
-    } });
-    var rank = new Map();
-    magnitudes.sort(function (a, b) { return a - b; }).forEach(function (x) { if (!rank.has(x)) rank.set(x, rank.size); });
-    var skeleton = eachOwn(vl, "", true, {
-      rows: function (v) {
-        var text = JSON.stringify(v);
-        if (!Object.prototype.hasOwnProperty.call(seenRows, text)) {
-          seenRows[text] = sets.length;
-          sets.push(v);
-        }
-        var mark = {};
-        mark[ROWS] = seenRows[text];
-        return [mark];
-      },
-      value: function (x) {
+    function placeRows(v) {
+      var text = JSON.stringify(v);
+      if (!Object.prototype.hasOwnProperty.call(seenRows, text)) {
+        seenRows[text] = sets.length;
+        sets.push(v);
+      }
+      var mark = {};
+      mark[ROWS] = seenRows[text];
+      return [mark];
+    }
+    // A scale's list of categories or colours: one placeholder whatever its length (Vega-Lite copies such a list
+    // as it is; the template's check, made with a list of two or more, would see it do otherwise).
+    function placeList(v) {
+      var text = JSON.stringify(v);
+      if (!Object.prototype.hasOwnProperty.call(seenLists, text)) {
+        seenLists[text] = lists.length;
+        lists.push(v);
+      }
+      return PLACED_LIST + seenLists[text];
+    }
+    // The values of one list (a scale's domain or range) or one parameter: each number by its sign and its rank
+    // among the list's own numbers (a domain's ends keep their order and signs; how one list's numbers compare
+    // with another's is not the chart's structure), each list its own placeholders (the same list, the same ones).
+    function placeValues(list) {
+      var text = JSON.stringify(list);
+      if (Object.prototype.hasOwnProperty.call(placedLists, text)) return placedLists[text].slice();
+      var sizes = [];
+      list.forEach(function (x) {
+        if (typeof x === "number" && x !== 0 && isFinite(x) && sizes.indexOf(Math.abs(x)) < 0) sizes.push(Math.abs(x));
+      });
+      sizes.sort(function (a, b) { return a - b; });
+      var out = list.map(function (x) {
         if (typeof x === "number") {
           if (x === 0 || !isFinite(x)) return x;
-          var placed = (x < 0 ? -1 : 1) * PLACED_NUMBER * (1 + rank.get(Math.abs(x)));
+          var placed = (x < 0 ? -1 : 1) * PLACED_NUMBER * (1 + slots + sizes.indexOf(Math.abs(x)));
           numbers[String(placed)] = x;
           return placed;
         }
         // A text, or a parameter's list (tick values: one value, its length is not the chart's structure).
         if (typeof x !== "string" && !Array.isArray(x)) return x;
-        var text = JSON.stringify(x);
-        if (!Object.prototype.hasOwnProperty.call(seenTexts, text)) {
-          seenTexts[text] = texts.length;
+        var t = JSON.stringify(x);
+        if (!Object.prototype.hasOwnProperty.call(seenTexts, t)) {
+          seenTexts[t] = texts.length;
           texts.push(x);
         }
-        return PLACED_TEXT + seenTexts[text];
-      },
-    });
-    return { skeleton: skeleton, sets: sets, texts: texts, numbers: numbers };
+        return PLACED_TEXT + seenTexts[t];
+      });
+      slots += sizes.length;
+      placedLists[text] = out;
+      return out.slice();
+    }
+    var skeleton = eachOwn(vl, "", true);
+    return { skeleton: skeleton, sets: sets, texts: texts, lists: lists, numbers: numbers };
   }
 
   // A compiled template with a spec's rows and values in their places (a copy), or null if one of them found no
   // place, or (`check`) a placeholder is left over: Vega-Lite wrote it into something else. (Specs of one structure
   // have the same placeholders in the same places: the template's check holds for them all.)
   function fillTemplate(vg, t, check) {
-    var rowsSeen = {}, textsSeen = {}, numbersSeen = {};
+    var rowsSeen = {}, textsSeen = {}, listsSeen = {}, numbersSeen = {};
     var filled = (function put(node) {
       if (typeof node === "number") {
         if (node !== 0 && Math.abs(node) < 1e-280 && Object.prototype.hasOwnProperty.call(t.numbers, String(node))) {
@@ -1151,6 +1184,13 @@
           rowsSeen[node[0][ROWS]] = true;
           return t.sets[node[0][ROWS]];
         }
+        if (node.length === 1 && typeof node[0] === "string" && node[0].indexOf(PLACED_LIST) === 0) {
+          var at = +node[0].slice(PLACED_LIST.length);
+          if (at >= 0 && at < t.lists.length) {
+            listsSeen[at] = true;
+            return t.lists[at].slice();
+          }
+        }
         return node.map(put);
       }
       if (!node || typeof node !== "object") return node;
@@ -1159,10 +1199,10 @@
       return out;
     })(vg);
     if (Object.keys(rowsSeen).length !== t.sets.length || Object.keys(textsSeen).length !== t.texts.length ||
-        Object.keys(numbersSeen).length !== Object.keys(t.numbers).length) return null;
+        Object.keys(listsSeen).length !== t.lists.length || Object.keys(numbersSeen).length !== Object.keys(t.numbers).length) return null;
     if (check) {
       var text = JSON.stringify(filled);
-      if (text.indexOf(PLACED_TEXT) >= 0 || Object.keys(t.numbers).some(function (p) { return text.indexOf(p) >= 0; })) return null;
+      if (text.indexOf(PLACED_TEXT) >= 0 || text.indexOf(PLACED_LIST) >= 0 || Object.keys(t.numbers).some(function (p) { return text.indexOf(p) >= 0; })) return null;
     }
     return filled;
   }
@@ -1214,21 +1254,29 @@
     return vg;
   }
 
-  // A data set's new rows into the chart on screen; returns the rows the chart then holds. As many rows as it
-  // holds (`drawn`: the rows given to Vega, which keeps them as its tuples), with the same fields in the same order:
-  // each held row takes the new row's values in place (Vega's modify: the marks keep their SVG elements and only
-  // what changed is written; removing every row and inserting the new ones made the renderer drop and make every
-  // element again: 3-5 ms of a 64-box schedule). Else the rows are replaced. (Which charts may change in place is
-  // splitVega's: one whose category scales keep the data's order changes only numbers and keeps its labels.)
+  // A data set's new rows into the chart on screen; returns the rows the chart then holds (`drawn`: the rows given to
+  // Vega, which keeps them as its tuples). Each held row with the same fields as the new row at its
+  // place takes that row's values in place (Vega's modify: the marks keep their SVG elements and only what changed is
+  // written; removing every row and inserting the new ones made the renderer drop and make every element again: 3-5
+  // ms of a 64-box schedule); held rows beyond the new ones are removed, new rows beyond the held ones inserted after
+  // them (the rows keep the new rows' order: a fresh chart's). Rows of other fields: all replaced. (Which charts may
+  // change in place is splitVega's: one whose category scales keep the data's order changes only numbers and keeps
+  // its labels, and so its rows; one whose category scales order themselves may change its rows and their count.)
   function changeRows(view, name, rows, drawn) {
     var cs = window.vega.changeset();
-    if (live.inPlace === false || !drawn || drawn.length !== rows.length || !rows.length || window.vega.tupleid(drawn[0]) == null ||
-        drawn.mlcalcKeys !== keysOf(rows)) {
+    var keys = keysOf(rows);
+    var held = drawn ? drawn.mlcalcKeys : null;
+    var n = Math.min(rows.length, drawn ? drawn.length : 0);
+    var same = live.inPlace !== false && n > 0 && Array.isArray(held) && held.length === drawn.length &&
+      window.vega.tupleid(drawn[0]) != null;
+    for (var j = 0; same && j < n; j++) same = held[j] === keys[j];
+    if (!same) {
       view.change(name, cs.remove(window.vega.truthy).insert(rows));
+      rows.mlcalcKeys = keys;
       return rows;
     }
     var changed = false;
-    for (var i = 0; i < rows.length; i++) {
+    for (var i = 0; i < n; i++) {
       var row = rows[i];
       var t = drawn[i];
       for (var k in row) {
@@ -1238,15 +1286,24 @@
         }
       }
     }
-    if (changed) view.change(name, cs);
-    return drawn;
+    if (drawn.length === rows.length) {
+      if (changed) view.change(name, cs);
+      return drawn;
+    }
+    if (drawn.length > n) cs.remove(drawn.slice(n));
+    if (rows.length > n) cs.insert(rows.slice(n));
+    view.change(name, cs);
+    var now = drawn.slice(0, n).concat(rows.slice(n));
+    now.mlcalcKeys = keys;
+    return now;
   }
 
-  // The fields of each row, in order, as one text (kept on the rows drawn as `mlcalcKeys`: two sets of rows with
-  // the same text can change in place).
+  // The fields of each row as one text a row (kept on the rows drawn as `mlcalcKeys`: a row and a held row with the
+  // same text can change in place). In the order of their names: the page's stored rows (keys sorted) and Python's
+  // have the same fields in another order.
   function keysOf(rows) {
-    var out = "";
-    for (var i = 0; i < rows.length; i++) out += Object.keys(rows[i]).join("\u0001") + "\u0002";
+    var out = new Array(rows.length);
+    for (var i = 0; i < rows.length; i++) out[i] = Object.keys(rows[i]).sort().join("\u0001");
     return out;
   }
 
@@ -1306,8 +1363,9 @@
         var view = self.embedded.view;
         var drawnRows = self.drawnRows || {};
         Object.keys(parts.data).forEach(function (name) {
-          parts.data[name] = changeRows(view, name, parts.data[name], drawnRows[name]);
-          if (parts.data[name] === drawnRows[name]) self.inPlace = (self.inPlace || 0) + 1; // (the tests read it)
+          var held = drawnRows[name];
+          parts.data[name] = changeRows(view, name, parts.data[name], held);
+          if (held && held.length && parts.data[name][0] === held[0]) self.inPlace = (self.inPlace || 0) + 1; // (the tests read it)
         });
         Object.keys(parts.signals).forEach(function (name) { view.signal(name, parts.signals[name]); });
         done = view.runAsync().then(function () { return self.embedded; });
@@ -1347,7 +1405,7 @@
         self.drawnRows = parts.data; // the rows the chart holds (Vega's own tuples: see changeRows)
         Object.keys(parts.data).forEach(function (name) {
           var rows = parts.data[name];
-          if (typeof rows.mlcalcKeys !== "string") rows.mlcalcKeys = keysOf(rows);
+          if (!Array.isArray(rows.mlcalcKeys)) rows.mlcalcKeys = keysOf(rows);
         });
         self.spec = spec;
         box.mlcalcSpec = spec;

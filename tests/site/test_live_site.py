@@ -408,6 +408,58 @@ def test_a_chart_taken_from_its_template_is_the_chart_compiled(live_context, sit
     assert problems == [], "\n".join(problems)
 
 
+@pytest.mark.browser
+def test_a_chart_whose_rows_and_categories_change_keeps_its_view_and_compiles_nothing(live_context, site_url):
+    """The catalogue's chart for another dtype has other rows, more or fewer of them, and other vendors (its colour
+    scale's categories): the same structure. From the page's own chart on, no such change compiles a Vega-Lite spec
+    (each fills the template the page's chart made and checked) or makes a new Vega view (the rows change in the view
+    on screen, those it held kept where their fields match), and each draws what CPython computes (data and scales
+    as a fresh chart's). A change back to the page's values fills the same template: the page's stored spec (its
+    keys sorted) and Python's numbers its placeholders alike."""
+    docname = "notebooks/accelerators/catalogue"
+    key = "accelerators.catalogue"
+    calc = get(key)
+    base = widget_state(key, calc.values({}))
+    dtype = next(c for c in calc.controls if c.key == "dtype")
+
+    def shape(index: int) -> tuple[int, int]:
+        layer = run_widgets(key, dict(base, dtype=index))["chart"]["layer"][0]
+        return len(layer["data"]["values"]), len(layer["encoding"]["color"]["scale"]["domain"])
+
+    shapes = {i: shape(i) for i in range(len(dtype.options))}
+    # fewer rows and vendors, then fewer still, then back to the page's (more rows and vendors), then fewer again
+    fewer = next(i for i in shapes if shapes[i][0] < shapes[base["dtype"]][0] and shapes[i][1] < shapes[base["dtype"]][1])
+    fewest = next(i for i in shapes if shapes[i][0] < shapes[fewer][0] and 2 <= shapes[i][1] != shapes[fewer][1])
+    page = live_context.new_page()
+    use_cpython_worker(page)  # what the page does with the results; Pyodide plays no part
+    problems = _watch(page, site_url)
+    try:
+        _goto_live(page, site_url, docname)
+        i = page.evaluate(f"() => mlcalcLive.calculators.findIndex(c => c.key === {key!r})")
+        assert i >= 0
+        calc_el = page.locator(".mlcalc-calculator").nth(i)
+        calc_el.scroll_into_view_if_needed()
+        # the templates the page's charts made, checked now (a reader's first change comes later than that)
+        assert all(page.evaluate("() => mlcalcLive.checkTemplates()"))
+        count = "(i) => { const c = mlcalcLive.calculators[i]; return {compiled: mlcalcLive.compiles.compiled, " \
+                "redraws: c.redraws || 0, updates: c.updates || 0, inPlace: c.inPlace || 0}; }"
+        before = page.evaluate(count, i)
+        # (the last change modifies rows the one before inserted)
+        for n, index in enumerate((fewer, fewest, base["dtype"], fewer)):
+            state = page.evaluate(LIGHT, i)
+            assert _change(page, calc_el, i, dtype, state["values"], to=index)
+            assert _wait_shown(page, i, state["requested"]), f"dtype {index}: not shown"
+            _check_parity(page, i, f"dtype {dtype.options[index][0]} ({shapes[index][0]} rows, {shapes[index][1]} vendors)")
+            now = page.evaluate(count, i)
+            assert now["compiled"] == before["compiled"], f"dtype {index}: a spec was compiled"
+            assert now["redraws"] == before["redraws"], f"dtype {index}: a new Vega view was made"
+            assert now["updates"] == before["updates"] + n + 1
+            assert now["inPlace"] == before["inPlace"] + 2 * (n + 1), f"the rows held were not kept: {before} -> {now}"
+    finally:
+        page.close()
+    assert problems == [], "\n".join(problems)
+
+
 def test_every_kind_of_control_is_changed_on_some_page(strict_build):
     """Every kind of control the registered calculators use sits on some built page, where the page
     test above changes the first control of each kind of every calculator (and fails if it cannot)."""
