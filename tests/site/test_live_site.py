@@ -26,7 +26,7 @@ import re
 
 import pytest
 
-from tests.conftest import HTML, LIVE_ALL, ONE_PER_PART, toc_docnames, use_cpython_worker
+from tests.conftest import HTML, LIVE_ALL, ONE_PER_PART, disk_profile, toc_docnames, use_cpython_worker
 
 from mlcalc.calc import get
 from mlcalc import live as mlive
@@ -51,11 +51,13 @@ def _pages_with_calculators() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def live_context(browser, site_url):
-    """One browser context for every page (its HTTP cache keeps Pyodide between pages: the 31.5 MB snapshot and the
-    9.6 MB runtime are fetched and compiled once). Other hosts cannot be reached (conftest.OFFLINE_ARGS: an intercepting
-    route would turn the cache off); any request for one is recorded and fails the page's test."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def live_context(browser, site_url, tmp_path_factory):
+    """One browser profile for every page, on disk (conftest.disk_profile): its caches keep Pyodide and the chapter's
+    scripts between pages, fetched once and compiled once (V8's code cache). An incognito context (browser.new_context)
+    keeps no compiled code and no file over ~6 MB (the 31.5 MB snapshot, the 9.6 MB runtime). Other hosts cannot be
+    reached (conftest.OFFLINE_ARGS: an intercepting route would turn the cache off); any request for one is recorded
+    and fails the page's test."""
+    context = disk_profile(browser, tmp_path_factory.mktemp("chromium-live"), viewport={"width": 1280, "height": 900})
     outside: list[str] = []
     context.on("request", lambda r: r.url.startswith((site_url + "/", "data:", "blob:")) or outside.append(r.url))
     context.outside = outside
@@ -773,23 +775,22 @@ def test_a_dead_worker_is_restarted_and_the_reader_is_told(browser, site_url):
 @pytest.mark.parametrize("blocked, named", [("pyodide.asm.wasm", "Pyodide's WebAssembly runtime"),
                                             ("mlcalc.whl", "the wheel of mlcalc"),
                                             ("pyodide.mjs", "Pyodide's loader")])
-def test_a_blocked_pyodide_or_wheel_is_named_and_the_page_recovers(browser, site_url, blocked, named):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    blocking = {"on": True}
-    context.route("**/*", lambda r: r.abort() if (blocking["on"] and r.request.url.split("?")[0].endswith("/" + blocked))
-                  or not r.request.url.startswith((site_url + "/", "data:", "blob:")) else r.continue_())
-    page = context.new_page()
+def test_a_blocked_pyodide_or_wheel_is_named_and_the_page_recovers(live_context, site_url, blocked, named):
+    # Only this page's requests for the blocked file are intercepted, and only until the reload: an interception turns
+    # the HTTP cache off while it lasts, so the reload starts Pyodide from the shared context's cache.
+    page = live_context.new_page()
+    page.route(lambda url: url.split("?")[0].endswith("/" + blocked), lambda r: r.abort())
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         _goto_live(page, site_url, START_PAGE)
         state = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason})")
         status = page.locator(".mlcalc-calculator .mlcalc-status").first.inner_text()
-        blocking["on"] = False
+        page.unroute_all()
         page.reload(wait_until="domcontentloaded")
         page.wait_for_function("() => window.mlcalcLive && mlcalcLive.state === 'live'", timeout=LIVE_TIMEOUT_MS, polling=100)
     finally:
-        context.close()
+        page.close()
     assert state["state"] == "snapshot" and named in state["reason"] and blocked in state["reason"], state
     assert named in status and "Snapshot" in status, status
     assert errors == [], errors
