@@ -301,7 +301,7 @@ SERVE13 = "h100-2026-11-27-serve13"
 SERVE14 = "h100-2026-11-27-serve14"
 
 
-def test_serve9_and_serve10_are_the_decode_records_history():
+def test_the_earlier_decode_runs_are_the_records_history():
     assert serving.DECODE_RECORD == SERVE14 and serving.DECODE_RECORD not in serving.DECODE_RUNS
     assert serving.DECODE_ROUNDS == (SERVE13, SERVE14)
     for run in serving.DECODE_METERED + serving.DECODE_ROUNDS:
@@ -328,12 +328,17 @@ def test_serve9_and_serve10_are_the_decode_records_history():
             assert all(want in m for m in s.misses), s.misses
 
 
+def _rounds(run):
+    """A run measured in rounds: each point's :class:`serving_record.DecodeRounds` by (model, batch, context)."""
+    return {(r.model, r.batch, r.context): r for r in serving_record.decode_rounds(run)}
+
+
 # The serve13 call (scripts/gpu/run_serve13.sh, one H100, 2026-11-27): every point in 3 rounds in its process, a point's
 # step the median of its rounds at its own cache length. Predictions, record rule and cause rule committed before it
 # (scripts/gpu/serve13_predictions.json: the engine unchanged, serve10's inputs for the blind column).
 def test_serve13_record_is_the_median_of_each_points_rounds():
     import statistics
-    rounds = {(r.model, r.batch, r.context): r for r in serving_record.decode_rounds(SERVE13)}
+    rounds = _rounds(SERVE13)
     checks = serving.check_decode(SERVE13)
     assert len(rounds) == len(checks) == 14
     for c in checks:
@@ -360,7 +365,7 @@ def test_serve13_rounds_show_the_host_spread_at_the_old_miss():
     # the 1B batch 16 x 4,129 point: 20.72, 18.25, 17.44 ms in its three rounds (median 18.25: +3 % against 17.8
     # predicted); in round 1 the host took 19.55 ms to issue a forward (host-set), in rounds 2 and 3 12.28 and 12.83 ms
     # (the GPU's ~15 ms set the step): serve10's 23.9 ms (+37 %) was one sample of such a slow host
-    r = {(x.model, x.batch, x.context): x for x in serving_record.decode_rounds(SERVE13)}[("1b", 16, 4129)]
+    r = _rounds(SERVE13)[("1b", 16, 4129)]
     assert [round(s * 1e3, 2) for s in r.steps_s] == [20.72, 18.25, 17.44]
     assert [round(h * 1e3, 2) for h in r.host_forward_s] == [19.55, 12.28, 12.83]
     c = [c for c in serving.check_decode(SERVE13) if (c.model, c.batch, c.context) == ("1b", 16, 4129)][0]
@@ -370,7 +375,7 @@ def test_serve13_rounds_show_the_host_spread_at_the_old_miss():
     # the spread of a point's rounds: up to 1.6 x at the host-bound 1B 1 x 4,129 (13.4-21.4 ms), under 2 % at the
     # GPU-bound 8B 32 x 4,129
     spread = {k: max(x.steps_s) / min(x.steps_s) for k, x in
-              {(x.model, x.batch, x.context): x for x in serving_record.decode_rounds(SERVE13)}.items() if len(x.steps_s) == 3}
+              _rounds(SERVE13).items() if len(x.steps_s) == 3}
     assert 1.55 < spread[("1b", 1, 4129)] < 1.65 and spread[("8b", 32, 4129)] < 1.01
     assert max(spread, key=spread.get) == ("1b", 1, 4129)
 
@@ -397,7 +402,7 @@ def test_serve13_blind_predictions_as_committed():
 # committed before it (scripts/gpu/serve14_predictions.json).
 def test_serve14_record_every_round_at_its_own_cache_length():
     import statistics
-    rounds = {(r.model, r.batch, r.context): r for r in serving_record.decode_rounds()}
+    rounds = _rounds(serving.DECODE_RECORD)
     checks = serving.check_decode(serving.DECODE_RECORD)
     assert len(rounds) == len(checks) == 14
     # the 8B 8 x 545 and 16 x 4,129 points' third rounds were not started before the 8B process's deadline (a slow host
@@ -434,7 +439,7 @@ def test_serve14_record_every_round_at_its_own_cache_length():
 def test_serve14_round_spread():
     # a point's rounds on one host: up to 1.63 x at the host-bound 1B 32 x 545 (15.1-24.6 ms; host per forward 13.6-23.1
     # ms), 1.005 x at the GPU-bound 8B 32 x 4,129; every launch-floor point moved more than every memory-bound one
-    rounds = {(r.model, r.batch, r.context): r for r in serving_record.decode_rounds()}
+    rounds = _rounds(serving.DECODE_RECORD)
     spread = {k: max(r.steps_s) / min(r.steps_s) for k, r in rounds.items()}
     assert max(spread, key=spread.get) == ("1b", 32, 545) and 1.62 < spread[("1b", 32, 545)] < 1.64
     r = rounds[("1b", 32, 545)]
