@@ -21,18 +21,23 @@ from __future__ import annotations
 
 import json
 import statistics
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from mlcalc import _check
 
 #: The blind10 call: 2 x NVIDIA H200 (asked for 2 x H100, ``nvidia-h100-x2``; the session held an H200 pair),
 #: 2026-11-27 14:02-14:06 UTC, 245 s.
 RUN = "h200x2-2026-11-27-blind10"
-RUNS = (RUN,)
+#: The blind10b call: its 1-GPU parts again on one NVIDIA H100 80GB HBM3 (``nvidia-h100-x1``), one after another
+#: (no lane beside another), Llama 3 8B serving only, 2026-11-27 14:15-14:19 UTC, 241 s; the same committed predictions
+#: (their H100 rows).
+RUN_H100 = "h100-2026-11-27-blind10b"
+RUNS = (RUN, RUN_H100)
 #: Each family's target (the accuracy page's for the same model), as the predictions file states them.
 FAMILIES = ("train-1gpu", "train-2gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
 
@@ -62,6 +67,16 @@ class BlindCheck:
 
 def _folder(run: str) -> Any:
     return resources.files("mlcalc.data").joinpath("measured").joinpath(_check.choice("run", run, RUNS))
+
+
+def _has(run: str, name: str) -> bool:
+    return bool(_folder(run).joinpath(name).is_file())
+
+
+def _archs(run: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """(architecture, its bench_serve.py record) of every ``arch_*.json`` of the run, in name order."""
+    names = sorted(f.name for f in _folder(run).iterdir() if f.name.startswith("arch_") and f.name.endswith(".json"))
+    return [(a, r) for n in names for a, r in _read(run, n)["archs"].items() if "decode" in r]
 
 
 @lru_cache(maxsize=None)
@@ -100,7 +115,7 @@ def _measured(run: str) -> list[tuple[str, str, str, float]]:
         if "step_s" in c:
             out += [("train-1gpu", "step", _hf_key(c), float(c["step_s"])),
                     ("train-1gpu", "memory", _hf_key(c), float(c["peak_bytes"]))]
-    for c in _read(run, "train_dist_w2.json")["cases"]:
+    for c in (_read(run, "train_dist_w2.json")["cases"] if _has(run, "train_dist_w2.json") else ()):
         if "step_s" in c:
             out += [("train-2gpu", "step", c["id"], float(c["step_s"])),
                     ("train-2gpu", "memory", c["id"], float(c["peak_allocated_max_bytes"]))]
@@ -109,8 +124,7 @@ def _measured(run: str) -> list[tuple[str, str, str, float]]:
             if "decode_tokens_per_s" in p:
                 out.append(("decode-generate", "tokens/s", f"{key}|b{p['batch']}|c{p['max_cache_len']}",
                             float(p["decode_tokens_per_s"])))
-    for arch in ("llama8b", "gemma3_4b"):
-        rec = _read(run, f"arch_{arch}.json")["archs"][arch]
+    for arch, rec in _archs(run):
         for p in rec["decode"]:
             for path in ("eager", "graph"):
                 if f"{path}_s" in p:
@@ -192,47 +206,75 @@ def markdown(run: str = RUN) -> str:
     return "\n".join(rows)
 
 
+@contextmanager
+def _serving_card(run: str) -> Iterator[None]:
+    """servemeasured's inputs for the run's card: on an H200 as they are (the eager record's H200 run); on an H100 the
+    read bandwidth of this call's own probe and the matmul rate the predictions took (the eager record's 8192^3 rate x
+    the H100 / H200 ratio of the bench's 8192^3 reference rates); servemeasured's functions swapped while pricing."""
+    from mlcalc import measured
+    from mlcalc import servemeasured as sm
+
+    if "H200" in card(run):
+        yield
+        return
+    bw = _probe_bandwidth(run)
+    ratio = measured.matmul("H100-SXM", "bf16").reference_tflops / measured.matmul("H200-SXM", "bf16").reference_tflops
+    rate = sm.matmul_rate(sm.RUN8) * ratio
+    old = sm.read_bandwidth, sm.matmul_rate
+    sm.read_bandwidth, sm.matmul_rate = (lambda r=sm.RUN: bw), (lambda r=sm.RUN: rate)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sm.read_bandwidth, sm.matmul_rate = old
+
+
+def _probes(run: str) -> list[Mapping[str, Any]]:
+    return [_read(run, n) for n in ("probe_start.json", "probe_end.json") if _has(run, n)]
+
+
+def _probe_bandwidth(run: str) -> float:
+    return statistics.fmean(float(p["read_bandwidth"]["bytes_per_s"]) for p in _probes(run))
+
+
 def own_probe_errors(run: str = RUN) -> Mapping[str, float]:
     """The serving cases priced by the family's record rule, with what this call measured of its own host: eager
     decode and prefill (serve-eager, serve-prefill) with the tiny models' floors at the host probe timed beside the
-    point (``servemeasured.predict_hf(..., host_s=)``, the eager record's rule); generate decode with the floor line
-    of this call's own floor probes (start and end) and their read bandwidth (the decode record's rule; the copy rate
-    of ``repeat_kv`` from the last H200 decode run, this call ran no attention micro-benchmark). Case key -> error
-    (a point's step or tokens per second, as its family counts it)."""
+    point (``servemeasured.predict_hf(..., host_s=)``, the eager record's rule; on an H100 with this call's read
+    bandwidth); generate decode with the floor line of this call's own floor probes and their read bandwidth (the
+    decode record's rule; the copy rate of ``repeat_kv`` from the last decode run on the same card, these calls ran no
+    attention micro-benchmark). Case key -> error (a point's step or tokens per second, as its family counts it)."""
     from mlcalc import compute, serving
     from mlcalc import servemeasured as sm
     from mlcalc import serving_record as rec
 
     out: dict[str, float] = {}
-    for arch in ("llama8b", "gemma3_4b"):
-        r = _read(run, f"arch_{arch}.json")["archs"][arch]
-        for p in r["decode"]:
-            host = sm.point_host_s(p.get("eager", {}))
-            if "eager_s" in p and host:
-                d = sm.predict_hf(arch, "eager", int(p["batch"]), int(p["context"]), sm.RUN8, host)
-                out[f"eager|{arch}|b{p['batch']}|c{p['context']}"] = d.step_s / float(p["eager_s"]) - 1.0
-        for p in r["prefill"]:
-            host = sm.point_host_s(p.get("timing", {}))
-            if "prefill_s" in p and host:
-                pr = sm.predict_hf_prefill(arch, int(p["batch"]), int(p["prompt"]), sm.RUN8, host)
-                out[f"prefill|{arch}|b{p['batch']}|p{p['prompt']}"] = pr.total_s / float(p["prefill_s"]) - 1.0
-    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for n in ("probe_start.json", "probe_end.json")
-           for o in _read(run, n)["overhead"]]
+    with _serving_card(run):
+        for arch, r in _archs(run):
+            for p in r["decode"]:
+                host = sm.point_host_s(p.get("eager", {}))
+                if "eager_s" in p and host:
+                    d = sm.predict_hf(arch, "eager", int(p["batch"]), int(p["context"]), sm.RUN8, host)
+                    out[f"eager|{arch}|b{p['batch']}|c{p['context']}"] = d.step_s / float(p["eager_s"]) - 1.0
+            for p in r["prefill"]:
+                host = sm.point_host_s(p.get("timing", {}))
+                if "prefill_s" in p and host:
+                    pr = sm.predict_hf_prefill(arch, int(p["batch"]), int(p["prompt"]), sm.RUN8, host)
+                    out[f"prefill|{arch}|b{p['batch']}|p{p['prompt']}"] = pr.total_s / float(p["prefill_s"]) - 1.0
+    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for pr in _probes(run) for o in pr["overhead"]]
     mx, my = statistics.fmean(x for x, _ in pts), statistics.fmean(y for _, y in pts)
     slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
     floor = serving.Floor(max(0.0, my - slope * mx), max(0.0, slope), f"floor probes of {run}")
-    bw = statistics.fmean(float(_read(run, n)["read_bandwidth"]["bytes_per_s"])
-                          for n in ("probe_start.json", "probe_end.json"))
-    src = predictions(run)["families"]
-    copy = serving.measured_copy_bandwidth("h200x4-2026-11-26-decode")
-    rate = compute.achievable_flops("H200-SXM" if "H200" in card(run) else "H100-SXM", "bf16", "achievable")
+    h200 = "H200" in card(run)
+    src_run = "h200x4-2026-11-26-decode" if h200 else "h100-2026-11-27-serve14"
+    copy = serving.measured_copy_bandwidth(src_run)
+    rate = compute.achievable_flops("H200-SXM" if h200 else "H100-SXM", "bf16", "achievable")
+    src = predictions(run)["families"]["decode-generate"][card(run)]
     for key in ("1b", "8b"):
-        model = rec.llama_shape(key, "h200x4-2026-11-26-decode")
+        model = rec.llama_shape(key, src_run)
         for p in _read(run, f"decode_{key}.json")["points"]:
             k = f"{key}|b{p['batch']}|c{p['max_cache_len']}"
-            if "decode_tokens_per_s" in p and k in src["decode-generate"][card(run)]:
-                d = serving.decode_step(model, int(p["batch"]), int(p["max_cache_len"]), bw, rate, 1, floor, copy,
-                                        small_kernels_s=serving.hf_small_kernels_s())
+            if "decode_tokens_per_s" in p and k in src:
+                d = serving.decode_step(model, int(p["batch"]), int(p["max_cache_len"]), _probe_bandwidth(run), rate, 1,
+                                        floor, copy, small_kernels_s=serving.hf_small_kernels_s())
                 out[k] = d.tokens_per_s / float(p["decode_tokens_per_s"]) - 1.0
     return MappingProxyType(out)
-

@@ -88,3 +88,27 @@ def test_the_two_gpu_cases_join_the_multigpu_record_with_their_blind_errors():
         assert abs(chk.memory_error) <= distruns.MEMORY_TARGET
         assert (abs(chk.step_error) > distruns.STEP_TARGET) == (chk.case.family == "tp" and chk.case.seq_len < 16384)
         assert chk.step_cause == ("" if abs(chk.step_error) <= distruns.STEP_TARGET else distruns.misses(RUN)["tp:step"])
+
+
+def test_the_one_gpu_parts_on_an_h100_against_the_same_committed_predictions():
+    # blind10b: the call's 1-GPU parts again on one H100, one after another (no lane beside another), Llama 3 8B
+    # serving only; checked against the H100 rows of the same file, committed before either call
+    run = blindruns.RUN_H100
+    committed = json.loads((ROOT / "scripts/gpu/blind10_predictions.json").read_text())
+    assert committed == dict(blindruns.predictions(run)) and blindruns.card(run) == "NVIDIA H100 80GB HBM3"
+    env = json.loads((ROOT / f"mlcalc/data/measured/{run}/train_hf_blind10.json").read_text())["environment"]
+    assert committed["made_utc"] < env["date_utc"].replace("+00:00", "Z")
+    got = {(s.family, s.quantity): (s.within, s.n) for s in blindruns.summary(run)}
+    assert got == {("train-1gpu", "step"): (10, 10), ("train-1gpu", "memory"): (10, 10),
+                   ("decode-generate", "tokens/s"): (5, 6), ("serve-eager", "step"): (3, 5),
+                   ("serve-graph", "step"): (5, 5), ("serve-prefill", "step"): (3, 3)}
+    misses = {c.case for c in blindruns.checks(run) if not c.within}
+    assert misses == {"1b|b4|c1057", "eager|llama8b|b4|c1024", "eager|llama8b|b3|c6144"}
+    assert all(c.cause and c.cause != "(no cause stated)" for c in blindruns.checks(run) if not c.within)
+    # the 1-GPU step, the CUDA-graph step and the prefill hold on this card: worst -13 %, -13 %, -6 %
+    worst = {s.family: abs(s.worst_error) for s in blindruns.summary(run) if s.quantity == "step"}
+    assert worst["train-1gpu"] < 0.14 and worst["serve-graph"] < 0.13 and worst["serve-prefill"] < 0.06
+    # every eager and prefill point within 25 % with the host probe beside it (the eager record's rule)
+    own = blindruns.own_probe_errors(run)
+    assert all(abs(v) <= 0.25 for k, v in own.items() if k.startswith(("eager|", "prefill|")))
+    assert abs(own["1b|b4|c1057"]) <= 0.25
