@@ -8,7 +8,7 @@ Six families, each held to the target the accuracy page holds its family to: 1-G
 the page's multi-GPU families through :mod:`mlcalc.distruns`), eager ``generate`` decode (25 %, tokens per second), and
 transformers' decode step eager (25 %) and replayed from a CUDA graph (20 %), and its eager prefill (25 %).
 
-A case outside its target carries the cause the run's ``misses.json`` states for it (key
+A case outside its target carries the cause the run's ``blind_misses.json`` states for it (key
 ``"blind:<family>:<quantity>:<case>"``), found after the call from its own evidence (the host probes beside every
 point, the floors measured in the same call, the nearest measured case). :func:`own_probe_errors` gives the record
 rule of the serving families (the same engine, with the host and floor probes measured in the same call) beside the
@@ -90,8 +90,8 @@ def predictions(run: str = RUN) -> Mapping[str, Any]:
 
 
 def causes(run: str = RUN) -> Mapping[str, str]:
-    """The stated causes of the blind misses (``misses.json`` keys ``blind:...``)."""
-    return MappingProxyType({k: v for k, v in _read(run, "misses.json").items() if k.startswith("blind:")})
+    """The stated causes of the blind misses (``blind_misses.json``, keys ``blind:<family>:<quantity>:<case>``)."""
+    return MappingProxyType({k: v for k, v in _read(run, "blind_misses.json").items() if k.startswith("blind:")})
 
 
 def card(run: str = RUN) -> str:
@@ -218,7 +218,10 @@ def _serving_card(run: str) -> Iterator[None]:
         yield
         return
     bw = _probe_bandwidth(run)
-    ratio = measured.matmul("H100-SXM", "bf16").reference_tflops / measured.matmul("H200-SXM", "bf16").reference_tflops
+    h100, h200 = (measured.matmul(k, "bf16").reference_tflops for k in ("H100-SXM", "H200-SXM"))
+    if not h100 or not h200:
+        raise ValueError(f"run={run!r}: the bench measured no 8192^3 reference rate for the H100 or the H200")
+    ratio = h100 / h200
     rate = sm.matmul_rate(sm.RUN8) * ratio
     old = sm.read_bandwidth, sm.matmul_rate
     sm.read_bandwidth, sm.matmul_rate = (lambda r=sm.RUN: bw), (lambda r=sm.RUN: rate)  # type: ignore[assignment]

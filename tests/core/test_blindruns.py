@@ -1,7 +1,7 @@
 """The blind10 call (session 35): predictions committed before a GPU call on shapes the book had never measured
 (scripts/gpu/blind10_predictions.json, engine at 28c0ba4), checked against what the call measured
 (mlcalc/data/measured/h200x2-2026-11-27-blind10). Each case is pinned within its family's target or to its stated
-miss; the misses' causes come from the call's own evidence (misses.json)."""
+miss; the misses' causes come from the call's own evidence (blind_misses.json)."""
 
 from __future__ import annotations
 
