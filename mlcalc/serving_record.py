@@ -532,6 +532,88 @@ def check_benchmarks() -> list[BenchCheck]:
     return out
 
 
+# --------------------------------------------------------------------------- which decode attention v0.9.0 ran
+
+#: Query heads per KV head (on one GPU) with which TensorRT-LLM's XQA dispatcher takes a plain decode (no Medusa) to
+#: its GQA kernel: cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention/decoderXQARunner.h,
+#: ``DecoderXQARunner::shouldUse``, ``SUPPORT_RETURN_FALSE("nbHeads")`` unless ``nbQHeadsPerKV`` is 8 (the first XQA
+#: kernels, for Llama 2 70B), in every revision of that check from those kernels to the releases after 0.9.0 (later
+#: revisions add 1, then 16; 4 in none: arbitrary groups came with the JIT kernels of later releases). Every other
+#: decode runs the masked multi-head attention kernel (MMHA). Release 0.10.0's notes: "Integrated the new NVIDIA
+#: Hopper XQA kernels for LLaMA 2 70B model". 1 is listed for MQA; with one query head per KV head (MHA) both kernels
+#: read each KV head once.
+XQA_V090_GROUPS = (1, 8)
+
+
+def trtllm_v090_kv_reads(model: memory.ModelConfig, tp: int = 1) -> int:
+    """How many times one decode step of TensorRT-LLM 0.9.0 reads each KV head's cache: once where its XQA kernel
+    runs (:data:`XQA_V090_GROUPS`: one thread block per KV head and sequence, all its query heads together), else
+    once per query head of the group: MMHA launches one thread block per query head and sequence
+    (decoderMaskedMultiheadAttentionTemplate.h: ``hi = blockIdx.x`` over ``num_heads``, ``hi_kv = hi /
+    qhead_per_kv``), and each block reads its KV head's keys and values.
+
+    Mistral 7B (32 query heads over 8 KV heads) and Mixtral 8x7B (the same, 16 over 4 on each of 2 GPUs): 4 reads;
+    Llama 2 70B (64 over 8): XQA, 1; an MHA model: 1 either way.
+
+    >>> trtllm_v090_kv_reads(memory.model_preset("Mistral 7B")), trtllm_v090_kv_reads(memory.model_preset("Llama-2 70B"), 2)
+    (4, 1)
+    """
+    t = _check.positive_int("tp", tp)
+    kv = max(1, model.n_kv_heads // t)
+    g = (model.n_heads // t) // kv
+    return 1 if g in XQA_V090_GROUPS else g
+
+
+class MmhaCheck(NamedTuple):
+    """A TensorRT-LLM 0.9.0 static-batch row with its decode attention counted as the release ran it."""
+
+    chip: str
+    model: str
+    tp: int
+    batch: int
+    input: int
+    output: int
+    published: float  # output tokens/s per GPU
+    kv_reads: int  # reads of each KV head's cache a step (trtllm_v090_kv_reads)
+    error: float  # the model's (cache read once per KV head), predicted / published - 1
+    error_per_query_head: float  # the cache read kv_reads times at the card's read rate
+    query_head_rate: float  # bytes/s: the per-query-head reads over the attention time the published step leaves (0:
+    #                         it leaves none, the rest of the step as modelled already longer than the published step)
+
+
+def mmha_checks() -> list[MmhaCheck]:
+    """Every v0.9.0 throughput row (:func:`mlcalc.servemeasured.check_published`) with its decode attention counted
+    as the release ran it: the cache read :func:`trtllm_v090_kv_reads` times a step at the card's read rate, and the
+    rate the published time gives those reads, the rest of the step as modelled (prefill and the other kernels of the
+    step as :func:`mlcalc.servemeasured.static_batch_tokens_per_s` has them). Record only: the serving model reads
+    the cache once per KV head (a GQA kernel, as engines run it now).
+
+    The extra reads are charged at the card's read rate (attention's FLOPs are a small share here); with one read the
+    prediction is :func:`check_published`'s."""
+    from mlcalc import serving, servemeasured as sm  # sm imports this module
+
+    out = []
+    for c in sm.check_published():
+        table = sm.published()["tables"][c.source]
+        if "0.9.0" not in table["date"]:
+            continue
+        m = sm.moe_as_run(memory.model_preset(c.model), table.get("moe_path", "routed"))
+        reads = trtllm_v090_kv_reads(m, c.gpus)
+        ctx = c.input + max(1, c.output // 2)
+        kvb = memory.dtype_bytes(table["dtype"])
+        kv = serving.sequence_kv_bytes(m, ctx, kvb) * c.batch / serving.kv_split(m, c.gpus)  # one read, a step
+        bw = serving.read_bandwidth(c.chip)
+        total = c.batch * c.output / (c.predicted * c.gpus)  # the model's seconds for the batch
+        more = (c.output - 1) * (reads - 1) * kv / bw
+        pred = c.batch * c.output / ((total + more) * c.gpus)
+        pub_total = c.batch * c.output / (c.published * c.gpus)
+        attn = kv / bw + (pub_total - total) / (c.output - 1)  # the step's attention as the published time leaves it
+        rate = reads * kv / attn if attn > 0 else 0.0  # 0: the published step leaves attention no time
+        out.append(MmhaCheck(c.chip, c.model, c.gpus, c.batch, c.input, c.output, c.published, reads, c.error,
+                             pred / c.published - 1.0, rate))
+    return out
+
+
 # --------------------------------------------------------------------------- what the serving planner says was checked
 
 @lru_cache(maxsize=1)

@@ -76,6 +76,12 @@ MISSES_PREFILL = {
 #: ``PREFILL_POINTS``) and of the serve4 call (``HELDOUT_*``), all in one protocol (``--adjacent-probe``)
 ALL_DECODE = {"mha7b": DECODE_POINTS_MHA + HELDOUT_DECODE}
 ALL_PREFILL = PREFILL_POINTS + HELDOUT_PREFILL
+#: ``--points blind10`` (session 35's blind check, predicted before the call: scripts/gpu/blind10_predictions.json):
+#: batch x context points no earlier call measured; Gemma 3's graph-capturable points (cache within its 1,024 window)
+#: first, since its process captures no more graphs once one capture fails
+BLIND10_DECODE = {"llama8b": [(4, 1024), (48, 1024), (12, 4096), (3, 6144), (96, 768)],
+                  "gemma3_4b": [(4, 768), (48, 768), (12, 4096)]}
+BLIND10_PREFILL = {"llama8b": [(4, 1024), (1, 6144), (16, 256)], "gemma3_4b": [(4, 1024), (1, 6144)]}
 POINTS = "main"
 #: timing groups per point (``--groups``): with ``--adjacent-probe`` a probe before each and after the last
 GROUPS = 3
@@ -406,6 +412,8 @@ def run_arch(arch: str, dev: torch.device, quick: bool, result: dict, save) -> N
         dpts, ppts = MISSES_DECODE[arch], MISSES_PREFILL[arch]
     if POINTS == "all":
         dpts, ppts = ALL_DECODE.get(arch, DECODE_POINTS + HELDOUT_DECODE), ALL_PREFILL
+    if POINTS == "blind10":
+        dpts, ppts = BLIND10_DECODE[arch], BLIND10_PREFILL[arch]
     rec["points"] = POINTS
     rec["groups"] = GROUPS
     if quick:
@@ -659,7 +667,7 @@ def main() -> None:
     global DEADLINE
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["arch", "probe", "load", "hostseries"], required=True)
-    ap.add_argument("--points", choices=["main", "heldout", "misses", "all"], default="main")
+    ap.add_argument("--points", choices=["main", "heldout", "misses", "all", "blind10"], default="main")
     ap.add_argument("--groups", type=int, default=3)
     ap.add_argument("--adjacent-probe", action="store_true")
     ap.add_argument("--duration-s", type=float, default=60.0)

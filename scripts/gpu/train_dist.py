@@ -404,11 +404,28 @@ def host8b_cases() -> list[dict[str, Any]]:
     ]
 
 
+def blind10_cases() -> list[dict[str, Any]]:
+    """The blind10 check (session 35): 2-GPU runs at shapes and lengths no sweep ran, predicted before the call
+    (``scripts/gpu/blind10_predictions.json``): Mistral 7B (32k vocabulary, GQA 8, 14336-wide MLP) under FSDP2 and
+    tensor parallel, the 1B at 8 x 1024, the 3B at 16,384 tokens, a 1F1B pipeline at 1024. The defaults of the
+    program (no launch variants, no meters)."""
+    b1, b3, mis = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Mistral 7B")
+    return [
+        case(b1, 2, 1024, 8, False, dp=2),
+        case(b1, 2, 1024, 8, False, tp=2),
+        case(b3, 2, 16384, 1, True, dp=2),
+        case(b3, 2, 16384, 1, True, tp=2),
+        case(b1, 2, 1024, 4, False, pp=2, n_micro=4, schedule="1f1b"),
+        case(mis, 2, 4096, 1, True, dp=2),
+        case(mis, 2, 2048, 1, True, tp=2),
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
           "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases, "host8": host8_cases,
-          "host8b": host8b_cases}
+          "host8b": host8b_cases, "blind10": blind10_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -1578,7 +1595,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8")) else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind10")) else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.only:
         keep = set(args.only.split(","))

@@ -86,6 +86,19 @@ def gpu_cases() -> list[dict[str, Any]]:
     return [{"model": models.as_dict(m), "batch": b, "seq_len": s, "recompute": r} for m, b, s, r in grid]
 
 
+def blind10_cases() -> list[dict[str, Any]]:
+    """The blind10 check (session 35): shapes, batches and lengths the sweep never ran, predicted before the call
+    (``scripts/gpu/blind10_predictions.json``): a 3B model whole, cut Qwen2.5 7B / Qwen3 8B / Gemma-3 4B / Mistral 7B
+    widths, GPT-2 774M, and the sweep's 1B / 0.5B at new batch x length. Sized for fp32 AdamW states on an 80 GB card."""
+    l32, l3b, q25 = models.preset("Llama-3.2 1B"), models.preset("Llama-3.2 3B"), models.preset("Qwen2.5 0.5B")
+    q7, q8, g4, mis = _cut("Qwen2.5 7B", 6), _cut("Qwen3 8B", 4), _cut("Gemma-3 4B", 8), _cut("Mistral 7B", 4)
+    gpt = models.preset("GPT-2 774M")
+    grid = [(l3b, 1, 2048, True), (q7, 2, 2048, True), (g4, 2, 2048, False), (q8, 1, 4096, False),
+            (l32, 8, 512, False), (l32, 1, 16384, True), (q25, 16, 512, True), (gpt, 4, 1024, False),
+            (mis, 2, 4096, True), (g4, 1, 4096, True)]
+    return [{"model": models.as_dict(m), "batch": b, "seq_len": s, "recompute": r} for m, b, s, r in grid]
+
+
 def floor_cases(seqs: tuple[int, ...] = (64,)) -> list[dict[str, Any]]:
     """Every model of the sweep at 1 x 64 tokens, checkpointing off and on: the host-bound floor. ``seqs``: the same
     at each of these sequence lengths (host8: the host's work per op at training-like token counts)."""
@@ -98,10 +111,10 @@ def floor_cases(seqs: tuple[int, ...] = (64,)) -> list[dict[str, Any]]:
     return out
 
 
-def cpu_cases() -> list[dict[str, Any]]:
-    """Tiny versions of every architecture, for a test on a CPU."""
+def cpu_cases(source: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Tiny versions of every architecture, for a test on a CPU (``source``: of these cases, each one)."""
     out = []
-    for c in gpu_cases()[::2][:9]:
+    for c in (gpu_cases()[::2][:9] if source is None else source):
         m = models.from_dict(c["model"])
         kv = min(m.n_kv_heads, 2) if m.n_kv_heads < m.n_heads else 4
         tiny = m.replace(n_layers=2, hidden=64, n_heads=4, n_kv_heads=kv, head_dim=16, ffn_hidden=128, vocab=256,
@@ -275,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="", help="comma-separated model names: only these (default: all)")
     ap.add_argument("--place", default="", help="BUSY:LIGHT,...: the main and autograd threads on vCPU BUSY, the "
                     "other threads on the LIGHT vCPUs, after each case's warm-up (host7)")
+    ap.add_argument("--sweep", default="main", choices=("main", "blind10"), help="which list of GPU cases")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
     args = ap.parse_args(argv)
@@ -283,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
 
     i, n = (int(x) for x in args.part.split("/"))
     dev = torch.device("cpu") if args.cpu_tiny else torch.device("cuda", torch.cuda.current_device())
-    cases = (cpu_cases() if args.cpu_tiny else floor_cases(tuple(int(x) for x in args.floor_seq.split(","))) if args.floor else gpu_cases())[i::n]
+    cases = (cpu_cases(blind10_cases() if args.sweep == "blind10" else None) if args.cpu_tiny else floor_cases(tuple(int(x) for x in args.floor_seq.split(","))) if args.floor
+             else blind10_cases() if args.sweep == "blind10" else gpu_cases())[i::n]
     if args.models:
         cases = [c for c in cases if c["model"]["name"] in args.models.split(",")]
     cases = [{**c, "repeat": args.repeat} if args.repeat else c for c in cases]

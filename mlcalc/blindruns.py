@@ -1,0 +1,283 @@
+"""Blind checks: the engine's predictions committed BEFORE a GPU call, on shapes the book had never measured, next to
+what the call measured (session 35's blind10 call: ``scripts/gpu/run_blind10.sh``; predictions
+``scripts/gpu/blind10_predictions.json``, made by ``scripts/gpu/predict_blind10.py`` with the engine at 28c0ba4 and
+inputs from earlier runs only).
+
+Six families, each held to the target the accuracy page holds its family to: 1-GPU Hugging Face training (peak memory
+10 %, step 20 %), FSDP2 / tensor / pipeline parallel training on 2 GPUs (memory 10 %, step 15 %; these cases also join
+the page's multi-GPU families through :mod:`mlcalc.distruns`), eager ``generate`` decode (25 %, tokens per second), and
+transformers' decode step eager (25 %) and replayed from a CUDA graph (20 %), and its eager prefill (25 %).
+
+A case outside its target carries the cause the run's ``blind_misses.json`` states for it (key
+``"blind:<family>:<quantity>:<case>"``), found after the call from its own evidence (the host probes beside every
+point, the floors measured in the same call, the nearest measured case). :func:`own_probe_errors` gives the record
+rule of the serving families (the same engine, with the host and floor probes measured in the same call) beside the
+blind prediction: what the engine says once it knows the host it runs on.
+
+Record code (not imported by the pages at start): read on demand.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
+
+from mlcalc import _check
+
+#: The blind10 call: 2 x NVIDIA H200 (asked for 2 x H100, ``nvidia-h100-x2``; the session held an H200 pair),
+#: 2026-11-27 14:02-14:06 UTC, 245 s.
+RUN = "h200x2-2026-11-27-blind10"
+#: The blind10b call: its 1-GPU parts again on one NVIDIA H100 80GB HBM3 (``nvidia-h100-x1``), one after another
+#: (no lane beside another), Llama 3 8B serving only, 2026-11-27 14:15-14:19 UTC, 241 s; the same committed predictions
+#: (their H100 rows).
+RUN_H100 = "h100-2026-11-27-blind10b"
+RUNS = (RUN, RUN_H100)
+#: Each family's target (the accuracy page's for the same model), as the predictions file states them.
+FAMILIES = ("train-1gpu", "train-2gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
+
+
+@dataclass(frozen=True)
+class BlindCheck:
+    """One blind case: the prediction committed before the call next to what the call measured."""
+
+    family: str  # one of FAMILIES
+    quantity: str  # "step", "memory" (training), "tokens/s" (generate decode), "step" (serving)
+    case: str  # the case's key in the predictions file
+    card: str  # the GPU that ran it
+    predicted: float
+    measured: float
+    target: float  # the family's tolerance (fraction)
+    cause: str = ""  # the stated cause where the case is outside its target ("" within it)
+
+    @property
+    def error(self) -> float:
+        """predicted / measured - 1."""
+        return self.predicted / self.measured - 1.0
+
+    @property
+    def within(self) -> bool:
+        return abs(self.error) <= self.target
+
+
+def _folder(run: str) -> Any:
+    return resources.files("mlcalc.data").joinpath("measured").joinpath(_check.choice("run", run, RUNS))
+
+
+def _has(run: str, name: str) -> bool:
+    return bool(_folder(run).joinpath(name).is_file())
+
+
+def _archs(run: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """(architecture, its bench_serve.py record) of every ``arch_*.json`` of the run, in name order."""
+    names = sorted(f.name for f in _folder(run).iterdir() if f.name.startswith("arch_") and f.name.endswith(".json"))
+    return [(a, r) for n in names for a, r in _read(run, n)["archs"].items() if "decode" in r]
+
+
+@lru_cache(maxsize=None)
+def _read(run: str, name: str) -> Any:
+    return json.loads(_folder(run).joinpath(name).read_text())
+
+
+def predictions(run: str = RUN) -> Mapping[str, Any]:
+    """The predictions file as committed before the call (``blind10_predictions.json``)."""
+    return MappingProxyType(_read(run, "blind10_predictions.json"))
+
+
+def causes(run: str = RUN) -> Mapping[str, str]:
+    """The stated causes of the blind misses (``blind_misses.json``, keys ``blind:<family>:<quantity>:<case>``)."""
+    return MappingProxyType({k: v for k, v in _read(run, "blind_misses.json").items() if k.startswith("blind:")})
+
+
+def card(run: str = RUN) -> str:
+    """The GPU the call ran on, as torch names it."""
+    return str(_read(run, "train_hf_blind10.json")["environment"]["device_name"])
+
+
+def _target(fam: str, quantity: str, run: str) -> float:
+    t = predictions(run)["targets"][fam]
+    return float(t[quantity] if isinstance(t, dict) else t)
+
+
+def _hf_key(c: Mapping[str, Any]) -> str:
+    return f"{c['model']['name']}|b{c['batch']}|s{c['seq_len']}" + ("|rc" if c["recompute"] else "")
+
+
+def _measured(run: str) -> list[tuple[str, str, str, float]]:
+    """(family, quantity, case key, measured value) of every case the call measured."""
+    out: list[tuple[str, str, str, float]] = []
+    for c in _read(run, "train_hf_blind10.json")["cases"]:
+        if "step_s" in c:
+            out += [("train-1gpu", "step", _hf_key(c), float(c["step_s"])),
+                    ("train-1gpu", "memory", _hf_key(c), float(c["peak_bytes"]))]
+    for c in (_read(run, "train_dist_w2.json")["cases"] if _has(run, "train_dist_w2.json") else ()):
+        if "step_s" in c:
+            out += [("train-2gpu", "step", c["id"], float(c["step_s"])),
+                    ("train-2gpu", "memory", c["id"], float(c["peak_allocated_max_bytes"]))]
+    for key in ("1b", "8b"):
+        for p in _read(run, f"decode_{key}.json")["points"]:
+            if "decode_tokens_per_s" in p:
+                out.append(("decode-generate", "tokens/s", f"{key}|b{p['batch']}|c{p['max_cache_len']}",
+                            float(p["decode_tokens_per_s"])))
+    for arch, rec in _archs(run):
+        for p in rec["decode"]:
+            for path in ("eager", "graph"):
+                if f"{path}_s" in p:
+                    out.append((f"serve-{path}", "step", f"{path}|{arch}|b{p['batch']}|c{p['context']}",
+                                float(p[f"{path}_s"])))
+        for p in rec["prefill"]:
+            if "prefill_s" in p:
+                out.append(("serve-prefill", "step", f"prefill|{arch}|b{p['batch']}|p{p['prompt']}",
+                            float(p["prefill_s"])))
+    return out
+
+
+def _predicted(run: str, fam: str, quantity: str, key: str, dev: str) -> float:
+    fams = predictions(run)["families"]
+    row = fams["serve" if fam.startswith("serve-") else fam][dev][key]
+    if quantity == "memory":
+        return float(row["peak_bytes"])
+    if quantity == "tokens/s":
+        return float(row["tokens_per_s"])
+    return float(row["step_s"])
+
+
+@lru_cache(maxsize=None)
+def checks(run: str = RUN) -> tuple[BlindCheck, ...]:
+    """Every measured case of the call against the prediction committed for the card that ran it."""
+    dev, why = card(run), causes(run)
+    out = []
+    for fam, q, key, m in _measured(run):
+        p = _predicted(run, fam, q, key, dev)
+        t = _target(fam, q, run)
+        miss = abs(p / m - 1.0) > t
+        out.append(BlindCheck(fam, q, key, dev, p, m, t,
+                              why.get(f"blind:{fam}:{q}:{key}", "(no cause stated)") if miss else ""))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class BlindSummary:
+    """One family and quantity of a blind call: cases, how many within target, median and worst error."""
+
+    family: str
+    quantity: str
+    n: int
+    within: int
+    median_abs_error: float
+    worst_error: float
+    target: float
+
+
+def summary(run: str = RUN) -> tuple[BlindSummary, ...]:
+    """Per family and quantity, in :data:`FAMILIES` order."""
+    groups: dict[tuple[str, str], list[BlindCheck]] = {}
+    for c in checks(run):
+        groups.setdefault((c.family, c.quantity), []).append(c)
+    out = []
+    for fam in FAMILIES:
+        for (f, q), cs in groups.items():
+            if f == fam:
+                errs = [c.error for c in cs]
+                out.append(BlindSummary(f, q, len(cs), sum(c.within for c in cs),
+                                        statistics.median(abs(e) for e in errs), max(errs, key=abs), cs[0].target))
+    return tuple(out)
+
+
+def _pct(x: float) -> str:
+    return f"{x:+.1%}" if abs(x) < 0.1 else f"{x:+.0%}"
+
+
+def markdown(run: str = RUN) -> str:
+    """Every blind case as a Markdown table (the accuracy page shows it), misses with their causes."""
+    rows = ["| family | case | predicted | measured | error | target |", "|---|---|---|---|---|---|"]
+    for c in checks(run):
+        unit = (1 / 2**30, "GiB") if c.quantity == "memory" else (1.0, "tok/s") if c.quantity == "tokens/s" \
+            else (1e3, "ms")
+        mark = "" if c.within else " **miss**"
+        rows.append(f"| {c.family} ({c.quantity}) | {c.case.replace('|', ', ')} | {c.predicted * unit[0]:,.1f} "
+                    f"{unit[1]} | {c.measured * unit[0]:,.1f} {unit[1]} | {_pct(c.error)}{mark} | "
+                    f"±{c.target:.0%} |")
+    return "\n".join(rows)
+
+
+@contextmanager
+def _serving_card(run: str) -> Iterator[None]:
+    """servemeasured's inputs for the run's card: on an H200 as they are (the eager record's H200 run); on an H100 the
+    read bandwidth of this call's own probe and the matmul rate the predictions took (the eager record's 8192^3 rate x
+    the H100 / H200 ratio of the bench's 8192^3 reference rates); servemeasured's functions swapped while pricing."""
+    from mlcalc import measured
+    from mlcalc import servemeasured as sm
+
+    if "H200" in card(run):
+        yield
+        return
+    bw = _probe_bandwidth(run)
+    h100, h200 = (measured.matmul(k, "bf16").reference_tflops for k in ("H100-SXM", "H200-SXM"))
+    if not h100 or not h200:
+        raise ValueError(f"run={run!r}: the bench measured no 8192^3 reference rate for the H100 or the H200")
+    ratio = h100 / h200
+    rate = sm.matmul_rate(sm.RUN8) * ratio
+    old = sm.read_bandwidth, sm.matmul_rate
+    sm.read_bandwidth, sm.matmul_rate = (lambda r=sm.RUN: bw), (lambda r=sm.RUN: rate)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sm.read_bandwidth, sm.matmul_rate = old
+
+
+def _probes(run: str) -> list[Mapping[str, Any]]:
+    return [_read(run, n) for n in ("probe_start.json", "probe_end.json") if _has(run, n)]
+
+
+def _probe_bandwidth(run: str) -> float:
+    return statistics.fmean(float(p["read_bandwidth"]["bytes_per_s"]) for p in _probes(run))
+
+
+def own_probe_errors(run: str = RUN) -> Mapping[str, float]:
+    """The serving cases priced by the family's record rule, with what this call measured of its own host: eager
+    decode and prefill (serve-eager, serve-prefill) with the tiny models' floors at the host probe timed beside the
+    point (``servemeasured.predict_hf(..., host_s=)``, the eager record's rule; on an H100 with this call's read
+    bandwidth); generate decode with the floor line of this call's own floor probes and their read bandwidth (the
+    decode record's rule; the copy rate of ``repeat_kv`` from the last decode run on the same card, these calls ran no
+    attention micro-benchmark). Case key -> error (a point's step or tokens per second, as its family counts it)."""
+    from mlcalc import compute, serving
+    from mlcalc import servemeasured as sm
+    from mlcalc import serving_record as rec
+
+    out: dict[str, float] = {}
+    with _serving_card(run):
+        for arch, r in _archs(run):
+            for p in r["decode"]:
+                host = sm.point_host_s(p.get("eager", {}))
+                if "eager_s" in p and host:
+                    d = sm.predict_hf(arch, "eager", int(p["batch"]), int(p["context"]), sm.RUN8, host)
+                    out[f"eager|{arch}|b{p['batch']}|c{p['context']}"] = d.step_s / float(p["eager_s"]) - 1.0
+            for p in r["prefill"]:
+                host = sm.point_host_s(p.get("timing", {}))
+                if "prefill_s" in p and host:
+                    pr = sm.predict_hf_prefill(arch, int(p["batch"]), int(p["prompt"]), sm.RUN8, host)
+                    out[f"prefill|{arch}|b{p['batch']}|p{p['prompt']}"] = pr.total_s / float(p["prefill_s"]) - 1.0
+    pts = [(float(o["n_layers"]), float(o["decode_step_s"])) for pr in _probes(run) for o in pr["overhead"]]
+    mx, my = statistics.fmean(x for x, _ in pts), statistics.fmean(y for _, y in pts)
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    floor = serving.Floor(max(0.0, my - slope * mx), max(0.0, slope), f"floor probes of {run}")
+    h200 = "H200" in card(run)
+    src_run = "h200x4-2026-11-26-decode" if h200 else "h100-2026-11-27-serve14"
+    copy = serving.measured_copy_bandwidth(src_run)
+    rate = compute.achievable_flops("H200-SXM" if h200 else "H100-SXM", "bf16", "achievable")
+    src = predictions(run)["families"]["decode-generate"][card(run)]
+    for key in ("1b", "8b"):
+        model = rec.llama_shape(key, src_run)
+        for p in _read(run, f"decode_{key}.json")["points"]:
+            k = f"{key}|b{p['batch']}|c{p['max_cache_len']}"
+            if "decode_tokens_per_s" in p and k in src:
+                d = serving.decode_step(model, int(p["batch"]), int(p["max_cache_len"]), _probe_bandwidth(run), rate, 1,
+                                        floor, copy, small_kernels_s=serving.hf_small_kernels_s())
+                out[k] = d.tokens_per_s / float(p["decode_tokens_per_s"]) - 1.0
+    return MappingProxyType(out)

@@ -1,0 +1,114 @@
+"""The blind10 call (session 35): predictions committed before a GPU call on shapes the book had never measured
+(scripts/gpu/blind10_predictions.json, engine at 28c0ba4), checked against what the call measured
+(mlcalc/data/measured/h200x2-2026-11-27-blind10). Each case is pinned within its family's target or to its stated
+miss; the misses' causes come from the call's own evidence (blind_misses.json)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from mlcalc import blindruns, distruns
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RUN = blindruns.RUN
+
+
+def test_the_predictions_were_committed_before_the_call_and_cover_every_case():
+    # the copy in the run folder is the file committed in scripts/gpu before the call
+    committed = json.loads((ROOT / "scripts/gpu/blind10_predictions.json").read_text())
+    assert committed == dict(blindruns.predictions())
+    env = json.loads((ROOT / f"mlcalc/data/measured/{RUN}/train_hf_blind10.json").read_text())["environment"]
+    assert committed["made_utc"] < env["date_utc"].replace("+00:00", "Z")  # both UTC, ISO 8601
+    assert committed["engine_commit"].startswith("28c0ba4")
+    # both cards a 2-GPU ask could bring, every case of each family
+    for fam, cards in committed["families"].items():
+        assert set(cards) == {"NVIDIA H100 80GB HBM3", "NVIDIA H200"}, fam
+        assert len({len(rows) for rows in cards.values()}) == 1, fam
+    assert blindruns.card() == "NVIDIA H200"
+    # every case the call measured has its prediction, and the call lost none: 10 + 7 training runs (step and memory),
+    # 6 generate points, 8 eager and 7 graph decode steps (Gemma 3 captures none once its cache rolls), 5 prefills
+    n = {}
+    for c in blindruns.checks():
+        n[(c.family, c.quantity)] = n.get((c.family, c.quantity), 0) + 1
+    assert n == {("train-1gpu", "step"): 10, ("train-1gpu", "memory"): 10, ("train-2gpu", "step"): 7,
+                 ("train-2gpu", "memory"): 7, ("decode-generate", "tokens/s"): 6, ("serve-eager", "step"): 8,
+                 ("serve-graph", "step"): 7, ("serve-prefill", "step"): 5}
+
+
+def test_each_case_is_within_its_target_or_is_a_stated_miss():
+    misses = {(c.family, c.case) for c in blindruns.checks() if not c.within}
+    assert misses == {
+        ("train-1gpu", "Qwen2.5 0.5B|b16|s512|rc"),  # host-bound, below the model's own floor
+        ("train-2gpu", "w2-tp2-1B-s1024-mb8"), ("train-2gpu", "w2-tp2-Mistral7B-s2048-mb1-ac"),  # host-bound TP
+        ("decode-generate", "1b|b4|c1057"), ("decode-generate", "1b|b48|c1057"), ("decode-generate", "1b|b2|c8225"),
+        ("decode-generate", "8b|b4|c1057"), ("decode-generate", "8b|b2|c8225"),  # the launch floor moved
+        ("serve-eager", "eager|llama8b|b4|c1024"), ("serve-eager", "eager|gemma3_4b|b12|c4096"),  # the host
+        ("serve-prefill", "prefill|gemma3_4b|b4|p1024"),  # the host (one eager forward)
+        ("serve-graph", "graph|gemma3_4b|b4|c768")}  # the engine's small-batch Gemma 3 graph shortfall
+    for c in blindruns.checks():
+        assert c.predicted > 0 and c.measured > 0
+        if c.within:
+            assert c.cause == ""
+        else:
+            assert c.cause and c.cause != "(no cause stated)", c.case
+    # memory never misses: within 3.2 % on every training run of either kind
+    assert all(abs(c.error) < 0.032 for c in blindruns.checks() if c.quantity == "memory")
+
+
+def test_the_summary_per_family():
+    got = {(s.family, s.quantity): (s.within, s.n) for s in blindruns.summary()}
+    assert got == {("train-1gpu", "step"): (9, 10), ("train-1gpu", "memory"): (10, 10),
+                   ("train-2gpu", "step"): (5, 7), ("train-2gpu", "memory"): (7, 7),
+                   ("decode-generate", "tokens/s"): (1, 6), ("serve-eager", "step"): (6, 8),
+                   ("serve-graph", "step"): (6, 7), ("serve-prefill", "step"): (4, 5)}
+    table = blindruns.markdown()
+    assert table.count("**miss**") == 12 and table.count("\n") == len(blindruns.checks()) + 1
+
+
+def test_the_host_misses_go_with_the_calls_own_host_probes():
+    # the serving records' rules with this call's own probes (the same engine, the host it ran on): every eager and
+    # prefill point within 25 %; the generate points whose host probe ran 1.5-1.7 x slower than the floor probe miss
+    own = blindruns.own_probe_errors()
+    eager = {k: v for k, v in own.items() if k.startswith(("eager|", "prefill|"))}
+    assert len(eager) == 13 and all(abs(v) <= 0.25 for v in eager.values())
+    gen = {k: v for k, v in own.items() if k.startswith(("1b|", "8b|"))}
+    assert {k for k, v in gen.items() if abs(v) > 0.25} == {"1b|b4|c1057", "1b|b2|c8225", "8b|b4|c1057"}
+    probe = json.loads((ROOT / f"mlcalc/data/measured/{RUN}/decode_1b.json").read_text())["host_probe"]["samples"]
+    at = {s["before"]: s["s"] for s in probe}
+    assert at["4x1024"] / at["warmup"] > 1.5 and at["2x8192"] / at["warmup"] > 1.5 and at["48x1024"] < at["warmup"]
+
+
+def test_the_two_gpu_cases_join_the_multigpu_record_with_their_blind_errors():
+    blind = distruns.blind_errors(RUN)
+    mine = {c.case: c.error for c in blindruns.checks() if c.family == "train-2gpu" and c.quantity == "step"}
+    assert set(blind) == set(mine) and all(abs(blind[k][0] - mine[k]) < 1e-12 for k in mine)
+    for chk in distruns.checks(RUN):
+        assert distruns.in_step_record(chk.case)
+        assert abs(chk.memory_error) <= distruns.MEMORY_TARGET
+        assert (abs(chk.step_error) > distruns.STEP_TARGET) == (chk.case.family == "tp" and chk.case.seq_len < 16384)
+        assert chk.step_cause == ("" if abs(chk.step_error) <= distruns.STEP_TARGET else distruns.misses(RUN)["tp:step"])
+
+
+def test_the_one_gpu_parts_on_an_h100_against_the_same_committed_predictions():
+    # blind10b: the call's 1-GPU parts again on one H100, one after another (no lane beside another), Llama 3 8B
+    # serving only; checked against the H100 rows of the same file, committed before either call
+    run = blindruns.RUN_H100
+    committed = json.loads((ROOT / "scripts/gpu/blind10_predictions.json").read_text())
+    assert committed == dict(blindruns.predictions(run)) and blindruns.card(run) == "NVIDIA H100 80GB HBM3"
+    env = json.loads((ROOT / f"mlcalc/data/measured/{run}/train_hf_blind10.json").read_text())["environment"]
+    assert committed["made_utc"] < env["date_utc"].replace("+00:00", "Z")
+    got = {(s.family, s.quantity): (s.within, s.n) for s in blindruns.summary(run)}
+    assert got == {("train-1gpu", "step"): (10, 10), ("train-1gpu", "memory"): (10, 10),
+                   ("decode-generate", "tokens/s"): (5, 6), ("serve-eager", "step"): (3, 5),
+                   ("serve-graph", "step"): (5, 5), ("serve-prefill", "step"): (3, 3)}
+    misses = {c.case for c in blindruns.checks(run) if not c.within}
+    assert misses == {"1b|b4|c1057", "eager|llama8b|b4|c1024", "eager|llama8b|b3|c6144"}
+    assert all(c.cause and c.cause != "(no cause stated)" for c in blindruns.checks(run) if not c.within)
+    # the 1-GPU step, the CUDA-graph step and the prefill hold on this card: worst -13 %, -13 %, -6 %
+    worst = {s.family: abs(s.worst_error) for s in blindruns.summary(run) if s.quantity == "step"}
+    assert worst["train-1gpu"] < 0.14 and worst["serve-graph"] < 0.13 and worst["serve-prefill"] < 0.06
+    # every eager and prefill point within 25 % with the host probe beside it (the eager record's rule)
+    own = blindruns.own_probe_errors(run)
+    assert all(abs(v) <= 0.25 for k, v in own.items() if k.startswith(("eager|", "prefill|")))
+    assert abs(own["1b|b4|c1057"]) <= 0.25
