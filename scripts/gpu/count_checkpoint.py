@@ -21,9 +21,9 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-import train_hf  # noqa: E402
+import train_hf
 
-from mlcalc import models  # noqa: E402
+from mlcalc import models
 
 
 def _tiny(m: models.ModelConfig, layers: int) -> models.ModelConfig:
