@@ -620,9 +620,13 @@ def _place_labels(data: list[dict[str, Any]], x: str, y: str, x_dom: Sequence[fl
         x0 = fx * width + _LABEL_GAP if side == "right" else fx * width - _LABEL_GAP - w
         yc = height * (1 - frac(d[y], *y_dom))
         chosen = LABEL_SLOTS[0]
-        for dy in LABEL_SLOTS:
-            box = (x0, yc + dy - h / 2, x0 + w, yc + dy + h / 2)
-            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+        x1 = x0 + w
+        for dy in LABEL_SLOTS:  # (loops, not any() over a generator: a fifth of the catalogue's Python in Pyodide)
+            top, bottom = yc + dy - h / 2, yc + dy + h / 2
+            for b in placed:
+                if x0 < b[2] and b[0] < x1 and top < b[3] and b[1] < bottom:
+                    break
+            else:
                 chosen = dy
                 break
         placed.append((x0, yc + chosen - h / 2, x0 + w, yc + chosen + h / 2))

@@ -39,7 +39,7 @@ from typing import Any, Mapping
 from urllib.parse import quote_plus, unquote_plus
 
 from mlcalc import _check
-from mlcalc.calc import Calc, Control, error_message, get, run
+from mlcalc.calc import Calc, Control, checked_chart_json, error_message, get, run
 
 #: Most characters of a page's query that are read: 8,192, the request-line limit of common web
 #: servers (nginx's 8 kB header buffer, Apache's LimitRequestLine of 8,190); a longer one is refused unread.
@@ -176,8 +176,17 @@ def run_widgets_json(key: str, state_json: str, changed: str = "", initial_json:
             raise ValueError("the values must be a JSON object")
     except (ValueError, RecursionError) as err:
         return json.dumps({"ok": False, "error": f"bad values: {err}"})
-    return json.dumps(run_widgets(key, state, changed, initial, str(search) if initial is not None else None),
-                      allow_nan=False)
+    return _answer_json(run_widgets(key, state, changed, initial, str(search) if initial is not None else None))
+
+
+def _answer_json(out: Mapping[str, Any]) -> str:
+    """``json.dumps(out, allow_nan=False)``, the same text, with its chart's JSON as :func:`mlcalc.calc.check_chart`
+    wrote it when it checked that chart (not encoded a second time)."""
+    chart = checked_chart_json(out.get("chart"))
+    if chart is None:
+        return json.dumps(out, allow_nan=False)
+    return "{" + ", ".join(json.dumps(k) + ": " + (chart if k == "chart" else json.dumps(v, allow_nan=False))
+                           for k, v in out.items()) + "}"
 
 
 # --------------------------------------------------------------------------- links (the page's query)

@@ -46,7 +46,9 @@
     addressPending: false, // a change's page address is still to be written (tests wait for it)
     inPlace: true, // a chart's rows change in place where they can (false: replaced; to compare the two)
     templates: true, // a chart of a known structure takes its compiled template (false: compiled; to compare)
-    compiles: { template: 0, compiled: 0 }, // charts' specs taken from a checked template, or compiled (tests read it)
+    // charts' specs taken from a checked template (placed: of those, read from the template's places alone), or
+    // compiled (tests read it)
+    compiles: { template: 0, compiled: 0, placed: 0 },
     notice: "", // what the reader was last told about Python itself (a restart)
     // The warm-up (warmUp below; tests read it): state waiting | running | done | off, the keys computed, the
     // slices the worker skipped for a reader's message, the ms of Python spent.
@@ -941,15 +943,7 @@
     // data's order; then new categories get the places and colours a fresh chart gives them.
     var labels = {};
     var ordered = orderFree(copy);
-    Object.keys(data).forEach(function (name) {
-      labels[name] = data[name].map(function (row) {
-        var out = {};
-        Object.keys(row).forEach(function (k) {
-          if (typeof row[k] !== "number" && (!fields || fields[k])) out[k] = row[k];
-        });
-        return out;
-      });
-    });
+    Object.keys(data).forEach(function (name) { labels[name] = labelsOf(data[name], fields); });
     (copy.scales || []).forEach(function (sc, i) {
       ["domain", "range"].forEach(function (part) {
         if (literalList(sc[part])) toSignal(sc, part, "mlcalc_" + part + "_" + i);
@@ -964,17 +958,50 @@
       return Object.prototype.hasOwnProperty.call(signals, sg.name) ? { name: sg.name } : sg;
     }) });
     // Compared by content, not by the order of keys (the page's own spec, stored sorted, and Python's live one).
-    return { spec: copy, data: data, signals: signals,
-             shape: simple ? stableJson(ordered ? [rest] : [rest, labels]) : null, frame: simple ? stableJson([rest]) : null };
+    // (frame is stableJson([rest]) and shape stableJson([rest]) or stableJson([rest, labels]): rest written once.)
+    var frame = simple ? "[" + stableJson(rest) + "]" : null;
+    return { spec: copy, data: data, signals: signals, ordered: ordered,
+             shape: simple ? (ordered ? frame : frame.slice(0, -1) + "," + stableJson(labels) + "]") : null, frame: frame };
+  }
+
+  // A data set's rows with only their fields that are not numbers (those on a scale, if `fields`).
+  function labelsOf(rows, fields) {
+    return rows.map(function (row) {
+      var out = {};
+      Object.keys(row).forEach(function (k) {
+        if (typeof row[k] !== "number" && (!fields || fields[k])) out[k] = row[k];
+      });
+      return out;
+    });
   }
 
   // JSON with every object's keys sorted: two specs that differ only in the order of their keys read the same.
+  // (Written into one list of pieces, joined once: the recursion's own strings and lists were most of a change's
+  // allocation in the page's script.)
   function stableJson(x) {
-    if (Array.isArray(x)) return "[" + x.map(stableJson).join(",") + "]";
-    if (x && typeof x === "object") {
-      return "{" + Object.keys(x).sort().map(function (k) { return JSON.stringify(k) + ":" + stableJson(x[k]); }).join(",") + "}";
+    var out = [];
+    stableInto(x, out);
+    return out.join("");
+  }
+  function stableInto(x, out) {
+    if (Array.isArray(x)) {
+      out.push("[");
+      for (var i = 0; i < x.length; i++) {
+        if (i) out.push(",");
+        stableInto(x[i], out);
+      }
+      out.push("]");
+    } else if (x && typeof x === "object") {
+      var keys = Object.keys(x).sort();
+      out.push("{");
+      for (var j = 0; j < keys.length; j++) {
+        out.push(j ? "," : "", JSON.stringify(keys[j]), ":");
+        stableInto(x[keys[j]], out);
+      }
+      out.push("}");
+    } else {
+      out.push(x === undefined ? "null" : JSON.stringify(x));
     }
-    return x === undefined ? "null" : JSON.stringify(x);
   }
 
   // Whether every discrete scale of a compiled Vega spec (its groups' included) orders its domain by itself:
@@ -1222,11 +1249,22 @@
   function compileVegaLite(vl) {
     if (live.templates === false) return compileExact(vl);
     var t = templateOf(vl);
-    var key = stableJson(t.skeleton); // the order of keys does not change what Vega-Lite compiles
-    var entry = templates.get(key);
+    return compileTemplated(vl, t, templateEntry(t));
+  }
+
+  // The template entry of a spec's structure (most recent last), or null.
+  function templateEntry(t) {
+    t.key = stableJson(t.skeleton); // the order of keys does not change what Vega-Lite compiles
+    var entry = templates.get(t.key);
     if (entry) {
-      templates.delete(key); // most recent last
-      templates.set(key, entry);
+      templates.delete(t.key); // most recent last
+      templates.set(t.key, entry);
+    }
+    return entry || null;
+  }
+
+  function compileTemplated(vl, t, entry) {
+    if (entry) {
       var filled = entry.ok ? fillTemplate(entry.compiled, t, false) : null;
       if (filled) {
         live.compiles.template += 1;
@@ -1237,16 +1275,150 @@
     }
     live.compiles.compiled += 1;
     var vg = compileExact(vl);
-    entry = { compiled: null, ok: false };
-    templates.set(key, entry);
+    entry = { compiled: null, ok: false, frame: null };
+    templates.set(t.key, entry);
     if (templates.size > COMPILED_KEPT) templates.delete(templates.keys().next().value);
     checkLater(function () {
       var compiledTemplate = window.vegaLite.compile(t.skeleton).spec;
       var filled = fillTemplate(compiledTemplate, t, true);
       entry.compiled = compiledTemplate;
       entry.ok = !!filled && stableJson(filled) === stableJson(vg);
+      if (entry.ok) templateFrame(entry, t);
     });
     return vg;
+  }
+
+  // A checked template's structure as splitVega writes it (frame), kept when every placeholder of the template lies in
+  // what splitVega takes out (its data, its own signals' values, its scales' literal lists, its legends' and its title's
+  // text): then every spec that fills it has that same frame, and its parts can be read from the template's places
+  // alone (placeParts), without the whole compiled spec filled, copied and written out again on each change.
+  function templateFrame(entry, t) {
+    var p = splitVega(entry.compiled, null);
+    if (!p.frame) return;
+    var f = p.frame;
+    if (f.indexOf(PLACED_TEXT) >= 0 || f.indexOf(PLACED_LIST) >= 0 || f.indexOf(ROWS) >= 0 || /e-2[89]\d/.test(f)) return;
+    if (Object.keys(t.numbers).some(function (n) { return f.indexOf(n) >= 0; })) return;
+    entry.frame = f;
+    entry.ordered = p.ordered;
+  }
+
+  // A copy as the JSON round trip of splitVega makes one (-0 becomes 0), of a value that holds no object but a list.
+  function jsonCopy(x) {
+    if (x === null || typeof x !== "object") return typeof x === "number" && x === 0 ? 0 : x;
+    return JSON.parse(JSON.stringify(x));
+  }
+
+  // What splitVega(fillTemplate(entry.compiled, t)) gives for an update (the rows, the own values, the structure's text),
+  // read from the places of the template's placeholders only; null where one of them is not where it was (the caller
+  // then fills and splits the whole spec). `full()` gives the whole of it (a new view needs the spec).
+  function placeParts(entry, t, fields) {
+    var vg = entry.compiled;
+    var seen = { rows: {}, texts: {}, lists: {}, numbers: {} };
+    var ok = true;
+    function put(node) {
+      if (typeof node === "number") {
+        if (node !== 0 && Math.abs(node) < 1e-280 && Object.prototype.hasOwnProperty.call(t.numbers, String(node))) {
+          seen.numbers[String(node)] = true;
+          return t.numbers[String(node)];
+        }
+        return node;
+      }
+      if (typeof node === "string") {
+        if (node.indexOf(PLACED_TEXT) === 0) {
+          var j = +node.slice(PLACED_TEXT.length);
+          if (j >= 0 && j < t.texts.length) {
+            seen.texts[j] = true;
+            return t.texts[j];
+          }
+        }
+        return node;
+      }
+      if (Array.isArray(node)) {
+        if (node.length === 1 && node[0] && typeof node[0] === "object" && typeof node[0][ROWS] === "number") {
+          seen.rows[node[0][ROWS]] = true;
+          return t.sets[node[0][ROWS]];
+        }
+        if (node.length === 1 && typeof node[0] === "string" && node[0].indexOf(PLACED_LIST) === 0) {
+          var at = +node[0].slice(PLACED_LIST.length);
+          if (at >= 0 && at < t.lists.length) {
+            seen.lists[at] = true;
+            return t.lists[at];
+          }
+        }
+        return node.map(put);
+      }
+      if (!node || typeof node !== "object") return node;
+      ok = false; // an object among the values taken out: not what the frame was checked for
+      return node;
+    }
+    var data = {};
+    var signals = {};
+    (vg.data || []).forEach(function (d) {
+      if (!Object.prototype.hasOwnProperty.call(d, "values")) return;
+      var v = d.values;
+      var placed = Array.isArray(v) && v.length === 1 && v[0] && typeof v[0] === "object" && typeof v[0][ROWS] === "number";
+      if (!Array.isArray(v)) {
+        ok = false;
+        return;
+      }
+      if (placed) seen.rows[v[0][ROWS]] = true;
+      // each row copied (Vega keeps the rows it is given as its own and changes them later: the result's stay as they
+      // came), a field's value as the JSON round trip copies it; rows of the template itself (Vega-Lite's) filled
+      data[d.name] = (placed ? t.sets[v[0][ROWS]] : v).map(function (row) {
+        if (!row || typeof row !== "object" || Array.isArray(row)) return jsonCopy(placed ? row : put(row));
+        var copy = {};
+        for (var k in row) {
+          if (Object.prototype.hasOwnProperty.call(row, k)) copy[k] = jsonCopy(placed ? row[k] : put(row[k]));
+        }
+        return copy;
+      });
+    });
+    (vg.signals || []).forEach(function (sg) { if (isOwnSignal(sg)) signals[sg.name] = jsonCopy(put(sg.value)); });
+    if (!Object.prototype.hasOwnProperty.call(signals, "mlcalc_title") && vg.title &&
+        (typeof vg.title.text === "string" || Array.isArray(vg.title.text))) {
+      signals.mlcalc_title = jsonCopy(put(vg.title.text));
+    }
+    (vg.scales || []).forEach(function (sc, i) {
+      ["domain", "range"].forEach(function (part) {
+        if (!literalList(sc[part])) return;
+        var v = put(sc[part]);
+        if (!literalList(v)) ok = false;
+        signals["mlcalc_" + part + "_" + i] = jsonCopy(v);
+      });
+    });
+    (vg.legends || []).forEach(function (lg, i) {
+      if (!literalList(lg.values)) return;
+      var v = put(lg.values);
+      if (!literalList(v)) ok = false;
+      signals["mlcalc_legend_" + i] = jsonCopy(v);
+    });
+    var count = function (o) { return Object.keys(o).length; };
+    if (!ok || count(seen.rows) !== t.sets.length || count(seen.texts) !== t.texts.length ||
+        count(seen.lists) !== t.lists.length || count(seen.numbers) !== count(t.numbers)) return null;
+    var shape = entry.frame;
+    if (!entry.ordered) {
+      var labels = {};
+      Object.keys(data).forEach(function (name) { labels[name] = labelsOf(data[name], fields); });
+      shape = entry.frame.slice(0, -1) + "," + stableJson(labels) + "]";
+    }
+    return { spec: null, data: data, signals: signals, ordered: entry.ordered, shape: shape, frame: entry.frame,
+             full: function () { return splitVega(fillTemplate(entry.compiled, t, false), fields); } };
+  }
+
+  // A chart's parts for drawing (splitVega's): from its checked template's places where it can (placeParts), else
+  // compiled (or filled from its template) and split.
+  function chartParts(vl) {
+    var fields = scaleFields(vl);
+    if (live.templates === false) return splitVega(compileExact(vl), fields);
+    var t = templateOf(vl);
+    var entry = templateEntry(t);
+    var parts = entry && entry.ok && entry.frame ? placeParts(entry, t, fields) : null;
+    if (parts) {
+      live.compiles.template += 1;
+      live.compiles.placed += 1;
+      return parts;
+    }
+    return splitVega(compileTemplated(vl, t, entry), fields);
   }
 
   // A data set's new rows into the chart on screen; returns the rows the chart then holds (`drawn`: the rows given to
@@ -1347,7 +1519,7 @@
       delete vl.$schema;
       // Drawn to the width of its column (a phone's is narrower than the spec's 520 px).
       handColumn(vl, self.columnWidth(el));
-      var parts = splitVega(compileVegaLite(vl), scaleFields(vl));
+      var parts = chartParts(vl);
       var timing = self.timing && self.timing.seq === seq ? self.timing : null;
       if (timing) timing.compiled = performance.now();
       var done;
@@ -1381,6 +1553,7 @@
           return again.runAsync();
         }).then(function () { return self.embedded; });
       } else {
+        if (!parts.spec) parts = parts.full(); // (read from its template's places: the whole spec for a new view)
         var vg = Object.assign({}, parts.spec, {
           data: (parts.spec.data || []).map(function (d) {
             return Object.prototype.hasOwnProperty.call(parts.data, d.name) ? Object.assign({}, d, { values: parts.data[d.name] }) : d;
@@ -1504,6 +1677,15 @@
   // For tests: a Vega-Lite spec compiled as a chart of the page compiles it (its template, once checked), and the
   // templates' checks still waiting, run now.
   live.compile = function (vl) { return compileVegaLite(vl); };
+  // For tests: a chart's parts as a change takes them (read from its template's places where its checked template
+  // allows: `placed`), against the parts of the spec compiled by Vega-Lite (`same`: rows, own values and structure equal).
+  live.parts = function (vl) {
+    var before = live.compiles.placed;
+    var got = chartParts(vl);
+    var exact = splitVega(window.vegaLite.compile(vl).spec, scaleFields(vl));
+    var pick = function (p) { return stableJson({ data: p.data, signals: p.signals, shape: p.shape, frame: p.frame }); };
+    return { placed: live.compiles.placed > before, same: pick(got) === pick(exact) };
+  };
   live.checkTemplates = function () {
     while (checks.length) checks.shift()();
     return Array.from(templates.values()).map(function (e) { return e.ok; });

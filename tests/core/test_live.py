@@ -315,3 +315,19 @@ def test_the_plan_export_carries_the_query_that_reopens_it():
                                                        "export": how})
         assert query in out["text"]
         assert values_from_query("plan.train", query)["model"] == "Llama-2 7B"
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_worker_s_answer_is_json_dumps_of_the_answer(key):
+    """run_widgets_json writes a result's chart with the JSON check_chart wrote when it checked that chart (not
+    encoded twice): its text is json.dumps of the same answer, byte for byte, at the defaults and with every control
+    changed (a chart that fails its check, none or another chart: encoded as it is)."""
+    page = widget_state(key, get(key).defaults())
+    for values in (page, widget_state(key, {**get(key).defaults(), **_changed(key)})):
+        text = run_widgets_json(key, json.dumps(values), "", json.dumps(page), "?x=1")
+        assert text == json.dumps(run_widgets(key, values, "", page, "?x=1"), allow_nan=False)
+    # a chart other than the one last checked is encoded afresh
+    out = run_widgets(key, page)
+    if out.get("chart") is not None:
+        assert calcmod.checked_chart_json(out["chart"]) == json.dumps(out["chart"], allow_nan=False)
+        assert calcmod.checked_chart_json(json.loads(json.dumps(out["chart"]))) is None
