@@ -1569,8 +1569,8 @@ def check_inflight() -> list[InflightCheck]:
 INFLIGHT_CAUSES = MappingProxyType({
     "moe": ("no cause stated by the source; ours: Mixtral's expert layers: the same table's dense rows on as many "
             "GPUs are within 25 % (Llama 3.1 70B at "
-            "TP 1, 2, 4 and 8) while every Mixtral miss over-predicts, more with more GPUs (H100: at most +20 % on 2, "
-            "+28 % on 4, +39 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split "
+            "TP 1, 2, 4 and 8) while every Mixtral miss over-predicts, more with more GPUs (H100: at most +18 % on 2, "
+            "+27 % on 4, +38 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split "
             "over every GPU, no expert parallelism in the page's build command); the routing passes this implies, "
             "whole on every GPU (moe_routing_bytes_per_token), are counted and take 0.5-7 % of an iteration. What is "
             "not: the expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the "
@@ -1585,7 +1585,7 @@ INFLIGHT_CAUSES = MappingProxyType({
                "here) the model's rows are within 25 % but this one, which under-predicts as most of them do; "
                "predicted with attention data parallelism as the page states it (inflight(attention_dp=True): each "
                "GPU its own requests and whole KV cache, the experts split over the 8) every row of this model comes "
-               "out 1.5-2.5x the published throughput; the page states neither the EP size nor the per-rank batch and token "
+               "out 1.4-2.4x the published throughput; the page states neither the EP size nor the per-rank batch and token "
                "caps that would tell which ran"),
     "compute": ("no cause stated by either page (v0.17, v1.0); ours: 8,192 tokens an iteration at the engine's cap of 4,096 requests (the caps the v0.17 page's own "
                 "128/128 example run prints: 'Max Runtime Batch Size: 4096', 'Max Runtime Tokens: 8192'): the tables "

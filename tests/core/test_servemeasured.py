@@ -304,7 +304,7 @@ def test_tensorrt_llm_70b_gap_is_the_release():
     # the same predictions against the v0.6.1 figures (the table the book compared with before)
     pred70 = [c.predicted for c in sm.check_published() if c.model == "Llama-2 70B" and c.chip == "H100-SXM"]
     old = [p / v061 - 1 for p, v061 in zip(pred70, v["llama2_70b_v061"])]
-    assert max(old) > 1.0 and max(old) > max(errs70)
+    assert max(old) > 0.95 and max(old) > max(errs70)  # +99.6 % (+100 % before issue 24's channel rule)
     # the planner's list is the same v0.9.0 rows
     assert len(serving.check_benchmarks()) == len(sm.check_published()) + len(sm.check_first_token())
 
@@ -457,11 +457,12 @@ def test_inflight_within_25_percent_or_cause_stated():
     by = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in checks}
     # what the stated causes claim, on the same table: dense 70B on 1, 2, 4 and 8 GPUs is within 25 % ...
     assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B")
-    # ... every Mixtral miss over-predicts, at most +20 % on 2 H100s, +28 % on 4, +39 % on 8
+    # ... every Mixtral miss over-predicts, at most +18 % on 2 H100s, +27 % on 4, +38 % on 8 (+20, +28, +39 before
+    # issue 24's channel rule made the 2-8 GPU all-reduces of one node slower)
     assert all(c.error > 0 for c in checks if c.cause and c.model == "Mixtral 8x7B")
     worst = {tp: max(c.error for c in checks if c.model == "Mixtral 8x7B" and c.chip == "H100-SXM" and c.gpus == tp)
              for tp in (2, 4, 8)}
-    assert [round(worst[tp], 2) for tp in (2, 4, 8)] == [0.20, 0.28, 0.39]
+    assert [round(worst[tp], 2) for tp in (2, 4, 8)] == [0.18, 0.27, 0.38]
     assert all(abs(c.error) <= 0.25 for c in checks if c.input == 2048 and c.output == 128 and not c.model.startswith("Mix"))
     # ... the 128/128 row at the 4,096-request cap: the H200 published within 3 % of the H100
     h100, h200 = by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)], by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)]
@@ -494,17 +495,19 @@ def test_inflight_on_the_v1_0_tables():
     assert miss.cause == sm.INFLIGHT_CAUSES["compute"] and miss.batch == sm.TRTLLM_MAX_BATCH
     assert miss.published < by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)].published
     # the MoE model, run by the page attention data-parallel with expert parallelism, predicted tensor-parallel:
-    # 16 of 17 within, 14 of them under-predicted; the miss states it, with the all-reduces' share of the iteration
+    # 16 of 17 within, 15 of them under-predicted (14 before issue 24's channel rule slowed the all-reduces of one node);
+    # the miss states it, with the all-reduces' share of the iteration
     moe = [c for c in checks if c.model.startswith("Qwen")]
-    assert sum(abs(c.error) <= 0.25 for c in moe) == 16 and sum(c.error < 0 for c in moe) == 14
+    assert sum(abs(c.error) <= 0.25 for c in moe) == 16 and sum(c.error < 0 for c in moe) == 15
     worst = by[("H200-SXM", "Qwen3 235B-A22B", 8, 128, 2048)]
     assert worst.error < -0.25 and worst.cause == sm.INFLIGHT_CAUSES["moe-dp"]
     r = sm.inflight(memory.model_preset("Qwen3 235B-A22B"), "H200-SXM", 8, 128, 2048)
     assert round(r.comm_s / r.iteration_s, 2) == 0.37 and "37 %" in worst.cause
-    # ... and its claim that attention data parallelism, as the page states it, over-predicts every row 1.5-2.5x
+    # ... and its claim that attention data parallelism, as the page states it, over-predicts every row 1.4-2.4x (1.5-2.5x
+    # before issue 24's channel rule slowed the all-reduces inside one node)
     qwen = memory.model_preset("Qwen3 235B-A22B")
     dp = [sm.inflight(qwen, c.chip, 8, c.input, c.output, attention_dp=True).tokens_per_s / c.published for c in moe]
-    assert round(min(dp), 1) == 1.5 and round(max(dp), 1) == 2.5 and "1.5-2.5x" in worst.cause
+    assert round(min(dp), 1) == 1.4 and round(max(dp), 1) == 2.4 and "1.4-2.4x" in worst.cause
 
 
 def test_inflight_attention_dp_rank_physics():
