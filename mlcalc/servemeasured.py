@@ -360,32 +360,34 @@ def hf_sdpa_excess_table(arch: str, run: str = RUN) -> Mapping[tuple[int, int], 
 
 
 def hf_sdpa_excess_at(table: Mapping[tuple[int, int], float], batch: int, length: int) -> float:
-    """The excess of :func:`hf_sdpa_excess_table` at any batch and length: at each probed length, linear in log
-    batch between the probed batches around it; between the probed lengths, linear in log length. A probed point
-    gives its own value; any other point lies between the (at most four) probed neighbours it is taken from, so it
-    is never below the least of them nor above the greatest. Beyond the probe, the end value is held: below the
-    shortest or above the longest probed length the end length's row, below the least or above the greatest
-    batch probed at a length that batch's value (the fixed time per call of short caches and few blocks holds
-    there; where the excess grows with the bytes -- head dim 192 / 256 at more blocks than SMs -- it is a lower
-    bound beyond the probe). The wave count steps between probed batches and the log interpolation does not follow
-    the step: Gemma's shape at 16 x 4096, 128 blocks in one wave, is taken between 4 x 4096 (32 blocks) and 24 x 4096
-    (192 blocks, 2 waves), more than one wave costs. 0 for an empty table."""
+    """The excess of :func:`hf_sdpa_excess_table` at any batch and length, read along the call's work: its tokens,
+    batch x length (its K and V bytes over the head shape's bytes a token). At equal tokens the probed excess hardly
+    depends on how they split into batch and length (the kernel spreads a call's keys over the SMs; Gemma 3's shape
+    at 16,384 tokens: 23, 23, 17 and 20 us at 4 x 4096, 8 x 2048, 16 x 1024, 32 x 512), so: among the probed points
+    of equal tokens linear in log batch, between the probed token counts linear in log tokens. Read so, each probed
+    point left out and read from the others misses its own excess by less than read at each probed length in log
+    batch and log length (the test keeps both). A probed point gives its own value; any other point lies between
+    the (at most four) probed neighbours it is taken from. Beyond the probe the end value is held: below the least or
+    above the most tokens probed (512 and 131,072) that end's value, which at few tokens is the fixed time a call the
+    table shows, and at many tokens of head dim 192 / 256, where the excess grows with the bytes, a lower bound. Not
+    followed: the wave count of blocks (one per (batch, head), 132 SMs) steps where batch x heads crosses a multiple
+    of 132; Gemma's 24 x 4096 (192 blocks, 2 waves) costs 107 us beyond its bytes, 16 x 8192 (128 blocks, more tokens)
+    58 us, and a point between them is taken between the two. 0 for an empty table."""
     b, c = _check.positive_int("batch", batch), _check.positive_int("length", length)
     if not table:
         return 0.0
     rows: dict[int, list[tuple[float, float]]] = {}
     for (pb, pl), e in sorted(table.items()):
-        rows.setdefault(pl, []).append((float(pb), e))
-    lengths = sorted(rows)
-    return _log_between([(float(pl), _log_between(rows[pl], b)) for pl in lengths], c)
+        rows.setdefault(pb * pl, []).append((float(pb), e))
+    return _log_between([(float(n), _log_between(rows[n], b)) for n in sorted(rows)], b * c)
 
 
 def hf_sdpa_excess_s(arch: str, batch: int, context: int, run: str = RUN) -> float:
     """GPU seconds per layer (mean over the layers) that transformers' SDPA call at decode takes beyond the K and V
     bytes it reads at the run's read rate: the kernel probe's table (:func:`hf_sdpa_excess_table`) at this batch and
-    cache length (:func:`hf_sdpa_excess_at`: the probed value at a probed point, between the probed neighbours
-    elsewhere, the end value beyond the probe). A layer that attends to a window attends to min(context, window)
-    positions. 0 for a head shape the probe did not run (the bytes at the read rate stand)."""
+    cache length (:func:`hf_sdpa_excess_at`: the probed value at a probed point, between the probed neighbours of
+    about as many tokens elsewhere, the end value beyond the probe). A layer that attends to a window attends to
+    min(context, window) positions. 0 for a head shape the probe did not run (the bytes at the read rate stand)."""
     model = arch_model(arch, run)
     b, c = _check.positive_int("batch", batch), _check.positive_int("context", context)
     table = hf_sdpa_excess_table(arch, run)
