@@ -206,18 +206,24 @@ def markdown(run: str = RUN) -> str:
     return "\n".join(rows)
 
 
+#: The run whose read bandwidth the committed H100 serving predictions took (scripts/gpu/predict_blind10.py: serve14's
+#: probe).
+PREDICTED_H100_BANDWIDTH_RUN = "h100-2026-11-27-serve14"
+
+
 @contextmanager
-def _serving_card(run: str) -> Iterator[None]:
+def _serving_card(run: str, bandwidth_s: float | None = None) -> Iterator[None]:
     """servemeasured's inputs for the run's card: on an H200 as they are (the eager record's H200 run); on an H100 the
-    read bandwidth of this call's own probe and the matmul rate the predictions took (the eager record's 8192^3 rate x
-    the H100 / H200 ratio of the bench's 8192^3 reference rates); servemeasured's functions swapped while pricing."""
+    read bandwidth of this call's own probe (or ``bandwidth_s``, bytes/s) and the matmul rate the predictions took (the
+    eager record's 8192^3 rate x the H100 / H200 ratio of the bench's 8192^3 reference rates); servemeasured's
+    functions swapped while pricing."""
     from mlcalc import measured
     from mlcalc import servemeasured as sm
 
     if "H200" in card(run):
         yield
         return
-    bw = _probe_bandwidth(run)
+    bw = _probe_bandwidth(run) if bandwidth_s is None else bandwidth_s
     h100, h200 = (measured.matmul(k, "bf16").reference_tflops for k in ("H100-SXM", "H200-SXM"))
     if not h100 or not h200:
         raise ValueError(f"run={run!r}: the bench measured no 8192^3 reference rate for the H100 or the H200")
@@ -280,4 +286,27 @@ def own_probe_errors(run: str = RUN) -> Mapping[str, float]:
                 d = serving.decode_step(model, int(p["batch"]), int(p["max_cache_len"]), _probe_bandwidth(run), rate, 1,
                                         floor, copy, small_kernels_s=serving.hf_small_kernels_s())
                 out[k] = d.tokens_per_s / float(p["decode_tokens_per_s"]) - 1.0
+    return MappingProxyType(out)
+
+
+@lru_cache(maxsize=None)
+def current_engine_errors(run: str = RUN) -> Mapping[str, float]:
+    """The transformers serving cases (serve-eager, serve-graph, serve-prefill) priced again by the engine as it is
+    now with the inputs the committed predictions took (scripts/gpu/predict_blind10.py: the eager record's run, no
+    host probe of this call; on an H100 serve14's read bandwidth): what a change of the engine since the predictions
+    moves. The blind checks themselves (:func:`checks`) stay the committed predictions. Case key -> error."""
+    from mlcalc import serving
+    from mlcalc import servemeasured as sm
+
+    out: dict[str, float] = {}
+    with _serving_card(run, serving.measured_read_bandwidth(PREDICTED_H100_BANDWIDTH_RUN)):
+        for c in checks(run):
+            if not c.family.startswith("serve-"):
+                continue
+            path, arch, b, n = c.case.split("|")
+            if path == "prefill":
+                got = sm.predict_hf_prefill(arch, int(b[1:]), int(n[1:]), sm.RUN8, None).total_s
+            else:
+                got = sm.predict_hf(arch, path, int(b[1:]), int(n[1:]), sm.RUN8, None).step_s
+            out[c.case] = got / c.measured - 1.0
     return MappingProxyType(out)

@@ -708,7 +708,9 @@ def launch_floor_s() -> float:
     back-to-back launch overhead (:func:`mlcalc.serving.null_kernel_s`, 3 us: the published 'speed of light' of
     null kernels, mlcalc/data/kernels.json). Not fitted: the rule it makes (:func:`paced_machine` with ``fixed_s``)
     was scored on the dist6, dist6c, host7 and host7b blocks (110 of 116 within 15 %; 104 without it) and held out on
-    host7c, host8 and host8b (110 of 126; 102 without it; median error 8.0 -> 6.5 %)."""
+    host7c, host8 and host8b (110 of 126; 102 without it; median error 8.0 -> 6.5 %). With issue 24's channel rule in
+    the network model (the all-reduces inside one node slower) the same scores are 111 of 116 and 112 of 126 (105
+    without it; median 8.0 -> 6.4 %)."""
     from mlcalc import serving
 
     return serving.null_kernel_s()

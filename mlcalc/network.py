@@ -319,6 +319,114 @@ TREE_BUSBW_FACTOR = 0.92
 # Largest communicator the time functions accept: the step counts are exact integers far below this.
 MAX_RANKS = 10_000_000
 
+# --------------------------------------------------------------------------- NCCL's ring channels
+# How many channels NCCL runs a ring on, from its topology search (NCCL 2.28.9; the files named below):
+# src/graph/topo.h:16-21, NCCL's bandwidth of one NVLink by compute capability, GB/s (SMxx_NVLINK_BW).
+NCCL_NVLINK_GBPS = MappingProxyType({70: 20.0, 80: 20.0, 86: 12.0, 90: 20.6, 100: 40.1})
+# src/graph/search.cc:976, 981, 986: the speeds per channel (GB/s) the intra-node search tries, fastest first.
+NCCL_RING_SPEEDS = MappingProxyType({
+    80: (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+    90: (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+    100: (90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
+})
+# src/include/device.h:86 (MAXCHANNELS); src/init.cc:1019: the ring search looks for at most MAXCHANNELS/2.
+NCCL_MAX_CHANNELS = 64
+
+
+class RingChannels(NamedTuple):
+    """NCCL's ring channels on one node of NVLink-joined GPUs (:func:`nccl_ring_channels`)."""
+
+    searched: int  # channels the topology search found
+    speed_GBps: float  # bandwidth each searched channel was given, GB/s (1e9)
+    channels: int  # channels the kernels run on (after NCCL duplicates them)
+
+    @property
+    def tuner_busbw_GBps(self) -> float:
+        """NCCL's own estimate of the ring's bus bandwidth, searched channels x speed (src/graph/tuning.cc:301)."""
+        return self.searched * self.speed_GBps
+
+
+def nccl_ring_channels(nvlinks: int, compute_capability: int) -> RingChannels:
+    """The channels NCCL (2.28.9) runs a ring on inside one node whose GPUs are joined by ``nvlinks`` NVLinks each.
+
+    NCCL's search (src/graph/search.cc ncclTopoCompute) gives each channel the fastest speed of its list that
+    fits the GPU's NVLink bandwidth (``nvlinks`` x SMxx_NVLINK_BW, src/graph/topo.h), and as many channels as fit
+    at it; a slower speed wins only with more bandwidth in all (ties keep the first), and the search stops
+    trying once a speed is below 0.49 of the best found. ncclTopoDupChannels (search.cc:961-965) then doubles
+    the channels at half the speed when the speed is at least 25 GB/s (on Hopper and newer: at least 50, or 4
+    channels or fewer), and ncclTopoPostset doubles them again (src/graph/connect.cc:452), at most 64.
+    An H100 or H200 (18 NVLinks, sm90): 18 x 20.6 = 370.8 GB/s, 6 channels at 60 GB/s, 12 at 30, 24 run;
+    NCCL's INFO log of 2 H200s says "Channel 00/24" (mlcalc/data/measured/h200x2-2026-11-27-coll9b).
+    """
+    links_ = _check.positive_int("nvlinks", nvlinks, 64)
+    _check.choice("compute_capability", compute_capability, NCCL_RING_SPEEDS)
+    cc = compute_capability
+    total = links_ * NCCL_NVLINK_GBPS[cc]
+    speeds = NCCL_RING_SPEEDS[cc]
+    i = next((k for k, sp in enumerate(speeds) if sp <= total), len(speeds) - 1)
+    best_n, best_sp = max(1, min(NCCL_MAX_CHANNELS // 2, int(total // speeds[i]))), speeds[i]
+    for sp in speeds[i + 1:]:
+        if sp / best_sp <= 0.49:
+            break
+        n = min(NCCL_MAX_CHANNELS // 2, int(total // sp))
+        if n * sp > best_n * best_sp:
+            best_n, best_sp = n, sp
+    searched, speed = best_n, best_sp
+    if speed >= 25.0 and not (cc > 80 and speed < 50.0 and searched > 4):
+        dup = min(2 * searched, NCCL_MAX_CHANNELS // 2)
+        speed /= -(-dup // searched)
+        searched = dup
+    return RingChannels(searched, speed, min(NCCL_MAX_CHANNELS, 2 * searched))
+
+
+def _ring_kernel_steps(collective: str, n: int, in_place: bool) -> tuple[tuple[int, int], ...]:
+    """NCCL's ring kernel per chunk as (steps, stores per byte) of the steps that send, then of the one that does
+    not (NCCL 2.28.9, Simple protocol, P2P write: src/device/all_gather.h:53-70, reduce_scatter.h:41-53,
+    all_reduce.h:47-81). A store is a write of each byte by the channel's thread block; a send writes into the
+    next GPU's buffer, a copy into this GPU's output.
+
+    - all_gather: directSend (in place) or directCopySend (out of place: 2 stores), n-2 x directRecvCopyDirectSend
+      (2), then directRecv (1), which sends nothing;
+    - reduce_scatter: send (1), n-2 x recvReduceSend (1), then recvReduceCopy (1), which sends nothing;
+    - all_reduce: directSend (1), n-2 x directRecvReduceDirectSend (1), directRecvReduceCopyDirectSend (2),
+      n-2 x directRecvCopyDirectSend (2), then directRecv (1), which sends nothing.
+    """
+    if collective == "all_gather":
+        return ((1, 1), (n - 2, 2)) if in_place else ((n - 1, 2),)
+    if collective == "reduce_scatter":
+        return ((n - 1, 1),)
+    return ((n - 1, 1), (n - 1, 2))  # all_reduce
+
+
+RING_KERNEL_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+
+
+def nccl_ring_busbw_bytes_per_s(collective: str, n_ranks: int, channels: int, link_bytes_per_s: float,
+                                channel_copy_bytes_per_s: float, in_place: bool = False) -> float:
+    """Bus bandwidth of NCCL's ring all_gather / reduce_scatter / all_reduce on one node, large messages.
+
+    Each of the ``channels`` thread blocks runs the ring's steps one after the other on chunks of the same
+    size (:func:`_ring_kernel_steps`). The channels start together and do the same work, so they send
+    together: a step that sends takes the longer of its own writes at ``channel_copy_bytes_per_s`` per store
+    and the link's time for all channels' chunks (channels / ``link_bytes_per_s`` per byte), and the last step
+    of each chunk, which only receives, leaves the link idle for stores / ``channel_copy_bytes_per_s``.
+    busbw = bytes sent per link / time = (sending steps) x channels / (time of all steps), per byte of chunk.
+    Many channels: the link sets the sending steps and only the last step's copy is left; few channels: every
+    step is a copy. Two GPUs: one sending step of two (all_gather, reduce_scatter) or two of three
+    (all_reduce), so the idle step costs them most.
+    """
+    _check.choice("collective", collective, RING_KERNEL_COLLECTIVES)
+    n = _check.positive_int("n_ranks", n_ranks, MAX_RANKS)
+    c = _check.positive_int("channels", channels, NCCL_MAX_CHANNELS)
+    link_ = _check.positive("link_bytes_per_s", link_bytes_per_s)
+    copy = _check.positive("channel_copy_bytes_per_s", channel_copy_bytes_per_s)
+    if n == 1:
+        return link_  # nothing crosses a link (busbw factor 0); the link as the ring's pace
+    sending = _ring_kernel_steps(collective, n, bool(in_place))
+    share = c / link_  # seconds per byte of one channel's chunk when every channel sends at once
+    seconds = sum(k * max(stores / copy, share) for k, stores in sending) + 1 / copy
+    return _check.result("busbw_bytes_per_s", sum(k for k, _ in sending) * c / seconds)
+
 
 def busbw_factor(collective: str, n_ranks: int) -> float:
     """nccl-tests' factor from algorithm bandwidth to bus bandwidth: busbw = algbw x factor.
@@ -543,6 +651,8 @@ class Fabric:
     in_network: str = "none"  # in-network reduction: "none", "nvls" (NVLink SHARP) or "ib_sharp"
     nvls_algbw_bytes_per_s: float = 0.0  # NVLink SHARP all-reduce algbw on one node (0: none), bytes/s
     nvls_min_gpus: int = 5  # fewest GPUs per node at which NVLink SHARP beats the ring
+    ring_channels: int = 0  # channels NCCL runs a ring on inside a node (0: not known; the link alone sets the ring)
+    channel_copy_bytes_per_s: float = 0.0  # what one channel writes per second when the link is not full (0: not known)
 
     def __post_init__(self) -> None:
         _check.positive_int("gpus_per_node", self.gpus_per_node)
@@ -557,6 +667,8 @@ class Fabric:
         _check.choice("in_network", self.in_network, IN_NETWORK)
         _check.non_negative("nvls_algbw_bytes_per_s", self.nvls_algbw_bytes_per_s)
         _check.positive_int("nvls_min_gpus", self.nvls_min_gpus)
+        _check.bounded_int("ring_channels", self.ring_channels, 0, NCCL_MAX_CHANNELS)
+        _check.non_negative("channel_copy_bytes_per_s", self.channel_copy_bytes_per_s)
         if self.in_network == "nvls" and self.nvls_algbw_bytes_per_s == 0:
             raise ValueError("in_network='nvls' is not allowed without nvls_algbw_bytes_per_s > 0 "
                              "(this NVLink has no NVLink SHARP figure)")
@@ -625,12 +737,24 @@ def fabric(system_key: str, n_nodes: int = 1, efficiency: float = 1.0, gpus_per_
         if s.nics_per_node > 1 else rate(s.nic) * g / s.gpus_per_node
     nvls = _nvls(s.intra.key)
     return Fabric(g, n_nodes, rate(s.intra), node / g, s.intra.step_latency_s, s.nic.step_latency_s,
-                  nccl_base_latency_s(), in_network, nvls[0] * efficiency, nvls[1])
+                  nccl_base_latency_s(), in_network, nvls[0] * efficiency, nvls[1], *ring_channel_data(s.intra.key))
 
 
 def _nvls(intra_key: str) -> tuple[float, int]:
     e = _raw().get("in_network", {}).get(intra_key)
     return (float(e["nvls_algbw_GBps"]) * 1e9, int(e["nvls_min_gpus"])) if e else (0.0, 5)
+
+
+@lru_cache(maxsize=None)
+def ring_channel_data(intra_key: str) -> tuple[int, float]:
+    """(channels, one channel's copy rate in bytes/s) of NCCL's ring on the link ``intra_key`` (links.json's
+    "nccl_ring": :func:`nccl_ring_channels` of its NVLinks, and the measured copy rate); (0, 0.0) where none is
+    stored (the link alone then sets the ring's pace)."""
+    e = _raw().get("nccl_ring", {}).get(intra_key)
+    if not e:
+        return 0, 0.0
+    return nccl_ring_channels(int(e["nvlinks"]), int(e["compute_capability"])).channels, \
+        float(e["channel_copy_GBps"]) * 1e9
 
 
 def with_busbw(fab: Fabric, busbw_bytes_per_s: float) -> Fabric:
@@ -648,7 +772,10 @@ def collective_busbw_bytes_per_s(fab: Fabric, collective: str = "all_reduce", al
     """Large-message bus bandwidth (nccl-tests convention) of a collective on ``fab``.
 
     - ring all_reduce / all_gather / reduce_scatter / broadcast / reduce:
-      min(NVLink per GPU, the node's whole network) (:attr:`Fabric.busbw_bytes_per_s`);
+      min(NVLink per GPU, the node's whole network) (:attr:`Fabric.busbw_bytes_per_s`); on one node whose
+      link stores NCCL's channels and their copy rate (``ring_channels``), all_reduce, all_gather and
+      reduce_scatter run at :func:`nccl_ring_busbw_bytes_per_s` of that link: the last step of each chunk
+      only receives and leaves the link idle;
     - tree all_reduce: the slower of the chain in the node (2 S over NVLink) and the trees
       across nodes (S per node on 2 nodes, 2 S on more), derated by 0.92 (NCCL
       src/graph/tuning.cc); see :func:`_tree_seconds_per_byte`;
@@ -681,6 +808,9 @@ def collective_busbw_bytes_per_s(fab: Fabric, collective: str = "all_reduce", al
         latency_steps(collective, n, algorithm)  # tree is all_reduce only
         return 2 * (n - 1) / n / _tree_seconds_per_byte(fab)
     ring = fab.busbw_bytes_per_s
+    if nodes == 1 and n > 1 and fab.ring_channels and fab.channel_copy_bytes_per_s \
+            and collective in RING_KERNEL_COLLECTIVES:
+        ring = nccl_ring_busbw_bytes_per_s(collective, n, fab.ring_channels, ring, fab.channel_copy_bytes_per_s)
     if collective == "all_reduce" and fab.in_network == "nvls" and nodes == 1 and g >= fab.nvls_min_gpus:
         return max(ring, fab.nvls_algbw_bytes_per_s * 2 * (g - 1) / g)
     if collective == "all_reduce" and fab.in_network == "ib_sharp" and nodes > 1:

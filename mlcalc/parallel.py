@@ -537,9 +537,18 @@ def layout_budget(model: Workload, layout: GridLayout, fab: net.Fabric, global_b
     def timed(ops: tuple[Op, ...], parallelism: str, lat: float) -> tuple[float, float, str]:
         bw, where = parallel_busbw_bytes_per_s(fab, layout.tp, parallelism)
         wire = sum(wire_bytes(o) for o in ops)
-        t = sum(o.count * net.collective_time(o.message_bytes, o.group, bw, o.collective, "ring", lat,
-                                              fab.base_latency_s).time_s for o in ops if o.group > 1)
+        t = sum(o.count * net.collective_time(o.message_bytes, o.group, _ring_bw(o, bw, where), o.collective, "ring",
+                                              lat, fab.base_latency_s).time_s for o in ops if o.group > 1)
         return wire, t, where
+
+    def _ring_bw(o: Op, bw: float, where: str) -> float:
+        """Inside a node NCCL's ring kernel on its channels (mlcalc.network.nccl_ring_busbw_bytes_per_s), where the
+        fabric's link stores them; else the link's rate."""
+        if where == "intra-node" and fab.ring_channels and fab.channel_copy_bytes_per_s \
+                and o.collective in net.RING_KERNEL_COLLECTIVES:
+            return net.nccl_ring_busbw_bytes_per_s(o.collective, o.group, fab.ring_channels, bw,
+                                                   fab.channel_copy_bytes_per_s)
+        return bw
 
     lat_in = fab.intra_step_latency_s
     lat_out = fab.inter_step_latency_s if crosses else lat_in

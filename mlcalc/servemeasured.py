@@ -326,29 +326,76 @@ def _hf_attention_probe(run: str = ATTN_RUN) -> dict[tuple[int, int, int], dict[
     return out
 
 
+def _log_between(pts: list[tuple[float, float]], x: float) -> float:
+    """Linear in log x between the two points ``(x, y)`` around x (sorted by x, x > 0); the end point's y beyond
+    them."""
+    if x <= pts[0][0]:
+        return pts[0][1]
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        if x <= x1:
+            w = math.log(x / x0) / math.log(x1 / x0)
+            return (1.0 - w) * y0 + w * y1
+    return pts[-1][1]
+
+
+def hf_sdpa_excess_table(arch: str, run: str = RUN) -> Mapping[tuple[int, int], float]:
+    """The kernel probe's measured table for the architecture's head shape (``decode_attention``, kind "hf", run
+    :data:`ATTN_RUN`: one query row per head, K and V expanded to every query head, a boolean mask of batch x length):
+    {(batch, length): GPU seconds of the SDPA call beyond the K and V bytes it reads at the run's read rate, less a
+    null kernel's time (:func:`mlcalc.serving.null_kernel_s`: the tiny model's SDPA call, which does almost nothing,
+    is already in its replayed layer)}, never below 0. Empty for a head shape the probe did not run.
+
+    What the table shows of the kernel (an H200, 132 SMs): where batch x heads is small the call costs a fixed time
+    beyond its bytes, about 9 us at head dim 128 and 11-19 us at 192 / 256, whatever the length (Gemma 3's shape, 8
+    heads of 256: 18.8 us at 1 x 512, 19.3 us at 1 x 8192, the bytes 16x more); once batch x heads passes the SM
+    count the call runs in waves of one block per (batch, head), and at head dim 192 / 256 a block streams its keys
+    below the card's read rate (Gemma's shape: about 26 GB/s a block, so 24 x 4096, 192 blocks in 2 waves, takes
+    107 us beyond its bytes, 16 x 8192, 128 blocks in one wave, 58 us), while at head dim 128 the call reads at the
+    read rate (0 beyond). The boolean mask, batch x length bytes (64 KiB at 128 x 512), is too small to show."""
+    model = arch_model(arch, run)
+    dq, dv = (model.qk_head_dim, model.v_dim) if model.attention == "mla" else (model.head_dim, model.head_dim)
+    pts = _hf_attention_probe().get((model.n_heads, dq, dv), {})
+    floor, bw = serving.null_kernel_s(), read_bandwidth(run)
+    return MappingProxyType({k: max(0.0, t - floor - kv / bw) for k, (t, kv) in sorted(pts.items())})
+
+
+def hf_sdpa_excess_at(table: Mapping[tuple[int, int], float], batch: int, length: int) -> float:
+    """The excess of :func:`hf_sdpa_excess_table` at any batch and length: at each probed length, linear in log
+    batch between the probed batches around it; between the probed lengths, linear in log length. A probed point
+    gives its own value; any other point lies between the (at most four) probed neighbours it is taken from, so it
+    is never below the least of them nor above the greatest. Beyond the probe, the end value is held: below the
+    shortest or above the longest probed length the end length's row, below the least or above the greatest
+    batch probed at a length that batch's value (the fixed time per call of short caches and few blocks holds
+    there; where the excess grows with the bytes -- head dim 192 / 256 at more blocks than SMs -- it is a lower
+    bound beyond the probe). The wave count steps between probed batches and the log interpolation does not follow
+    the step: Gemma's shape at 16 x 4096, 128 blocks in one wave, is taken between 4 x 4096 (32 blocks) and 24 x 4096
+    (192 blocks, 2 waves), more than one wave costs. 0 for an empty table."""
+    b, c = _check.positive_int("batch", batch), _check.positive_int("length", length)
+    if not table:
+        return 0.0
+    rows: dict[int, list[tuple[float, float]]] = {}
+    for (pb, pl), e in sorted(table.items()):
+        rows.setdefault(pl, []).append((float(pb), e))
+    lengths = sorted(rows)
+    return _log_between([(float(pl), _log_between(rows[pl], b)) for pl in lengths], c)
+
+
 def hf_sdpa_excess_s(arch: str, batch: int, context: int, run: str = RUN) -> float:
     """GPU seconds per layer (mean over the layers) that transformers' SDPA call at decode takes beyond the K and V
-    bytes it reads at the run's read rate, from the kernel probe of the same call (``decode_attention``, kind "hf":
-    one query row per head, K and V expanded to every query head, a boolean mask) at this (batch, cache) for the
-    architecture's head shape, less a null kernel's time (:func:`mlcalc.serving.null_kernel_s`: the tiny model's
-    SDPA call, which does almost nothing, is already in its replayed layer). A layer that attends to a window
-    attends to min(context, window) positions.
-    0 where the probe did not run that shape and size (the bytes at the read rate stand)."""
+    bytes it reads at the run's read rate: the kernel probe's table (:func:`hf_sdpa_excess_table`) at this batch and
+    cache length (:func:`hf_sdpa_excess_at`: the probed value at a probed point, between the probed neighbours
+    elsewhere, the end value beyond the probe). A layer that attends to a window attends to min(context, window)
+    positions. 0 for a head shape the probe did not run (the bytes at the read rate stand)."""
     model = arch_model(arch, run)
     b, c = _check.positive_int("batch", batch), _check.positive_int("context", context)
-    heads = model.n_heads
-    dq, dv = (model.qk_head_dim, model.v_dim) if model.attention == "mla" else (model.head_dim, model.head_dim)
-    pts = _hf_attention_probe().get((heads, dq, dv))
-    if not pts:
+    table = hf_sdpa_excess_table(arch, run)
+    if not table:
         return 0.0
-    floor = serving.null_kernel_s()
-    bw = read_bandwidth(run)
     lay = memory.kv_layout(model)
     total = 0.0
     for n, length in ((lay.global_layers, c), (lay.local_layers, min(c, lay.window) if lay.window else c)):
-        if n and (b, length) in pts:
-            t, kv = pts[(b, length)]
-            total += n * max(0.0, t - floor - kv / bw)
+        if n:
+            total += n * hf_sdpa_excess_at(table, b, length)
     return total / model.n_layers
 
 
@@ -1520,8 +1567,8 @@ def check_inflight() -> list[InflightCheck]:
 INFLIGHT_CAUSES = MappingProxyType({
     "moe": ("no cause stated by the source; ours: Mixtral's expert layers: the same table's dense rows on as many "
             "GPUs are within 25 % (Llama 3.1 70B at "
-            "TP 1, 2, 4 and 8) while every Mixtral miss over-predicts, more with more GPUs (H100: at most +20 % on 2, "
-            "+28 % on 4, +39 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split "
+            "TP 1, 2, 4 and 8) while every Mixtral miss over-predicts, more with more GPUs (H100: at most +18 % on 2, "
+            "+27 % on 4, +38 % on 8). TensorRT-LLM 0.17 runs the experts tensor-parallel (each of the 8 experts split "
             "over every GPU, no expert parallelism in the page's build command); the routing passes this implies, "
             "whole on every GPU (moe_routing_bytes_per_token), are counted and take 0.5-7 % of an iteration. What is "
             "not: the expert matmuls are charged at the FP8 law checked on DeepGEMM's grouped kernels, while the "
@@ -1536,7 +1583,7 @@ INFLIGHT_CAUSES = MappingProxyType({
                "here) the model's rows are within 25 % but this one, which under-predicts as most of them do; "
                "predicted with attention data parallelism as the page states it (inflight(attention_dp=True): each "
                "GPU its own requests and whole KV cache, the experts split over the 8) every row of this model comes "
-               "out 1.5-2.5x the published throughput; the page states neither the EP size nor the per-rank batch and token "
+               "out 1.4-2.4x the published throughput; the page states neither the EP size nor the per-rank batch and token "
                "caps that would tell which ran"),
     "compute": ("no cause stated by either page (v0.17, v1.0); ours: 8,192 tokens an iteration at the engine's cap of 4,096 requests (the caps the v0.17 page's own "
                 "128/128 example run prints: 'Max Runtime Batch Size: 4096', 'Max Runtime Tokens: 8192'): the tables "

@@ -421,11 +421,50 @@ def blind10_cases() -> list[dict[str, Any]]:
     ]
 
 
+def blind11_cases() -> list[dict[str, Any]]:
+    """The blind11 check (session 35): 4-GPU runs at shapes, lengths and micro-batches no sweep ran, predicted before
+    the call (``scripts/gpu/blind11_predictions.json``): Mistral 7B (32k vocabulary, GQA 8, 14336-wide MLP), Qwen2.5 7B's
+    shape (152k vocabulary, 4 KV heads, 18944-wide MLP; without its Q/K/V biases, which this program does not build),
+    Qwen3 8B's shape (152k vocabulary, 36 layers, 12288-wide MLP; without its Q/K norms), the Llama 3.2 1B and 3B at
+    new lengths and micro-batches; under FSDP2 on 4, TP 4, the 1F1B pipeline on 4, FSDP 2 x TP 2, PP 2 x FSDP 2 and
+    PP 2 x TP 2, with and without checkpointing. Then two cases already in the record (``-base``: FSDP 4 1B at 4 x 2048,
+    TP 4 3B at 4 x 2048) to compare this host with the earlier ones. The defaults of the program (no variants, no
+    meters)."""
+    b1, b3, mis = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Mistral 7B")
+    q25 = models.preset("Qwen2.5 7B").replace(name="Qwen2.5-7B-nobias", qkv_bias=False, published_params=0.0)
+    q3 = models.preset("Qwen3 8B").replace(name="Qwen3-8B-noqknorm", qk_norm=False, published_params=0.0)
+    return [
+        # FSDP2 on 4
+        case(mis, 4, 4096, 1, True, dp=4),
+        case(q25, 4, 2048, 2, True, dp=4),
+        case(b1, 4, 1024, 8, False, dp=4),
+        # tensor parallel 4 (sequence parallel)
+        case(mis, 4, 4096, 1, True, tp=4),
+        case(b3, 4, 4096, 2, False, tp=4),
+        case(q3, 4, 2048, 1, True, tp=4),
+        # the 1F1B pipeline on 4
+        case(mis, 4, 2048, 1, True, pp=4, n_micro=8, schedule="1f1b"),
+        case(b3, 4, 4096, 1, False, pp=4, n_micro=4, schedule="1f1b"),
+        # FSDP 2 x TP 2
+        case(mis, 4, 4096, 1, True, dp=2, tp=2),
+        case(b1, 4, 4096, 2, False, dp=2, tp=2),
+        # PP 2 x FSDP 2
+        case(b3, 4, 2048, 2, True, dp=2, pp=2, n_micro=4, schedule="1f1b"),
+        case(q25, 4, 2048, 1, True, dp=2, pp=2, n_micro=4, schedule="1f1b"),
+        # PP 2 x TP 2
+        case(mis, 4, 2048, 1, True, tp=2, pp=2, n_micro=4, schedule="1f1b"),
+        case(b1, 4, 4096, 1, False, tp=2, pp=2, n_micro=8, schedule="1f1b"),
+        # the baseline: two cases the record already holds (gpu_cases), run again on this host
+        case(b1, 4, 2048, 4, False, dp=4, tag="base"),
+        case(b3, 4, 2048, 4, False, tp=4, tag="base"),
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
           "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases, "host8": host8_cases,
-          "host8b": host8b_cases, "blind10": blind10_cases}
+          "host8b": host8b_cases, "blind10": blind10_cases, "blind11": blind11_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -1412,6 +1451,10 @@ FLOORS_DIST4B = (("plain", False), ("plain", True), ("tp", False), ("fsdp", Fals
 #: The dist5 call's floors (4 GPUs): the plain program (the unit), tensor parallel over 4 ranks and over 2 ranks of
 #: a 2-D mesh on the same host at the same time: the tensor-parallel degree's own effect on the DTensor host cost.
 FLOORS_DIST5 = (("plain", False), ("tp", False), ("tp2d", False))
+#: The blind11 call's floors (4 GPUs): every program of :data:`FLOORS_ALL` (what :data:`mlcalc.distruns.FLOORS_RUN`
+#: reads) and FSDP2 over DTensor parameters (:data:`FLOORS_DIST4B`'s "tp2d" and "fsdptp"): this host's floors beside
+#: the ones the engine was calibrated from.
+FLOORS_BLIND11 = FLOORS_ALL + (("tp2d", False), ("fsdptp", False))
 #: The host probe: the plain program alone (its time per layer is the host's speed at that moment).
 PROBE_FLOORS = (("plain", False),)
 
@@ -1571,8 +1614,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", action="store_true", help="measure matmul, collectives and host time first")
     ap.add_argument("--sweep", default="first", choices=sorted(SWEEPS), help="which list of GPU cases")
     ap.add_argument("--floors", action="store_true", help="measure the host floors of each program (with --baseline)")
-    ap.add_argument("--floor-set", default="all", choices=("all", "dist4b", "dist5"),
-                    help="which floor programs: all (plain, tp, fsdp, with and without checkpointing), dist4b or dist5")
+    ap.add_argument("--floor-set", default="all", choices=("all", "dist4b", "dist5", "blind11"),
+                    help="which floor programs: all (plain, tp, fsdp, with and without checkpointing), dist4b, dist5 or blind11")
     ap.add_argument("--only", default="", help="comma-separated case ids (default: every case of this world size)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
@@ -1595,7 +1638,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind10")) else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind1")) else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.only:
         keep = set(args.only.split(","))
@@ -1646,7 +1689,8 @@ def main(argv: list[str] | None = None) -> int:
             open(floors_mark, "w").close()
         t0 = time.time()
         try:
-            programs = {"dist4b": FLOORS_DIST4B, "dist5": FLOORS_DIST5}.get(args.floor_set, FLOORS_ALL)
+            programs = {"dist4b": FLOORS_DIST4B, "dist5": FLOORS_DIST5,
+                        "blind11": FLOORS_BLIND11}.get(args.floor_set, FLOORS_ALL)
             place: Any = None
             fmeter = HostMeter()
             fallowed = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()

@@ -664,7 +664,8 @@ def test_the_calibration_program_follows_the_probe():
 
 
 # Both metered rules, written before the calls they were checked on, missed: pricing each step's host at its metered
-# pace (the slowest rank's) gives 21 ("probe") and 16 ("calibrated") of 68 blocks within 15 %, the engine's one pace
+# pace (the slowest rank's) gives 20 ("probe"; 21 before issue 24's channel rule) and 16 ("calibrated") of 68 blocks
+# within 15 %, the engine's one pace
 # 41 with checkpointing's host cost from two floor steps at two paces, 47 since it is at the pace of the forward op
 # (distruns.checkpoint_calibration). The pace explains the spread's order, not its size: kept as a stated cause.
 def test_the_metered_rules_missed_blind():
@@ -674,7 +675,7 @@ def test_the_metered_rules_missed_blind():
         assert len(blocks) == 68
         score[rule] = sum(abs(b.error) <= distruns.STEP_TARGET for b in blocks)
         score["default"] = sum(abs(b.default_error) <= distruns.STEP_TARGET for b in blocks)
-    assert score == {"probe": 21, "calibrated": 16, "default": 47}
+    assert score == {"probe": 20, "calibrated": 16, "default": 47}
     assert {b.predicted_s > b.step_s for b in distruns.metered_blocks(D6C, "probe") if b.case.tp > 1} == {True}
 
 
@@ -763,15 +764,15 @@ def test_the_host7_runs_and_their_blind_predictions():
 # The pace-aware rule, written before the host7 calls (scripts/gpu/host7_predictions.json): the engine's stated pace
 # is what its own calibration program does per forward op in the training runs' placement (160 thousand runs a
 # second; 85-115 was written before), every host constant scaled by stated / the step's pace. Blind it put 7 of the
-# calls' 48 blocks within 15 %, the engine's one pace 29: the meter's pace does not carry into a step's host time one
-# to one (a TP step of 2 x 2048 3B took 390 ms at 124 thousand and 459-548 at 81-109; the rule says 660-1000).
+# calls' 48 blocks within 15 %, the engine's one pace 29 (30 with issue 24's channel rule): the meter's pace does not
+# carry into a step's host time one to one (a TP step of 2 x 2048 3B took 390 ms at 124 thousand and 459-548 at 81-109; the rule says 660-1000).
 def test_the_pace_aware_rule_missed_blind():
     stated = distruns.engine_pace(H7)
     assert stated == pytest.approx(160e3, rel=0.02)
     blocks = distruns.paced_blocks(H7, stated) + distruns.paced_blocks(H7B, stated)
     assert len(blocks) == 48
     assert sum(abs(b.error) <= distruns.STEP_TARGET for b in blocks) == 7
-    assert sum(abs(b.default_error) <= distruns.STEP_TARGET for b in blocks) == 29
+    assert sum(abs(b.default_error) <= distruns.STEP_TARGET for b in blocks) == 30  # 29 before issue 24's channel rule
     tp = [b for b in blocks if b.case.tp > 1]
     assert all(b.predicted_s > 1.4 * b.step_s for b in tp)
 
@@ -836,10 +837,12 @@ def test_a_metered_case_is_held_to_its_paced_prediction():
 def test_the_launch_floor_rule_holds_out_of_sample():
     assert distruns.launch_floor_s() == 3e-6
     seen, held = distruns.floor_rule_score(distruns.FLOOR_RULE_SEEN), distruns.floor_rule_score(distruns.FLOOR_RULE_HELD_OUT)
-    assert (seen.n, seen.within_scaled, seen.within_floor) == (116, 104, 110)
-    assert (held.n, held.within_scaled, held.within_floor) == (126, 102, 110)
+    # with issue 24's channel rule (coll10: the all-reduces inside one node slower) the scores are 104 -> 111 of 116 and
+    # 105 -> 112 of 126, median 8.0 -> 6.4 % (104 -> 110, 102 -> 110 and 8.0 -> 6.5 % with the engine of then)
+    assert (seen.n, seen.within_scaled, seen.within_floor) == (116, 104, 111)
+    assert (held.n, held.within_scaled, held.within_floor) == (126, 105, 112)
     assert held.median_floor < held.median_scaled
-    assert round(100 * held.median_scaled, 1) == 8.0 and round(100 * held.median_floor, 1) == 6.5
+    assert round(100 * held.median_scaled, 1) == 8.0 and round(100 * held.median_floor, 1) == 6.4
     assert not set(distruns.FLOOR_RULE_SEEN) & set(distruns.FLOOR_RULE_HELD_OUT)
     assert set(distruns.FLOOR_RULE_SEEN) | set(distruns.FLOOR_RULE_HELD_OUT) == {
         r for r in distruns.runs_with_meters() if r in distruns.runs() and distruns.metered_steps(r)}
@@ -880,7 +883,8 @@ def test_the_host8_calls_and_their_blind_tests():
     _blind_run(H8B, 5, 3)
     # host8's blocks blind, with the engine of then (dist4b's FSDP2-over-DTensor floor): 39 of 48 paced, 30 the engine;
     # with the metered floor it adopted 38 and 30. host8b's were predicted with the metered floor.
-    for run, n, paced_in, default_in in ((H8, 48, 38, 30), (H8B, 30, 22, 10)):
+    # recomputed with issue 24's channel rule (coll10): 39 and 30 of host8's, 24 and 11 of host8b's (38/30, 22/10 before)
+    for run, n, paced_in, default_in in ((H8, 48, 39, 30), (H8B, 30, 24, 11)):
         blocks = distruns.paced_blocks(run, distruns.STATED_PACE)
         assert len(blocks) == n
         assert sum(abs(b.error) <= distruns.STEP_TARGET for b in blocks) == paced_in
@@ -944,11 +948,12 @@ def test_fsdp_over_dtensor_floor_metered():
     m = distruns.machine(distruns.cases(H8)[0])
     assert m.host_s_per_fsdp_dtensor_layer == pytest.approx(h8["forward"][1] * m.host_s_per_op)
     # host7c's FSDP 2 x TP 2 3B, +15.6 % paced with the old floor, is +9.4 % with the metered one (its pace 62-70
-    # thousand runs a second: with the launch floor held fixed, host9, +2.7 %)
+    # thousand runs a second: with the launch floor held fixed, host9, +2.7 %); with issue 24's channel rule (coll10:
+    # its TP all-reduces slower) +10.3 % and +3.6 %
     c = next(c for c in distruns.cases(H7C) if c.family == "fsdpxtp")
     scaled = distruns.predict_paced(c, round(distruns.case_pace(c), -3), distruns.STATED_PACE) / c.step_s - 1
-    assert scaled == pytest.approx(0.094, abs=0.005)
-    assert distruns.check(c).step_error == pytest.approx(0.027, abs=0.005)
+    assert scaled == pytest.approx(0.103, abs=0.005)
+    assert distruns.check(c).step_error == pytest.approx(0.036, abs=0.005)
 
 
 # The pace gap (host7: the steps hold to 90 thousand runs a second, the engine's calibration program gives 160

@@ -7,6 +7,8 @@ The H200's NVLink 4 is the H100 SXM's, so the model is one DGX-H100 node with 2 
 Nothing in mlcalc.network is fitted to these points.
 """
 
+from dataclasses import replace
+
 import pytest
 
 from mlcalc import measured
@@ -58,17 +60,17 @@ def test_two_gpus_at_1_gib_within_15_percent_of_the_model(op):
     assert 1 / 1.15 <= _ratio(RUN2, op, 2) <= 1.15
 
 
-@pytest.mark.parametrize("op, low, high", [("all_gather", 0.70, 0.76), ("reduce_scatter", 0.72, 0.78)])
-def test_two_gpu_all_gather_and_reduce_scatter_are_a_stated_miss(op, low, high):
+@pytest.mark.parametrize("op", ("all_gather", "reduce_scatter"))
+def test_two_gpu_all_gather_and_reduce_scatter_within_15_percent_with_nccls_channels(op):
     # Source: our measurement over 2 of the same 4 H200s (h200x4-2026-11-26-net5-2of4): all-gather 268.1,
-    # reduce-scatter 274.4 GB/s at 1 GiB, i.e. 73% and 75% of the model's ~367 (collectives chapter, "From two
-    # GPUs to four"). The model keeps busbw independent of the GPU count, as nccl-tests' PERFORMANCE.md defines it;
-    # the measurement rises from 2 to 4 GPUs for these two. The cause is measured in the same call (the next test):
-    # NCCL's ring kernels for these two, not the link. Stated, not tuned away: this pins the stated state, so a change
-    # in the model or the data shows here and in the chapter.
-    assert low <= _ratio(RUN2, op, 2) <= high
-    # ... and on 4 GPUs the same collective is back within 15% (see above), so the miss is the 2-GPU case.
-    assert _ratio(RUN4, op, 4) > high
+    # reduce-scatter 274.4 GB/s at 1 GiB. With the link alone the model said ~367 (73% and 75% of it: issue 24's
+    # miss). NCCL's ring kernel on 24 channels (nccl_ring_busbw_bytes_per_s) gives 24 / (24 / 370 + 1 / 38.4) =
+    # 264 GB/s (262.5 with the latency at 1 GiB): within 2% and 5%, and 324 over 4 GPUs (measured 326.7, 326.1).
+    assert 0.98 <= _ratio(RUN2, op, 2) <= 1.07
+    assert 0.98 <= _ratio(RUN4, op, 4) <= 1.03
+    link_only = replace(net.fabric("DGX-H100", 1, gpus_per_node=2), ring_channels=0)
+    assert _curve(RUN2, op).busbw_bytes_per_s_at(GIB) < 0.78 * net.fabric_collective_time(
+        GIB, link_only, op).busbw_bytes_per_s
 
 
 TWO_GPU_RUNS = ("h200x2-2026-11-26", "h200x2-2026-11-26-collectives2", "h200x2-2026-11-26-collectives3",
@@ -93,17 +95,15 @@ def test_the_two_gpu_miss_is_the_ring_kernel_not_the_link(run):
                 assert at[fast] >= factor * at[slow], (run, fast, slow)
 
 
-def test_the_accuracy_page_states_the_cause_of_each_collectives_miss():
-    # Every case of the collectives family outside its ±15% carries a stated cause (the issue's "within or its cause
-    # stated"), and the cause names what the measurement above shows; a case within carries none.
+def test_the_accuracy_page_has_no_collectives_miss_left():
+    # Every case of the collectives family is within its ±15% with NCCL's channels in the model (issue 24); a case
+    # within carries no cause. Before: the 2-GPU all-gather and reduce-scatter were out (+36.9%, +33.8%).
     from mlcalc import accuracy
 
     cases = accuracy.cases("collectives")
-    missed = [c for c in cases if abs(c.error) > accuracy.FAMILIES["collectives"].target]
-    assert sorted(c.label for c in missed) == ["all-gather over 2 GPUs, 1 GiB", "reduce-scatter over 2 GPUs, 1 GiB"]
-    for c in missed:
-        assert "all-to-all" in c.cause and "NVIDIA/nccl#1281" in c.cause and c.where == RUN2, c.label
-    assert all(not c.cause for c in cases if c not in missed)
+    assert len(cases) == 10
+    assert all(abs(c.error) <= accuracy.FAMILIES["collectives"].target for c in cases)
+    assert all(not c.cause for c in cases)
 
 
 def test_eight_gpu_ring_all_gather_against_published_h100_numbers():
@@ -118,14 +118,17 @@ def test_eight_gpu_ring_all_gather_against_published_h100_numbers():
         assert model == pytest.approx(published, rel=0.06), (op, published)
 
 
-def test_measured_busbw_rises_from_two_gpus_to_four_the_model_stays_flat():
+def test_measured_busbw_rises_from_two_gpus_to_four_and_so_does_the_model():
     # Source: our 4 x H200 run (both folders): all-reduce 329.0 -> 354.8, all-gather 268.1 -> 326.7,
-    # reduce-scatter 274.4 -> 326.1 GB/s at 1 GiB. The model's busbw changes by well under 1% between 2 and 4 GPUs.
+    # reduce-scatter 274.4 -> 326.1 GB/s at 1 GiB. NCCL's ring kernel has one receive-only step per chunk whatever
+    # the GPU count, so its share of the time falls from 1/2 (2 GPUs) to 1/4 (4 GPUs) for all-gather and
+    # reduce-scatter, and from 1/3 to 1/7 for all-reduce: the model rises with it (262.5 -> 323.9, 306.8 -> 344.6).
     for op in ("all_reduce", "all_gather", "reduce_scatter"):
-        assert _curve(RUN4, op).busbw_bytes_per_s_at(GIB) > 1.05 * _curve(RUN2, op).busbw_bytes_per_s_at(GIB)
+        measured2, measured4 = (_curve(r, op).busbw_bytes_per_s_at(GIB) for r in (RUN2, RUN4))
         m2, m4 = (net.fabric_collective_time(GIB, net.fabric("DGX-H100", 1, gpus_per_node=n), op).busbw_bytes_per_s
                   for n in (2, 4))
-        assert m4 == pytest.approx(m2, rel=0.01)
+        assert measured4 > 1.05 * measured2 and m4 > 1.05 * m2
+        assert m4 / m2 == pytest.approx(measured4 / measured2, rel=0.06), op
 
 
 def test_four_gpu_send_recv_step_below_256_mib_is_a_stated_miss():
@@ -149,8 +152,8 @@ def test_a_second_four_gpu_machine_repeats_every_collective_within_2_percent(op)
         a, b = _curve(first, op), _curve(again, op)
         assert b.n_ranks == n and b.info.device_name == "NVIDIA H200"
         assert b.busbw_bytes_per_s_at(GIB) == pytest.approx(a.busbw_bytes_per_s_at(GIB), rel=0.02)
-    if op in ("all_gather", "reduce_scatter"):  # the stated 2-GPU miss, again at 73-75% of the model
-        assert 0.70 <= _ratio(RUN2B, op, 2) <= 0.78
+    if op in ("all_gather", "reduce_scatter"):  # the former 2-GPU miss: within 5% with NCCL's channels
+        assert 0.98 <= _ratio(RUN2B, op, 2) <= 1.05
 
 
 def _time_ratio(run: str, n: int, size: int) -> float:
@@ -165,14 +168,14 @@ def test_all_reduce_law_at_tensor_parallel_sizes(size):
     # The sizes a tensor-parallel serving iteration all-reduces (mlcalc.serving.comm_s: tokens x hidden x 2 bytes;
     # 1,000-8,000 tokens of a 4,096-8,192 hidden: 8-128 MiB), not only the 1 GiB above. Source: both 4 x H200 runs
     # (h200x4-2026-11-26-net5 and -run2): 59.5 / 94.2 / 172.9 / 321.6 / 614.0 / 1184.5 us from 8 to 256 MiB on the
-    # first; the law is within 10 % of each (-8 to +6 %). Over 2 of the GPUs (-2of4 and -2of4-run2: 46.0 / 74.9 /
-    # 136.6 / 247.6 / 468.6 / 894.8 us) it is 17-23 % fast at every one of these sizes, as at 1 GiB (busbw 329
-    # against the law's 368: the measured 2-GPU all-reduce bus bandwidth is lower at every size, not a small-size
-    # effect).
+    # first; the law is within 11 % of each (-2 to +10 %, +10.1 % at 8 MiB on -run2). Over 2 of the GPUs (-2of4 and
+    # -2of4-run2: 46.0 / 74.9 / 136.6 / 247.6 / 468.6 / 894.8 us) it is 1-10 % fast at these sizes. With the link alone
+    # it was 17-23 % fast on 2 GPUs at every size; NCCL's ring kernel (24 channels, one receive-only step in three,
+    # nccl_ring_busbw_bytes_per_s) takes the law to 306.8 GB/s at 1 GiB against the measured 329.
     for run in (RUN4, RUN4B):
-        assert 0.90 <= _time_ratio(run, 4, size) <= 1.10, run
+        assert 0.97 <= _time_ratio(run, 4, size) <= 1.11, run
     for run in (RUN2, RUN2B):
-        assert 0.76 <= _time_ratio(run, 2, size) <= 0.84, run
+        assert 0.89 <= _time_ratio(run, 2, size) <= 1.0, run
 
 
 def test_small_all_reduce_latency_is_a_stated_limit():

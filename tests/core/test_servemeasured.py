@@ -304,7 +304,7 @@ def test_tensorrt_llm_70b_gap_is_the_release():
     # the same predictions against the v0.6.1 figures (the table the book compared with before)
     pred70 = [c.predicted for c in sm.check_published() if c.model == "Llama-2 70B" and c.chip == "H100-SXM"]
     old = [p / v061 - 1 for p, v061 in zip(pred70, v["llama2_70b_v061"])]
-    assert max(old) > 1.0 and max(old) > max(errs70)
+    assert max(old) > 0.95 and max(old) > max(errs70)  # +99.6 % (+100 % before issue 24's channel rule)
     # the planner's list is the same v0.9.0 rows
     assert len(serving.check_benchmarks()) == len(sm.check_published()) + len(sm.check_first_token())
 
@@ -457,11 +457,12 @@ def test_inflight_within_25_percent_or_cause_stated():
     by = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in checks}
     # what the stated causes claim, on the same table: dense 70B on 1, 2, 4 and 8 GPUs is within 25 % ...
     assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B")
-    # ... every Mixtral miss over-predicts, at most +20 % on 2 H100s, +28 % on 4, +39 % on 8
+    # ... every Mixtral miss over-predicts, at most +18 % on 2 H100s, +27 % on 4, +38 % on 8 (+20, +28, +39 before
+    # issue 24's channel rule made the 2-8 GPU all-reduces of one node slower)
     assert all(c.error > 0 for c in checks if c.cause and c.model == "Mixtral 8x7B")
     worst = {tp: max(c.error for c in checks if c.model == "Mixtral 8x7B" and c.chip == "H100-SXM" and c.gpus == tp)
              for tp in (2, 4, 8)}
-    assert [round(worst[tp], 2) for tp in (2, 4, 8)] == [0.20, 0.28, 0.39]
+    assert [round(worst[tp], 2) for tp in (2, 4, 8)] == [0.18, 0.27, 0.38]
     assert all(abs(c.error) <= 0.25 for c in checks if c.input == 2048 and c.output == 128 and not c.model.startswith("Mix"))
     # ... the 128/128 row at the 4,096-request cap: the H200 published within 3 % of the H100
     h100, h200 = by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)], by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)]
@@ -494,17 +495,19 @@ def test_inflight_on_the_v1_0_tables():
     assert miss.cause == sm.INFLIGHT_CAUSES["compute"] and miss.batch == sm.TRTLLM_MAX_BATCH
     assert miss.published < by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)].published
     # the MoE model, run by the page attention data-parallel with expert parallelism, predicted tensor-parallel:
-    # 16 of 17 within, 14 of them under-predicted; the miss states it, with the all-reduces' share of the iteration
+    # 16 of 17 within, 15 of them under-predicted (14 before issue 24's channel rule slowed the all-reduces of one node);
+    # the miss states it, with the all-reduces' share of the iteration
     moe = [c for c in checks if c.model.startswith("Qwen")]
-    assert sum(abs(c.error) <= 0.25 for c in moe) == 16 and sum(c.error < 0 for c in moe) == 14
+    assert sum(abs(c.error) <= 0.25 for c in moe) == 16 and sum(c.error < 0 for c in moe) == 15
     worst = by[("H200-SXM", "Qwen3 235B-A22B", 8, 128, 2048)]
     assert worst.error < -0.25 and worst.cause == sm.INFLIGHT_CAUSES["moe-dp"]
     r = sm.inflight(memory.model_preset("Qwen3 235B-A22B"), "H200-SXM", 8, 128, 2048)
     assert round(r.comm_s / r.iteration_s, 2) == 0.37 and "37 %" in worst.cause
-    # ... and its claim that attention data parallelism, as the page states it, over-predicts every row 1.5-2.5x
+    # ... and its claim that attention data parallelism, as the page states it, over-predicts every row 1.4-2.4x (1.5-2.5x
+    # before issue 24's channel rule slowed the all-reduces inside one node)
     qwen = memory.model_preset("Qwen3 235B-A22B")
     dp = [sm.inflight(qwen, c.chip, 8, c.input, c.output, attention_dp=True).tokens_per_s / c.published for c in moe]
-    assert round(min(dp), 1) == 1.5 and round(max(dp), 1) == 2.5 and "1.5-2.5x" in worst.cause
+    assert round(min(dp), 1) == 1.4 and round(max(dp), 1) == 2.4 and "1.4-2.4x" in worst.cause
 
 
 def test_inflight_attention_dp_rank_physics():
@@ -662,8 +665,74 @@ def test_transformers_sdpa_beyond_its_bytes_from_the_probe():
     long = sm.hf_sdpa_excess_s("llama8b", 16, 8192, sm.RUN4)
     assert 5e-6 < short < 40e-6
     assert long < 0.25 * 477.8e-6  # the probe: 478 us a call there, nearly all of it bytes
-    # a shape the probe did not run adds nothing (the bytes at the read rate stand)
-    assert sm.hf_sdpa_excess_s("llama8b", 3, 777, sm.RUN4) == 0.0
+
+
+def _probe_rows(heads, dq, dv):
+    # the kernel probe's own file (run h200x4-2026-11-26-serve4, kernels4_gpu2.json, scripts/gpu/bench_kernels.py
+    # decode_attention, kind "hf"), read here without the module's reader
+    import json
+    import pathlib
+
+    f = pathlib.Path(sm.__file__).parent / "data/measured/h200x4-2026-11-26-serve4/kernels4_gpu2.json"
+    return {(r["batch"], r["length"]): (r["s"], r["kv_bytes"]) for r in json.loads(f.read_text())["decode_attention"]
+            if r.get("kind") == "hf" and "s" in r and (r["kv_heads"], r["head_dim"], r["v_head_dim"]) == (heads, dq, dv)}
+
+
+def test_sdpa_excess_is_the_probe_at_probed_points():
+    # source: the kernel probe of run h200x4-2026-11-26-serve4 (H200): 13 (batch, length) points for each of the
+    # three head shapes; at each the table is the call's time less a null kernel less its K and V bytes at the read
+    # rate, never below 0, and the rule returns exactly that value
+    from mlcalc import serving
+
+    bw, floor = sm.read_bandwidth(sm.RUN4), serving.null_kernel_s()
+    for arch, shape in (("llama8b", (32, 128, 128)), ("gemma3_4b", (8, 256, 256)), ("dsv2lite_8l", (16, 192, 128))):
+        rows = _probe_rows(*shape)
+        table = sm.hf_sdpa_excess_table(arch, sm.RUN4)
+        assert len(rows) == len(table) == 13
+        for (b, L), (t, kv) in rows.items():
+            assert table[(b, L)] == pytest.approx(max(0.0, t - floor - kv / bw), rel=1e-12)
+            assert sm.hf_sdpa_excess_at(table, b, L) == table[(b, L)]
+    gemma = sm.hf_sdpa_excess_table("gemma3_4b", sm.RUN4)
+    # what the table shows of the kernel (hf_sdpa_excess_table's docstring): a fixed time a call at few blocks, the
+    # same at 16x the bytes (Gemma's shape 1 x 512 vs 1 x 8192); 2 waves of blocks cost about twice one wave
+    assert 17e-6 < gemma[(1, 512)] < 20e-6 and 17e-6 < gemma[(1, 8192)] < 21e-6
+    assert 100e-6 < gemma[(24, 4096)] < 115e-6 and 50e-6 < gemma[(16, 8192)] < 65e-6
+    llama = sm.hf_sdpa_excess_table("llama8b", sm.RUN4)
+    assert all(8e-6 < llama[k] < 10e-6 for k in ((1, 512), (1, 8192), (2, 1024)))
+    assert llama[(16, 8192)] == llama[(128, 512)] == 0.0  # at the read rate there
+
+
+def test_sdpa_excess_between_probed_points_lies_between_the_neighbours():
+    # the blind check's Gemma 3 CUDA-graph point 4 x 768 (blind10), which the probe never ran: between its probed
+    # neighbours (1 and 8 at 512, 2 and 16 at 1024), linear in log batch then in log length
+    import math
+
+    t = sm.hf_sdpa_excess_table("gemma3_4b", sm.RUN4)
+    at512 = t[(1, 512)] + math.log(4) / math.log(8) * (t[(8, 512)] - t[(1, 512)])
+    at1024 = t[(2, 1024)] + math.log(2) / math.log(8) * (t[(16, 1024)] - t[(2, 1024)])
+    want = at512 + math.log(768 / 512) / math.log(2) * (at1024 - at512)
+    assert sm.hf_sdpa_excess_at(t, 4, 768) == pytest.approx(want, rel=1e-12)
+    near = [t[k] for k in ((1, 512), (8, 512), (2, 1024), (16, 1024))]
+    assert min(near) <= want <= max(near)
+    # every layer of Gemma 3 attends 768 < its window: the per-layer mean is the point's value (it was 0: no probe)
+    assert sm.hf_sdpa_excess_s("gemma3_4b", 4, 768, sm.RUN4) == pytest.approx(want, rel=1e-12)
+    # anywhere (batch 1..512, length 64..65,536) the rule stays within the table's range, finite and >= 0
+    for arch in ("llama8b", "gemma3_4b", "dsv2lite_8l"):
+        t = sm.hf_sdpa_excess_table(arch, sm.RUN4)
+        lo, hi = min(t.values()), max(t.values())
+        for b in (1, 3, 5, 12, 20, 48, 100, 200, 512):
+            for L in (64, 600, 777, 1500, 3000, 6000, 12000, 65536):
+                assert 0.0 <= lo <= sm.hf_sdpa_excess_at(t, b, L) <= hi
+    # beyond the probe the end value holds
+    t = sm.hf_sdpa_excess_table("gemma3_4b", sm.RUN4)
+    assert sm.hf_sdpa_excess_at(t, 1, 100) == t[(1, 512)]
+    assert sm.hf_sdpa_excess_at(t, 500, 512) == t[(128, 512)]
+    assert sm.hf_sdpa_excess_at(t, 64, 20000) == t[(16, 8192)]
+    assert sm.hf_sdpa_excess_at({}, 4, 768) == 0.0  # a head shape the probe did not run: the bytes stand
+    with pytest.raises(ValueError, match="batch"):
+        sm.hf_sdpa_excess_at(t, 0, 512)
+    with pytest.raises(ValueError, match="length"):
+        sm.hf_sdpa_excess_at(t, 1, 0)
 
 
 def test_grouped_expert_matmul_at_prefill_sizes():
