@@ -30,8 +30,14 @@ def clean(value: float) -> float | None:
 def rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Data rows with every float cleaned (finite, rounded), so specs are deterministic and JSON-safe."""
     out = []
+    isfinite = math.isfinite
     for rec in records:
-        out.append({k: clean(v) if isinstance(v, float) else v for k, v in rec.items()})
+        row = {}
+        for k, v in rec.items():
+            if isinstance(v, float):  # clean(v), written out: a chart's rows are most of its view's Python
+                v = float(f"{v:.6g}") if isfinite(v) else None
+            row[k] = v
+        out.append(row)
     return out
 
 

@@ -1470,8 +1470,26 @@
   // have the same fields in another order.
   function keysOf(rows) {
     var out = new Array(rows.length);
-    for (var i = 0; i < rows.length; i++) out[i] = Object.keys(rows[i]).sort().join("\u0001");
+    var last = null;
+    for (var i = 0; i < rows.length; i++) {
+      // a row with the fields of the row before it (most rows of a chart) shares its text: not listed, sorted and joined
+      out[i] = last && sameFields(rows[i], last) ? out[i - 1] : Object.keys(rows[i]).sort().join("\u0001");
+      last = rows[i];
+    }
     return out;
+  }
+  function sameFields(a, b) {
+    var n = 0;
+    var k;
+    for (k in a) {
+      if (!Object.prototype.hasOwnProperty.call(a, k)) continue;
+      if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+      n += 1;
+    }
+    for (k in b) {
+      if (Object.prototype.hasOwnProperty.call(b, k)) n -= 1;
+    }
+    return n === 0;
   }
 
   // The width of the chart's column, as a ResizeObserver last saw it (read from the layout only the first time:

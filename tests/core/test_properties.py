@@ -404,3 +404,17 @@ def test_more_devices_never_longer_system_mtbf(n, T, fails, m):
     CASES["n"] += 1
     assert storage.system_mtbf_s(m, n + 1) <= storage.system_mtbf_s(m, n)
     assert storage.device_mtbf_from_observation(n + 1, T, fails) >= storage.device_mtbf_from_observation(n, T, fails)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "s", "x"]),
+                                st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(), st.booleans(),
+                                          st.none(), st.text(max_size=3)), max_size=4), max_size=5))
+def test_chart_rows_clean_every_float_as_clean_does(records):
+    """vl.rows writes clean() out (a chart's rows are most of its view's Python in the browser): the same rows, each
+    float as clean() makes it (finite to 6 significant digits, else None), every other value as it is."""
+    got = vl.rows(records)
+    assert got == [{k: vl.clean(v) if isinstance(v, float) else v for k, v in r.items()} for r in records]
+    for r, g in zip(records, got):
+        assert list(g) == list(r)
+        assert all(type(g[k]) is type(v) for k, v in r.items() if not isinstance(v, float))
