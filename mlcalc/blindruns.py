@@ -1,18 +1,23 @@
 """Blind checks: the engine's predictions committed BEFORE a GPU call, on shapes the book had never measured, next to
 what the call measured (session 35's blind10 call: ``scripts/gpu/run_blind10.sh``; predictions
 ``scripts/gpu/blind10_predictions.json``, made by ``scripts/gpu/predict_blind10.py`` with the engine at 28c0ba4 and
-inputs from earlier runs only).
+inputs from earlier runs only; its blind11 call on 4 GPUs: ``scripts/gpu/run_blind11.sh``, predictions
+``scripts/gpu/blind11_predictions.json`` by ``scripts/gpu/predict_blind11.py``, engine at c00f6f3).
 
 Six families, each held to the target the accuracy page holds its family to: 1-GPU Hugging Face training (peak memory
 10 %, step 20 %), FSDP2 / tensor / pipeline parallel training on 2 GPUs (memory 10 %, step 15 %; these cases also join
 the page's multi-GPU families through :mod:`mlcalc.distruns`), eager ``generate`` decode (25 %, tokens per second), and
-transformers' decode step eager (25 %) and replayed from a CUDA graph (20 %), and its eager prefill (25 %).
+transformers' decode step eager (25 %) and replayed from a CUDA graph (20 %), and its eager prefill (25 %); and
+(blind11) FSDP2 / tensor / pipeline parallel training and their 2 x 2 mixes on 4 GPUs (memory 10 %, step 15 %; they
+join :mod:`mlcalc.distruns` too). The blind11 call's two ``-base`` cases (shapes the record holds, run again to compare
+hosts) are no blind check: :func:`host_baseline`.
 
 A case outside its target carries the cause the run's ``blind_misses.json`` states for it (key
 ``"blind:<family>:<quantity>:<case>"``), found after the call from its own evidence (the host probes beside every
 point, the floors measured in the same call, the nearest measured case). :func:`own_probe_errors` gives the record
 rule of the serving families (the same engine, with the host and floor probes measured in the same call) beside the
-blind prediction: what the engine says once it knows the host it runs on.
+blind prediction, and for the 4-GPU training the engine at the pace of the call's own calibration floor: what the
+engine says once it knows the host it runs on.
 
 Record code (not imported by the pages at start): read on demand.
 """
@@ -37,9 +42,16 @@ RUN = "h200x2-2026-11-27-blind10"
 #: (no lane beside another), Llama 3 8B serving only, 2026-11-27 14:15-14:19 UTC, 241 s; the same committed predictions
 #: (their H100 rows).
 RUN_H100 = "h100-2026-11-27-blind10b"
-RUNS = (RUN, RUN_H100)
+#: The blind11 call: 4 x NVIDIA H200 (asked for 4 x H100, ``nvidia-h100-x4``; the machine lent came with H200s),
+#: 2026-11-27 14:39-14:43 UTC, 189 s: ``train_dist.py --sweep blind11`` after the engine's calibration floor and the
+#: host floors; predictions ``blind11_predictions.json`` (their H200 rows).
+RUN_4GPU = "h200x4-2026-11-27-blind11"
+RUNS = (RUN, RUN_H100, RUN_4GPU)
 #: Each family's target (the accuracy page's for the same model), as the predictions file states them.
-FAMILIES = ("train-1gpu", "train-2gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
+FAMILIES = ("train-1gpu", "train-2gpu", "train-4gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
+#: Each run's predictions file (committed in scripts/gpu before its call; a copy in the run folder).
+_PREDICTIONS = MappingProxyType({RUN: "blind10_predictions.json", RUN_H100: "blind10_predictions.json",
+                                 RUN_4GPU: "blind11_predictions.json"})
 
 
 @dataclass(frozen=True)
@@ -85,8 +97,8 @@ def _read(run: str, name: str) -> Any:
 
 
 def predictions(run: str = RUN) -> Mapping[str, Any]:
-    """The predictions file as committed before the call (``blind10_predictions.json``)."""
-    return MappingProxyType(_read(run, "blind10_predictions.json"))
+    """The predictions file as committed before the call (``blind10_predictions.json``, ``blind11_predictions.json``)."""
+    return MappingProxyType(_read(run, _PREDICTIONS[_check.choice("run", run, RUNS)]))
 
 
 def causes(run: str = RUN) -> Mapping[str, str]:
@@ -96,7 +108,13 @@ def causes(run: str = RUN) -> Mapping[str, str]:
 
 def card(run: str = RUN) -> str:
     """The GPU the call ran on, as torch names it."""
-    return str(_read(run, "train_hf_blind10.json")["environment"]["device_name"])
+    name = "train_hf_blind10.json" if _has(run, "train_hf_blind10.json") else "train_dist_w4.json"
+    return str(_read(run, name)["environment"]["device_name"])
+
+
+def _baseline_ids(run: str) -> frozenset[str]:
+    """The cases of a call that re-ran shapes the record holds (the predictions file's ``baseline_cases``)."""
+    return frozenset(predictions(run).get("baseline_cases", ()))
 
 
 def _target(fam: str, quantity: str, run: str) -> float:
@@ -111,16 +129,18 @@ def _hf_key(c: Mapping[str, Any]) -> str:
 def _measured(run: str) -> list[tuple[str, str, str, float]]:
     """(family, quantity, case key, measured value) of every case the call measured."""
     out: list[tuple[str, str, str, float]] = []
-    for c in _read(run, "train_hf_blind10.json")["cases"]:
+    for c in (_read(run, "train_hf_blind10.json")["cases"] if _has(run, "train_hf_blind10.json") else ()):
         if "step_s" in c:
             out += [("train-1gpu", "step", _hf_key(c), float(c["step_s"])),
                     ("train-1gpu", "memory", _hf_key(c), float(c["peak_bytes"]))]
-    for c in (_read(run, "train_dist_w2.json")["cases"] if _has(run, "train_dist_w2.json") else ()):
-        if "step_s" in c:
-            out += [("train-2gpu", "step", c["id"], float(c["step_s"])),
-                    ("train-2gpu", "memory", c["id"], float(c["peak_allocated_max_bytes"]))]
+    base = _baseline_ids(run)
+    for w in (2, 4):
+        for c in (_read(run, f"train_dist_w{w}.json")["cases"] if _has(run, f"train_dist_w{w}.json") else ()):
+            if "step_s" in c and c["id"] not in base:
+                out += [(f"train-{w}gpu", "step", c["id"], float(c["step_s"])),
+                        (f"train-{w}gpu", "memory", c["id"], float(c["peak_allocated_max_bytes"]))]
     for key in ("1b", "8b"):
-        for p in _read(run, f"decode_{key}.json")["points"]:
+        for p in (_read(run, f"decode_{key}.json")["points"] if _has(run, f"decode_{key}.json") else ()):
             if "decode_tokens_per_s" in p:
                 out.append(("decode-generate", "tokens/s", f"{key}|b{p['batch']}|c{p['max_cache_len']}",
                             float(p["decode_tokens_per_s"])))
@@ -256,6 +276,8 @@ def own_probe_errors(run: str = RUN) -> Mapping[str, float]:
     from mlcalc import servemeasured as sm
     from mlcalc import serving_record as rec
 
+    if "train-4gpu" in predictions(run)["families"]:  # a training call: no serving probes, its calibration floor
+        return own_pace_errors(run)
     out: dict[str, float] = {}
     with _serving_card(run):
         for arch, r in _archs(run):
@@ -287,6 +309,75 @@ def own_probe_errors(run: str = RUN) -> Mapping[str, float]:
                                         floor, copy, small_kernels_s=serving.hf_small_kernels_s())
                 out[k] = d.tokens_per_s / float(p["decode_tokens_per_s"]) - 1.0
     return MappingProxyType(out)
+
+
+def own_pace(run: str = RUN_4GPU) -> tuple[float, float]:
+    """This call's host against the engine's calibration host: the call's own calibration floor (``train_hf.py
+    --floor``, Llama-3.2 1B at 1 x 64 tokens without checkpointing, ``train_hf_floor.json``) over the same model's floor
+    in the card's calibration run (:data:`mlcalc.distruns.MACHINE_RUN`), forward and backward host time."""
+    from mlcalc import distruns, hfruns
+
+    dev = card(run)
+    cal = [c for c in hfruns.cases(distruns.MACHINE_RUN[dev], "floor") if not c.recompute]
+    own = [c for c in _read(run, "train_hf_floor.json")["cases"] if "phases" in c and not c["recompute"]]
+    for c in own:
+        ref = [r for r in cal if r.model.name == c["model"]["name"]]
+        if ref:
+            return (float(c["phases"]["forward_s"]) / ref[0].phases["forward_s"],
+                    float(c["phases"]["backward_s"]) / ref[0].phases["backward_s"])
+    raise ValueError(f"run={run!r} is not allowed: its calibration floor has no model the calibration run timed")
+
+
+def own_pace_errors(run: str = RUN_4GPU) -> Mapping[str, float]:
+    """The 4-GPU training cases priced by the same engine at this call's own host pace (:func:`own_pace`): the card's
+    machine (:func:`mlcalc.distruns.machine`) with every host constant priced in plain forward ops scaled by the
+    forward ratio and those in backward ops by the backward ratio (the DTensor and FSDP2 ratios of its calibration
+    floors kept), the engine as it is now. One pace for the whole call, measured once at its start. Case id -> step
+    error."""
+    from mlcalc import distruns, steptime
+
+    kf, kb = own_pace(run)
+    m = distruns._machine(card(run))
+    m = m._replace(host_s_per_op=m.host_s_per_op * kf, host_s_per_backward_op=m.host_s_per_backward_op * kb,
+                   host_s_per_checkpoint=m.host_s_per_checkpoint * kf,
+                   host_s_per_dtensor_op=m.host_s_per_dtensor_op * kf,
+                   host_s_per_dtensor_backward_op=m.host_s_per_dtensor_backward_op * kb,
+                   host_s_per_fsdp_layer=m.host_s_per_fsdp_layer * kf,
+                   host_s_per_fsdp_backward_layer=m.host_s_per_fsdp_backward_layer * kb,
+                   host_s_per_fsdp_dtensor_layer=m.host_s_per_fsdp_dtensor_layer * kf,
+                   host_s_per_fsdp_dtensor_backward_layer=m.host_s_per_fsdp_dtensor_backward_layer * kb)
+    base = _baseline_ids(run)
+    out: dict[str, float] = {}
+    for c in distruns.cases(run):
+        if c.id not in base:
+            p = steptime.predict_step(c.model, distruns.layout(c), seq_len=c.seq_len, machine=m, gpus_per_node=8,
+                                      engine="eager")
+            out[c.id] = p.step_s / c.step_s - 1.0
+    return MappingProxyType(out)
+
+
+@dataclass(frozen=True)
+class HostBaseline:
+    """A case of a blind call that re-ran a shape the record holds: its step now and on the record's earlier runs."""
+
+    case: str
+    step_s: float
+    earlier: tuple[tuple[str, str, float], ...]  # (run, case id, step) of the same configuration on the same card
+
+
+def host_baseline(run: str = RUN_4GPU) -> tuple[HostBaseline, ...]:
+    """The call's ``-base`` cases (:func:`predictions`' ``baseline_cases``) next to every earlier measurement of the
+    same configuration (:func:`mlcalc.distruns.config`) on the same kind of card: how this host compares."""
+    from mlcalc import distruns
+
+    base = _baseline_ids(run)
+    mine = [c for c in distruns.cases(run) if c.id in base]
+    out = []
+    for b in mine:
+        same = tuple((r, c.id, c.step_s) for r in distruns.runs() if r != run for c in distruns.cases(r)
+                     if distruns.config(c) == distruns.config(b))
+        out.append(HostBaseline(b.id, b.step_s, same))
+    return tuple(out)
 
 
 @lru_cache(maxsize=None)
