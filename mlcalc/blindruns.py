@@ -46,12 +46,15 @@ RUN_H100 = "h100-2026-11-27-blind10b"
 #: 2026-11-27 14:39-14:43 UTC, 189 s: ``train_dist.py --sweep blind11`` after the engine's calibration floor and the
 #: host floors; predictions ``blind11_predictions.json`` (their H200 rows).
 RUN_4GPU = "h200x4-2026-11-27-blind11"
-RUNS = (RUN, RUN_H100, RUN_4GPU)
+#: The blind11b call: the same script and committed predictions again (asked for 4 x H100 once more; 4 x H200 came),
+#: 2026-11-27 14:59-15:03 UTC, 189 s, on a host whose calibration floor took 79.4 ms against blind11's 61.3 ms.
+RUN_4GPU_B = "h200x4-2026-11-27-blind11b"
+RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B)
 #: Each family's target (the accuracy page's for the same model), as the predictions file states them.
 FAMILIES = ("train-1gpu", "train-2gpu", "train-4gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
 #: Each run's predictions file (committed in scripts/gpu before its call; a copy in the run folder).
 _PREDICTIONS = MappingProxyType({RUN: "blind10_predictions.json", RUN_H100: "blind10_predictions.json",
-                                 RUN_4GPU: "blind11_predictions.json"})
+                                 RUN_4GPU: "blind11_predictions.json", RUN_4GPU_B: "blind11_predictions.json"})
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,10 @@ def test_the_families_read_every_run_of_their_data():
     n_hf = sum(len(hfruns.cases(r)) for r in hfruns.runs())
     assert len(accuracy.cases("train-memory-1gpu")) == len(accuracy.cases("train-step-1gpu")) == n_hf == 84
     n_dist = sum(len(distruns.cases(r)) for r in distruns.runs())
-    # first sweep, held-out, 4-GPU call, rerun, dist4b, dist5(b, c), dist6(c), host7(b, c), host8(b), blind10, blind11
-    assert len(accuracy.cases("train-multigpu-memory")) == n_dist == 192
+    # first sweep, held-out, 4-GPU call, rerun, dist4b, dist5(b, c), dist6(c), host7(b, c), host8(b), blind10, blind11(b)
+    assert len(accuracy.cases("train-multigpu-memory")) == n_dist == 208
     # the step record: a configuration with metered runs is held to them (host8's rule; the others are history)
-    assert len(accuracy.cases("train-multigpu-step")) == n_dist - len(distruns.step_history()) == 113
+    assert len(accuracy.cases("train-multigpu-step")) == n_dist - len(distruns.step_history()) == 127
     assert len(accuracy.cases("decode")) == len(serving.check_decode(serving.DECODE_RECORD))
     assert len(accuracy.cases("collectives")) == 10  # five collectives over 4 and over 2 GPUs
 
@@ -42,8 +42,8 @@ def test_summary_is_the_cases():
 # Qwen3 0.6B, under-predicted on every machine, is the closest: tests/core/test_steptime_memory_hf.py); on
 # several GPUs memory holds on every run and step time on every run of the record (a metered run at its host's pace;
 # unmetered runs of metered configurations are history, their misses with causes: tests/core/test_distruns.py) but
-# the blind10 call's two and the blind11 call's three unmetered, host-bound tensor-parallel runs (predicted before the
-# call), each with its cause.
+# the blind10 call's two, the blind11 call's three and its repeat's (blind11b) one unmetered, host-bound tensor-parallel
+# runs (predicted before the call), each with its cause.
 def test_the_takeaways_follow_from_the_data():
     mem, step = accuracy.summary("train-memory-1gpu"), accuracy.summary("train-step-1gpu")
     assert mem.within == mem.n_measured and step.within == step.n_measured
@@ -57,7 +57,11 @@ def test_the_takeaways_follow_from_the_data():
     blind4 = {c.label for c in accuracy.cases("train-multigpu-step") if c.where == "h200x4-2026-11-27-blind11"
               and abs(c.error) > accuracy.FAMILIES["train-multigpu-step"].target}
     assert len(blind4) == 3 and all("TP" in b for b in blind4)
-    assert multi.within == multi.n_measured - len(blind) - len(blind4)
+    # the repeat on another host: the same committed predictions, one miss (the Qwen3 shape, which missed on blind11 too)
+    blind4b = {c.label for c in accuracy.cases("train-multigpu-step") if c.where == "h200x4-2026-11-27-blind11b"
+               and abs(c.error) > accuracy.FAMILIES["train-multigpu-step"].target}
+    assert blind4b == {"Qwen3-8B-noqknorm, TP 4, 1 x 2048, recomputed"} and blind4b < blind4
+    assert multi.within == multi.n_measured - len(blind) - len(blind4) - len(blind4b)
     assert accuracy.summary("train-multigpu-memory").within == accuracy.summary("train-multigpu-memory").n_measured
     assert all(c.cause for c in accuracy.cases("train-multigpu-step")
                if abs(c.error) > accuracy.FAMILIES["train-multigpu-step"].target)

@@ -237,3 +237,34 @@ def test_the_current_engine_with_the_predictions_inputs():
     cause = blindruns.causes(blindruns.RUN)[f"blind:serve-graph:step:{case}"]
     assert "13.1 us a layer" in cause and "0.44 ms" in cause and "-18.8 %" in cause
     assert next(c for c in blindruns.checks() if c.case == case).error == pytest.approx(-0.230, abs=0.0005)  # blind
+
+
+# blind11b (session 35, the integrator): the blind11 script again on another 4 x H200 host (asked for 4 x H100 once more),
+# checked against the same committed predictions. Its host ran the engine's calibration floor (Llama-3.2 1B, 1 x 64)
+# in 79.4 ms against blind11's 61.3 ms.
+RUN4B = blindruns.RUN_4GPU_B
+
+
+def test_the_4gpu_repeat_moves_only_the_tensor_parallel_steps_and_keeps_one_miss():
+    assert blindruns.predictions(RUN4B) == blindruns.predictions(RUN4)
+    env = json.loads((ROOT / f"mlcalc/data/measured/{RUN4B}/train_dist_w4.json").read_text())["environment"]
+    assert blindruns.predictions(RUN4B)["made_utc"] < env["date_utc"].replace("+00:00", "Z")
+    assert blindruns.card(RUN4B) == "NVIDIA H200" and env["world_size"] == 4
+    got = {(s.family, s.quantity): (s.within, s.n) for s in blindruns.summary(RUN4B)}
+    assert got == {("train-4gpu", "step"): (13, 14), ("train-4gpu", "memory"): (14, 14)}
+    a = {(c.case, c.quantity): c for c in blindruns.checks(RUN4)}
+    b = {(c.case, c.quantity): c for c in blindruns.checks(RUN4B)}
+    assert set(a) == set(b)
+    for k, c in b.items():
+        ratio = c.measured / a[k].measured
+        if c.quantity == "memory":
+            assert abs(ratio - 1) < 0.001  # the same bytes on both hosts
+        elif "tp" not in k[0].split("-")[1]:
+            assert abs(ratio - 1) < 0.025  # FSDP2 and pipeline steps (GPU-set) repeat within 2.5 %
+    tp = [b[k].measured / a[k].measured for k in b if k[1] == "step" and k[0].startswith("w4-tp4-")]
+    assert min(tp) < 0.8 and max(tp) > 1.2  # the host-bound tensor-parallel steps move both ways, by a fifth
+    misses = {c.case for c in b.values() if not c.within}
+    # the one miss missed on blind11 too (-18.7 %): not this host's pace alone; its cause is not found, and says so
+    assert misses == {"w4-tp4-Qwen3-8B-noqknorm-s2048-mb1-ac"} and misses < {c.case for c in a.values() if not c.within}
+    miss = next(c for c in b.values() if not c.within)
+    assert -0.23 < miss.error < -0.21 and "Cause not found" in miss.cause
