@@ -123,8 +123,16 @@ def _collective_compute(v: Mapping[str, Any]) -> tuple[net.Fabric, net.Collectiv
 def _collective_view(result: tuple[net.Fabric, net.CollectiveTime], v: Mapping[str, Any]) -> View:
     fab, t = result
     size, collective, algorithm = float(v["message_bytes"]), v["collective"], v["algorithm"]
-    pace = ("the measured bus bandwidth sets the pace" if v["measured_busbw_gb_s"]
-            else f"the {fab.bottleneck} link sets the pace")
+    ring = net.collective_busbw_bytes_per_s(fab, collective, algorithm)
+    if v["measured_busbw_gb_s"]:
+        pace = "the measured bus bandwidth sets the pace"
+    elif fab.ring_channels and algorithm == "ring" and ring < 0.995 * fab.busbw_bytes_per_s:
+        # NCCL's ring kernel on one node (mlcalc.network.nccl_ring_busbw_bytes_per_s): the links are not the limit
+        pace = (f"NCCL's {fab.ring_channels} ring channels set the pace, not the links: {gbs(ring)} for large "
+                f"messages (each channel copies {gbs(fab.channel_copy_bytes_per_s)}; the link idles while a chunk's "
+                "last step only receives)")
+    else:
+        pace = f"the {fab.bottleneck} link sets the pace"
     text = (f"{collective} of {si(size, 'B')} ({si(size, 'B', binary=True)}) on {fab.n_ranks:,} GPUs "
             f"({fab.n_nodes:,} x {fab.gpus_per_node}): "
             f"{si(t.time_s, 's')} (latency {si(t.latency_s, 's')}, bandwidth {si(t.bandwidth_s, 's')})\n"

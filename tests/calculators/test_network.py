@@ -29,6 +29,22 @@ def test_collective_chart_follows_the_model():
     assert len(total) == len(calcs.SWEEP_BYTES) and "1.07 GB (1 GiB)" in view.text
 
 
+# NCCL 2.28.9 on one H100 node runs a ring on 24 channels (mlcalc.network.nccl_ring_channels; its logs on 2 and 4 H200s,
+# h200x2-2026-11-27-coll10): on 2 GPUs an all-gather's busbw is the channels' (262.5 GB/s, measured 269), not the
+# links' 370 GB/s. The text names what sets the pace, so a busbw below the links' is not left unexplained.
+def test_collective_text_names_the_ring_channels_where_they_set_the_pace():
+    (fab, t), view = _evaluate(calcs.COLLECTIVE, collective="all_gather", gpus_per_node=2)
+    ring = net.collective_busbw_bytes_per_s(fab, "all_gather", "ring")
+    assert ring < 0.8 * fab.busbw_bytes_per_s and t.busbw_bytes_per_s <= ring
+    assert f"NCCL's {fab.ring_channels} ring channels set the pace" in view.text and "link sets the pace" not in view.text
+    assert calcs.gbs(ring) in view.text and calcs.gbs(fab.channel_copy_bytes_per_s) in view.text
+    # across nodes NCCL picks its channels by another search (not modelled): the links' text stays
+    _, view = _evaluate(calcs.COLLECTIVE, collective="all_gather", n_nodes=2)
+    assert "link sets the pace" in view.text and "ring channels" not in view.text
+    _, view = _evaluate(calcs.COLLECTIVE, measured_busbw_gb_s=300)
+    assert "the measured bus bandwidth sets the pace" in view.text
+
+
 def test_collective_bad_measured_busbw_is_named():
     assert "measured_busbw_gb_s" in calc.run(calcs.COLLECTIVE.key, {"measured_busbw_gb_s": -1})["error"]
     assert "message (bytes)" in calc.run(calcs.COLLECTIVE.key, {"message_bytes": 0})["error"]
