@@ -757,6 +757,17 @@ def ring_channel_data(intra_key: str) -> tuple[int, float]:
         float(e["channel_copy_GBps"]) * 1e9
 
 
+def in_node_ring_busbw_bytes_per_s(fab: Fabric, collective: str, n_ranks: int, link_bytes_per_s: float) -> float:
+    """A ring's bus bandwidth inside one node of ``fab`` over links of ``link_bytes_per_s``: NCCL's ring kernel on
+    its channels (:func:`nccl_ring_busbw_bytes_per_s`) for all_reduce, all_gather and reduce_scatter over more than
+    one GPU where the fabric's link stores the channels and their copy rate (``ring_channels``); the link's rate
+    otherwise."""
+    if n_ranks > 1 and fab.ring_channels and fab.channel_copy_bytes_per_s and collective in RING_KERNEL_COLLECTIVES:
+        return nccl_ring_busbw_bytes_per_s(collective, n_ranks, fab.ring_channels, link_bytes_per_s,
+                                           fab.channel_copy_bytes_per_s)
+    return link_bytes_per_s
+
+
 def with_busbw(fab: Fabric, busbw_bytes_per_s: float) -> Fabric:
     """The same fabric with its links replaced by one measured bus bandwidth (e.g. from nccl-tests).
 
@@ -807,10 +818,8 @@ def collective_busbw_bytes_per_s(fab: Fabric, collective: str = "all_reduce", al
     if algorithm == "tree":
         latency_steps(collective, n, algorithm)  # tree is all_reduce only
         return 2 * (n - 1) / n / _tree_seconds_per_byte(fab)
-    ring = fab.busbw_bytes_per_s
-    if nodes == 1 and n > 1 and fab.ring_channels and fab.channel_copy_bytes_per_s \
-            and collective in RING_KERNEL_COLLECTIVES:
-        ring = nccl_ring_busbw_bytes_per_s(collective, n, fab.ring_channels, ring, fab.channel_copy_bytes_per_s)
+    ring = in_node_ring_busbw_bytes_per_s(fab, collective, n, fab.busbw_bytes_per_s) if nodes == 1 \
+        else fab.busbw_bytes_per_s
     if collective == "all_reduce" and fab.in_network == "nvls" and nodes == 1 and g >= fab.nvls_min_gpus:
         return max(ring, fab.nvls_algbw_bytes_per_s * 2 * (g - 1) / g)
     if collective == "all_reduce" and fab.in_network == "ib_sharp" and nodes > 1:

@@ -542,13 +542,8 @@ def layout_budget(model: Workload, layout: GridLayout, fab: net.Fabric, global_b
         return wire, t, where
 
     def _ring_bw(o: Op, bw: float, where: str) -> float:
-        """Inside a node NCCL's ring kernel on its channels (mlcalc.network.nccl_ring_busbw_bytes_per_s), where the
-        fabric's link stores them; else the link's rate."""
-        if where == "intra-node" and fab.ring_channels and fab.channel_copy_bytes_per_s \
-                and o.collective in net.RING_KERNEL_COLLECTIVES:
-            return net.nccl_ring_busbw_bytes_per_s(o.collective, o.group, fab.ring_channels, bw,
-                                                   fab.channel_copy_bytes_per_s)
-        return bw
+        """Inside a node NCCL's ring kernel on its channels, where the fabric's link stores them; else the link's rate."""
+        return net.in_node_ring_busbw_bytes_per_s(fab, o.collective, o.group, bw) if where == "intra-node" else bw
 
     lat_in = fab.intra_step_latency_s
     lat_out = fab.inter_step_latency_s if crosses else lat_in
