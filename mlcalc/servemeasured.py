@@ -1398,7 +1398,8 @@ class Inflight(NamedTuple):
 
 
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
-             kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False) -> Inflight:
+             kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
+             caps: tuple[int, int] | None = None) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1416,6 +1417,10 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     all-reduces of all its tokens (:func:`mlcalc.serving.comm_s`), the residual adds and RMSNorms of all its tokens
     on every GPU (:func:`replicated_norm_bytes_per_token`), and for an MoE model its routing passes
     (:func:`moe_routing_bytes_per_token`). Output tokens/s = ``B`` / iteration.
+
+    ``caps``: ``(max_batch, max_tokens)`` as a deployment configured them (the most requests the engine schedules
+    at once, the most tokens one iteration carries), in place of trtllm-bench's heuristic: ``B`` = the KV room's
+    requests, at most ``max_batch`` and at most ``max_tokens / (1 + prompt / output)``. Not with ``attention_dp``.
 
     ``attention_dp`` (an MoE model, ``tp`` > 1; TensorRT-LLM's ``enable_attention_dp``): the ``tp`` GPUs are as many
     attention data-parallel ranks, each with its own requests and "its own KV cache" (NVIDIA Dynamo docs, "DP Rank
@@ -1440,7 +1445,12 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     frac = _check.fraction("kv_fraction", kv_fraction)
     wb = memory.dtype_bytes(dtype)
     mem = serving.spec(chip_key).memory_bytes
+    if caps is not None:
+        max_batch = _check.positive_int("caps[0] (max_batch)", caps[0])
+        max_tokens = _check.positive_int("caps[1] (max_tokens)", caps[1])
     if attention_dp and model.is_moe and tp > 1:
+        if caps is not None:
+            raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
         return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac)
     free = mem - model.n_params() * wb / tp
     per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
@@ -1449,8 +1459,11 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
         raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key}: the KV room beside the weights "
                          f"({max(0, kv_tokens):,} tokens) does not hold one request of {p + o:,} tokens")
     share = 1.0 + p / o  # tokens an iteration carries per running request
-    b = min(kv_tokens // (p + o), TRTLLM_MAX_BATCH, int(max(TRTLLM_MIN_TOKENS, min(TRTLLM_MAX_TOKENS,
-                                                                                    TRTLLM_MAX_BATCH * share)) // share))
+    if caps is None:
+        b = min(kv_tokens // (p + o), TRTLLM_MAX_BATCH, int(max(TRTLLM_MIN_TOKENS, min(TRTLLM_MAX_TOKENS,
+                                                                                        TRTLLM_MAX_BATCH * share)) // share))
+    else:
+        b = min(kv_tokens // (p + o), max_batch, int(max_tokens // share))
     b = max(1, b)
     pre = b * p / o
     tokens = b + pre
