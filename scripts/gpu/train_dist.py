@@ -460,11 +460,47 @@ def blind11_cases() -> list[dict[str, Any]]:
     ]
 
 
+def meter12_cases() -> list[dict[str, Any]]:
+    """The meter12 call (``scripts/gpu/run_meter12.sh``, session 36), metered as :func:`host8_cases` (each rank's main
+    and autograd threads on one vCPU of its own, ``scripts/gpu/pacemeter.py`` sampling it all along, 3 rounds): every
+    configuration of the multi-GPU family's six unmetered blind misses again (same model, layout, sequence,
+    micro-batch and checkpointing): on 2 GPUs TP 2 1B at 8 x 1024 and TP 2 Mistral 7B at 1 x 2048 checkpointed
+    (blind10); on 4 GPUs TP 4 3B at 2 x 4096, TP 4 Qwen3 8B's shape at 1 x 2048 checkpointed and FSDP 2 x TP 2 Mistral
+    7B at 1 x 4096 checkpointed (blind11, blind11b). Then tensor-parallel configurations no call ran: on 2 GPUs TP 2 3B
+    at 4 x 1024 and TP 2 Mistral 7B at 1 x 4096 checkpointed; on 4 GPUs TP 4 Llama-2 7B at 1 x 4096 (multi-head
+    attention), FSDP 2 x TP 2 Qwen3 8B's shape at 1 x 2048 checkpointed and TP 4 1B at 4 x 1024. ``lane``: the 2-GPU
+    cases run as two launches side by side (lane "a" on GPUs 0-1, lane "b" on GPUs 2-3; ``--lane``)."""
+    b1, b3, mis = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Mistral 7B")
+    l7 = models.preset("Llama-2 7B")
+    q3 = models.preset("Qwen3 8B").replace(name="Qwen3-8B-noqknorm", qk_norm=False, published_params=0.0)
+    m, r = {"variants": ("meter",), "tag": "m12"}, {"rounds": 3}
+    return [
+        # the six blind misses' configurations
+        {**case(b1, 2, 1024, 8, False, tp=2, **m), **r, "lane": "a"},
+        {**case(mis, 2, 2048, 1, True, tp=2, **m), **r, "lane": "a"},
+        {**case(b3, 4, 4096, 2, False, tp=4, **m), **r},
+        {**case(q3, 4, 2048, 1, True, tp=4, **m), **r},
+        {**case(mis, 4, 4096, 1, True, dp=2, tp=2, **m), **r},
+        # configurations never measured
+        {**case(b3, 2, 1024, 4, False, tp=2, **m), **r, "lane": "b"},
+        {**case(mis, 2, 4096, 1, True, tp=2, **m), **r, "lane": "b"},
+        {**case(l7, 4, 4096, 1, False, tp=4, **m), **r},
+        {**case(q3, 4, 2048, 1, True, dp=2, tp=2, **m), **r},
+        {**case(b1, 4, 1024, 4, False, tp=4, **m), **r},
+    ]
+
+
+#: The meter12 call's repeats of the six blind misses (their ids in :func:`meter12_cases`, without the variant).
+METER12_REPEATS = ("w2-tp2-1B-s1024-mb8-m12", "w2-tp2-Mistral7B-s2048-mb1-ac-m12", "w4-tp4-3B-s4096-mb2-m12",
+                   "w4-tp4-Qwen3-8B-noqknorm-s2048-mb1-ac-m12", "w4-fsdp2xtp2-Mistral7B-s4096-mb1-ac-m12")
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
           "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases, "host8": host8_cases,
-          "host8b": host8b_cases, "blind10": blind10_cases, "blind11": blind11_cases}
+          "host8b": host8b_cases, "blind10": blind10_cases, "blind11": blind11_cases,
+          "meter12": meter12_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -495,9 +531,10 @@ def tiny_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for c in cases:
         flags = {k: c[k] for k in ("probe", "host_probe", "variants") if c.get(k)}
+        lane = {"lane": c["lane"]} if "lane" in c else {}
         out.append({**case(tiny, c["world"], 32, 2, c["recompute"], dp=c["dp"], tp=c["tp"], pp=c["pp"],
                            n_micro=c["n_micro"], schedule=c["schedule"], tag=f"c{len(out)}", **flags),
-                    **({"rounds": c["rounds"]} if "rounds" in c else {})})
+                    **({"rounds": c["rounds"]} if "rounds" in c else {}), **lane})
     return out
 
 
@@ -1617,6 +1654,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--floor-set", default="all", choices=("all", "dist4b", "dist5", "blind11"),
                     help="which floor programs: all (plain, tp, fsdp, with and without checkpointing), dist4b, dist5 or blind11")
     ap.add_argument("--only", default="", help="comma-separated case ids (default: every case of this world size)")
+    ap.add_argument("--lane", default="", help="only the cases of this lane (meter12: two 2-GPU launches side by side)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--case-budget-s", type=float, default=25.0, help="timed steps are cut to fit this per case")
@@ -1638,8 +1676,10 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind1")) else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind1", "meter1")) else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
+    if args.lane:
+        cases = [c for c in cases if c.get("lane", "") == args.lane]
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if c["id"] in keep]

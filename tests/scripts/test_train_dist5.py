@@ -102,3 +102,26 @@ def test_pacemeter_sample():
 
     runs, cpu = pacemeter.sample(5)
     assert runs == 5 and cpu > 0
+
+
+# ---- meter12: the six blind misses' configurations and five new tensor-parallel ones, metered; predicted before
+
+
+def test_meter12_cases_were_predicted_before_the_call_with_the_rule():
+    d = json.load(open(os.path.join(GPU, "meter12_predictions.json")))
+    cases = train_dist.meter12_cases()
+    want = {f"{c['id']}-{v}" for c in cases for v in train_dist.variant_names(c)}
+    assert set(d["cards"]["NVIDIA H200"]) == set(d["cards"]["NVIDIA H100 80GB HBM3"]) == want
+    for fam, w in (("train-2gpu", 2), ("train-4gpu", 4)):
+        for card in ("NVIDIA H200", "NVIDIA H100 80GB HBM3"):
+            rows = d["families"][fam][card]
+            assert set(rows) == {k for k in want if k.startswith(f"w{w}-")}
+            for r in rows.values():  # the metered rule at every pace: slower with a slower host, never faster
+                paced = r["paced_step_s"]
+                assert len(paced) == len(d["paces"]) and all(a >= b for a, b in zip(paced, paced[1:]))
+    assert set(d["repeat_cases"]) <= want and len(d["repeat_cases"]) == 5
+    assert "record_step_s" in d["metered_rule"] and "paced_blocks" in d["metered_rule"]
+    # the 2-GPU cases run as two launches side by side; every 4-GPU case in one
+    assert {c.get("lane", "") for c in cases if c["world"] == 2} == {"a", "b"}
+    assert all("lane" not in c for c in cases if c["world"] == 4)
+    assert [c.get("lane") for c in train_dist.tiny_cases(cases)] == [c.get("lane") for c in cases]
