@@ -177,6 +177,17 @@ def _serve_latency() -> tuple[Case, ...]:
                  for c in sm.check_latency())
 
 
+def _serve_mlperf() -> tuple[Case, ...]:
+    """MLPerf Inference's published LLM results (MLCommons, closed division) against the in-flight model
+    (mlcalc.mlperf): each result's output tokens per second, and each Server result's mean time per output token."""
+    from mlcalc import mlperf
+
+    return tuple(Case("serve-mlperf", f"{c.model}, {c.gpus} x {c.chip} (TP {c.tp}), {c.precision}, MLPerf {c.round} "
+                      f"{c.submitter}, {c.scenario}, " + ("output tokens/s" if c.quantity == "throughput" else
+                                                          "mean time per output token"),
+                      "published", c.where, c.predicted, c.published, c.cause, c.note) for c in mlperf.check())
+
+
 #: The collective runs the network model is checked on: (run folder, GPUs in it).
 COLLECTIVE_RUNS = (("h200x4-2026-11-26-net5", 4), ("h200x4-2026-11-26-net5-2of4", 2))
 _GIB = units.GiB
@@ -270,6 +281,12 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "A100, bf16, 8 x 32 in / 128 out; 8B, 70B and Mixtral on 1, 4 and 2 GPUs)",
            "mlcalc.servemeasured.static_batch_latency_s (mlcalc.serving.predict_decode / predict_prefill)",
            "latency", "point", 0.25, "notebooks/plan/serving-plan", _serve_latency),
+    Family("serve-mlperf", "MLPerf Inference's published LLM results (v4.1, v5.1; closed division; Llama 2 70B and "
+           "Mixtral 8x7B on 8 x H100 and 8 x H200, FP8): throughput in Offline and Server, mean time per output token "
+           "in Server; the mean input length, which MLCommons does not publish, assumed equal to the published mean "
+           "output",
+           "mlcalc.servemeasured.inflight (mlcalc.mlperf)", "throughput or time per output token", "point", 0.25,
+           "notebooks/plan/serving-plan", _serve_mlperf),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", _COLLECTIVES_TARGET, "notebooks/network/collectives",
            _collectives),

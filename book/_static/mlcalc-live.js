@@ -1178,15 +1178,22 @@
     return { skeleton: skeleton, sets: sets, texts: texts, lists: lists, numbers: numbers };
   }
 
-  // A compiled template with a spec's rows and values in their places (a copy), or null if one of them found no
-  // place, or (`check`) a placeholder is left over: Vega-Lite wrote it into something else. (Specs of one structure
-  // have the same placeholders in the same places: the template's check holds for them all.)
-  function fillTemplate(vg, t, check) {
-    var rowsSeen = {}, textsSeen = {}, listsSeen = {}, numbersSeen = {};
-    var filled = (function put(node) {
+  // Which of a template's placeholders a walk found (rows, texts, lists, numbers), and whether it found them all.
+  function placesSeen() { return { rows: {}, texts: {}, lists: {}, numbers: {} }; }
+  function allPlaced(t, seen) {
+    var count = function (o) { return Object.keys(o).length; };
+    return count(seen.rows) === t.sets.length && count(seen.texts) === t.texts.length &&
+      count(seen.lists) === t.lists.length && count(seen.numbers) === count(t.numbers);
+  }
+
+  // A walk that puts a template's rows, texts, lists and numbers (templateOf) in their placeholders' places, marking
+  // each one it finds in `seen`. `copy`: a new value throughout (a list placed as a copy, an object's fields walked);
+  // else the values the template holds, and an object met calls `onObject` and stays as it is.
+  function placer(t, seen, copy, onObject) {
+    return function put(node) {
       if (typeof node === "number") {
         if (node !== 0 && Math.abs(node) < 1e-280 && Object.prototype.hasOwnProperty.call(t.numbers, String(node))) {
-          numbersSeen[String(node)] = true;
+          seen.numbers[String(node)] = true;
           return t.numbers[String(node)];
         }
         return node;
@@ -1195,7 +1202,7 @@
         if (node.indexOf(PLACED_TEXT) === 0) {
           var j = +node.slice(PLACED_TEXT.length);
           if (j >= 0 && j < t.texts.length) {
-            textsSeen[j] = true;
+            seen.texts[j] = true;
             return t.texts[j];
           }
         }
@@ -1203,25 +1210,36 @@
       }
       if (Array.isArray(node)) {
         if (node.length === 1 && node[0] && typeof node[0] === "object" && typeof node[0][ROWS] === "number") {
-          rowsSeen[node[0][ROWS]] = true;
+          seen.rows[node[0][ROWS]] = true;
           return t.sets[node[0][ROWS]];
         }
         if (node.length === 1 && typeof node[0] === "string" && node[0].indexOf(PLACED_LIST) === 0) {
           var at = +node[0].slice(PLACED_LIST.length);
           if (at >= 0 && at < t.lists.length) {
-            listsSeen[at] = true;
-            return t.lists[at].slice();
+            seen.lists[at] = true;
+            return copy ? t.lists[at].slice() : t.lists[at];
           }
         }
         return node.map(put);
       }
       if (!node || typeof node !== "object") return node;
+      if (!copy) {
+        if (onObject) onObject();
+        return node;
+      }
       var out = {};
       Object.keys(node).forEach(function (k) { out[k] = put(node[k]); });
       return out;
-    })(vg);
-    if (Object.keys(rowsSeen).length !== t.sets.length || Object.keys(textsSeen).length !== t.texts.length ||
-        Object.keys(listsSeen).length !== t.lists.length || Object.keys(numbersSeen).length !== Object.keys(t.numbers).length) return null;
+    };
+  }
+
+  // A compiled template with a spec's rows and values in their places (a copy), or null if one of them found no
+  // place, or (`check`) a placeholder is left over: Vega-Lite wrote it into something else. (Specs of one structure
+  // have the same placeholders in the same places: the template's check holds for them all.)
+  function fillTemplate(vg, t, check) {
+    var seen = placesSeen();
+    var filled = placer(t, seen, true)(vg);
+    if (!allPlaced(t, seen)) return null;
     if (check) {
       var text = JSON.stringify(filled);
       if (text.indexOf(PLACED_TEXT) >= 0 || text.indexOf(PLACED_LIST) >= 0 || Object.keys(t.numbers).some(function (p) { return text.indexOf(p) >= 0; })) return null;
@@ -1313,44 +1331,10 @@
   // then fills and splits the whole spec). `full()` gives the whole of it (a new view needs the spec).
   function placeParts(entry, t, fields) {
     var vg = entry.compiled;
-    var seen = { rows: {}, texts: {}, lists: {}, numbers: {} };
+    var seen = placesSeen();
     var ok = true;
-    function put(node) {
-      if (typeof node === "number") {
-        if (node !== 0 && Math.abs(node) < 1e-280 && Object.prototype.hasOwnProperty.call(t.numbers, String(node))) {
-          seen.numbers[String(node)] = true;
-          return t.numbers[String(node)];
-        }
-        return node;
-      }
-      if (typeof node === "string") {
-        if (node.indexOf(PLACED_TEXT) === 0) {
-          var j = +node.slice(PLACED_TEXT.length);
-          if (j >= 0 && j < t.texts.length) {
-            seen.texts[j] = true;
-            return t.texts[j];
-          }
-        }
-        return node;
-      }
-      if (Array.isArray(node)) {
-        if (node.length === 1 && node[0] && typeof node[0] === "object" && typeof node[0][ROWS] === "number") {
-          seen.rows[node[0][ROWS]] = true;
-          return t.sets[node[0][ROWS]];
-        }
-        if (node.length === 1 && typeof node[0] === "string" && node[0].indexOf(PLACED_LIST) === 0) {
-          var at = +node[0].slice(PLACED_LIST.length);
-          if (at >= 0 && at < t.lists.length) {
-            seen.lists[at] = true;
-            return t.lists[at];
-          }
-        }
-        return node.map(put);
-      }
-      if (!node || typeof node !== "object") return node;
-      ok = false; // an object among the values taken out: not what the frame was checked for
-      return node;
-    }
+    // an object among the values taken out is not what the frame was checked for
+    var put = placer(t, seen, false, function () { ok = false; });
     var data = {};
     var signals = {};
     (vg.data || []).forEach(function (d) {
@@ -1392,9 +1376,7 @@
       if (!literalList(v)) ok = false;
       signals["mlcalc_legend_" + i] = jsonCopy(v);
     });
-    var count = function (o) { return Object.keys(o).length; };
-    if (!ok || count(seen.rows) !== t.sets.length || count(seen.texts) !== t.texts.length ||
-        count(seen.lists) !== t.lists.length || count(seen.numbers) !== count(t.numbers)) return null;
+    if (!ok || !allPlaced(t, seen)) return null;
     var shape = entry.frame;
     if (!entry.ordered) {
       var labels = {};

@@ -110,7 +110,13 @@ def test_the_serving_run_and_tables_are_families():
                                                      + len(sm.check_inflight())) == 169
     assert len(accuracy.cases("serve-concurrency")) == len(sm.check_concurrency()) == 9  # SGLang's cookbook runs
     assert len(accuracy.cases("serve-latency")) == len(sm.check_latency()) == 6  # vLLM's nightly latency tests
-    for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published", "serve-concurrency", "serve-latency"):
+    from mlcalc import mlperf
+
+    # MLPerf Inference v4.1 and v5.1 (8 results; each Server result also its mean time per output token)
+    assert len(accuracy.cases("serve-mlperf")) == len(mlperf.check()) == 12
+    assert all(c.note for c in accuracy.cases("serve-mlperf"))  # each states the input length it assumes
+    for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published", "serve-concurrency", "serve-latency",
+                "serve-mlperf"):
         t = accuracy.FAMILIES[key].target
         assert all(c.cause for c in accuracy.cases(key) if abs(c.error) > t), key
 
