@@ -4,16 +4,17 @@ MLPerf Inference runs a fixed model on a fixed dataset under LoadGen, MLCommons'
 scenario every sample is sent at once and the score is the throughput (output tokens per second of the whole
 system); in the Server scenario requests arrive as a Poisson process and the score is the highest rate whose 99th
 percentiles of time to first token (TTFT) and time per output token (TPOT) stay within the benchmark's limits
-(MLCommons, "MLPerf Inference Rules", the datacenter table: Llama 2 70B and Mixtral 8x7B 2,000 ms / 200 ms). The
+(MLCommons, "MLPerf Inference Rules", the datacenter table: Llama 2 70B and Mixtral 8x7B 2,000 ms / 200 ms);
+Interactive is the Server scenario under tighter limits (Llama 2 70B: 450 ms / 40 ms). The
 closed division fixes the model and the accuracy target; the submitter picks the engine, the parallel layout and
 the precision, and says which in its configuration files.
 
 Each result (mlcalc/data/mlperf_inference.json) is predicted with :func:`mlcalc.servemeasured.inflight`, the model
 the TensorRT-LLM v0.17 and v1.0 in-flight rows are checked with: one replica of ``tp`` GPUs at the submission's
 KV fraction, batch and token caps, times the replicas in the system. Offline is that replica at full load. Server
-is the same replica at the largest batch whose iteration (every running request's next token: the TPOT) stays
-within the benchmark's TPOT limit; no queue is modelled, so the TTFT limit is not checked (the logs show the 99th
-percentile well inside it). For the Server rows the mean TPOT is a second case: the iteration at the number of
+and Interactive are the same replica at the largest batch whose iteration (every running request's next token: the
+TPOT) stays within the scenario's TPOT limit; no queue is modelled, so the TTFT limit is not checked (the logs show
+the 99th percentile inside it). For those rows the mean TPOT is a second case: the iteration at the number of
 requests the run kept in flight (Little's law: completed samples per second x mean latency, both in the log).
 
 What no source gives: the datasets' mean input length (see the data file's ``input_note``). Every case assumes the
@@ -32,8 +33,8 @@ from typing import Any, Mapping, NamedTuple
 from mlcalc import _check, memory
 from mlcalc import servemeasured as sm
 
-SCENARIOS = ("Offline", "Server")
-#: What a case checks: the system's output tokens per second, or (Server only) the mean time per output token.
+SCENARIOS = ("Offline", "Server", "Interactive")
+#: What a case checks: the system's output tokens per second, or (Server, Interactive) the mean time per output token.
 QUANTITIES = ("throughput", "tpot")
 
 
@@ -85,13 +86,16 @@ def _replica(row: Mapping[str, Any], prompt: int, output: int, batch: int | None
 
 
 def tpot_limit_s(row: Mapping[str, Any]) -> float:
-    """The benchmark's TPOT limit (the rules' datacenter table), seconds."""
-    return float(data()["limits"][row["benchmark"]]["tpot_ms"]) / 1e3
+    """The TPOT limit of a Server or Interactive run (the rules' datacenter table), seconds."""
+    limits = data()["limits"][row["benchmark"]]
+    _check.choice("scenario", row["scenario"], tuple(limits))
+    return float(limits[row["scenario"]]["tpot_ms"]) / 1e3
 
 
 def replica_at_load(row: Mapping[str, Any], prompt: int | None = None) -> sm.Inflight:
     """One replica as the scenario loads it. Offline: full load (the KV room's requests within the submission's
-    caps). Server: the largest batch whose iteration is within the TPOT limit (full load when it already is)."""
+    caps). Server, Interactive: the largest batch whose iteration is within the TPOT limit (full load when it
+    already is)."""
     p = assumed_input(row["benchmark"]) if prompt is None else _check.positive_int("prompt", prompt)
     o = output_tokens(row)
     _check.choice("scenario", row["scenario"], SCENARIOS)
@@ -117,15 +121,16 @@ def predicted_tokens_per_s(row: Mapping[str, Any], prompt: int | None = None) ->
 
 
 def in_flight(row: Mapping[str, Any]) -> int:
-    """Requests one replica held on average in a Server run (Little's law on its log: completed samples per
-    second x mean latency, over the replicas)."""
-    if row["scenario"] != "Server":
-        raise ValueError(f"scenario={row['scenario']!r} is not allowed: only a Server log gives a mean latency")
+    """Requests one replica held on average in a Server or Interactive run (Little's law on its log: completed
+    samples per second x mean latency, over the replicas)."""
+    if row["scenario"] == "Offline":
+        raise ValueError(f"scenario={row['scenario']!r} is not allowed: an Offline log's latencies are of one query "
+                         "holding every sample, not of requests in flight")
     return max(1, round(float(row["samples_per_s"]) * float(row["latency_mean_ms"]) / 1e3 / replicas(row)))
 
 
 def predicted_tpot_s(row: Mapping[str, Any], prompt: int | None = None) -> float:
-    """A Server run's mean time per output token: one replica's iteration at the requests it held (:func:`in_flight`),
+    """A Server or Interactive run's mean time per output token: one replica's iteration at the requests it held (:func:`in_flight`),
     each iteration also carrying the prompts of the requests that replace those that finish."""
     p = assumed_input(row["benchmark"]) if prompt is None else _check.positive_int("prompt", prompt)
     return _replica(row, p, output_tokens(row), in_flight(row)).iteration_s
@@ -211,7 +216,7 @@ def _check_row(row: Mapping[str, Any], quantity: str) -> MlperfCheck:
         load += (f" (the {held:,} a replica held: Little's law on the log)" if held == got.batch else
                  f" (the run held {held:,} a replica by Little's law on the log; at the assumed lengths the KV room "
                  f"and the submission's caps hold {got.batch:,})")
-    elif row["scenario"] == "Server":
+    elif row["scenario"] != "Offline":
         full = _replica(row, p, o)
         load += (f" (full load meets the {tpot_limit_s(row) * 1e3:.0f} ms TPOT limit)" if full.batch == got.batch
                  else f" (full load's {full.iteration_s * 1e3:.0f} ms is over the {tpot_limit_s(row) * 1e3:.0f} ms "
@@ -249,11 +254,11 @@ def _miss_cause(row: Mapping[str, Any], quantity: str, p: int, implied: int | No
 
 @lru_cache(maxsize=None)
 def check() -> tuple[MlperfCheck, ...]:
-    """Every result's throughput, and every Server result's mean TPOT, against the model."""
+    """Every result's throughput, and every Server and Interactive result's mean TPOT, against the model."""
     out = []
     for row in results():
         out.append(_check_row(row, "throughput"))
-        if row["scenario"] == "Server":
+        if row["scenario"] != "Offline":
             out.append(_check_row(row, "tpot"))
     return tuple(out)
 
