@@ -1424,3 +1424,23 @@ def test_inflight_moe_misses_leave_what_the_dense_rows_leave():
         assert got.iteration_s / ((got.batch + got.prefill_tokens) * m.n_layers) < \
             dg.iteration_s / ((dg.batch + dg.prefill_tokens) * d.n_layers)
         assert c.cause.startswith("no cause stated by the source")
+
+
+def test_grouped_law_fits_sglang_call_but_not_vllm_mixtral():
+    # Our probe's grouped-matmul law (h200x2-2026-11-26-serve2: transformers' grouped expert matmul on an H200, batch
+    # 1-128) gives SGLang PR #11730's fused-MoE call (Qwen3-235B-A22B, 8 x H200, FP8: 31.70 us at 1 token, 124.99 at
+    # 32) within -1 to +8 %: a check the law was not fitted to
+    rows = sm.check_moe_kernel()
+    for c in rows:
+        assert -0.02 < c.grouped_s / c.published_s - 1 < 0.08, c
+    assert round(rows[0].grouped_s * 1e6, 1) == 31.7
+    # ... yet it is not the path's expert term: vLLM's nightly latency test (build 9515 H200, 9523 A100; Mixtral 8x7B,
+    # TP 2, batch 8, 32 in / 128 out) leaves 2.3-2.8 ms a decode step beyond the modelled step, and the same tables'
+    # dense rows 1.7-5.0 ms, while charging the grouped law would add 6.0 ms (H200) and 13.7 ms (A100) a step
+    m = memory.model_preset("Mixtral 8x7B")
+    for c in (c for c in sm.check_latency() if c.model == "Mixtral 8x7B"):
+        left = (c.published_s - c.predicted_s) / (c.output - 1)
+        extra = sm.grouped_extra_per_step_s(m, c.chip, c.batch, c.gpus)
+        assert 0 < left < 0.003 and extra > 2 * left, (c.chip, left, extra)
+    assert round(sm.grouped_extra_per_step_s(m, "H200-SXM", 8, 2) * 1e3, 1) == 6.0
+    assert round(sm.grouped_extra_per_step_s(m, "A100-80GB", 8, 2) * 1e3, 1) == 13.7
