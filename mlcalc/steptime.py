@@ -463,6 +463,12 @@ ROPE = 30.0  # q*cos (2+4), rotate_half (neg, cat: 2+2+2+2), *sin (4+4), add (8+
 # casts back to bf16. Counted on the real modules (scripts/gpu/count_train_bytes.py, transformers 5.17):
 QK_NORM_FP32_OUT = 38.0  # .float() (2+4), pow (4+4), mean (4), x*rsqrt (4+4), .to(bf16) (4+2), weight * (2+4)
 ROPE_FP32_IN = 40.0  # q*cos (4+4), rotate_half (neg 4+4 and cat 4+4 over half and all), *sin (4+4), add (4+4+4)
+# Their backward moves more than twice that forward (the rule every other kind follows, BACKWARD_OVER_FORWARD): per
+# query/key element, the norm and the fp32 excess of the rotary embedding after it move 48.2 bytes forward and 120.3
+# backward (mul 58.2, add 24.0, pow 8.1, sum 8.0, div 8.0, casts 6.0, slice_backward 6.0, neg 2.0), 2.5 times:
+# counted on the real modules (scripts/gpu/count_qk_norm_bytes.py: Qwen3 0.6B less the same widths without its q/k
+# norms, transformers 5.17, torch 2.13, CPU, bf16 autocast, T = 128; tests/core/test_qk_norm_bytes.py).
+QK_NORM_FP32_BACKWARD = 120.3
 RESIDUAL_ADD = 10.0  # fp32 stream + bf16 branch -> fp32 (4+2+4)
 GATED_ACT = 10.0  # act(gate) (2+2) and act * up (4+2), per inner element
 # GPT-2's "gelu_new" as 9 PyTorch ops (HF NewGELUActivation); autocast runs pow, so the tanh branch, in fp32:
@@ -551,6 +557,18 @@ def fused_bytes_per_token_layer(model: ModelConfig, moe: bool | None = None) -> 
     return MappingProxyType(parts)
 
 
+def qk_norm_backward_extra_per_token_layer(model: ModelConfig) -> float:
+    """Backward element-wise bytes per token of one layer of the eager program beyond twice its forward bytes: a
+    Llama-family query/key norm with its fp32 output and the fp32 rotary embedding after it
+    (:data:`QK_NORM_FP32_BACKWARD` against twice their forward bytes); 0 for every other architecture."""
+    m = model
+    if not (m.qk_norm and m.norms_per_layer != 4) or m.learned_positions:
+        return 0.0
+    kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
+    forward = QK_NORM_FP32_OUT + ROPE_FP32_IN - ROPE  # the norm, and the rotary's fp32 input beyond a bf16 one
+    return (QK_NORM_FP32_BACKWARD - BACKWARD_OVER_FORWARD * forward) * (m.q_width + kv)
+
+
 def _layer_kind(model: ModelConfig, moe: bool | None) -> bool:
     """Whether a layer of ``model`` is a mixture of experts (``moe`` None: the model's kind)."""
     _check.choice("moe", moe, (None, True, False))
@@ -629,12 +647,13 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
             "optimizer: fused AdamW": opt_bytes,
         })
     mats = _matrix_params_here(model, tp, ep, L)
+    qk_back = qk_norm_backward_extra_per_token_layer(model) * T * L / tp  # heads split by tp
     out_layer = vh * (0 if model.tied_embeddings else 1) if logits else 0.0
     return MappingProxyType({
         "forward: layers": layer_fwd,
         "forward: weight casts to bf16": WEIGHT_CAST_BYTES * (mats + (vh if logits else 0.0)),
         "forward: embedding and final norm": embed / 3 * 2,
-        "backward: layers": BACKWARD_OVER_FORWARD * layer_fwd + (layer_fwd if recompute else 0.0),
+        "backward: layers": BACKWARD_OVER_FORWARD * layer_fwd + qk_back + (layer_fwd if recompute else 0.0),
         "backward: recomputed weight casts": WEIGHT_CAST_BYTES * mats if recompute else 0.0,
         "backward: gradient casts to fp32": GRAD_CAST_BYTES * (mats + out_layer),
         "backward: embedding and final norm": embed / 3,

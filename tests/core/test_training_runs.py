@@ -37,7 +37,7 @@ def test_each_run_states_its_source_layout_and_assumptions(name):
 # the data ("known_miss", with whether the source gives the cause); the list of misses is pinned here, so a
 # run that drifts out of tolerance fails, and so does a stated miss that is no longer one.
 KNOWN_MISSES = {"GPT-NeoX-20B (96 A100 40GB)", "OPT-175B (992 A100)", "Llama 3 405B (16384 H100, seq 131072)",
-                "NeMo Llama 3.1 405B fp8 (576 H100)"}
+                "NeMo Llama 3.1 405B fp8 (576 H100)", "NeMo Grok-1 314B fp8 (512 H100)", "NeMo Grok-1 314B fp8 (2048 H100)"}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -426,26 +426,30 @@ def test_opt_logged_wps_is_the_published_rate():
 
 # NVIDIA's DGX Cloud Benchmarking recipes (NVIDIA/dgxc-benchmarking v25.01, commit 143b90d): each README's
 # 'Expected Performance' table gives the layout (TP, PP, CP, VP, MBS, GA), the GPU count, the global batch and the
-# step time of NeMo 24.09 / 24.11 on H100, bf16 and fp8. The book takes, for each of the five full-size models, the
-# smallest and the largest GPU count of each table (20 runs), predicted by the unchanged engine. Their layouts are the
+# step time of NeMo 24.09 / 24.11 on H100, bf16 and fp8. The book takes, for each of the seven full-size models, the
+# smallest and the largest GPU count of each table (28 runs), predicted by the unchanged engine. Their layouts are the
 # tables' own: GPUs = TP x PP x CP x DP and global batch = DP x MBS x GA.
 NEMO_TABLES = {  # README: (TP, PP, CP, VP, MBS, GA, {dtype: ((GPUs, global batch, step s), ...)})
     "llama3.1/README_405b.md": (8, 9, 2, 7, 1, 63, {"bf16": ((576, 252, 17.20), (2304, 1008, 17.62)),
                                                     "fp8": ((576, 252, 11.24), (2304, 1008, 12.35))}),
     "llama3.1/README_70b.md": (4, 4, 2, 5, 1, 64, {"bf16": ((64, 128, 14.72), (2048, 4096, 14.98)),
                                                    "fp8": ((64, 128, 11.01), (2048, 4096, 11.39))}),
+    "llama3.1/README_8b.md": (1, 1, 2, 1, 1, 32, {"bf16": ((8, 128, 12.91), (128, 2048, 13.10)),
+                                                 "fp8": ((8, 128, 9.67), (128, 2048, 9.82))}),
     "nemotron/README_340b.md": (8, 8, 1, 12, 1, 16, {"bf16": ((128, 32, 4.61), (2048, 512, 4.84)),
                                                      "fp8": ((128, 32, 3.16), (2048, 512, 3.49))}),
     "nemotron/README_15b.md": (4, 1, 1, 1, 4, 4, {"bf16": ((16, 64, 2.83), (2048, 8192, 2.96)),
                                                   "fp8": ((16, 64, 2.08), (2048, 8192, 2.18))}),
     "nemo_megatron/README_175b.md": (4, 8, 1, 12, 1, 64, {"bf16": ((128, 256, 8.91), (2048, 4096, 9.02)),
                                                           "fp8": ((128, 256, 5.92), (2048, 4096, 6.24))}),
+    "grok1/README_314b.md": (4, 8, 2, 8, 1, 128, {"bf16": ((512, 1024, 20.83), (2048, 4096, 21.09)),
+                                                  "fp8": ((512, 1024, 16.69), (2048, 4096, 17.04))}),
 }
 
 
 def test_nemo_recipe_runs_are_the_tables():
     nemo = {n: e for n, e in training_runs.runs().items() if "dgxc-benchmarking" in e["source"]}
-    assert len(nemo) == 20
+    assert len(nemo) == 28
     seen = set()
     for n, e in nemo.items():
         readme = e["source"].split("143b90dd91f9be958fed4773ae95d941a3356a82/")[1]
@@ -455,7 +459,8 @@ def test_nemo_recipe_runs_are_the_tables():
         assert lay.virtual_stages == vp and lay.n_gpus == e["gpus"] and lay.global_batch == e["global_batch"]
         assert (e["gpus"], e["global_batch"], e["published"]) in table[e["dtype"]] and e["metric"] == "step_s"
         seen.add((readme, e["dtype"], e["gpus"]))
-    assert len(seen) == 20
+        assert lay.ep == (8 if readme.startswith("grok1") else 1)
+    assert len(seen) == 28
 
 
 # The one NeMo run outside 15%: its stated numbers are the engine's (the tensor-parallel collectives it keeps on the
@@ -470,3 +475,26 @@ def test_nemo_405b_fp8_miss_states_the_engine_numbers():
     bf16 = training_runs.check("NeMo Llama 3.1 405B bf16 (576 H100)").prediction
     assert f"({bf16.parts_s['tensor-parallel collectives'] / bf16.step_s:.0%})" in text
     assert f"({training_runs.check('NeMo Llama 3.1 405B fp8 (2304 H100)').error:+.1%})" in text
+
+
+# Grok-1's shape in fp8 (NeMo recipe, grok1/README_314b.md): the two misses state the engine's fp8 / bf16 step ratio
+# of the layout against the recipe's own and the dense recipes' (all from the data and the engine).
+def test_nemo_grok_fp8_misses_state_the_speedups():
+    nemo = {n: e for n, e in training_runs.runs().items() if "dgxc-benchmarking" in e["source"]}
+    ratio = {n: nemo[n]["published"] / nemo[n.replace("bf16", "fp8")]["published"] for n in nemo if "bf16" in n}
+    dense = [r for n, r in ratio.items() if "Grok" not in n]
+    fp8_dense = [n for n in nemo if "fp8" in n and "Grok" not in n]
+    inside = sum(abs(training_runs.check(n).error) <= training_runs.TOLERANCE for n in fp8_dense)
+    assert inside == len(fp8_dense) - 1
+    for g in (512, 2048):
+        name = f"NeMo Grok-1 314B fp8 ({g} H100)"
+        text, c = training_runs.runs()[name]["known_miss"], training_runs.check(name)
+        bf16 = training_runs.check(name.replace("fp8", "bf16"))
+        assert c.error > 0.15 and abs(bf16.error) <= training_runs.TOLERANCE
+        assert f"is {bf16.prediction.step_s / c.prediction.step_s:.2f} times faster than its bf16 step" in text
+        assert f"fp8 step is {ratio[name.replace('fp8', 'bf16')]:.2f} times faster" in text
+        words = {6: "six", 7: "seven"}
+        recipes = {e["source"] for e in nemo.values()}
+        assert f"the least of the {words[len(recipes)]} NeMo recipes" in text
+        assert f"the {words[len(recipes) - 1]} dense ones: {min(dense):.2f} to {max(dense):.2f} times" in text
+        assert f"({bf16.error:+.1%})" in text
