@@ -10,7 +10,11 @@ the page's multi-GPU families through :mod:`mlcalc.distruns`), eager ``generate`
 transformers' decode step eager (25 %) and replayed from a CUDA graph (20 %), and its eager prefill (25 %); and
 (blind11) FSDP2 / tensor / pipeline parallel training and their 2 x 2 mixes on 4 GPUs (memory 10 %, step 15 %; they
 join :mod:`mlcalc.distruns` too). The blind11 call's two ``-base`` cases (shapes the record holds, run again to compare
-hosts) are no blind check: :func:`host_baseline`.
+hosts) are no blind check: :func:`host_baseline`. The meter12 call (session 36, ``scripts/gpu/run_meter12.sh``,
+predictions ``scripts/gpu/meter12_predictions.json``, engine at 3abe791) ran the configurations of the 2- and 4-GPU
+blind step misses again beside the pace meter, and five tensor-parallel configurations never run; its predictions hold
+the engine's default (scored here as every blind call's) and the metered rule at every pace (:func:`metered_errors`:
+read at each case's own measured pace).
 
 A case outside its target carries the cause the run's ``blind_misses.json`` states for it (key
 ``"blind:<family>:<quantity>:<case>"``), found after the call from its own evidence (the host probes beside every
@@ -49,12 +53,19 @@ RUN_4GPU = "h200x4-2026-11-27-blind11"
 #: The blind11b call: the same script and committed predictions again (asked for 4 x H100 once more; 4 x H200 came),
 #: 2026-11-27 14:59-15:03 UTC, 189 s, on a host whose calibration floor took 79.4 ms against blind11's 61.3 ms.
 RUN_4GPU_B = "h200x4-2026-11-27-blind11b"
-RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B)
+#: The meter12 call (session 36): the configurations of the multi-GPU record's six unmetered blind misses (blind10's
+#: two, blind11's three, blind11b's one) and five tensor-parallel configurations never run, metered as the host8 call
+#: (``scripts/gpu/run_meter12.sh``), on 4 x NVIDIA H200 (asked for 4 x H100, ``nvidia-h100-x4``; H200s came),
+#: 2026-11-27 16:52-16:57 UTC, 257 s; predictions ``meter12_predictions.json`` (engine at 3abe791): the engine's
+#: default and the metered rule at every pace (:func:`metered_errors`).
+RUN_METER = "h200x4-2026-11-27-meter12"
+RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B, RUN_METER)
 #: Each family's target (the accuracy page's for the same model), as the predictions file states them.
 FAMILIES = ("train-1gpu", "train-2gpu", "train-4gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
 #: Each run's predictions file (committed in scripts/gpu before its call; a copy in the run folder).
 _PREDICTIONS = MappingProxyType({RUN: "blind10_predictions.json", RUN_H100: "blind10_predictions.json",
-                                 RUN_4GPU: "blind11_predictions.json", RUN_4GPU_B: "blind11_predictions.json"})
+                                 RUN_4GPU: "blind11_predictions.json", RUN_4GPU_B: "blind11_predictions.json",
+                                 RUN_METER: "meter12_predictions.json"})
 
 
 @dataclass(frozen=True)
@@ -279,6 +290,8 @@ def own_probe_errors(run: str = RUN) -> Mapping[str, float]:
     from mlcalc import servemeasured as sm
     from mlcalc import serving_record as rec
 
+    if "paces" in predictions(run):  # a metered training call: the metered rule committed before, at each case's pace
+        return MappingProxyType({k: e for k, (_, _, e) in metered_errors(run).items()})
     if "train-4gpu" in predictions(run)["families"]:  # a training call: no serving probes, its calibration floor
         return own_pace_errors(run)
     out: dict[str, float] = {}
@@ -404,3 +417,34 @@ def current_engine_errors(run: str = RUN) -> Mapping[str, float]:
                 got = sm.predict_hf(arch, path, int(b[1:]), int(n[1:]), sm.RUN8, None).step_s
             out[c.case] = got / c.measured - 1.0
     return MappingProxyType(out)
+
+
+def metered_errors(run: str = RUN_METER) -> Mapping[str, tuple[float, float, float]]:
+    """The metered rule committed before a metered call (``predictions.json``'s ``paced_step_s``: the engine's step at
+    every vCPU pace, ``mlcalc.distruns.paced_machine``), read at each case's own pace (the median over its timed steps
+    of the slowest rank's busy-vCPU pace, :func:`mlcalc.distruns.case_pace`, rounded to 1,000 runs a second): case id
+    -> (pace, predicted step, error). Blind too: the predictions held every pace; the call measured which one ran."""
+    from mlcalc import distruns
+
+    pred = predictions(run)
+    if "paces" not in pred:
+        raise ValueError(f"run={run!r} is not allowed: its predictions hold no metered rule (no 'paces')")
+    paces = [int(p) for p in pred["paces"]]
+    dev = card(run)
+    out: dict[str, tuple[float, float, float]] = {}
+    for c in distruns.cases(run):
+        p = distruns.case_pace(c)
+        row = pred["families"][f"train-{c.world}gpu"][dev].get(c.id)
+        if p <= 0 or row is None:
+            continue
+        at = int(round(p, -3))
+        if at not in paces:
+            raise ValueError(f"run={run!r}: case {c.id!r} ran at {at} runs/s, outside the committed paces")
+        step = float(row["paced_step_s"][paces.index(at)])
+        out[c.id] = (p, step, step / c.step_s - 1.0)
+    return MappingProxyType(out)
+
+
+def repeat_cases(run: str = RUN_METER) -> tuple[str, ...]:
+    """The cases of a call that ran again the configurations of earlier blind misses (``repeat_cases``), or ()."""
+    return tuple(predictions(run).get("repeat_cases", ()))

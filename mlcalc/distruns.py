@@ -482,11 +482,63 @@ def metered_steps(run: str) -> tuple[MeteredStep, ...]:
     return tuple(out)
 
 
-def _floor_data(run: str) -> tuple[Mapping[str, Any], tuple[tuple[float, int, float], ...]]:
-    """A metered run's ``floor.json`` and the samples of the vCPU its process ran on (the run's highest metered
-    vCPU: ``run_train_dist6b.sh`` / ``run_train_dist6c.sh`` put it there); ({}, ()) where it has none."""
+@dataclass(frozen=True)
+class HostWork:
+    """A metered case's host work per step, in runs of the meter's fixed Python, beside the engine's."""
+
+    case: DistCase
+    measured_runs: float  # median over steps of the slowest rank's issue seconds x its busy vCPU's pace
+    engine_runs: float  # the engine's host-bound passes (step less exposed communication and optimizer) x STATED_PACE
+
+    @property
+    def ratio(self) -> float:
+        return self.measured_runs / self.engine_runs
+
+    def per_layer(self) -> tuple[float, float]:
+        """(measured, engine) runs a layer of the fullest stage."""
+        n = -(-self.case.model.n_layers // self.case.pp)
+        return self.measured_runs / n, self.engine_runs / n
+
+
+def host_work(case: DistCase) -> HostWork:
+    """How much host work a metered case's steps took against what the engine charges it (meter12): for each timed
+    step the slowest rank (the smallest pace over the step's window, :func:`pace_over`) and its host issue time; the
+    median over steps of issue seconds x pace, in runs of the meter's fixed Python. The engine's: its default
+    prediction's passes (:func:`predict`'s step less exposed communication and the optimizer: a host-bound pass takes
+    its host time) x :data:`STATED_PACE`, the pace its host constants hold at. Their ratio is about 1.1 on a case the
+    record prices right (the issue time also holds the waits the pace does not scale). ValueError for an unmetered
+    case."""
+    if case_pace(case) <= 0:
+        raise ValueError(f"case={case.id!r} is not allowed: it was not metered")
+    s = pace_samples(case.run)
+    work = []
+    for d in _files(case.run):
+        for c in d["cases"]:
+            if c["id"] != case.id:
+                continue
+            ranks = c["ranks"]
+            busy = [int(r["pinned"]["busy"][0]) for r in ranks]
+            for i in range(min(len(r["meter"]) for r in ranks)):
+                ms = [r["meter"][i] for r in ranks]
+                per = [(pace_over(s[b], m["epoch_s"], m["epoch_s"] + m["wall_s"]), m["issue_s"]) for b, m in zip(busy, ms)]
+                pace, issue = min(per)
+                if pace > 0:
+                    work.append(pace * float(issue))
+    p = predict(case)
+    return HostWork(case, statistics.median(work), (p.step_s - p.comm_exposed_s - p.optimizer_s) * STATED_PACE)
+
+
+#: The calibration floors a metered run may hold: at its start (or the only one), and at its end (meter12 on).
+FLOOR_FILES = ("floor.json", "floor_end.json")
+
+
+def _floor_data(run: str, name: str = "floor.json") -> tuple[Mapping[str, Any], tuple[tuple[float, int, float], ...]]:
+    """A metered run's ``floor.json`` (or ``name``, one of :data:`FLOOR_FILES`) and the samples of the vCPU its process
+    ran on (the run's highest metered vCPU: ``run_train_dist6b.sh`` / ``run_train_dist6c.sh`` put it there); ({}, ())
+    where it has none."""
     _check.choice("run", run, runs_with_meters())
-    f = _root().joinpath(run).joinpath("floor.json")
+    _check.choice("name", name, FLOOR_FILES)
+    f = _root().joinpath(run).joinpath(name)
     if not f.is_file():
         return MappingProxyType({}), ()
     cpu, name = max(_pace_files(run))  # (pace_samples(run)[its highest vCPU], that one file read)
@@ -671,7 +723,7 @@ def metered_blocks(run: str, rule: str) -> tuple[MeteredBlock, ...]:
 
 
 @lru_cache(maxsize=None)
-def engine_pace(run: str, device: str = "NVIDIA H200") -> float:
+def engine_pace(run: str, device: str = "NVIDIA H200", floor: str = "floor.json") -> float:
     """The pace (runs a second of the meter's fixed Python) at which the engine's seconds per forward op hold, from a
     metered run's calibration program in the training runs' placement (``floor.json`` of ``train_hf.py --floor
     --repeat --place``: the engine's floor models, each forward pass priced at its own window's pace): the median over
@@ -679,7 +731,7 @@ def engine_pace(run: str, device: str = "NVIDIA H200") -> float:
     (:func:`mlcalc.steptime.op_counts`), over the card's machine's seconds per forward op (:func:`_machine`)."""
     from mlcalc import steptime
 
-    data, s = _floor_data(run)
+    data, s = _floor_data(run, floor)
     per_op = []
     for c in data.get("cases", ()):
         if c.get("recompute"):

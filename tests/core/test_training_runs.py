@@ -426,14 +426,16 @@ def test_opt_logged_wps_is_the_published_rate():
 
 # NVIDIA's DGX Cloud Benchmarking recipes (NVIDIA/dgxc-benchmarking v25.01, commit 143b90d): each README's
 # 'Expected Performance' table gives the layout (TP, PP, CP, VP, MBS, GA), the GPU count, the global batch and the
-# step time of NeMo 24.09 / 24.11 on H100, bf16 and fp8. The book takes, for each of the five full-size models, the
-# smallest and the largest GPU count of each table (20 runs), predicted by the unchanged engine. Their layouts are the
+# step time of NeMo 24.09 / 24.11 on H100, bf16 and fp8. The book takes, for each of the seven full-size models, the
+# smallest and the largest GPU count of each table (28 runs), predicted by the unchanged engine. Their layouts are the
 # tables' own: GPUs = TP x PP x CP x DP and global batch = DP x MBS x GA.
 NEMO_TABLES = {  # README: (TP, PP, CP, VP, MBS, GA, {dtype: ((GPUs, global batch, step s), ...)})
     "llama3.1/README_405b.md": (8, 9, 2, 7, 1, 63, {"bf16": ((576, 252, 17.20), (2304, 1008, 17.62)),
                                                     "fp8": ((576, 252, 11.24), (2304, 1008, 12.35))}),
     "llama3.1/README_70b.md": (4, 4, 2, 5, 1, 64, {"bf16": ((64, 128, 14.72), (2048, 4096, 14.98)),
                                                    "fp8": ((64, 128, 11.01), (2048, 4096, 11.39))}),
+    "llama3.1/README_8b.md": (1, 1, 2, 1, 1, 32, {"bf16": ((8, 128, 12.91), (128, 2048, 13.10)),
+                                                 "fp8": ((8, 128, 9.67), (128, 2048, 9.82))}),
     "nemotron/README_340b.md": (8, 8, 1, 12, 1, 16, {"bf16": ((128, 32, 4.61), (2048, 512, 4.84)),
                                                      "fp8": ((128, 32, 3.16), (2048, 512, 3.49))}),
     "nemotron/README_15b.md": (4, 1, 1, 1, 4, 4, {"bf16": ((16, 64, 2.83), (2048, 8192, 2.96)),
@@ -447,7 +449,7 @@ NEMO_TABLES = {  # README: (TP, PP, CP, VP, MBS, GA, {dtype: ((GPUs, global batc
 
 def test_nemo_recipe_runs_are_the_tables():
     nemo = {n: e for n, e in training_runs.runs().items() if "dgxc-benchmarking" in e["source"]}
-    assert len(nemo) == 24
+    assert len(nemo) == 28
     seen = set()
     for n, e in nemo.items():
         readme = e["source"].split("143b90dd91f9be958fed4773ae95d941a3356a82/")[1]
@@ -458,7 +460,7 @@ def test_nemo_recipe_runs_are_the_tables():
         assert (e["gpus"], e["global_batch"], e["published"]) in table[e["dtype"]] and e["metric"] == "step_s"
         seen.add((readme, e["dtype"], e["gpus"]))
         assert lay.ep == (8 if readme.startswith("grok1") else 1)
-    assert len(seen) == 24
+    assert len(seen) == 28
 
 
 # The one NeMo run outside 15%: its stated numbers are the engine's (the tensor-parallel collectives it keeps on the
@@ -491,5 +493,8 @@ def test_nemo_grok_fp8_misses_state_the_speedups():
         assert c.error > 0.15 and abs(bf16.error) <= training_runs.TOLERANCE
         assert f"is {bf16.prediction.step_s / c.prediction.step_s:.2f} times faster than its bf16 step" in text
         assert f"fp8 step is {ratio[name.replace('fp8', 'bf16')]:.2f} times faster" in text
-        assert f"the five dense ones: {min(dense):.2f} to {max(dense):.2f} times" in text
+        words = {6: "six", 7: "seven"}
+        recipes = {e["source"] for e in nemo.values()}
+        assert f"the least of the {words[len(recipes)]} NeMo recipes" in text
+        assert f"the {words[len(recipes) - 1]} dense ones: {min(dense):.2f} to {max(dense):.2f} times" in text
         assert f"({bf16.error:+.1%})" in text
