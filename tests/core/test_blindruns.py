@@ -359,3 +359,18 @@ def test_meter12_where_the_host_spent_its_time():
     assert [round(distruns.engine_pace(M12, floor=f) / 1e3) for f in distruns.FLOOR_FILES] == [150, 122]
     with pytest.raises(ValueError, match="name="):
         distruns.engine_pace("h200x4-2026-11-27-train-host8", floor="floor_mid.json")
+
+
+def test_meter12_the_llama2_miss_is_not_the_attention_kind():
+    # counted on one H100 (scripts/gpu/count_gqa_ops.py): the multi-GPU program's layer dispatches the same operations
+    # with as many KV heads as query heads as with fewer, at three models' widths; the engine's plain-layer count
+    d = json.loads((ROOT / "scripts/gpu/count_gqa_ops.json").read_text())
+    from mlcalc import steptime
+
+    for row in d["shapes"].values():
+        assert row["per_layer"]["n_forward"] == steptime.PLAIN_OPS_PER_LAYER["forward"]
+        assert row["per_layer"]["n_backward"] == steptime.PLAIN_OPS_PER_LAYER["backward"]
+    mha, gqa = d["shapes"]["Llama-2 7B (MHA, 32 KV)"], d["shapes"]["Llama-2 7B widths, 8 KV"]
+    assert mha["6"]["forward_ops"] == gqa["6"]["forward_ops"] and mha["6"]["backward_ops"] == gqa["6"]["backward_ops"]
+    assert mha["per_layer"]["forward_s"] > gqa["per_layer"]["forward_s"]  # no multi-head advantage on the host
+    assert "count_gqa_ops" in distruns.misses(M12)["tp:step"] and "not found" in distruns.misses(M12)["tp:step"]

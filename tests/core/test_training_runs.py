@@ -498,3 +498,26 @@ def test_nemo_grok_fp8_misses_state_the_speedups():
         assert f"the least of the {words[len(recipes)]} NeMo recipes" in text
         assert f"the {words[len(recipes) - 1]} dense ones: {min(dense):.2f} to {max(dense):.2f} times" in text
         assert f"({bf16.error:+.1%})" in text
+
+
+# torchtitan's performance page of 24 April 2024 (docs/performance.md at 157a12c): FSDP2 on 64 A100 80GB, WPS per GPU
+# (train.py: the rank's label tokens over the logging interval / model-parallel size) and MFU. The book takes the rows
+# whose activation checkpointing the engine runs as stated (none, full). The page's MFU is its WPS times torchtitan's
+# FLOP count (6 N + 12 L H Q T, train.py get_num_flop_per_token) over the A100's 312 TFLOP/s; that ties each WPS to
+# the page's MFU column, so the rows are read right.
+TORCHTITAN_ROWS = {"Llama-3 70B": (1, "full", 8192, 331, 0.517), "Llama-2 13B": (2, "none", 4096, 2162, 0.611),
+                   "Llama-2 70B": (2, "full", 4096, 353, 0.505)}
+
+
+def test_torchtitan_rows_are_the_page():
+    from mlcalc import compute
+    tt = {n: e for n, e in training_runs.runs().items() if n.startswith("torchtitan")}
+    assert len(tt) == 3
+    for n, e in tt.items():
+        b, rec, s, wps, mfu = TORCHTITAN_ROWS[e["model"]]
+        lay = training_runs.layout_of(e)
+        assert (lay.dp, lay.zero, lay.micro_batch, lay.grad_accum, lay.recompute) == (64, 3, b, 1, rec)
+        assert (e["seq_len"], e["published"], e["engine"], e["metric"]) == (s, wps, "eager", "tokens_per_s_per_gpu")
+        m = training_runs.model_of(e)
+        assert compute.palm_flops_per_token(m, s) * wps / 312e12 == pytest.approx(mfu, abs=0.006), n
+        assert abs(training_runs.check(n).error) <= training_runs.TOLERANCE
