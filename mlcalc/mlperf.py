@@ -17,9 +17,11 @@ TPOT) stays within the scenario's TPOT limit; no queue is modelled, so the TTFT 
 the 99th percentile inside it). For those rows the mean TPOT is a second case: the iteration at the number of
 requests the run kept in flight (Little's law: completed samples per second x mean latency, both in the log).
 
-What no source gives: the datasets' mean input length (see the data file's ``input_note``). Every case assumes the
-mean input equals the published mean output (:func:`assumed_input`) and says at which mean input the model would
-give the published figure (:func:`implied_input`).
+The datasets' input lengths, which MLCommons states nowhere but in its dataset files, are measured on those files:
+openshift-psap/performance-dashboard (mlperf-data/summaries/) holds one row per sample of each MLPerf LLM dataset,
+extracted from MLCommons' files, and mlcalc/data/mlperf_lengths.json keeps their counts, means and exact frequency
+tables (scripts/mlperf_lengths.py writes it; :func:`lengths`). Every case runs the model at the dataset's mean input
+(:func:`input_tokens`) and the run's own mean output (its log's tokens over samples).
 """
 
 from __future__ import annotations
@@ -49,16 +51,40 @@ def results() -> tuple[Mapping[str, Any], ...]:
     return tuple(data()["results"])
 
 
-def assumed_input(benchmark: str) -> int:
-    """The mean input length a case assumes for ``benchmark``: its published mean output (the closed division's
-    tokens-per-sample reference), rounded. A placeholder, stated as one: MLCommons publishes no mean input.
+@lru_cache(maxsize=None)
+def lengths() -> Mapping[str, Any]:
+    """The datasets' token lengths (mlcalc/data/mlperf_lengths.json): per benchmark the source CSV (repository @
+    commit : path, and the MLCommons file it was extracted from), the sample count, and for the input and the output
+    lengths their sum, mean, quantiles and exact frequency table."""
+    return MappingProxyType(json.loads(resources.files("mlcalc.data").joinpath("mlperf_lengths.json").read_text()))
 
-    >>> assumed_input("llama2-70b"), assumed_input("mixtral-8x7b")
-    (294, 145)
+
+def mean_input(benchmark: str) -> float:
+    """``benchmark``'s mean input length in tokens, computed from its frequency table (every sample's prompt).
+
+    >>> round(mean_input("llama2-70b"), 2), round(mean_input("mixtral-8x7b"), 2)
+    (222.33, 427.39)
     """
-    ds = data()["datasets"]
+    ds = lengths()["datasets"]
     _check.choice("benchmark", benchmark, tuple(ds))
-    return round(float(ds[benchmark]["output_tokens_per_sample"]))
+    counts = ds[benchmark]["input"]["counts"]
+    return sum(length * n for length, n in counts) / sum(n for _, n in counts)
+
+
+def input_tokens(benchmark: str) -> int:
+    """The mean input a case runs the model at: :func:`mean_input`, rounded to whole tokens.
+
+    >>> input_tokens("llama2-70b"), input_tokens("mixtral-8x7b")
+    (222, 427)
+    """
+    return round(mean_input(benchmark))
+
+
+def lengths_source(benchmark: str) -> str:
+    """Where ``benchmark``'s lengths were read: repository @ commit : path of the CSV."""
+    ds = lengths()["datasets"]
+    _check.choice("benchmark", benchmark, tuple(ds))
+    return f"{lengths()['repo']} @ {ds[benchmark]['commit'][:7]}: {ds[benchmark]['path']}"
 
 
 def output_tokens(row: Mapping[str, Any]) -> int:
@@ -96,7 +122,7 @@ def replica_at_load(row: Mapping[str, Any], prompt: int | None = None) -> sm.Inf
     """One replica as the scenario loads it. Offline: full load (the KV room's requests within the submission's
     caps). Server, Interactive: the largest batch whose iteration is within the TPOT limit (full load when it
     already is)."""
-    p = assumed_input(row["benchmark"]) if prompt is None else _check.positive_int("prompt", prompt)
+    p = input_tokens(row["benchmark"]) if prompt is None else _check.positive_int("prompt", prompt)
     o = output_tokens(row)
     _check.choice("scenario", row["scenario"], SCENARIOS)
     full = _replica(row, p, o)
@@ -132,7 +158,7 @@ def in_flight(row: Mapping[str, Any]) -> int:
 def predicted_tpot_s(row: Mapping[str, Any], prompt: int | None = None) -> float:
     """A Server or Interactive run's mean time per output token: one replica's iteration at the requests it held (:func:`in_flight`),
     each iteration also carrying the prompts of the requests that replace those that finish."""
-    p = assumed_input(row["benchmark"]) if prompt is None else _check.positive_int("prompt", prompt)
+    p = input_tokens(row["benchmark"]) if prompt is None else _check.positive_int("prompt", prompt)
     return _replica(row, p, output_tokens(row), in_flight(row)).iteration_s
 
 
@@ -142,30 +168,6 @@ def _predict(row: Mapping[str, Any], quantity: str, prompt: int) -> float:
 
 def _observed(row: Mapping[str, Any], quantity: str) -> float:
     return float(row["tokens_per_s"]) if quantity == "throughput" else float(row["tpot_mean_ms"]) / 1e3
-
-
-def implied_input(row: Mapping[str, Any], quantity: str = "throughput") -> int | None:
-    """The mean input length (whole tokens, 1 to the dataset's cap) at which the model gives the published figure,
-    or None when none in that range does. Both quantities move one way with the input (more prompt tokens an
-    iteration: fewer output tokens per second, a longer iteration), so bisection finds it."""
-    _check.choice("quantity", quantity, QUANTITIES)
-    cap = int(data()["datasets"][row["benchmark"]]["max_input_tokens"])
-    obs = _observed(row, quantity)
-    sign = 1.0 if quantity == "throughput" else -1.0  # throughput falls with the input, TPOT rises
-
-    def above(p: int) -> bool:  # the model says more than was published (for TPOT: less)
-        return sign * (_predict(row, quantity, p) - obs) > 0
-
-    if not above(1) or above(cap):
-        return None
-    lo, hi = 1, cap
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if above(mid):
-            lo = mid
-        else:
-            hi = mid
-    return hi
 
 
 class MlperfCheck(NamedTuple):
@@ -183,13 +185,12 @@ class MlperfCheck(NamedTuple):
     scenario: str
     quantity: str  # "throughput" (output tokens/s of the system) or "tpot" (mean time per output token, s)
     precision: str
-    input: int  # the mean input assumed (assumed_input)
+    input: int  # the dataset's mean input (input_tokens)
     output: int  # the row's mean output per sample
     batch: int  # requests a replica runs in the modelled iteration
     published: float
     predicted: float
     error: float  # predicted / published - 1
-    implied_input: int | None  # the mean input at which the model gives the published figure
     cause: str
     note: str
 
@@ -198,58 +199,115 @@ class MlperfCheck(NamedTuple):
 TARGET = 0.25
 
 
+def _modelled(row: Mapping[str, Any], quantity: str) -> sm.Inflight:
+    """The replica iteration a case's prediction is: at the scenario's load (throughput) or at the requests the run
+    held (TPOT)."""
+    if quantity == "throughput":
+        return replica_at_load(row)
+    return _replica(row, input_tokens(row["benchmark"]), output_tokens(row), in_flight(row))
+
+
+def leftover(row: Mapping[str, Any], quantity: str) -> tuple[float, float]:
+    """``(left, modelled)``: seconds per token of the modelled iteration and per layer that the published figure
+    leaves beyond the model (negative where the model is the slower), and the modelled iteration's own seconds per
+    token and layer. Throughput: :func:`mlcalc.servemeasured.inflight_leftover` at one replica's share of the
+    published figure; TPOT: the published mean TPOT less the modelled iteration."""
+    _check.choice("quantity", quantity, QUANTITIES)
+    got = _modelled(row, quantity)
+    model = memory.model_preset(data()["datasets"][row["benchmark"]]["model"])
+    per = (got.batch + got.prefill_tokens) * model.n_layers
+    if quantity == "throughput":
+        left = sm.inflight_leftover(model, got, float(row["tokens_per_s"]) / replicas(row))
+    else:
+        left = (float(row["tpot_mean_ms"]) / 1e3 - got.iteration_s) / per
+    return left, got.iteration_s / per
+
+
+def _twin(row: Mapping[str, Any], **differ: str) -> Mapping[str, Any] | None:
+    """The result of the same submitter, system and round that differs from ``row`` only in the keys given."""
+    keys = ("round", "submitter", "system", "benchmark", "scenario")
+    want = {k: differ.get(k, row[k]) for k in keys}
+    return next((r for r in results() if all(r[k] == want[k] for k in keys)), None)
+
+
 def _check_row(row: Mapping[str, Any], quantity: str) -> MlperfCheck:
-    ds = data()["datasets"][row["benchmark"]]
-    p, o = assumed_input(row["benchmark"]), output_tokens(row)
-    got = replica_at_load(row) if quantity == "throughput" else _replica(row, p, o, in_flight(row))
+    bench = row["benchmark"]
+    p, o = input_tokens(bench), output_tokens(row)
+    got = _modelled(row, quantity)
     pred = _predict(row, quantity, p)
     obs = _observed(row, quantity)
     err = pred / obs - 1.0
-    implied = implied_input(row, quantity)
-    half, double = _predict(row, quantity, max(1, p // 2)), _predict(row, quantity, min(int(ds["max_input_tokens"]),
-                                                                                        2 * p))
-    unit = (lambda x: f"{x:,.0f} tokens/s") if quantity == "throughput" else (lambda x: f"{x * 1e3:.0f} ms")
     load = (f"{replicas(row)} replica{'s' if replicas(row) > 1 else ''} of TP {row['tp']}, {got.batch:,} requests a "
             f"replica, iteration {got.iteration_s * 1e3:.0f} ms")
     if quantity == "tpot":
         held = in_flight(row)
         load += (f" (the {held:,} a replica held: Little's law on the log)" if held == got.batch else
-                 f" (the run held {held:,} a replica by Little's law on the log; at the assumed lengths the KV room "
+                 f" (the run held {held:,} a replica by Little's law on the log; at these lengths the KV room "
                  f"and the submission's caps hold {got.batch:,})")
     elif row["scenario"] != "Offline":
         full = _replica(row, p, o)
         load += (f" (full load meets the {tpot_limit_s(row) * 1e3:.0f} ms TPOT limit)" if full.batch == got.batch
                  else f" (full load's {full.iteration_s * 1e3:.0f} ms is over the {tpot_limit_s(row) * 1e3:.0f} ms "
                       "TPOT limit: batch cut to meet it)")
-    note = (f"mean input {p} tokens assumed (MLCommons publishes none: the published mean output), mean output {o} "
-            f"(the log's tokens over samples); {load}; with the mean input at {max(1, p // 2)} or "
-            f"{min(int(ds['max_input_tokens']), 2 * p)} tokens the model gives {unit(half)} or {unit(double)}; "
-            + (f"it gives the published {unit(obs)} at a mean input of {implied} tokens"
-               if implied is not None else f"no mean input up to {ds['max_input_tokens']} tokens gives the published "
-                                           f"{unit(obs)}"))
+    note = (f"mean input {p} tokens, the dataset's measured mean ({mean_input(bench):.2f} over "
+            f"{lengths()['datasets'][bench]['samples']:,} samples; {lengths_source(bench)}), mean output {o} "
+            f"(the log's tokens over samples); {load}")
     if "tpot_mean_ms" in row and quantity == "throughput":
         note += (f"; the run's mean TPOT {float(row['tpot_mean_ms']):.0f} ms (99th percentile "
                  f"{float(row['tpot_p99_ms']):.0f}), TTFT {float(row['ttft_mean_ms']):.0f} ms "
                  f"({float(row['ttft_p99_ms']):.0f})")
-    cause = _miss_cause(row, quantity, p, implied) if abs(err) > TARGET else ""
+    cause = _miss_cause(row, quantity) if abs(err) > TARGET else ""
     return MlperfCheck(f"{row['repo']} @ {row['commit'][:7]}: {row['path']}", row["round"], row["submitter"],
-                       row["system"], row["chip"], int(row["gpus"]), int(row["tp"]), ds["model"], row["benchmark"],
-                       row["scenario"], quantity, row["precision"], p, o, got.batch, obs, pred, err, implied, cause,
-                       note)
+                       row["system"], row["chip"], int(row["gpus"]), int(row["tp"]),
+                       data()["datasets"][bench]["model"], bench, row["scenario"], quantity, row["precision"], p, o,
+                       got.batch, obs, pred, err, cause, note)
 
 
-def _miss_cause(row: Mapping[str, Any], quantity: str, p: int, implied: int | None) -> str:
-    ds = data()["datasets"][row["benchmark"]]
-    where = (f"at a mean input of {implied} tokens" if implied is not None
-             else f"at no mean input up to the dataset's {ds['max_input_tokens']}-token cap")
-    text = (f"no cause stated by the source (the LoadGen log gives the figure, not its parts); ours: the dataset's mean "
-            f"input length, which MLCommons does not publish: the case assumes {p} tokens (the published mean "
-            f"output), and the model gives the published figure {where}")
-    if row["benchmark"] == "mixtral-8x7b":
-        text += ("; the reference's one printed sample (a GSM8K prompt) has 662 input tokens for 174 out, so this "
-                 "set's prompts are likely several times the placeholder; the TensorRT-LLM v0.17 Mixtral rows, whose "
-                 "lengths are stated, over-predict too (mlcalc.servemeasured.INFLIGHT_CAUSES['moe'])")
-    return text
+def _err(row: Mapping[str, Any], quantity: str) -> float:
+    return _predict(row, quantity, input_tokens(row["benchmark"])) / _observed(row, quantity) - 1.0
+
+
+def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
+    """A miss's cause, from the numbers: none of these sources states one (a LoadGen log gives the figure, not its
+    parts)."""
+    head = "no cause stated by the source (the LoadGen log gives the figure, not its parts); ours: "
+    model = memory.model_preset(data()["datasets"][row["benchmark"]]["model"])
+    left, mod = leftover(row, quantity)
+    offline = _twin(row, scenario="Offline") if row["scenario"] != "Offline" else None
+    full = _replica(row, input_tokens(row["benchmark"]), output_tokens(row))
+    if model.is_moe:
+        dense = _twin(row, benchmark="llama2-70b")
+        text = head + (f"not found. The published figure leaves {left * 1e9:.0f} ns per token of the iteration and "
+                       f"per layer beyond the modelled iteration ({mod * 1e9:.0f} ns per token and layer modelled, "
+                       f"{model.n_layers} layers)")
+        if dense is not None:
+            d_left, d_mod = leftover(dense, quantity)
+            text += (f"; the same system's Llama 2 70B {row['scenario']} run, same engine and round, leaves "
+                     f"{d_left * 1e9:.0f} ns against {d_mod * 1e9:.0f} modelled ({left / d_left:.1f}x the "
+                     f"leftover): the excess is in what Mixtral runs and Llama 2 does not (the experts and their "
+                     f"routing) or in a narrower model's per-token costs (hidden {model.hidden:,} against "
+                     f"{memory.model_preset(data()['datasets']['llama2-70b']['model']).hidden:,}), since the "
+                     f"engine, the chip and the system are the same")
+        errs = [c.error for c in sm.check_inflight() if c.model == model.name and c.gpus == int(row["tp"])
+                and c.chip == row["chip"] and c.source.endswith("fp8")]
+        if errs:
+            text += (f"; TensorRT-LLM v0.17's own Mixtral rows on {row['tp']} {row['chip']} in FP8 (serve-published) "
+                     f"are over by {min(errs):+.0%} to {max(errs):+.0%}")
+        spread = lengths()["datasets"][row["benchmark"]]["input"]
+        return text + (f"; the model runs every request at the mean input ({mean_input(row['benchmark']):.0f} "
+                       f"tokens) where this mixed set's prompts spread from {spread['min']} to {spread['max']:,} "
+                       f"(median {spread['median']}, 99th percentile {spread['p99']:,})")
+    if quantity == "throughput" and offline is not None and full.iteration_s <= tpot_limit_s(row):
+        ratio = float(row["tokens_per_s"]) / float(offline["tokens_per_s"])
+        return head + (f"the queue, which the model leaves out. Its full-load iteration ({full.iteration_s * 1e3:.0f} "
+                       f"ms) keeps the {tpot_limit_s(row) * 1e3:.0f} ms TPOT limit, so it gives this {row['scenario']} "
+                       f"run the same system's Offline throughput, and it is {_err(offline, 'throughput'):+.0%} on "
+                       f"that Offline run ({float(offline['tokens_per_s']):,.0f} tokens/s); the {row['scenario']} run "
+                       f"reached {ratio:.0%} of it, at the rate its submitter set for Poisson arrivals under the 99th "
+                       f"percentiles (TPOT {float(row['tpot_p99_ms']):.0f} ms of {tpot_limit_s(row) * 1e3:.0f}, TTFT "
+                       f"{float(row['ttft_p99_ms']):.0f} ms)")
+    return head + (f"not found: the published figure leaves {left * 1e9:.0f} ns per token of the iteration and per "
+                   f"layer beyond the modelled iteration ({mod * 1e9:.0f} ns modelled)")
 
 
 @lru_cache(maxsize=None)
@@ -263,6 +321,6 @@ def check() -> tuple[MlperfCheck, ...]:
     return tuple(out)
 
 
-__all__ = ["MlperfCheck", "QUANTITIES", "SCENARIOS", "TARGET", "assumed_input", "check", "data", "implied_input",
-           "in_flight", "output_tokens", "predicted_tokens_per_s", "predicted_tpot_s", "replica_at_load", "replicas",
-           "results", "tpot_limit_s"]
+__all__ = ["MlperfCheck", "QUANTITIES", "SCENARIOS", "TARGET", "check", "data", "in_flight", "input_tokens",
+           "leftover", "lengths", "lengths_source", "mean_input", "output_tokens", "predicted_tokens_per_s",
+           "predicted_tpot_s", "replica_at_load", "replicas", "results", "tpot_limit_s"]

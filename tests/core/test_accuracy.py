@@ -114,7 +114,7 @@ def test_the_serving_run_and_tables_are_families():
 
     # MLPerf Inference v4.1 and v5.1 (10 results; each Server and Interactive one also its mean time per output token)
     assert len(accuracy.cases("serve-mlperf")) == len(mlperf.check()) == 16
-    assert all(c.note for c in accuracy.cases("serve-mlperf"))  # each states the input length it assumes
+    assert all(c.note for c in accuracy.cases("serve-mlperf"))  # each states the measured input length it ran
     for key in ("serve-graph", "serve-eager", "serve-prefill", "serve-published", "serve-concurrency", "serve-latency",
                 "serve-mlperf"):
         t = accuracy.FAMILIES[key].target
