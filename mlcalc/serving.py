@@ -1688,7 +1688,7 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         cand = Serving(chip, tp, b, sm.kv_capacity_tokens, ttft_at, tpot_at, rps / replicas, replicas, gpus, rps * o,
                        cost_s / (rps * o) * 1e6, why_more or bound, probs, ep, nodes * 1, engine, met,
                        cost_s * share / (rps * p) * 1e6, cost_s * (1 - share) / (rps * o) * 1e6, res,
-                       serving_record.checked_range(model, chip, engine, b, p + o, tp * ep))
+                       serving_record.checked_range(model, chip, engine, b, p + o, tp * ep, ep))
         if best is None or (cand.feasible and not best.feasible) or (cand.feasible == best.feasible
                                                                      and cand.gpus < best.gpus):
             best = cand

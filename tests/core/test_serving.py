@@ -649,3 +649,18 @@ def test_attention_dp_layout_per_gpu():
     assert serving.weight_params_per_gpu(llama, 2, 4) == pytest.approx(llama.n_params() / 2)
     assert serving.attention_dp_comm_s(llama, "H100-SXM", 1024, 8) == 0.0
     assert serving.attention_dp_comm_s(q, "H100-SXM", 1024, 8) > 0.0
+
+
+def test_checked_range_says_when_a_plan_runs_attention_data_parallel():
+    # the planner's MoE layouts (tp 1, ep 2-8: attention data parallel) were never run by the records that check its
+    # own path; its sentence says so, with the in-flight model's errors on the rows whose source states the layout
+    # (TensorRT-LLM v1.0 perf-overview.md, Qwen3-235B-A22B, 'enable_attention_dp: true')
+    n, ok, lo, hi = serving_record.attention_dp_record()
+    assert n == 17 and ok == 0 and 0.25 < lo < hi
+    q = memory.model_preset("Qwen3 235B-A22B")
+    adp = serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8, 8)
+    tp8 = serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8)
+    assert "attention data parallel over 8 groups" in adp and f"{lo:+.0%} to {hi:+.0%}" in adp
+    assert "attention data parallel" not in tp8
+    with pytest.raises(ValueError, match="ep"):
+        serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8, 0)
