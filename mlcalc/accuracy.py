@@ -281,8 +281,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "A100, bf16, 8 x 32 in / 128 out; 8B, 70B and Mixtral on 1, 4 and 2 GPUs)",
            "mlcalc.servemeasured.static_batch_latency_s (mlcalc.serving.predict_decode / predict_prefill)",
            "latency", "point", 0.25, "notebooks/plan/serving-plan", _serve_latency),
-    Family("serve-mlperf", "MLPerf Inference's published LLM results (v4.1, v5.1; closed division; Llama 2 70B and "
-           "Mixtral 8x7B on 8 x H100 and 8 x H200, FP8): throughput in Offline, Server and Interactive, mean time per "
+    Family("serve-mlperf", "MLPerf Inference's published LLM results (v4.1, v5.1; closed division; Llama 2 70B, "
+           "Mixtral 8x7B, Llama 3.1 8B and 405B on 8 x H100 and 8 x H200, FP8): throughput in Offline, Server and Interactive, mean time per "
            "output token in Server and Interactive; each dataset's mean input length measured on MLCommons' dataset "
            "file (openshift-psap/performance-dashboard's per-sample summaries)",
            "mlcalc.servemeasured.inflight (mlcalc.mlperf)", "throughput or time per output token", "point", 0.25,

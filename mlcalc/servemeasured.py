@@ -1399,7 +1399,7 @@ class Inflight(NamedTuple):
 
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
              kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
-             caps: tuple[int, int] | None = None) -> Inflight:
+             caps: tuple[int, int] | None = None, requests: int | None = None) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1431,7 +1431,12 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     sequences' caches whole (no KV head split, none repeated), and runs every token routed to its share of the
     experts; each MoE layer gathers all ranks' tokens before the experts and reduce-scatters their outputs after
     (an all-gather and a reduce-scatter of all tokens' hidden states, :func:`mlcalc.network.fabric_collective_time`),
-    in place of the two all-reduces a layer of tensor parallelism.
+    in place of the two all-reduces a layer of tensor parallelism. The ranks meet at every MoE layer, so the
+    iteration is the fullest rank's: with ``requests`` not a multiple of ``tp``, ``ceil(requests / tp)`` requests.
+
+    ``requests``: the requests the run's dataset holds (trtllm-bench queues them all at once): no scheduler runs more
+    at once than there are, so ``B`` is at most ``requests`` (with ``attention_dp``, each rank at most its even share).
+    None: as many as the caps allow (a steady state that never runs dry).
 
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives within 1 % of it:
@@ -1448,10 +1453,11 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     if caps is not None:
         max_batch = _check.positive_int("caps[0] (max_batch)", caps[0])
         max_tokens = _check.positive_int("caps[1] (max_tokens)", caps[1])
+    n_req = None if requests is None else _check.positive_int("requests", requests)
     if attention_dp and model.is_moe and tp > 1:
         if caps is not None:
             raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
-        return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac)
+        return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req)
     free = mem - model.n_params() * wb / tp
     per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
     kv_tokens = int(frac * free // per_tok) if free > 0 else 0
@@ -1464,7 +1470,7 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
                                                                                         TRTLLM_MAX_BATCH * share)) // share))
     else:
         b = min(kv_tokens // (p + o), max_batch, int(max_tokens // share))
-    b = max(1, b)
+    b = max(1, b if n_req is None else min(b, n_req))
     pre = b * p / o
     tokens = b + pre
     rate = serving.matmul_rate(chip_key, dtype)
@@ -1497,14 +1503,13 @@ def _steady_batch(kv_tokens: int, p: int, o: int) -> int:
 
 
 def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p: int, o: int, dtype: str,
-                           frac: float) -> Inflight:
+                           frac: float, requests: int | None = None) -> Inflight:
     """:func:`inflight` with attention data parallelism over the ``tp`` GPUs (see there)."""
     wb = memory.dtype_bytes(dtype)
     mem = serving.spec(chip_key).memory_bytes
     per_expert = model.n_moe_layers * model.mlp_params_per_expert()
-    experts_all = per_expert * (model.n_experts + model.n_shared_experts)
-    free = mem - (model.n_params() - experts_all) * wb - experts_all * wb / tp
-    per_tok = memory.model_kv_bytes_per_token(model, dtype)  # the rank's own sequences, every KV head
+    free = mem - serving.weight_params_per_gpu(model, 1, tp) * wb
+    per_tok = serving.kv_bytes_per_token_per_gpu(model, 1, dtype)  # the rank's own sequences, every KV head
     rank_kv = int(frac * free // per_tok) if free > 0 else 0
     if rank_kv < p + o:
         raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key} with attention data parallelism: "
@@ -1512,9 +1517,11 @@ def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p:
                          f"{p + o:,} tokens")
     rb = _steady_batch(rank_kv, p, o)  # requests of one rank
     b = tp * rb
+    if requests is not None and requests < b:  # the dataset runs dry: its requests spread evenly over the ranks
+        rb, b = -(-requests // tp), requests
     pre = b * p / o
     tokens = b + pre  # all ranks'
-    own = tokens / tp
+    own = rb * (1.0 + p / o)  # the fullest rank's
     rate = serving.matmul_rate(chip_key, dtype)
     bw = serving.read_bandwidth(chip_key)
     head = model.vocab * model.hidden
@@ -1532,13 +1539,9 @@ def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p:
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
-    pattn = pre / tp * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
+    pattn = rb * p / o * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                                + lay.local_layers * local) / rate
-    from mlcalc import network
-    fab = serving._fabric(chip_key, tp, 1)
-    msg = tokens * model.hidden * memory.dtype_bytes("bf16")  # every rank's tokens, gathered / reduce-scattered
-    comm = model.n_moe_layers * (network.fabric_collective_time(msg, fab, "all_gather").time_s
-                                 + network.fabric_collective_time(msg, fab, "reduce_scatter").time_s)
+    comm = serving.attention_dp_comm_s(model, chip_key, max(1, round(tokens)), tp)
     route = own * moe_routing_bytes_per_token(model, wb) / bw
     norm = own * replicated_norm_bytes_per_token(model) / bw
     it = gemm + attn + pattn + comm + route + norm
@@ -1561,6 +1564,20 @@ class InflightCheck(NamedTuple):
     cause: str
 
 
+def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: int, output: int) -> dict[str, Any]:
+    """How a published in-flight table states its run, as :func:`inflight` arguments: ``attention_dp`` for an MoE
+    model where the table's conditions state ``enable_attention_dp`` (TensorRT-LLM v1.0's MoE options file), and
+    ``requests``, the requests of the run's dataset, where the table gives them (its ``requests``, keyed
+    ``"input/output"``)."""
+    kw: dict[str, Any] = {}
+    if model.is_moe and "enable_attention_dp" in table["conditions"]:
+        kw["attention_dp"] = True
+    n = table.get("requests", {}).get(f"{prompt}/{output}")
+    if n is not None:
+        kw["requests"] = int(n)
+    return kw
+
+
 @lru_cache(maxsize=1)
 def _inflight_rows() -> tuple[InflightCheck, ...]:
     """Every in-flight row against :func:`inflight`, without causes."""
@@ -1569,7 +1586,7 @@ def _inflight_rows() -> tuple[InflightCheck, ...]:
         for r in table["rows"]:
             model = memory.model_preset(r["model"])
             tp, p, o = int(r["tp"]), int(r["input"]), int(r["output"])
-            got = inflight(model, table["chip"], tp, p, o, table["dtype"])  # tensor parallel: see INFLIGHT_CAUSES
+            got = inflight(model, table["chip"], tp, p, o, table["dtype"], **stated_layout(table, model, p, o))
             pub = float(r["out_tokens_per_s"])
             out.append(InflightCheck(key, table["chip"], r["model"], tp, p, o, got.batch, pub, got.tokens_per_s,
                                      got.tokens_per_s / pub - 1.0, ""))
@@ -1588,8 +1605,9 @@ def check_inflight() -> list[InflightCheck]:
             continue
         table = tables[c.source]
         model = memory.model_preset(c.model)
-        dp = "enable_attention_dp" in table["conditions"]
-        got = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"])
+        kw = stated_layout(table, model, c.input, c.output)
+        dp = kw.get("attention_dp", False)
+        got = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"], **kw)
         left = None
         twin = dense_twin(c.source, c.model, c.gpus, c.input, c.output) if model.is_moe and not dp else None
         if twin is not None:
@@ -1599,8 +1617,39 @@ def check_inflight() -> list[InflightCheck]:
                                                                                   * model.n_layers),
                     inflight_leftover(dm, dg, twin.published), dg.iteration_s / ((dg.batch + dg.prefill_tokens)
                                                                                 * dm.n_layers))
+        if dp:
+            tp_got = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"],
+                              requests=kw.get("requests"))
+            out.append(c._replace(cause=attention_dp_cause(model, c.gpus, got, c.published, tp_got)))
+            continue
         out.append(c._replace(cause=inflight_miss_cause(model, c.gpus, got, dp, left)))
     return out
+
+
+def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, published_tokens_per_s: float,
+                       tp_got: Inflight) -> str:
+    """Why an in-flight MoE row that its page states ran attention data-parallel (``got``: :func:`inflight` with
+    ``attention_dp``) misses, from the numbers: the iteration the published throughput implies at the modelled batch
+    against the modelled one, what the layout's terms are, and the same row predicted tensor-parallel (``tp_got``)."""
+    pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
+    implied = got.batch / pub
+    rb = -(-got.batch // tp)
+    left = (implied - got.iteration_s) / model.n_moe_layers
+    return ("no cause stated by the source; ours: not found. Predicted as the page states the run ("
+            f"'enable_attention_dp: true': each of the {tp} GPUs runs attention for its own {rb:,} requests with their "
+            f"whole cache, {got.kv_tokens // tp:,} KV tokens a GPU, the experts split over the {tp}, per MoE layer an "
+            f"all-gather and a reduce-scatter of the {got.batch + got.prefill_tokens:,.0f} tokens' hidden states, "
+            f"{got.comm_s / got.iteration_s:.0%} of the iteration), {got.batch:,} requests decode together and the "
+            f"model's iteration is {got.iteration_s * 1e3:.1f} ms; the published throughput implies "
+            f"{implied * 1e3:.1f} ms at that batch, {left * 1e6:.0f} us per MoE layer beyond the model "
+            "(no source states a load imbalance between the ranks, a per-rank batch or token cap, or the EP size). "
+            f"Predicted tensor-parallel (attention split, each of the {model.n_kv_heads} KV heads held by "
+            f"{tp // min(tp, model.n_kv_heads)} GPUs, two all-reduces a layer, {tp_got.batch:,} requests) the row "
+            f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. The page's options file nests the key inside "
+            "'cuda_graph_config', while TensorRT-LLM's docs ('Parallelism in TensorRT LLM') set "
+            "'enable_attention_dp' beside 'tensor_parallel_size' and the LLM API's CudaGraphConfig forbids fields it "
+            "does not define (StrictBaseModel, tensorrt_llm/llmapi/llm_args.py as stored): the file as printed is not "
+            "what ran, and which layout ran is not shown")
 
 
 #: Why an in-flight row misses, by what the same table shows (each in its own words).

@@ -815,6 +815,65 @@ def kv_split(model: memory.ModelConfig, tp: int) -> float:
     return float(min(t, model.n_kv_heads))
 
 
+def weight_params_per_gpu(model: memory.ModelConfig, tp: int = 1, ep: int = 1) -> float:
+    """Parameters one GPU of a replica of ``ep`` groups of ``tp`` GPUs holds: every weight but the routed and shared
+    experts split over the ``tp`` GPUs of its group (attention, norms, routers, dense FFNs, embeddings: replicated
+    in each of the ``ep`` groups), the experts over all ``tp x ep``. With ``ep`` groups the attention is data
+    parallel: "All GEMM weights are replicated on every GPU. The KV-cache is partitioned, because different user
+    requests are routed to different DP ranks" (NVIDIA TensorRT-LLM docs, "Parallelism in TensorRT LLM",
+    docs/source/features/parallel-strategy.md, "Attention Module: Data Parallelism (DP)").
+
+    Qwen3-235B-A22B, attention data parallel over 8 GPUs (``tp=1, ep=8``): the 227 G expert parameters split, the
+    8 G others whole, about 36 G a GPU (against 29 G when everything is split over 8):
+
+    >>> round(weight_params_per_gpu(memory.model_preset("Qwen3 235B-A22B"), 1, 8) / 1e9)
+    36
+    """
+    t = _check.positive_int("tp", tp)
+    e = _check.positive_int("ep", ep)
+    experts = (model.n_moe_layers * model.mlp_params_per_expert() * (model.n_experts + model.n_shared_experts)
+               if model.is_moe else 0.0)
+    return (model.n_params() - experts) / t + experts / (t * e)
+
+
+def kv_bytes_per_token_per_gpu(model: memory.ModelConfig, tp: int = 1, kv_dtype: str = "bf16") -> float:
+    """KV-cache bytes one token of a sequence costs each GPU of its attention group of ``tp`` GPUs (every layer):
+    the whole token over :func:`kv_split`. Tensor parallelism splits the KV heads, and "if num_heads <
+    tensor_parallel_size, the KV-cache is replicated" (TensorRT-LLM docs, "Parallelism in TensorRT LLM"): with 4 KV
+    heads over 8 GPUs each head is held by 2, so the 8 GPUs hold the cache twice over. Attention data parallelism
+    (``tp`` = 1 a group) keeps each sequence's cache whole on the one GPU that runs it, held once.
+
+    Qwen3-235B-A22B (94 layers, 4 KV heads of 128, FP8 cache): 96,256 bytes a token whole; at TP 8 each GPU keeps
+    one head, 24,064 bytes, 192,512 over the 8 GPUs, as trtllm-bench's memory heuristic counts it ("Each GPU in TP
+    group has at least 1 kv head": ``max(tp_size, num_key_value_heads)`` heads, tensorrt_llm/bench/build/tuning.py):
+
+    >>> q = memory.model_preset("Qwen3 235B-A22B")
+    >>> kv_bytes_per_token_per_gpu(q, 1, "fp8"), kv_bytes_per_token_per_gpu(q, 8, "fp8") * 8
+    (96256.0, 192512.0)
+    """
+    return memory.model_kv_bytes_per_token(model, kv_dtype) / kv_split(model, tp)
+
+
+def attention_dp_comm_s(model: memory.ModelConfig, chip: str, tokens: int, ranks: int,
+                        bytes_per_value: float = 2.0) -> float:
+    """Collectives of one forward pass of ``tokens`` tokens (all ranks') under attention data parallelism over
+    ``ranks`` GPUs with the experts split over them (TensorRT-LLM's ``enable_attention_dp`` with its MoE on the
+    same GPUs): no all-reduce after attention (each rank runs its own requests' attention whole); per MoE layer an
+    all-gather of every rank's tokens' hidden states before the experts (each GPU's experts see every token) and a
+    reduce-scatter of the expert outputs back to the ranks that own the tokens, ``tokens x hidden`` values each
+    (:func:`mlcalc.network.fabric_collective_time`). Dense layers of such a model would need the same pair around
+    their tensor-parallel FFN; the MoE models served so have none."""
+    from mlcalc import network
+    t = _check.positive_int("tokens", tokens)
+    r = _check.positive_int("ranks", ranks)
+    if r == 1 or not model.is_moe:
+        return 0.0
+    fab = _fabric(chip, r, 1)
+    msg = t * model.hidden * _check.positive("bytes_per_value", bytes_per_value)
+    return model.n_moe_layers * (network.fabric_collective_time(msg, fab, "all_gather").time_s
+                                 + network.fabric_collective_time(msg, fab, "reduce_scatter").time_s)
+
+
 def attention_flops_per_token(model: memory.ModelConfig, context: int, cache_layout: str = "engine") -> float:
     """FLOPs of one new token attending to ``context`` cached tokens, all layers.
 
@@ -1041,17 +1100,18 @@ def kv_capacity_tokens(model: memory.ModelConfig, chip: str, tp: int = 1, ep: in
                        kv_dtype: str = "bf16", usable_fraction: float = memory.VLLM_MEMORY_UTILIZATION) -> int:
     """Tokens of KV cache (every layer) a replica of ``tp x ep`` GPUs holds beside its weights (0: they don't fit).
 
-    Each GPU keeps its share of the weights (the model split evenly over the replica) and ``1 / kv_split``
-    of every token of its attention group (:func:`kv_split`: an MLA latent is kept whole by every GPU of a
-    tensor-parallel group); the ``ep`` groups hold different sequences.
+    Each GPU keeps its share of the weights (:func:`weight_params_per_gpu`: the experts split over all ``tp x ep``
+    GPUs, every other weight over the ``tp`` of its group, whole in each of the ``ep`` groups) and ``1 / kv_split``
+    of every token of its attention group (:func:`kv_bytes_per_token_per_gpu`: an MLA latent is kept whole by every
+    GPU of a tensor-parallel group, a KV head by ``tp / n_kv_heads`` when there are fewer heads than GPUs); the
+    ``ep`` groups hold different sequences (attention data parallel).
     """
-    n = _check.positive_int("tp", tp) * _check.positive_int("ep", ep)
+    t, e = _check.positive_int("tp", tp), _check.positive_int("ep", ep)
     per_gpu = spec(chip).memory_bytes * _check.fraction("usable_fraction", usable_fraction)
-    free = per_gpu - model.n_params() * memory.dtype_bytes(weight_dtype) / n
+    free = per_gpu - weight_params_per_gpu(model, t, e) * memory.dtype_bytes(weight_dtype)
     if free <= 0:
         return 0
-    per_tok = memory.model_kv_bytes_per_token(model, kv_dtype) / kv_split(model, tp)
-    return int(ep * (free // per_tok))
+    return int(e * (free // kv_bytes_per_token_per_gpu(model, t, kv_dtype)))
 
 
 def trace_requests(rows: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
@@ -1628,7 +1688,7 @@ def plan_serving(model: memory.ModelConfig, chip: str, requests_per_s: float, pr
         cand = Serving(chip, tp, b, sm.kv_capacity_tokens, ttft_at, tpot_at, rps / replicas, replicas, gpus, rps * o,
                        cost_s / (rps * o) * 1e6, why_more or bound, probs, ep, nodes * 1, engine, met,
                        cost_s * share / (rps * p) * 1e6, cost_s * (1 - share) / (rps * o) * 1e6, res,
-                       serving_record.checked_range(model, chip, engine, b, p + o, tp * ep))
+                       serving_record.checked_range(model, chip, engine, b, p + o, tp * ep, ep))
         if best is None or (cand.feasible and not best.feasible) or (cand.feasible == best.feasible
                                                                      and cand.gpus < best.gpus):
             best = cand
@@ -1679,7 +1739,7 @@ __all__ = [
     "sequence_kv_bytes", "serving_offers", "simulate_disaggregated", "simulate_replica", "step_model",
     "tp_allreduce_s", "trace_requests", "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes",
     "measured_matmul_law", "chip_matmul_law", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
-    "masked_decode_attention_law",
+    "masked_decode_attention_law", "weight_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s",
 ]
 
 

@@ -752,12 +752,30 @@ def _describe(c: CheckedPath) -> str:
 CHECKED_SIZE_MARGIN = 0.1
 
 
-def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int, context: int, tp: int) -> str:
+def attention_dp_record() -> tuple[int, int, float, float]:
+    """The published rows whose source states attention data parallelism (TensorRT-LLM v1.0's Qwen3-235B-A22B rows,
+    :func:`mlcalc.servemeasured.check_inflight`, predicted with ``attention_dp``): (rows, within 25 %, lowest error,
+    highest error)."""
+    from mlcalc import memory as mem, servemeasured as sm
+    tables = sm.published()["inflight"]["tables"]
+    rows = [c for c in sm.check_inflight()
+            if sm.stated_layout(tables[c.source], mem.model_preset(c.model), c.input, c.output).get("attention_dp")]
+    if not rows:
+        return 0, 0, 0.0, 0.0
+    errs = [c.error for c in rows]
+    return len(rows), sum(abs(e) <= 0.25 for e in errs), min(errs), max(errs)
+
+
+def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int, context: int, tp: int,
+                  ep: int = 1) -> str:
     """Where the serving model was checked for ``engine`` (the accuracy page's families, :data:`ENGINE_FAMILIES`),
     what each of its paths was checked on (:func:`checked_paths`, read from the records), and whether (model size,
     chip, batch, context, tp) is inside the range of the records that check the planner's own functions
     (``planner``: TensorRT-LLM's v0.9.0 rows and vLLM's static-batch latencies for "cuda-graph"; the measured eager
-    steps for "hf-eager").
+    steps for "hf-eager"). ``tp`` counts every GPU of the replica; ``ep`` > 1: the replica runs attention data
+    parallel over ``ep`` groups with the experts split over all its GPUs, a layout none of those records ran; the
+    sentence then says so, with how far the in-flight model of that layout is from the published rows that state it
+    (:func:`attention_dp_record`).
     """
     _check.choice("engine", engine, ENGINES)
     try:
@@ -788,14 +806,21 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
         outside.append(f"batch {batch:,} (checked to {b_hi:,})")
     if context > c_hi:
         outside.append(f"context {context:,} (checked to {c_hi:,})")
-    here = f"This plan (tp {tp}, batch up to {batch:,}, context {context:,})"
+    if _check.positive_int("ep", ep) > 1:
+        n, ok, lo_e, hi_e = attention_dp_record()
+        outside.append(f"attention data parallel over {ep} groups (every record of this path ran tensor parallel; "
+                       f"the in-flight model of the layout is {lo_e:+.0%} to {hi_e:+.0%} off the {n} published "
+                       f"TensorRT-LLM v1.0 rows that state it, {ok} of them within 25%)")
+    here = (f"This plan (tp {tp}, batch up to {batch:,}, context {context:,})" if ep == 1 else
+            f"This plan ({tp} GPUs, attention data parallel over {ep} groups, batch up to {batch:,}, context "
+            f"{context:,})")
     fs = ", ".join(sorted({c.function for c in own}))
     return text + (f" {here} is outside the range the planner's own path ({fs}) was checked on: "
                    + "; ".join(outside) + "." if outside else
                    f" {here} is inside the range the planner's own path ({fs}) was checked on.")
 
 
-__all__ = ["DECODE_PROTOCOL", "DecodeRounds", "decode_rounds", "decode_rounds_of", "round_points", "llama_shape", "DecodeCheck", "check_decode", "PacedWindow", "decode_point_window", "floor_probe_windows", "floor_work", "paced_floor", "check_decode_paced", "FIRST_POINT_RUN", "first_point_ratio", "decode_miss_cause", "CROSSOVER_BAND", "decode_layer_parts", "DecodeScore", "decode_scores", "PacedDecodeScore", "decode_paced_scores", "ProbePace", "host_probe_pace_slope", "BenchCheck", "check_benchmarks", "ENGINE_FAMILIES", "CheckedPath", "checked_paths", "CHECKED_SIZE_MARGIN", "checked_range"]
+__all__ = ["DECODE_PROTOCOL", "DecodeRounds", "decode_rounds", "decode_rounds_of", "round_points", "llama_shape", "DecodeCheck", "check_decode", "PacedWindow", "decode_point_window", "floor_probe_windows", "floor_work", "paced_floor", "check_decode_paced", "FIRST_POINT_RUN", "first_point_ratio", "decode_miss_cause", "CROSSOVER_BAND", "decode_layer_parts", "DecodeScore", "decode_scores", "PacedDecodeScore", "decode_paced_scores", "ProbePace", "host_probe_pace_slope", "BenchCheck", "check_benchmarks", "ENGINE_FAMILIES", "CheckedPath", "checked_paths", "CHECKED_SIZE_MARGIN", "checked_range", "attention_dp_record"]
 
 
 # Object parameters (a DecodeCheck, a ModelConfig) are checked by type before each call.

@@ -626,3 +626,41 @@ def test_eager_layer_ops_carry_the_layer_floor_and_gpu_time():
         assert abs(sum(x for x, _ in ops) - 1e-3) < 1e-12
         assert abs(sum(y for _, y in ops) - 2.4e-3) < 1e-12
         assert all(x >= 0 and y >= 0 for x, y in ops)
+
+
+def test_attention_dp_layout_per_gpu():
+    # NVIDIA TensorRT-LLM docs, "Parallelism in TensorRT LLM" (docs/source/features/parallel-strategy.md): attention
+    # data parallel, "All GEMM weights are replicated on every GPU. The KV-cache is partitioned"; tensor parallel, "if
+    # num_heads < tensor_parallel_size, the KV-cache is replicated". Qwen3-235B-A22B: 94 layers, 4 KV heads of 128.
+    q = memory.model_preset("Qwen3 235B-A22B")
+    experts = q.n_moe_layers * q.mlp_params_per_expert() * q.n_experts
+    assert serving.weight_params_per_gpu(q, 8, 1) == pytest.approx(q.n_params() / 8)
+    assert serving.weight_params_per_gpu(q, 1, 8) == pytest.approx(q.n_params() - experts * 7 / 8)
+    # trtllm-bench's memory heuristic (tensorrt_llm/bench/build/tuning.py): max(tp_size, num_key_value_heads) KV heads
+    whole = 2 * 94 * 4 * 128  # FP8 bytes a token
+    assert serving.kv_bytes_per_token_per_gpu(q, 1, "fp8") == whole
+    assert 8 * serving.kv_bytes_per_token_per_gpu(q, 8, "fp8") == 2 * 94 * max(8, 4) * 128
+    # the planner's KV room: 8 attention data-parallel groups keep the non-expert weights 8 times over
+    cap = serving.kv_capacity_tokens(q, "H200-SXM", 1, 8, "fp8", "fp8")
+    per_gpu = serving.spec("H200-SXM").memory_bytes * memory.VLLM_MEMORY_UTILIZATION
+    assert cap == 8 * int((per_gpu - serving.weight_params_per_gpu(q, 1, 8)) // whole)
+    # a dense model's weights are split over tp alone, whatever the groups
+    llama = memory.model_preset("Llama-3.1 70B")
+    assert serving.weight_params_per_gpu(llama, 2, 4) == pytest.approx(llama.n_params() / 2)
+    assert serving.attention_dp_comm_s(llama, "H100-SXM", 1024, 8) == 0.0
+    assert serving.attention_dp_comm_s(q, "H100-SXM", 1024, 8) > 0.0
+
+
+def test_checked_range_says_when_a_plan_runs_attention_data_parallel():
+    # the planner's MoE layouts (tp 1, ep 2-8: attention data parallel) were never run by the records that check its
+    # own path; its sentence says so, with the in-flight model's errors on the rows whose source states the layout
+    # (TensorRT-LLM v1.0 perf-overview.md, Qwen3-235B-A22B, 'enable_attention_dp: true')
+    n, ok, lo, hi = serving_record.attention_dp_record()
+    assert n == 17 and ok == 0 and 0.25 < lo < hi
+    q = memory.model_preset("Qwen3 235B-A22B")
+    adp = serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8, 8)
+    tp8 = serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8)
+    assert "attention data parallel over 8 groups" in adp and f"{lo:+.0%} to {hi:+.0%}" in adp
+    assert "attention data parallel" not in tp8
+    with pytest.raises(ValueError, match="ep"):
+        serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8, 0)
