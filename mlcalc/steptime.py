@@ -598,7 +598,8 @@ def _norm_table(card: str) -> Mapping[str, tuple[tuple[float, ...], ...]]:
     from importlib import resources
 
     run = NORM_RATE_RUNS.get(card, NORM_RATE_RUNS[NORM_RATE_DEFAULT_CARD])
-    data = json.loads(resources.files("mlcalc.data").joinpath("measured", run, "norm_rates.json").read_text())
+    folder = resources.files("mlcalc.data").joinpath("measured").joinpath(run)
+    data = json.loads(folder.joinpath("norm_rates.json").read_text())
     base = max(float(r["bytes_per_s"]) for r in data["baseline_before"] + data.get("baseline_after", [])
                if r["op"] == "a*b")
     # (a row count is elements // width: the grid is the nominal 2^k elements, the bytes per element the actual)
