@@ -152,7 +152,8 @@ def _serve_published() -> tuple[Case, ...]:
                 "published", c.source, c.predicted, c.published, c.cause) for c in sm.check_published()]
     out += [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, first token of {c.input}", "published",
                  c.source, c.predicted_s, c.published_s, c.cause) for c in sm.check_first_token()]
-    out += [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}, in-flight at full load, {c.input} in / "
+    out += [Case("serve-published", f"{c.model}, {c.chip}, TP {c.gpus}{' + attention DP' if c.attention_dp else ''}, "
+                 f"in-flight at full load, {c.input} in / "
                  f"{c.output} out", "published", c.source, c.predicted, c.published, c.cause) for c in sm.check_inflight()]
     return tuple(out)
 

@@ -14,7 +14,8 @@ hosts) are no blind check: :func:`host_baseline`. The meter12 call (session 36, 
 predictions ``scripts/gpu/meter12_predictions.json``, engine at 3abe791) ran the configurations of the 2- and 4-GPU
 blind step misses again beside the pace meter, and five tensor-parallel configurations never run; its predictions hold
 the engine's default (scored here as every blind call's) and the metered rule at every pace (:func:`metered_errors`:
-read at each case's own measured pace).
+read at each case's own measured pace). The meter12b call ran the same script against the same predictions on a second
+host, whose vCPUs ran at about half meter12's pace.
 
 A case outside its target carries the cause the run's ``blind_misses.json`` states for it (key
 ``"blind:<family>:<quantity>:<case>"``), found after the call from its own evidence (the host probes beside every
@@ -59,13 +60,17 @@ RUN_4GPU_B = "h200x4-2026-11-27-blind11b"
 #: 2026-11-27 16:52-16:57 UTC, 257 s; predictions ``meter12_predictions.json`` (engine at 3abe791): the engine's
 #: default and the metered rule at every pace (:func:`metered_errors`).
 RUN_METER = "h200x4-2026-11-27-meter12"
-RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B, RUN_METER)
+#: The meter12b call: the meter12 script and committed predictions again, unchanged (asked for 4 x H100,
+#: ``nvidia-h100-x4``, once more; 4 x H200 came), 2026-11-27 17:23-17:28 UTC, 344 s, on a host whose calibration floor
+#: took 60.7 ms at the call's start and 99.1 ms at its end (meter12: 81.1 and 70.6 ms).
+RUN_METER_B = "h200x4-2026-11-27-meter12b"
+RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B, RUN_METER, RUN_METER_B)
 #: Each family's target (the accuracy page's for the same model), as the predictions file states them.
 FAMILIES = ("train-1gpu", "train-2gpu", "train-4gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
 #: Each run's predictions file (committed in scripts/gpu before its call; a copy in the run folder).
 _PREDICTIONS = MappingProxyType({RUN: "blind10_predictions.json", RUN_H100: "blind10_predictions.json",
                                  RUN_4GPU: "blind11_predictions.json", RUN_4GPU_B: "blind11_predictions.json",
-                                 RUN_METER: "meter12_predictions.json"})
+                                 RUN_METER: "meter12_predictions.json", RUN_METER_B: "meter12_predictions.json"})
 
 
 @dataclass(frozen=True)

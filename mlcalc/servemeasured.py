@@ -1562,6 +1562,7 @@ class InflightCheck(NamedTuple):
     predicted: float
     error: float  # predicted / published - 1
     cause: str
+    attention_dp: bool = False  # predicted attention data-parallel, as the source states the run
 
 
 def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: int, output: int) -> dict[str, Any]:
@@ -1586,10 +1587,11 @@ def _inflight_rows() -> tuple[InflightCheck, ...]:
         for r in table["rows"]:
             model = memory.model_preset(r["model"])
             tp, p, o = int(r["tp"]), int(r["input"]), int(r["output"])
-            got = inflight(model, table["chip"], tp, p, o, table["dtype"], **stated_layout(table, model, p, o))
             pub = float(r["out_tokens_per_s"])
+            kw = stated_layout(table, model, p, o)
+            got = inflight(model, table["chip"], tp, p, o, table["dtype"], **kw)
             out.append(InflightCheck(key, table["chip"], r["model"], tp, p, o, got.batch, pub, got.tokens_per_s,
-                                     got.tokens_per_s / pub - 1.0, ""))
+                                     got.tokens_per_s / pub - 1.0, "", kw.get("attention_dp", False)))
     return tuple(out)
 
 

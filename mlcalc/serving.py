@@ -836,6 +836,19 @@ def weight_params_per_gpu(model: memory.ModelConfig, tp: int = 1, ep: int = 1) -
     return (model.n_params() - experts) / t + experts / (t * e)
 
 
+def read_params_per_gpu(model: memory.ModelConfig, tokens: int, tp: int = 1, ep: int = 1) -> float:
+    """Parameters one GPU reads in a forward pass of ``tokens`` tokens (:func:`mlcalc.memory.decode_weight_params`:
+    the experts those tokens touch) on ``ep`` groups of ``tp`` GPUs: the experts over all ``tp x ep`` GPUs, every
+    other weight over the ``tp`` of a group and read whole by each group (:func:`weight_params_per_gpu`)."""
+    n = _check.positive_int("tokens", tokens)
+    t, e = _check.positive_int("tp", tp), _check.positive_int("ep", ep)
+    read = memory.decode_weight_params(model, n)
+    experts = (model.n_moe_layers * model.mlp_params_per_expert()
+               * (memory.moe_experts_touched(model.n_experts, model.experts_per_token, n) + model.n_shared_experts)
+               if model.is_moe else 0.0)
+    return (read - experts) / t + experts / (t * e)
+
+
 def kv_bytes_per_token_per_gpu(model: memory.ModelConfig, tp: int = 1, kv_dtype: str = "bf16") -> float:
     """KV-cache bytes one token of a sequence costs each GPU of its attention group of ``tp`` GPUs (every layer):
     the whole token over :func:`kv_split`. Tensor parallelism splits the KV heads, and "if num_heads <
@@ -1009,7 +1022,8 @@ def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: in
                     tp: int = 1, ep: int = 1, weight_dtype: str = "bf16", nodes: int = 1,
                     matmul_flops: float | None = None) -> float:
     """Seconds to prefill ``batch`` prompts of ``prompt`` tokens: the longer of its FLOPs (``2 N_active`` per
-    token plus causal attention, sliding windows applied) at the matmul rate and one read of the weights (FP8
+    token plus causal attention, sliding windows applied) at the matmul rate and one read of the weights each GPU
+    holds (:func:`read_params_per_gpu`: with ``ep`` groups every group reads its own copy of all but the experts; FP8
     weights: their sum, the matmuls' inputs and outputs added to the bytes, :func:`matmul_s`),
     plus the collectives of ``tp`` / ``ep`` over ``batch x prompt`` tokens, plus the engine's floor once."""
     _check.choice("engine", engine, ENGINES)
@@ -1024,12 +1038,12 @@ def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: in
     attn_tok = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                            + lay.local_layers * local_ctx)
     flops = b * p * (2.0 * model.n_active_params() + attn_tok)
-    weights = memory.decode_weight_params(model, b * p) * memory.dtype_bytes(weight_dtype)
+    weights = read_params_per_gpu(model, b * p, tp, ep) * memory.dtype_bytes(weight_dtype)
     if weight_dtype in SERIAL_MATMUL_DTYPES:
-        moved = weights / n + b * p * matmul_activation_bytes_per_token(model, tp)
+        moved = weights + b * p * matmul_activation_bytes_per_token(model, tp)
         t = matmul_s(moved, flops / n, read_bandwidth(chip), rate, overlap=False)
     else:
-        t = matmul_s(weights / n, flops / n, read_bandwidth(chip), rate)
+        t = matmul_s(weights, flops / n, read_bandwidth(chip), rate)
     fl = engine_floor(engine, model)
     if fl is not None:
         t = max(t, fl.fixed_s + model.n_layers * fl.per_layer_s)
@@ -1176,7 +1190,7 @@ def step_model(model: memory.ModelConfig, chip: str, engine: str = "cuda-graph",
                  + (matmul_activation_bytes_per_token(model, tp) / read_bandwidth(chip) if serial else 0.0))
     fl = engine_floor(engine, model)
     floor = 0.0 if fl is None else fl.fixed_s + model.n_layers * fl.per_layer_s
-    pmin = max(floor, model.n_params() * memory.dtype_bytes(weight_dtype) / n / read_bandwidth(chip))
+    pmin = max(floor, weight_params_per_gpu(model, tp, ep) * memory.dtype_bytes(weight_dtype) / read_bandwidth(chip))
     cap = kv_capacity_tokens(model, chip, tp, ep, weight_dtype, kv_dtype)
     ratio = memory.kv_cache_bytes(model, c) / (c * memory.model_kv_bytes_per_token(model))
     return StepModel(batches, base, per_tok, per_token, pair, pmin, cap, ratio, serial)
@@ -1739,7 +1753,7 @@ __all__ = [
     "sequence_kv_bytes", "serving_offers", "simulate_disaggregated", "simulate_replica", "step_model",
     "tp_allreduce_s", "trace_requests", "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes",
     "measured_matmul_law", "chip_matmul_law", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
-    "masked_decode_attention_law", "weight_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s",
+    "masked_decode_attention_law", "weight_params_per_gpu", "read_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s",
 ]
 
 

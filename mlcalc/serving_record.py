@@ -756,10 +756,8 @@ def attention_dp_record() -> tuple[int, int, float, float]:
     """The published rows whose source states attention data parallelism (TensorRT-LLM v1.0's Qwen3-235B-A22B rows,
     :func:`mlcalc.servemeasured.check_inflight`, predicted with ``attention_dp``): (rows, within 25 %, lowest error,
     highest error)."""
-    from mlcalc import memory as mem, servemeasured as sm
-    tables = sm.published()["inflight"]["tables"]
-    rows = [c for c in sm.check_inflight()
-            if sm.stated_layout(tables[c.source], mem.model_preset(c.model), c.input, c.output).get("attention_dp")]
+    from mlcalc import servemeasured as sm
+    rows = [c for c in sm.check_inflight() if c.attention_dp]
     if not rows:
         return 0, 0, 0.0, 0.0
     errs = [c.error for c in rows]

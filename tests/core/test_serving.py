@@ -664,3 +664,21 @@ def test_checked_range_says_when_a_plan_runs_attention_data_parallel():
     assert "attention data parallel" not in tp8
     with pytest.raises(ValueError, match="ep"):
         serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8, 0)
+
+
+def test_prefill_reads_the_non_expert_weights_in_every_attention_group():
+    # attention data parallel (ep groups): each group holds, and a prefill reads, its own copy of every weight but the
+    # experts (TensorRT-LLM docs, "Parallelism in TensorRT LLM": DP attention replicates the GEMM weights)
+    q = memory.model_preset("Qwen3 235B-A22B")
+    tokens = 4096
+    experts = q.n_moe_layers * q.mlp_params_per_expert() * memory.moe_experts_touched(q.n_experts, q.experts_per_token,
+                                                                                       tokens)
+    other = memory.decode_weight_params(q, tokens) - experts
+    assert serving.read_params_per_gpu(q, tokens, 1, 8) == pytest.approx(other + experts / 8)
+    assert serving.read_params_per_gpu(q, tokens, 8, 1) == pytest.approx((other + experts) / 8)
+    # a one-token prefill is its weight read: on 8 attention groups each GPU reads the 8 G non-expert parameters
+    # whole, not an eighth of them (3.6 ms more in bf16 on an H200 than the whole model split over 8)
+    one = serving.read_params_per_gpu(q, 1, 1, 8) * 2 / serving.read_bandwidth("H200-SXM")
+    t = serving.predict_prefill(q, "H200-SXM", 1, 1, tp=1, ep=8)
+    assert one <= t < one + serving.comm_s(q, "H200-SXM", 1, 1, 8) + 1e-4
+    assert one - serving.read_params_per_gpu(q, 1, 8, 1) * 2 / serving.read_bandwidth("H200-SXM") > 3e-3
