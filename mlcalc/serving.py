@@ -1053,6 +1053,8 @@ def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: in
 # --------------------------------------------------------------------------- load: continuous batching
 
 SIM_MAX_REQUESTS = 2000  # most requests one simulation draws (the reader's number is refused above it)
+SIM_MAX_REQUESTS_CHECK = 20_000  # most a checked case may simulate (mlcalc.mlperf: ten request lifetimes at full
+#                                  load, so that the first 10 % left out is the ramp from the empty start)
 SIM_MAX_EVENTS = 200_000  # most scheduler events (iterations with a prefill, admissions, finishes) it runs
 SIM_MAX_OUTPUT = 32_768  # longest output a drawn request may ask for (a drawn length is clipped to it)
 SIM_MAX_PROMPT = 1_000_000  # longest prompt a drawn request may carry
@@ -1250,7 +1252,8 @@ def _check_chunk(chunk_tokens: float, name: str = "chunk_tokens") -> float:
 def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batch: int = 256,
                      chunk_tokens: int = 0, ttft_slo_s: float = 0.0, tpot_slo_s: float = 0.0,
                      prefill_only: bool = False, max_prefills: int = 0,
-                     prefill_tokens: int = DEFAULT_BATCHED_TOKENS) -> LoadResult:
+                     prefill_tokens: int = DEFAULT_BATCHED_TOKENS,
+                     max_requests: int = SIM_MAX_REQUESTS) -> LoadResult:
     """Iteration-level (continuous) batching of one replica over ``reqs``, deterministic.
 
     The scheduler of vLLM and its kind, reduced to its arithmetic. A request is admitted when a batch slot
@@ -1266,7 +1269,9 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     ``prefill_only``: a prefill pool (disaggregated serving): requests leave after their first token.
     ``max_prefills`` > 0: at most that many prompts per prefill iteration; ``prefill_tokens``: the token budget of
     one (unchunked) prefill iteration. ``reqs``: (arrival s, prompt tokens, output tokens), from
-    :func:`draw_requests` or a recorded trace (:func:`trace_requests` checks one).
+    :func:`draw_requests` or a recorded trace (:func:`trace_requests` checks one). ``max_requests``: the most
+    requests taken (:data:`SIM_MAX_REQUESTS` for a reader's workload; a check that must reach steady state on
+    long-lived requests may raise it up to :data:`SIM_MAX_REQUESTS_CHECK`).
     """
     import heapq
     mb = _check.positive_int("max_batch", max_batch)
@@ -1278,8 +1283,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     mp = _check.non_negative("max_prefills", max_prefills)
     budget = _check.positive_int("prefill_tokens", prefill_tokens)
     n = len(reqs)
-    if not 0 < n <= SIM_MAX_REQUESTS:
-        raise ValueError(f"requests={n!r} is not allowed: from 1 to {SIM_MAX_REQUESTS:,}")
+    top = _check.positive_int("max_requests", max_requests)
+    if top > SIM_MAX_REQUESTS_CHECK:
+        raise ValueError(f"max_requests={max_requests!r} is not allowed: at most {SIM_MAX_REQUESTS_CHECK:,}")
+    if not 0 < n <= top:
+        raise ValueError(f"requests={n!r} is not allowed: from 1 to {top:,}")
     cap = sm.kv_capacity_tokens
     big = max(reqs, key=lambda q: q[1] + q[2])
     if math.ceil((big[1] + big[2]) * sm.kv_tokens_per_request_token) > cap:
@@ -1743,7 +1751,7 @@ __all__ = [
     "SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", "CACHE_LAYOUTS", "COPY_CALIBRATION",
     "DECODE_RUN", "DEFAULT_BATCHED_TOKENS", "DENSE_LAYOUTS", "DecodeStep", "Disaggregated", "ENGINES", "Floor",
     "LoadResult", "MAX_BATCH", "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS",
-    "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS", "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_WARMUP",
+    "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS", "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_MAX_REQUESTS_CHECK", "SIM_WARMUP",
     "Serving", "StepModel", "TENSOR_PARALLEL", "Workload", "arch_family", "attention_extra_bytes",
     "attention_flops_per_token", "attention_time_s", "comm_s", "decode_step", "draw_requests", "engine_floor",
     "interpolate", "engine_small_kernels_s", "hf_small_kernels_s", "replicated_norm_bytes_per_token",
