@@ -1541,7 +1541,8 @@ def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p:
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
     pattn = rb * p / o * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                                + lay.local_layers * local) / rate
-    comm = serving.attention_dp_comm_s(model, chip_key, max(1, round(tokens)), tp)
+    comm = serving.attention_dp_comm_s(model, chip_key, max(1, round(tokens)), tp,
+                                       gather_bytes_per_value=1.0 if serial else 2.0)  # FP8 inputs gathered
     route = own * moe_routing_bytes_per_token(model, wb) / bw
     norm = own * replicated_norm_bytes_per_token(model) / bw
     it = gemm + attn + pattn + comm + route + norm

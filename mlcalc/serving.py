@@ -867,24 +867,41 @@ def kv_bytes_per_token_per_gpu(model: memory.ModelConfig, tp: int = 1, kv_dtype:
     return memory.model_kv_bytes_per_token(model, kv_dtype) / kv_split(model, tp)
 
 
+#: Bytes of routing metadata one token carries into the attention-DP all-gather for each of its experts: the
+#: chosen expert's index (int32) and its weight (fp32), gathered with the hidden states (TensorRT-LLM
+#: tensorrt_llm/_torch/modules/fused_moe, CutlassFusedMoE: ``allgather([x, x_sf, token_selected_experts,
+#: token_final_scales], ...)``).
+ADP_ROUTE_BYTES_PER_EXPERT = 8.0
+
+
 def attention_dp_comm_s(model: memory.ModelConfig, chip: str, tokens: int, ranks: int,
-                        bytes_per_value: float = 2.0) -> float:
+                        bytes_per_value: float = 2.0, gather_bytes_per_value: float | None = None) -> float:
     """Collectives of one forward pass of ``tokens`` tokens (all ranks') under attention data parallelism over
     ``ranks`` GPUs with the experts split over them (TensorRT-LLM's ``enable_attention_dp`` with its MoE on the
     same GPUs): no all-reduce after attention (each rank runs its own requests' attention whole); per MoE layer an
-    all-gather of every rank's tokens' hidden states before the experts (each GPU's experts see every token) and a
-    reduce-scatter of the expert outputs back to the ranks that own the tokens, ``tokens x hidden`` values each
-    (:func:`mlcalc.network.fabric_collective_time`). Dense layers of such a model would need the same pair around
-    their tensor-parallel FFN; the MoE models served so have none."""
+    all-gather of every rank's tokens before the experts (each GPU's experts see every token) and a reduce-scatter
+    of the expert outputs back to the ranks that own the tokens (:func:`mlcalc.network.fabric_collective_time`).
+    TensorRT-LLM's MoE quantizes the hidden states before it gathers them (``x, x_sf = self.quantize_input(x)``,
+    then ``allgather([x, x_sf, token_selected_experts, token_final_scales])``, fused_moe_cutlass.py as stored):
+    ``gather_bytes_per_value`` a hidden value (the matmuls' input dtype: 1 for FP8; None: ``bytes_per_value``)
+    plus :data:`ADP_ROUTE_BYTES_PER_EXPERT` for each of the token's experts; the outputs are reduce-scattered at
+    ``bytes_per_value`` (bf16). Dense layers of such a model would need the same pair around their
+    tensor-parallel FFN; the MoE models served so have none. (SGLang's DP attention with expert parallelism
+    exchanges the tokens by all-to-all dispatch and combine instead, "DP, DPA and SGLang DP Router":
+    :func:`comm_s` with ``ep``.)"""
     from mlcalc import network
     t = _check.positive_int("tokens", tokens)
     r = _check.positive_int("ranks", ranks)
+    out_b = _check.positive("bytes_per_value", bytes_per_value)
+    in_b = out_b if gather_bytes_per_value is None else _check.positive("gather_bytes_per_value",
+                                                                        gather_bytes_per_value)
     if r == 1 or not model.is_moe:
         return 0.0
     fab = _fabric(chip, r, 1)
-    msg = t * model.hidden * _check.positive("bytes_per_value", bytes_per_value)
-    return model.n_moe_layers * (network.fabric_collective_time(msg, fab, "all_gather").time_s
-                                 + network.fabric_collective_time(msg, fab, "reduce_scatter").time_s)
+    gather = t * (model.hidden * in_b + model.experts_per_token * ADP_ROUTE_BYTES_PER_EXPERT)
+    return model.n_moe_layers * (network.fabric_collective_time(gather, fab, "all_gather").time_s
+                                 + network.fabric_collective_time(t * model.hidden * out_b, fab,
+                                                                  "reduce_scatter").time_s)
 
 
 def attention_flops_per_token(model: memory.ModelConfig, context: int, cache_layout: str = "engine") -> float:
@@ -1761,7 +1778,7 @@ __all__ = [
     "sequence_kv_bytes", "serving_offers", "simulate_disaggregated", "simulate_replica", "step_model",
     "tp_allreduce_s", "trace_requests", "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes",
     "measured_matmul_law", "chip_matmul_law", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
-    "masked_decode_attention_law", "weight_params_per_gpu", "read_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s",
+    "masked_decode_attention_law", "weight_params_per_gpu", "read_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s", "ADP_ROUTE_BYTES_PER_EXPERT",
 ]
 
 
