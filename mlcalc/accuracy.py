@@ -284,9 +284,11 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "latency", "point", 0.25, "notebooks/plan/serving-plan", _serve_latency),
     Family("serve-mlperf", "MLPerf Inference's published LLM results (v4.1, v5.1; closed division; Llama 2 70B, "
            "Mixtral 8x7B, Llama 3.1 8B and 405B on 8 x H100 and 8 x H200, FP8): throughput in Offline, Server and Interactive, mean time per "
-           "output token in Server and Interactive; each dataset's mean input length measured on MLCommons' dataset "
-           "file (openshift-psap/performance-dashboard's per-sample summaries)",
-           "mlcalc.servemeasured.inflight (mlcalc.mlperf)", "throughput or time per output token", "point", 0.25,
+           "output token in Server and Interactive; each dataset's input lengths measured on MLCommons' dataset "
+           "file (openshift-psap/performance-dashboard's per-sample summaries); Server and Interactive as LoadGen "
+           "scores them, the largest Poisson rate within the 99th-percentile limits",
+           "mlcalc.servemeasured.inflight; Server and Interactive: a rate search over "
+           "mlcalc.serving.simulate_replica (mlcalc.mlperf)", "throughput or time per output token", "point", 0.25,
            "notebooks/plan/serving-plan", _serve_mlperf),
     Family("collectives", "NCCL bus bandwidth of the five collectives at 1 GiB on one node",
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", _COLLECTIVES_TARGET, "notebooks/network/collectives",

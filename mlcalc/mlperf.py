@@ -13,10 +13,15 @@ the precision, and says which in its configuration files.
 Each result (mlcalc/data/mlperf_inference.json) is predicted with :func:`mlcalc.servemeasured.inflight`, the model
 the TensorRT-LLM v0.17 and v1.0 in-flight rows are checked with: one replica of ``tp`` GPUs at the submission's
 KV fraction, batch and token caps, times the replicas in the system. Offline is that replica at full load. Server
-and Interactive are the same replica at the largest batch whose iteration (every running request's next token: the
-TPOT) stays within the scenario's TPOT limit; no queue is modelled, so the TTFT limit is not checked (the logs show
-the 99th percentile inside it). For those rows the mean TPOT is a second case: the iteration at the number of
-requests the run kept in flight (Little's law: completed samples per second x mean latency, both in the log).
+and Interactive are scored as LoadGen scores them (:func:`server_rate`): the largest Poisson request rate per replica
+at which the 99th percentiles of TTFT and of TPOT stay within the limits, found by bisection over seeded runs of the
+book's continuous-batching simulator (:func:`mlcalc.serving.simulate_replica`) on the same replica as a
+:class:`mlcalc.serving.StepModel` (:func:`step_model`), with prompts drawn from the dataset's measured lengths and
+each output the run's mean; the throughput is that rate times the mean output times the replicas. TPOT is LoadGen's:
+a request's latency less its first token's, over its tokens less one (mlcommons/inference @ b66003e,
+loadgen/logging.cc; the rules' footnote llm_ttft_tpot: "the average interval between all the tokens generated"),
+which is the simulator's. For those rows the mean TPOT is a second case: the iteration at the number of requests the
+run kept in flight (Little's law: completed samples per second x mean latency, both in the log).
 
 The datasets' input lengths, which MLCommons states nowhere but in its dataset files, are measured on those files:
 openshift-psap/performance-dashboard (mlperf-data/summaries/) holds one row per sample of each MLPerf LLM dataset,
@@ -28,12 +33,13 @@ tables (scripts/mlperf_lengths.py writes it; :func:`lengths`). Every case runs t
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
-from mlcalc import _check, memory
+from mlcalc import _check, memory, serving
 from mlcalc import servemeasured as sm
 
 SCENARIOS = ("Offline", "Server", "Interactive")
@@ -142,9 +148,235 @@ def replica_at_load(row: Mapping[str, Any], prompt: int | None = None) -> sm.Inf
     return _replica(row, p, o, lo)
 
 
+# ------------------------------------------------------------------ the Server scenario as LoadGen runs it
+
+#: The bounds of :func:`server_rate`'s search, fixed so that it is quick and gives the same answer every time. Each
+#: simulation draws ten times the requests the replica holds at full load (ten request lifetimes at that rate, so
+#: that the simulator's first 10 % left out of the percentiles is the ramp from the empty start), at least
+#: :data:`SEARCH_MIN_REQUESTS` (a 99th percentile of a few thousand) and at most
+#: :data:`mlcalc.serving.SIM_MAX_REQUESTS_CHECK`; :data:`SEARCH_STEPS` halvings of the rate (the answer is within
+#: ``capacity / 2**SEARCH_STEPS`` of the largest rate that passes); one seed.
+SEARCH_LIFETIMES = 10
+SEARCH_MIN_REQUESTS = 2000
+SEARCH_STEPS = 8
+SEARCH_SEED = 0
+
+
+def _model(row: Mapping[str, Any]) -> memory.ModelConfig:
+    return memory.model_preset(data()["datasets"][row["benchmark"]]["model"])
+
+
+def token_work_s(row: Mapping[str, Any], tokens: float, sampled: float) -> float:
+    """Seconds of one in-flight iteration of ``tokens`` tokens, ``sampled`` of which compute logits, without its
+    attention: :func:`mlcalc.servemeasured.inflight`'s matmuls (the weights those tokens touch, their inputs and
+    outputs, their FLOPs), tensor-parallel all-reduces, MoE routing passes and norms, the same arithmetic term by
+    term (a test holds the two equal on every row)."""
+    model, chip, tp, dtype = _model(row), row["chip"], int(row["tp"]), row["precision"]
+    t = _check.non_negative("tokens", tokens)
+    s = _check.non_negative("sampled", sampled)
+    wb = memory.dtype_bytes(dtype)
+    rate, bw = serving.matmul_rate(chip, dtype), serving.read_bandwidth(chip)
+    head = model.vocab * model.hidden
+    body = model.n_active_params() - model.params_breakdown()["embeddings"] - (0 if model.tied_embeddings else head)
+    whole = max(1, round(t))
+    weights = memory.decode_weight_params(model, whole) * wb / tp
+    serial = dtype in serving.SERIAL_MATMUL_DTYPES
+    act = t * serving.matmul_activation_bytes_per_token(model, tp) if serial else 0.0
+    gemm = serving.matmul_s(weights + act, (2.0 * body * t + 2.0 * head * s) / tp, bw, rate, overlap=not serial)
+    comm = serving.comm_s(model, chip, whole, tp) if tp > 1 else 0.0
+    return (gemm + comm + t * sm.moe_routing_bytes_per_token(model, wb) / bw
+            + t * sm.replicated_norm_bytes_per_token(model) / bw)
+
+
+def sim_batch(row: Mapping[str, Any]) -> tuple[int, int]:
+    """``(max_batch, chunk_tokens)`` the simulated replica runs with: the submission's token cap is the budget of
+    one iteration, prompt chunks and decode tokens together (TensorRT-LLM's ``max_num_tokens`` with chunked
+    context, which a cap shorter than the dataset's longest prompts requires), and every running request takes a
+    token of it, so the batch is at most the cap."""
+    mb, mt = _caps(row)
+    return min(mb, mt), mt
+
+
+def step_model(row: Mapping[str, Any], prompt: int | None = None) -> serving.StepModel:
+    """The replica of :func:`replica_at_load` (same engine, KV room and caps) as the simulator's
+    :class:`mlcalc.serving.StepModel`, from :func:`token_work_s` and the attention terms of
+    :func:`mlcalc.servemeasured.inflight`: the decode step at each power-of-two batch with an empty cache
+    (:func:`token_work_s` of ``B`` tokens, ``B`` sampled); each cached token read once a step; each prompt token's
+    work, the increase of :func:`token_work_s` from the full-load batch alone to the batch with its prompt tokens,
+    over those tokens (exact for a dense model; for an MoE model the secant of the experts touched); each query-key
+    pair of the prompts' causal attention; an iteration of prompts alone at least one read of the weights. FP8
+    weights: the decode step and the prompt tokens' work add (``serial``), as the in-flight iteration adds them.
+    Held to :func:`mlcalc.servemeasured.inflight` at full load by a test: the same iteration within 0.5 % (the
+    first token's logits of each new request aside)."""
+    p = input_tokens(row["benchmark"]) if prompt is None else _check.positive_int("prompt", prompt)
+    o = output_tokens(row)
+    model, chip, tp, dtype = _model(row), row["chip"], int(row["tp"]), row["precision"]
+    mb, _ = sim_batch(row)
+    full = _replica(row, p, o)
+    batches = tuple(2 ** k for k in range(int(math.log2(mb)) + 1)) + ((mb,) if mb & (mb - 1) else ())
+    base = tuple(token_work_s(row, b, b) for b in batches)
+    bw, rate = serving.read_bandwidth(chip), serving.matmul_rate(chip, dtype)
+    ctx = p + o // 2
+    kv = serving.sequence_kv_bytes(model, ctx, memory.dtype_bytes(dtype))
+    per_cached = kv / ctx / serving.kv_split(model, tp) / bw
+    b, pre = full.batch, full.prefill_tokens
+    per_prompt = (token_work_s(row, b + pre, b) - token_work_s(row, b, b)) / pre
+    lay = memory.kv_layout(model)
+    pair = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * lay.global_layers / (tp * rate)
+    ratio = memory.kv_cache_bytes(model, ctx) / (ctx * memory.model_kv_bytes_per_token(model))
+    return serving.StepModel(batches, base, per_cached, per_prompt, pair, token_work_s(row, 0, 0), full.kv_tokens,
+                             ratio, dtype in serving.SERIAL_MATMUL_DTYPES)
+
+
+@lru_cache(maxsize=None)
+def _draw(benchmark: str, n: int, seed: int) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """``n`` unit-rate exponential gaps and ``n`` prompts drawn with replacement from the dataset's measured input
+    lengths (LoadGen samples the dataset uniformly with replacement), seeded; every rate of one search scales the
+    same gaps, so that two rates differ only in the rate."""
+    import random
+    ds = lengths()["datasets"]
+    _check.choice("benchmark", benchmark, tuple(ds))
+    rng = random.Random(seed)
+    sizes, counts = zip(*ds[benchmark]["input"]["counts"])
+    prompts = tuple(rng.choices(sizes, weights=counts, k=n))
+    gaps = tuple(rng.expovariate(1.0) for _ in range(n))
+    return gaps, prompts
+
+
+def search_requests(row: Mapping[str, Any]) -> int:
+    """Requests each simulation of ``row``'s search draws: :data:`SEARCH_LIFETIMES` times the batch the replica
+    holds at full load (Little's law: the full-load rate times a request's lifetime at full load), within
+    :data:`SEARCH_MIN_REQUESTS` and :data:`mlcalc.serving.SIM_MAX_REQUESTS_CHECK`."""
+    full = replica_at_load(dict(row, scenario="Offline")).batch
+    return max(SEARCH_MIN_REQUESTS, min(serving.SIM_MAX_REQUESTS_CHECK, SEARCH_LIFETIMES * full))
+
+
+def poisson_requests(row: Mapping[str, Any], rate_per_s: float, n: int | None = None,
+                     seed: int = SEARCH_SEED) -> list[tuple[float, int, int]]:
+    """``n`` requests (arrival s, prompt, output; :func:`search_requests` when ``None``) at ``rate_per_s``
+    Poisson arrivals to one replica: prompts from the dataset's measured input lengths, each output the row's
+    mean output (:func:`output_tokens`, as every case takes it)."""
+    r = _check.positive("rate_per_s", rate_per_s)
+    n = search_requests(row) if n is None else _check.positive_int("n", n)
+    if n > serving.SIM_MAX_REQUESTS_CHECK:
+        raise ValueError(f"n={n!r} is not allowed: at most {serving.SIM_MAX_REQUESTS_CHECK:,} requests a simulation")
+    gaps, prompts = _draw(row["benchmark"], n, int(seed))
+    o, t, out = output_tokens(row), 0.0, []
+    for g, p in zip(gaps, prompts):
+        t += g / r
+        out.append((t, p, o))
+    return out
+
+
+def limits_s(row: Mapping[str, Any]) -> tuple[float, float]:
+    """``(TTFT, TPOT)`` 99th-percentile limits of a Server or Interactive run (the rules' datacenter table), s."""
+    lim = data()["limits"][row["benchmark"]]
+    _check.choice("scenario", row["scenario"], tuple(lim))
+    return float(lim[row["scenario"]]["ttft_ms"]) / 1e3, float(lim[row["scenario"]]["tpot_ms"]) / 1e3
+
+
+def simulate(row: Mapping[str, Any], rate_per_s: float, n: int | None = None,
+             seed: int = SEARCH_SEED) -> serving.LoadResult:
+    """One replica of the row's system at ``rate_per_s`` (:func:`mlcalc.serving.simulate_replica` over
+    :func:`step_model`, :func:`sim_batch`'s batch and chunk budget and :func:`poisson_requests`)."""
+    mb, ck = sim_batch(row)
+    reqs = poisson_requests(row, rate_per_s, n, seed)
+    return serving.simulate_replica(step_model(row), reqs, mb, ck, max_requests=max(len(reqs),
+                                                                                    serving.SIM_MAX_REQUESTS))
+
+
+def passes(row: Mapping[str, Any], got: serving.LoadResult) -> bool:
+    """Whether a simulated run is valid as LoadGen judges one: its 99th percentiles of TTFT and TPOT within the
+    limits, and its queue not growing (LoadGen's run lasts at least 40 minutes, far beyond the simulated
+    requests: a rate whose queue grows in the simulation would break the TTFT limit there). The simulator's 99th
+    percentile is the ``ceil(0.99 n)``-th smallest of the ``n`` requests it measures, LoadGen's the element at index
+    ``floor(0.99 n)`` of the sorted ones (loadgen/results.cc): the same order statistic or its neighbour."""
+    ttft, tpot = limits_s(row)
+    return got.ttft_p99_s <= ttft and got.tpot_p99_s <= tpot and not got.queue_growing
+
+
+def bisect_rate(ok: Callable[[float], bool], hi: float, steps: int = SEARCH_STEPS) -> tuple[float, float]:
+    """``(lo, above)``: the largest rate of ``(0, hi]`` that ``ok`` accepts, by ``steps`` halvings of the bracket;
+    ``above`` is the nearest rate tried above it that ``ok`` refused (``hi`` itself when ``ok(hi)``: then
+    ``lo == above == hi``). ``lo`` is 0 when no rate tried passes."""
+    h = _check.positive("hi", hi)
+    k = _check.positive_int("steps", steps)
+    if k > 40:
+        raise ValueError(f"steps={steps!r} is not allowed: at most 40 halvings")
+    if ok(h):
+        return h, h
+    lo = 0.0
+    for _ in range(k):
+        mid = (lo + h) / 2.0
+        if ok(mid):
+            lo = mid
+        else:
+            h = mid
+    return lo, h
+
+
+class ServerRate(NamedTuple):
+    """The largest Poisson rate one replica holds within the scenario's limits, from the simulation."""
+
+    rate_per_s: float  # requests per second a replica is offered at the rate found
+    above_per_s: float  # the nearest rate tried above it (refused); equal to rate_per_s when capacity binds
+    capacity_per_s: float  # the bracket's top: the replica's requests per second at full load (Offline's model)
+    at: serving.LoadResult  # the simulation at the rate found
+    above: serving.LoadResult  # the simulation at above_per_s
+    binds: str  # what stops the rate: "TTFT", "TPOT", "queue" (grows) or "capacity"
+    requests: int
+    steps: int
+    seed: int
+
+
+def _binds(row: Mapping[str, Any], got: serving.LoadResult) -> str:
+    ttft, tpot = limits_s(row)
+    return ("TTFT" if got.ttft_p99_s > ttft else "TPOT" if got.tpot_p99_s > tpot else
+            "queue" if got.queue_growing else "")
+
+
+def server_rate(row: Mapping[str, Any], n: int | None = None, steps: int = SEARCH_STEPS,
+                seed: int = SEARCH_SEED) -> ServerRate:
+    """The Server (or Interactive) scenario as LoadGen defines it: the largest Poisson rate per replica at which
+    the simulated 99th percentiles of TTFT and TPOT stay within the limits (:func:`passes`), searched by
+    :func:`bisect_rate` between 0 and the replica's full-load rate (:func:`replica_at_load` of the same row as
+    Offline: a rate above what the replica serves at full load cannot be held for LoadGen's 40 minutes)."""
+    _check.choice("scenario", row["scenario"], SCENARIOS[1:])
+    n = search_requests(row) if n is None else n
+    # everything the search reads: two systems alike in these (Cisco's and Dell's Interactive runs) share one
+    key = (tuple(row.get(k) for k in _SEARCH_KEYS), output_tokens(row), n, steps, seed)
+    if key not in _SEARCHES:
+        cap = replica_at_load(dict(row, scenario="Offline")).tokens_per_s / output_tokens(row)
+        runs: dict[float, serving.LoadResult] = {}
+
+        def ok(r: float) -> bool:
+            runs[r] = simulate(row, r, n, seed)
+            return passes(row, runs[r])
+
+        lo, above = bisect_rate(ok, cap, steps)
+        if lo <= 0:
+            raise ValueError(f"row={row['system']!r} is not allowed: no rate down to {cap / 2 ** steps:.3g}/s keeps "
+                             "the limits")
+        _SEARCHES[key] = ServerRate(lo, above, cap, runs[lo], runs[above],
+                                    "capacity" if lo == above else _binds(row, runs[above]), n, steps, seed)
+    return _SEARCHES[key]
+
+
+_SEARCHES: dict[tuple[Any, ...], ServerRate] = {}
+_SEARCH_KEYS = ("benchmark", "scenario", "chip", "tp", "precision", "kv_fraction", "max_batch", "max_tokens")
+
+
 def predicted_tokens_per_s(row: Mapping[str, Any], prompt: int | None = None) -> float:
-    """The system's output tokens per second: one replica at the scenario's load times the replicas."""
-    return replica_at_load(row, prompt).tokens_per_s * replicas(row)
+    """The system's output tokens per second. Offline: one replica at full load (at ``prompt`` tokens in, the
+    dataset's mean when ``None``) times the replicas. Server, Interactive: the largest Poisson rate a replica holds
+    within the scenario's 99th-percentile limits (:func:`server_rate`, every prompt drawn from the dataset's
+    measured lengths: ``prompt`` is refused) times the mean output per request times the replicas."""
+    if row["scenario"] == "Offline":
+        return replica_at_load(row, prompt).tokens_per_s * replicas(row)
+    if prompt is not None:
+        raise ValueError(f"prompt={prompt!r} is not allowed for a {row['scenario']} run: its simulation draws every "
+                         "prompt from the dataset's measured lengths")
+    return server_rate(row).rate_per_s * output_tokens(row) * replicas(row)
 
 
 def in_flight(row: Mapping[str, Any]) -> int:
@@ -164,7 +396,9 @@ def predicted_tpot_s(row: Mapping[str, Any], prompt: int | None = None) -> float
 
 
 def _predict(row: Mapping[str, Any], quantity: str, prompt: int) -> float:
-    return predicted_tokens_per_s(row, prompt) if quantity == "throughput" else predicted_tpot_s(row, prompt)
+    if quantity == "throughput":
+        return predicted_tokens_per_s(row, prompt if row["scenario"] == "Offline" else None)
+    return predicted_tpot_s(row, prompt)
 
 
 def _observed(row: Mapping[str, Any], quantity: str) -> float:
@@ -231,6 +465,26 @@ def _twin(row: Mapping[str, Any], **differ: str) -> Mapping[str, Any] | None:
     return next((r for r in results() if all(r[k] == want[k] for k in keys)), None)
 
 
+def _search_note(row: Mapping[str, Any]) -> str:
+    """What the Server search ran and found, for a case's note."""
+    got, (ttft, tpot) = server_rate(row), limits_s(row)
+    at = got.at
+    above = ("the replica's full-load rate passes, so it is the answer" if got.binds == "capacity" else
+             f"at {got.above_per_s:.4g}/s, the next rate tried above, "
+             + {"TTFT": f"the p99 TTFT {got.above.ttft_p99_s:.2f} s breaks the limit",
+                "TPOT": f"the p99 TPOT {got.above.tpot_p99_s * 1e3:.0f} ms breaks the limit",
+                "queue": "the queue grows"}[got.binds])
+    return (f"the Server search (mlcalc.serving.simulate_replica over the replica's step model; batch at most "
+            f"{sim_batch(row)[0]:,}, {sim_batch(row)[1]:,} tokens an iteration with chunked prompts): "
+            f"{got.requests:,} Poisson requests (seed {got.seed}) with prompts drawn from the dataset's measured "
+            f"lengths, {got.steps} halvings from the full-load rate {got.capacity_per_s:.4g}/s a replica; the "
+            f"largest rate within p99 TTFT {ttft * 1e3:,.0f} ms and TPOT {tpot * 1e3:.0f} ms is "
+            f"{got.rate_per_s:.4g}/s ({got.rate_per_s / got.capacity_per_s:.1%} of full load; {above}); at it the "
+            f"replica runs {at.mean_batch:,.0f} requests on average, p99 TTFT {at.ttft_p99_s:.2f} s, p99 TPOT "
+            f"{at.tpot_p99_s * 1e3:.0f} ms, mean TTFT {at.ttft_mean_s * 1e3:,.0f} ms and TPOT "
+            f"{at.tpot_mean_s * 1e3:.0f} ms")
+
+
 def _check_row(row: Mapping[str, Any], quantity: str) -> MlperfCheck:
     bench = row["benchmark"]
     p, o = input_tokens(bench), output_tokens(row)
@@ -246,10 +500,10 @@ def _check_row(row: Mapping[str, Any], quantity: str) -> MlperfCheck:
                  f" (the run held {held:,} a replica by Little's law on the log; at these lengths the KV room "
                  f"and the submission's caps hold {got.batch:,})")
     elif row["scenario"] != "Offline":
-        full = _replica(row, p, o)
-        load += (f" (full load meets the {tpot_limit_s(row) * 1e3:.0f} ms TPOT limit)" if full.batch == got.batch
-                 else f" (full load's {full.iteration_s * 1e3:.0f} ms is over the {tpot_limit_s(row) * 1e3:.0f} ms "
-                      "TPOT limit: batch cut to meet it)")
+        load = f"{replicas(row)} replica{'s' if replicas(row) > 1 else ''} of TP {row['tp']}; " + _search_note(row)
+    batch = got.batch
+    if quantity == "throughput" and row["scenario"] != "Offline":
+        batch = round(server_rate(row).at.mean_batch)
     note = (f"mean input {p} tokens, the dataset's measured mean ({mean_input(bench):.2f} over "
             f"{lengths()['datasets'][bench]['samples']:,} samples; {lengths_source(bench)}), mean output {o} "
             f"(the log's tokens over samples); {load}")
@@ -261,7 +515,7 @@ def _check_row(row: Mapping[str, Any], quantity: str) -> MlperfCheck:
     return MlperfCheck(f"{row['repo']} @ {row['commit'][:7]}: {row['path']}", row["round"], row["submitter"],
                        row["system"], row["chip"], int(row["gpus"]), int(row["tp"]),
                        data()["datasets"][bench]["model"], bench, row["scenario"], quantity, row["precision"], p, o,
-                       got.batch, obs, pred, err, cause, note)
+                       batch, obs, pred, err, cause, note)
 
 
 def _err(row: Mapping[str, Any], quantity: str) -> float:
@@ -275,7 +529,6 @@ def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
     model = memory.model_preset(data()["datasets"][row["benchmark"]]["model"])
     left, mod = leftover(row, quantity)
     offline = _twin(row, scenario="Offline") if row["scenario"] != "Offline" else None
-    full = _replica(row, input_tokens(row["benchmark"]), output_tokens(row))
     if model.is_moe:
         dense = _twin(row, benchmark="llama2-70b")
         text = head + (f"not found. The published figure leaves {left * 1e9:.0f} ns per token of the iteration and "
@@ -299,21 +552,25 @@ def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
                        f"tokens) where this mixed set's prompts spread from {spread['min']} to {spread['max']:,} "
                        f"(median {spread['median']}, 99th percentile {spread['p99']:,})")
     if quantity == "throughput" and row["scenario"] != "Offline":
-        got, held = replica_at_load(row), in_flight(row)
-        limits = data()["limits"][row["benchmark"]][row["scenario"]]
-        at_held = _err(row, "tpot")
-        how = ("full load" if got.batch == full.batch else f"the largest batch within the "
-               f"{tpot_limit_s(row) * 1e3:.0f} ms TPOT limit")
-        text = head + (f"the load, which the model does not set from a queue. It runs this {row['scenario']} run at {how}, "
-                       f"{got.batch:,} requests a replica (iteration {got.iteration_s * 1e3:.0f} ms), while the run "
-                       f"held {held:,} (Little's law on its log) at the rate its submitter set for Poisson arrivals "
-                       f"under the 99th-percentile limits (TTFT {float(row['ttft_p99_ms']):,.0f} ms of "
-                       f"{limits['ttft_ms']:,}, TPOT {float(row['tpot_p99_ms']):.0f} ms of {limits['tpot_ms']}); at "
-                       f"the {held:,} it held, the model's mean TPOT is {at_held:+.0%} on the log's")
+        search, held = server_rate(row), in_flight(row)
+        at = search.at
+        text = head + (f"the simulated replica at the rate found runs {at.mean_batch:,.0f} requests on average "
+                       f"against the {held:,} the run held (Little's law on its log), with mean TTFT "
+                       f"{at.ttft_mean_s * 1e3:,.0f} ms and TPOT {at.tpot_mean_s * 1e3:.0f} ms against the log's "
+                       f"{float(row['ttft_mean_ms']):,.0f} and {float(row['tpot_mean_ms']):.0f} (99th percentiles "
+                       f"{at.ttft_p99_s * 1e3:,.0f} and {at.tpot_p99_s * 1e3:.0f} ms against "
+                       f"{float(row['ttft_p99_ms']):,.0f} and {float(row['tpot_p99_ms']):.0f})")
+        if search.binds == "capacity":
+            text += ("; no limit binds below the replica's full-load rate in the model, so the figure is the "
+                     "full-load throughput")
+        else:
+            text += (f"; the {search.binds} limit binds at {search.rate_per_s / search.capacity_per_s:.0%} of the "
+                     "full-load rate")
+        text += (f"; at the {held:,} requests the run held, the model's mean TPOT is {_err(row, 'tpot'):+.0%} on the "
+                 "log's")
         if offline is not None:
-            ratio = float(row["tokens_per_s"]) / float(offline["tokens_per_s"])
-            text += (f"; the same system's Offline run, {float(offline['tokens_per_s']):,.0f} tokens/s, is "
-                     f"{1 / ratio - 1:.0%} above this run's, and the model gives it {_err(offline, 'throughput'):+.0%}")
+            text += (f"; the same system's Offline run is {float(offline['tokens_per_s']):,.0f} tokens/s, and the "
+                     f"model gives it {_err(offline, 'throughput'):+.0%}")
         return text
     got = _modelled(row, quantity)
     per_iteration = left * (got.batch + got.prefill_tokens) * model.n_layers

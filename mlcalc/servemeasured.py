@@ -1390,7 +1390,7 @@ class Inflight(NamedTuple):
     gemm_s: float  # the matmuls of every token of the iteration: max(read the weights touched, their FLOPs)
     attention_s: float  # decode attention: every running sequence's cache read once
     prefill_attention_s: float  # the new prompts' causal attention FLOPs
-    comm_s: float  # tensor-parallel all-reduces of every token of the iteration
+    comm_s: float  # collectives of every token of the iteration: TP all-reduces, or attention-DP gather/scatter
     routing_s: float  # MoE only: the expert layers' permute and un-permute passes, whole on every GPU (0 if dense)
     norm_s: float  # the residual adds and RMSNorms of every token, whole on every GPU
     iteration_s: float  # the sum: one forward pass runs its kernels one after another
@@ -1430,8 +1430,10 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     tokens through attention, norms and the output projection (their weights read whole), reads its own
     sequences' caches whole (no KV head split, none repeated), and runs every token routed to its share of the
     experts; each MoE layer gathers all ranks' tokens before the experts and reduce-scatters their outputs after
-    (an all-gather and a reduce-scatter of all tokens' hidden states, :func:`mlcalc.network.fabric_collective_time`),
-    in place of the two all-reduces a layer of tensor parallelism. The ranks meet at every MoE layer, so the
+    (:func:`mlcalc.serving.attention_dp_comm_s`: the hidden states gathered in the matmuls' input dtype with each
+    token's routing, the bf16 outputs reduce-scattered), in place of the two all-reduces a layer of tensor
+    parallelism. Weights and cache per GPU: :func:`mlcalc.serving.weight_params_per_gpu` (``tp=1, ep=tp``) and
+    :func:`mlcalc.serving.kv_bytes_per_token_per_gpu` (``tp=1``). The ranks meet at every MoE layer, so the
     iteration is the fullest rank's: with ``requests`` not a multiple of ``tp``, ``ceil(requests / tp)`` requests.
 
     ``requests``: the requests the run's dataset holds (trtllm-bench queues them all at once): no scheduler runs more
@@ -1541,7 +1543,8 @@ def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p:
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
     pattn = rb * p / o * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                                + lay.local_layers * local) / rate
-    comm = serving.attention_dp_comm_s(model, chip_key, max(1, round(tokens)), tp)
+    comm = serving.attention_dp_comm_s(model, chip_key, max(1, round(tokens)), tp,
+                                       gather_bytes_per_value=1.0 if serial else 2.0)  # FP8 inputs gathered
     route = own * moe_routing_bytes_per_token(model, wb) / bw
     norm = own * replicated_norm_bytes_per_token(model) / bw
     it = gemm + attn + pattn + comm + route + norm

@@ -867,24 +867,41 @@ def kv_bytes_per_token_per_gpu(model: memory.ModelConfig, tp: int = 1, kv_dtype:
     return memory.model_kv_bytes_per_token(model, kv_dtype) / kv_split(model, tp)
 
 
+#: Bytes of routing metadata one token carries into the attention-DP all-gather for each of its experts: the
+#: chosen expert's index (int32) and its weight (fp32), gathered with the hidden states (TensorRT-LLM
+#: tensorrt_llm/_torch/modules/fused_moe, CutlassFusedMoE: ``allgather([x, x_sf, token_selected_experts,
+#: token_final_scales], ...)``).
+ADP_ROUTE_BYTES_PER_EXPERT = 8.0
+
+
 def attention_dp_comm_s(model: memory.ModelConfig, chip: str, tokens: int, ranks: int,
-                        bytes_per_value: float = 2.0) -> float:
+                        bytes_per_value: float = 2.0, gather_bytes_per_value: float | None = None) -> float:
     """Collectives of one forward pass of ``tokens`` tokens (all ranks') under attention data parallelism over
     ``ranks`` GPUs with the experts split over them (TensorRT-LLM's ``enable_attention_dp`` with its MoE on the
     same GPUs): no all-reduce after attention (each rank runs its own requests' attention whole); per MoE layer an
-    all-gather of every rank's tokens' hidden states before the experts (each GPU's experts see every token) and a
-    reduce-scatter of the expert outputs back to the ranks that own the tokens, ``tokens x hidden`` values each
-    (:func:`mlcalc.network.fabric_collective_time`). Dense layers of such a model would need the same pair around
-    their tensor-parallel FFN; the MoE models served so have none."""
+    all-gather of every rank's tokens before the experts (each GPU's experts see every token) and a reduce-scatter
+    of the expert outputs back to the ranks that own the tokens (:func:`mlcalc.network.fabric_collective_time`).
+    TensorRT-LLM's MoE quantizes the hidden states before it gathers them (``x, x_sf = self.quantize_input(x)``,
+    then ``allgather([x, x_sf, token_selected_experts, token_final_scales])``, fused_moe_cutlass.py as stored):
+    ``gather_bytes_per_value`` a hidden value (the matmuls' input dtype: 1 for FP8; None: ``bytes_per_value``)
+    plus :data:`ADP_ROUTE_BYTES_PER_EXPERT` for each of the token's experts; the outputs are reduce-scattered at
+    ``bytes_per_value`` (bf16). Dense layers of such a model would need the same pair around their
+    tensor-parallel FFN; the MoE models served so have none. (SGLang's DP attention with expert parallelism
+    exchanges the tokens by all-to-all dispatch and combine instead, "DP, DPA and SGLang DP Router":
+    :func:`comm_s` with ``ep``.)"""
     from mlcalc import network
     t = _check.positive_int("tokens", tokens)
     r = _check.positive_int("ranks", ranks)
+    out_b = _check.positive("bytes_per_value", bytes_per_value)
+    in_b = out_b if gather_bytes_per_value is None else _check.positive("gather_bytes_per_value",
+                                                                        gather_bytes_per_value)
     if r == 1 or not model.is_moe:
         return 0.0
     fab = _fabric(chip, r, 1)
-    msg = t * model.hidden * _check.positive("bytes_per_value", bytes_per_value)
-    return model.n_moe_layers * (network.fabric_collective_time(msg, fab, "all_gather").time_s
-                                 + network.fabric_collective_time(msg, fab, "reduce_scatter").time_s)
+    gather = t * (model.hidden * in_b + model.experts_per_token * ADP_ROUTE_BYTES_PER_EXPERT)
+    return model.n_moe_layers * (network.fabric_collective_time(gather, fab, "all_gather").time_s
+                                 + network.fabric_collective_time(t * model.hidden * out_b, fab,
+                                                                  "reduce_scatter").time_s)
 
 
 def attention_flops_per_token(model: memory.ModelConfig, context: int, cache_layout: str = "engine") -> float:
@@ -1053,6 +1070,8 @@ def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: in
 # --------------------------------------------------------------------------- load: continuous batching
 
 SIM_MAX_REQUESTS = 2000  # most requests one simulation draws (the reader's number is refused above it)
+SIM_MAX_REQUESTS_CHECK = 20_000  # most a checked case may simulate (mlcalc.mlperf: ten request lifetimes at full
+#                                  load, so that the first 10 % left out is the ramp from the empty start)
 SIM_MAX_EVENTS = 200_000  # most scheduler events (iterations with a prefill, admissions, finishes) it runs
 SIM_MAX_OUTPUT = 32_768  # longest output a drawn request may ask for (a drawn length is clipped to it)
 SIM_MAX_PROMPT = 1_000_000  # longest prompt a drawn request may carry
@@ -1250,7 +1269,8 @@ def _check_chunk(chunk_tokens: float, name: str = "chunk_tokens") -> float:
 def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batch: int = 256,
                      chunk_tokens: int = 0, ttft_slo_s: float = 0.0, tpot_slo_s: float = 0.0,
                      prefill_only: bool = False, max_prefills: int = 0,
-                     prefill_tokens: int = DEFAULT_BATCHED_TOKENS) -> LoadResult:
+                     prefill_tokens: int = DEFAULT_BATCHED_TOKENS,
+                     max_requests: int = SIM_MAX_REQUESTS) -> LoadResult:
     """Iteration-level (continuous) batching of one replica over ``reqs``, deterministic.
 
     The scheduler of vLLM and its kind, reduced to its arithmetic. A request is admitted when a batch slot
@@ -1266,7 +1286,9 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     ``prefill_only``: a prefill pool (disaggregated serving): requests leave after their first token.
     ``max_prefills`` > 0: at most that many prompts per prefill iteration; ``prefill_tokens``: the token budget of
     one (unchunked) prefill iteration. ``reqs``: (arrival s, prompt tokens, output tokens), from
-    :func:`draw_requests` or a recorded trace (:func:`trace_requests` checks one).
+    :func:`draw_requests` or a recorded trace (:func:`trace_requests` checks one). ``max_requests``: the most
+    requests taken (:data:`SIM_MAX_REQUESTS` for a reader's workload; a check that must reach steady state on
+    long-lived requests may raise it up to :data:`SIM_MAX_REQUESTS_CHECK`).
     """
     import heapq
     mb = _check.positive_int("max_batch", max_batch)
@@ -1278,8 +1300,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     mp = _check.non_negative("max_prefills", max_prefills)
     budget = _check.positive_int("prefill_tokens", prefill_tokens)
     n = len(reqs)
-    if not 0 < n <= SIM_MAX_REQUESTS:
-        raise ValueError(f"requests={n!r} is not allowed: from 1 to {SIM_MAX_REQUESTS:,}")
+    top = _check.positive_int("max_requests", max_requests)
+    if top > SIM_MAX_REQUESTS_CHECK:
+        raise ValueError(f"max_requests={max_requests!r} is not allowed: at most {SIM_MAX_REQUESTS_CHECK:,}")
+    if not 0 < n <= top:
+        raise ValueError(f"requests={n!r} is not allowed: from 1 to {top:,}")
     cap = sm.kv_capacity_tokens
     big = max(reqs, key=lambda q: q[1] + q[2])
     if math.ceil((big[1] + big[2]) * sm.kv_tokens_per_request_token) > cap:
@@ -1743,7 +1768,7 @@ __all__ = [
     "SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", "CACHE_LAYOUTS", "COPY_CALIBRATION",
     "DECODE_RUN", "DEFAULT_BATCHED_TOKENS", "DENSE_LAYOUTS", "DecodeStep", "Disaggregated", "ENGINES", "Floor",
     "LoadResult", "MAX_BATCH", "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS",
-    "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS", "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_WARMUP",
+    "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS", "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_MAX_REQUESTS_CHECK", "SIM_WARMUP",
     "Serving", "StepModel", "TENSOR_PARALLEL", "Workload", "arch_family", "attention_extra_bytes",
     "attention_flops_per_token", "attention_time_s", "comm_s", "decode_step", "draw_requests", "engine_floor",
     "interpolate", "engine_small_kernels_s", "hf_small_kernels_s", "replicated_norm_bytes_per_token",
@@ -1753,7 +1778,7 @@ __all__ = [
     "sequence_kv_bytes", "serving_offers", "simulate_disaggregated", "simulate_replica", "step_model",
     "tp_allreduce_s", "trace_requests", "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes",
     "measured_matmul_law", "chip_matmul_law", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
-    "masked_decode_attention_law", "weight_params_per_gpu", "read_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s",
+    "masked_decode_attention_law", "weight_params_per_gpu", "read_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s", "ADP_ROUTE_BYTES_PER_EXPERT",
 ]
 
 

@@ -569,6 +569,117 @@ def qk_norm_backward_extra_per_token_layer(model: ModelConfig) -> float:
     return (QK_NORM_FP32_BACKWARD - BACKWARD_OVER_FORWARD * forward) * (m.q_width + kv)
 
 
+# Measured RMSNorms (scripts/gpu/norm_rates.py, session 36, torch 2.11, transformers 5.17): transformers' own
+# modules (LlamaRMSNorm of an fp32 input, Qwen3RMSNorm and Gemma3RMSNorm of a bf16 input) under bf16 autocast, each
+# forward and autograd backward captured as a CUDA graph (device time only), by row width (64 to 8192) and elements
+# (2^20 to 2^26), with the element-wise baseline (a*b, as scripts/gpu/machine_rates.py times it) in the same call.
+# Rows narrower than 512 run slower per element, the backward most (its two reductions over each row): on the H100,
+# at 2^24 elements, 1.17x the time per element of the fastest width at 128 wide and 1.08x at 256 (Qwen3RMSNorm; the
+# H200 1.20x and 1.09x), 1.00-1.03x from 1024 to 8192 wide. The engine prices that loss (:func:`norm_slowdown`) on
+# its counted bytes. Not priced: the backward of these modules moves 96 to 112 bytes per element (LlamaRMSNorm 96.3,
+# Qwen3RMSNorm 112.3, Gemma3RMSNorm of bf16 108.3; forward 28.2, 38.2, 40.2; scripts/gpu/count_norm_bytes.py), 2.7
+# to 3.4 times its forward where the engine charges BACKWARD_OVER_FORWARD, and the whole norm runs at 0.8 (forward)
+# and 0.5 (backward, twice-forward bytes) of the a*b rate at any width: charging that on every norm moves Llama 3.2
+# 1B and Mistral 7B steps up to 5 points (already over) and Gemma 3 1B up to 20 points (to +12%): other counts
+# hold the difference, unresolved. A measured row is read as bandwidth-equivalent bytes per element (seconds x
+# the same call's best a*b rate / elements).
+NORM_RATE_RUNS = MappingProxyType({"H100-SXM": "h100-2026-11-27-norm13", "H200-SXM": "h200-2026-11-27-norm13"})
+NORM_RATE_DEFAULT_CARD = "H100-SXM"  # a card not measured takes the H100's bytes (its times over its own a*b rate)
+NORM_KINDS = ("llama_fp32_in", "qwen3_bf16_in", "gemma3_bf16_in", "gemma3_fp32_in")
+NORM_PLATEAU_LOG2_WIDTH = 10  # rows of 1024 to 8192 elements: one rate within 3% (the median of them is the plateau)
+
+
+@lru_cache(maxsize=None)
+def _norm_table(card: str) -> Mapping[str, tuple[tuple[float, ...], ...]]:
+    """kind -> ((log2 width, log2 elements, forward bytes, backward bytes, forward slowdown, backward slowdown), ...)
+    of ``card``'s measured norms; a slowdown is the bytes over the plateau's (the median of the widths from 1024 up at
+    the same elements), at least 1."""
+    import json
+    from importlib import resources
+
+    run = NORM_RATE_RUNS.get(card, NORM_RATE_RUNS[NORM_RATE_DEFAULT_CARD])
+    folder = resources.files("mlcalc.data").joinpath("measured").joinpath(run)
+    data = json.loads(folder.joinpath("norm_rates.json").read_text())
+    base = max(float(r["bytes_per_s"]) for r in data["baseline_before"] + data.get("baseline_after", [])
+               if r["op"] == "a*b")
+    # (a row count is elements // width: the grid is the nominal 2^k elements, the bytes per element the actual)
+    out = {}
+    for k, rows in data["norms"].items():
+        pts = [(math.log2(r["width"]), float(round(math.log2(r["elements"]))),
+                r["forward_s"] * base / r["elements"], r["backward_s"] * base / r["elements"]) for r in rows]
+        wide = {n: [p for p in pts if p[1] == n and p[0] >= NORM_PLATEAU_LOG2_WIDTH] for _, n, _, _ in pts}
+        ref = {n: (statistics.median(p[2] for p in ps), statistics.median(p[3] for p in ps)) for n, ps in wide.items()}
+        out[k] = tuple((w, n, f, b, max(1.0, f / ref[n][0]), max(1.0, b / ref[n][1])) for w, n, f, b in pts)
+    return MappingProxyType(out)
+
+
+def norm_bytes(card: str, kind: str, width: int, elements: float) -> tuple[float, float]:
+    """(forward, backward) bandwidth-equivalent bytes per element of one RMSNorm of rows ``width`` wide over
+    ``elements`` elements in all, as measured on ``card`` (a catalogue key; a card not in :data:`NORM_RATE_RUNS`
+    takes the H100's): the measured seconds times that call's a*b rate over the elements, interpolated in log width
+    and log elements between the measured points and held at the ends (64 to 8192 wide, 2^20 to 2^26 elements)."""
+    return _norm_lookup(card, kind, width, elements, 2)
+
+
+def norm_slowdown(card: str, kind: str, width: int, elements: float) -> tuple[float, float]:
+    """(forward, backward) time per element of one RMSNorm of rows ``width`` wide over that of the wide rows (the
+    median of the measured widths from 1024 to 8192 at the same elements; at least 1), on ``card`` (as
+    :func:`norm_bytes`): the rate a narrow row loses."""
+    return _norm_lookup(card, kind, width, elements, 4)
+
+
+def _norm_lookup(card: str, kind: str, width: int, elements: float, col: int) -> tuple[float, float]:
+    _check.choice("kind", kind, NORM_KINDS)
+    w = math.log2(_check.positive_int("width", width))
+    n = math.log2(_check.positive("elements", elements))
+    rows = _norm_table(str(card))[kind]
+    ws = sorted({r[0] for r in rows})
+    ns = sorted({r[1] for r in rows})
+    pts = {(r[0], r[1]): (r[col], r[col + 1]) for r in rows}
+
+    def bracket(grid: list[float], x: float) -> tuple[float, float, float]:
+        x = min(max(x, grid[0]), grid[-1])
+        i = min(bisect.bisect_right(grid, x), len(grid) - 1)
+        lo, hi = grid[i - 1], grid[i]
+        return lo, hi, (x - lo) / (hi - lo)
+
+    w0, w1, fw = bracket(ws, w)
+    n0, n1, fn = bracket(ns, n)
+    return tuple(  # type: ignore[return-value]
+        (1 - fw) * (1 - fn) * pts[w0, n0][j] + fw * (1 - fn) * pts[w1, n0][j]
+        + (1 - fw) * fn * pts[w0, n1][j] + fw * fn * pts[w1, n1][j] for j in (0, 1))
+
+
+def _measured_norms(model: ModelConfig, tokens: float, tp: int, sequence_parallel: bool,
+                    card: str) -> tuple[float, float, float, float]:
+    """An eager RMSNorm model's norms with the rate their row width loses on ``card`` (:func:`norm_slowdown`), per
+    token and layer: (forward bytes of the layer norms, of the q/k norms, backward bytes beyond twice those of the
+    layer norms, of the q/k norms): the counted bytes (and the twice-forward backward, and the q/k norm's counted
+    backward excess, :func:`qk_norm_backward_extra_per_token_layer`) times the slowdown at the norm's width and
+    elements. Only the loss to narrow rows is priced: the counted bytes stay what a norm of the fastest width moves
+    (its measured backward, 2.7 to 3.4 times its counted forward bytes, is not: see NORM_RATE_RUNS)."""
+    m, h = model, model.hidden
+    gemma = m.norms_per_layer == 4
+    rows_h = tokens * h / (tp if sequence_parallel else 1)
+    pre = norm_slowdown(card, "gemma3_fp32_in" if gemma else "llama_fp32_in", h, rows_h)
+    post = norm_slowdown(card, "gemma3_bf16_in", h, rows_h)
+    n_post = m.norms_per_layer - 2
+    f_norms = 2 * RMSNORM_FP32_IN * h * pre[0] + n_post * RMSNORM_BF16_IN * h * post[0]
+    b_norms = BACKWARD_OVER_FORWARD * (2 * RMSNORM_FP32_IN * h * pre[1] + n_post * RMSNORM_BF16_IN * h * post[1])
+    f_qk = b_qk = 0.0
+    if m.qk_norm:
+        kv = (m.n_heads if m.attention == "mla" else m.n_kv_heads) * m.qk_head_dim
+        fp32_heads = not gemma
+        per = QK_NORM_FP32_OUT if fp32_heads else RMSNORM_BF16_IN
+        kind = "qwen3_bf16_in" if fp32_heads else "gemma3_bf16_in"
+        d = m.qk_head_dim
+        q, k = norm_slowdown(card, kind, d, tokens * m.q_width / tp), norm_slowdown(card, kind, d, tokens * kv / tp)
+        f_qk = per * (q[0] * m.q_width + k[0] * kv)
+        extra = qk_norm_backward_extra_per_token_layer(m) / (m.q_width + kv)
+        b_qk = (BACKWARD_OVER_FORWARD * per + extra) * (q[1] * m.q_width + k[1] * kv)
+    return f_norms, f_qk, b_norms - BACKWARD_OVER_FORWARD * f_norms, b_qk - BACKWARD_OVER_FORWARD * f_qk
+
+
 def _layer_kind(model: ModelConfig, moe: bool | None) -> bool:
     """Whether a layer of ``model`` is a mixture of experts (``moe`` None: the model's kind)."""
     _check.choice("moe", moe, (None, True, False))
@@ -607,13 +718,15 @@ def _params_per_gpu_of(model: ModelConfig, tp: int, pp: int, ep: int) -> float:
 def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: bool = False, *, tp: int = 1,
                       cp: int = 1, ep: int = 1, sequence_parallel: bool = False, layers: int | None = None,
                       logits: bool = True, engine: str = "eager", optimizer_shard: float = 1.0,
-                      pp: int = 1) -> Mapping[str, float]:
+                      pp: int = 1, card: str | None = None) -> Mapping[str, float]:
     """Bytes the memory-bound kernels of one step (one micro-batch) move on one GPU, by phase and kind.
 
     ``engine="eager"``: the Hugging Face program (fp32 weights, autocast; the constants above);
     ``"megatron"``: bf16 weights and fused kernels (:func:`fused_bytes_per_token_layer`). The layout
     arguments are those of :func:`step_gemms`; ``optimizer_shard`` is the share of this GPU's
-    parameters its optimizer steps (1 / (dp cp) with ZeRO).
+    parameters its optimizer steps (1 / (dp cp) with ZeRO). ``card`` (a catalogue key, "" for a card not
+    known): the eager program's RMSNorms as measured on that card (:func:`norm_bytes`, bandwidth-equivalent bytes
+    by row width) in place of their counted bytes and the twice-forward backward; None: counted bytes.
     """
     _check.choice("engine", engine, ENGINES)
     _, _, T = _tokens(batch, seq_len)
@@ -623,9 +736,17 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
     optimizer_shard = _check.fraction("optimizer_shard", optimizer_shard)
     per_tok_of = elementwise_bytes_per_token_layer if engine == "eager" else fused_bytes_per_token_layer
 
+    measured = (_measured_norms(model, T, tp, sequence_parallel, card)
+                if card is not None and engine == "eager" and model.norm != "layernorm" else None)
+
     def layer_bytes(moe: bool | None) -> float:
+        parts = dict(per_tok_of(model, moe))
+        if measured is not None:
+            parts["norms"] = measured[0]
+            if model.qk_norm:
+                parts["query/key norms"] = measured[1]
         split = {k: (v if (k in _SEQUENCE_PARALLEL_KINDS and not sequence_parallel) else v / tp)
-                 for k, v in per_tok_of(model, moe).items()}
+                 for k, v in parts.items()}
         return sum(split.values()) * T
 
     if model.is_moe and model.first_dense_layers:  # dense layers first, MoE after in the model's proportion
@@ -647,7 +768,10 @@ def elementwise_bytes(model: ModelConfig, batch: int, seq_len: int, recompute: b
             "optimizer: fused AdamW": opt_bytes,
         })
     mats = _matrix_params_here(model, tp, ep, L)
-    qk_back = qk_norm_backward_extra_per_token_layer(model) * T * L / tp  # heads split by tp
+    if measured is None:
+        qk_back = qk_norm_backward_extra_per_token_layer(model) * T * L / tp  # heads split by tp
+    else:  # the measured norms' backward beyond twice their forward (layer norms split by tp only with sequence par.)
+        qk_back = (measured[2] / (tp if sequence_parallel else 1) + measured[3] / tp) * T * L
     out_layer = vh * (0 if model.tied_embeddings else 1) if logits else 0.0
     return MappingProxyType({
         "forward: layers": layer_fwd,
@@ -956,8 +1080,9 @@ def step_time(model: ModelConfig, batch: int, seq_len: int, recompute: bool, mac
     """
     b, s, _ = _tokens(batch, seq_len)
     gemms = step_gemms(model, b, s, recompute, experts_in_fp32)
+    eb = elementwise_bytes(model, b, s, recompute, card=machine.key)
     return _passes(model, gemms, attention_flop(model, b, s, recompute),
-                   machine.attention_flops_per_s(model.qk_head_dim, s), elementwise_bytes(model, b, s, recompute),
+                   machine.attention_flops_per_s(model.qk_head_dim, s), eb,
                    op_counts(model, recompute), machine, model.n_layers, recompute)
 
 
@@ -1450,7 +1575,7 @@ def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bo
     g = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, layers, logits)
     a = MappingProxyType({k: val * layers / L * heads_share / cp for k, val in attention_flop(model, b, s, full).items()})
     e = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep, sequence_parallel=seq_par, layers=layers,
-                          logits=logits, engine=engine)
+                          logits=logits, engine=engine, card=run.key)
     if unfused:  # the products over the whole square at their batched shapes' rates, the scores through memory
         u = unfused_attention(model, b, s, tp=tp, layers=layers, recomputed=core_recomputed)
         a = MappingProxyType({ph: u.flop[ph] for ph in ("forward", "backward")})
@@ -1600,7 +1725,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         g_o = step_gemms(model, b, s, full, fp32_experts, tp, ep, cp, L_here, False)
         eb_o = elementwise_bytes(model, b, s, full, tp=tp, cp=cp, ep=ep,
                                  sequence_parallel=lay.sequence_parallel and tp > 1, layers=L_here, logits=False,
-                                 engine=engine, optimizer_shard=shard, pp=pp)
+                                 engine=engine, optimizer_shard=shard, pp=pp, card=run.key)
         eb_o = MappingProxyType({**eb_o, "loss: logits (fp32 copy, log-softmax, its gradient)": 0.0})
         extra_o = _dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, L_here, full, False)
         so = _passes(model, g_o, att, att_rate, eb_o, ops, run, L_here, full, dtype == "fp8", extra_o)

@@ -499,9 +499,9 @@ def test_inflight_on_the_v1_0_tables():
     # by how much the published throughput's iteration exceeds the model's and what the tensor-parallel figure is
     moe = [c for c in checks if c.model.startswith("Qwen")]
     assert len(moe) == 17 and all(c.error > 0.25 and c.cause for c in moe)
-    assert [round(min(c.error for c in moe), 2), round(max(c.error for c in moe), 2)] == [0.33, 1.43]
+    assert [round(min(c.error for c in moe), 2), round(max(c.error for c in moe), 2)] == [0.41, 1.56]
     worst = by[("H200-SXM", "Qwen3 235B-A22B", 8, 128, 2048)]
-    assert round(worst.error, 3) == 0.332 and worst.batch == 3000  # the dataset's 3,000 requests, 375 a GPU
+    assert round(worst.error, 3) == 0.413 and worst.batch == 3000  # the dataset's 3,000 requests, 375 a GPU
     assert "375 requests" in worst.cause and "-32%" in worst.cause and "70.1 ms" in worst.cause
     # the tensor-parallel prediction the cause quotes is the old record of this row (the dataset cap binds only
     # attention data parallelism here)

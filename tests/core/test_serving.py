@@ -682,3 +682,18 @@ def test_prefill_reads_the_non_expert_weights_in_every_attention_group():
     t = serving.predict_prefill(q, "H200-SXM", 1, 1, tp=1, ep=8)
     assert one <= t < one + serving.comm_s(q, "H200-SXM", 1, 1, 8) + 1e-4
     assert one - serving.read_params_per_gpu(q, 1, 8, 1) * 2 / serving.read_bandwidth("H200-SXM") > 3e-3
+
+
+def test_attention_dp_gathers_fp8_hidden_states_and_routing():
+    # TensorRT-LLM fused_moe (CutlassFusedMoE): the input is quantized before the attention-DP all-gather, which carries
+    # it with each token's expert indices (int32) and weights (fp32); the bf16 outputs are reduce-scattered
+    from mlcalc import network
+    q = memory.model_preset("Qwen3 235B-A22B")
+    fab = serving._fabric("H200-SXM", 8, 1)
+    tokens = 3000
+    gather = tokens * (q.hidden * 1 + q.experts_per_token * (4 + 4))
+    want = q.n_moe_layers * (network.fabric_collective_time(gather, fab, "all_gather").time_s
+                             + network.fabric_collective_time(tokens * q.hidden * 2, fab, "reduce_scatter").time_s)
+    assert serving.attention_dp_comm_s(q, "H200-SXM", tokens, 8, gather_bytes_per_value=1.0) == pytest.approx(want)
+    assert serving.attention_dp_comm_s(q, "H200-SXM", tokens, 8) > want  # bf16 gathered: more bytes
+    assert serving.attention_dp_comm_s(q, "H200-SXM", tokens, 1) == 0.0
