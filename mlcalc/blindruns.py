@@ -15,7 +15,10 @@ predictions ``scripts/gpu/meter12_predictions.json``, engine at 3abe791) ran the
 blind step misses again beside the pace meter, and five tensor-parallel configurations never run; its predictions hold
 the engine's default (scored here as every blind call's) and the metered rule at every pace (:func:`metered_errors`:
 read at each case's own measured pace). The meter12b call ran the same script against the same predictions on a second
-host, whose vCPUs ran at about half meter12's pace.
+host, whose vCPUs ran at about half meter12's pace. The meter12c call ran it a third time, on a third host, against
+its own predictions committed before it (``scripts/gpu/meter12c_predictions.json``: the same default and launch-floor
+rows, and host7c's rule beside them) and a decision rule written there: the rule with more of its blocks within 15 %
+holds the record (the launch floor kept: 60 of 60 against 56).
 
 A case outside its target carries the cause the run's ``blind_misses.json`` states for it (key
 ``"blind:<family>:<quantity>:<case>"``), found after the call from its own evidence (the host probes beside every
@@ -64,13 +67,18 @@ RUN_METER = "h200x4-2026-11-27-meter12"
 #: ``nvidia-h100-x4``, once more; 4 x H200 came), 2026-11-27 17:23-17:28 UTC, 344 s, on a host whose calibration floor
 #: took 60.7 ms at the call's start and 99.1 ms at its end (meter12: 81.1 and 70.6 ms).
 RUN_METER_B = "h200x4-2026-11-27-meter12b"
-RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B, RUN_METER, RUN_METER_B)
+#: The meter12c call: the meter12 script again, unchanged, on a third host (asked ``nvidia-h100-x4``; 4 x H200 came),
+#: 2026-11-27 17:45-17:51 UTC, 319 s, against ``meter12c_predictions.json`` (committed and landed before it, engine at
+#: cf3fffe): the calibration floor took 60.8 ms at the call's start and 85.6 ms at its end.
+RUN_METER_C = "h200x4-2026-11-27-meter12c"
+RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B, RUN_METER, RUN_METER_B, RUN_METER_C)
 #: Each family's target (the accuracy page's for the same model), as the predictions file states them.
 FAMILIES = ("train-1gpu", "train-2gpu", "train-4gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
 #: Each run's predictions file (committed in scripts/gpu before its call; a copy in the run folder).
 _PREDICTIONS = MappingProxyType({RUN: "blind10_predictions.json", RUN_H100: "blind10_predictions.json",
                                  RUN_4GPU: "blind11_predictions.json", RUN_4GPU_B: "blind11_predictions.json",
-                                 RUN_METER: "meter12_predictions.json", RUN_METER_B: "meter12_predictions.json"})
+                                 RUN_METER: "meter12_predictions.json", RUN_METER_B: "meter12_predictions.json",
+                                 RUN_METER_C: "meter12c_predictions.json"})
 
 
 @dataclass(frozen=True)
@@ -424,14 +432,16 @@ def current_engine_errors(run: str = RUN) -> Mapping[str, float]:
     return MappingProxyType(out)
 
 
-def metered_errors(run: str = RUN_METER) -> Mapping[str, tuple[float, float, float]]:
+def metered_errors(run: str = RUN_METER, column: str = "paced_step_s") -> Mapping[str, tuple[float, float, float]]:
     """The metered rule committed before a metered call (``predictions.json``'s ``paced_step_s``: the engine's step at
     every vCPU pace, ``mlcalc.distruns.paced_machine``), read at each case's own pace (the median over its timed steps
     of the slowest rank's busy-vCPU pace, :func:`mlcalc.distruns.case_pace`, rounded to 1,000 runs a second): case id
-    -> (pace, predicted step, error). Blind too: the predictions held every pace; the call measured which one ran."""
+    -> (pace, predicted step, error). Blind too: the predictions held every pace; the call measured which one ran.
+    ``column`` ``"paced_step_s_scaled"`` reads host7c's rule where the file holds it (meter12c's)."""
     from mlcalc import distruns
 
     pred = predictions(run)
+    _check.choice("column", column, ("paced_step_s", "paced_step_s_scaled"))
     if "paces" not in pred:
         raise ValueError(f"run={run!r} is not allowed: its predictions hold no metered rule (no 'paces')")
     paces = [int(p) for p in pred["paces"]]
@@ -445,7 +455,9 @@ def metered_errors(run: str = RUN_METER) -> Mapping[str, tuple[float, float, flo
         at = int(round(p, -3))
         if at not in paces:
             raise ValueError(f"run={run!r}: case {c.id!r} ran at {at} runs/s, outside the committed paces")
-        step = float(row["paced_step_s"][paces.index(at)])
+        if column not in row:
+            raise ValueError(f"column={column!r} is not allowed for run={run!r}: its predictions hold no such rows")
+        step = float(row[column][paces.index(at)])
         out[c.id] = (p, step, step / c.step_s - 1.0)
     return MappingProxyType(out)
 

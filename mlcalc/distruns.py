@@ -762,7 +762,9 @@ def launch_floor_s() -> float:
     was scored on the dist6, dist6c, host7 and host7b blocks (110 of 116 within 15 %; 104 without it) and held out on
     host7c, host8 and host8b (110 of 126; 102 without it; median error 8.0 -> 6.5 %). With issue 24's channel rule in
     the network model (the all-reduces inside one node slower) the same scores are 111 of 116 and 112 of 126 (105
-    without it; median 8.0 -> 6.4 %)."""
+    without it; median 8.0 -> 6.4 %). The meter12 and meter12b calls split on it (51 and 23 of 60 blocks; without it 50
+    and 45), so the meter12c call decided by a rule committed before it (scripts/gpu/meter12c_predictions.json: more
+    of that call's blocks within 15 % wins, a tie to this rule): 60 of 60 with it, 56 without; it stays."""
     from mlcalc import serving
 
     return serving.null_kernel_s()
@@ -852,7 +854,8 @@ def record_step_s(case: DistCase) -> float:
     """The step the book's record holds a case to: a metered case's at its own pace (:func:`predict_paced` at
     :func:`case_pace`, rounded to 1,000, and :data:`STATED_PACE`: the rule the host7c call checked blind, 41 of 48
     blocks within 15 % against 26 for the engine's one pace; since host9 with the launch floor's share of each host
-    constant held fixed, :func:`launch_floor_s`), any other case's the engine's default (:func:`predict`)."""
+    constant held fixed, :func:`launch_floor_s`, kept by meter12c's pre-registered decision), any other case's the
+    engine's default (:func:`predict`)."""
     p = case_pace(case)
     if p <= 0:
         return float(predict(case).step_s)

@@ -483,3 +483,72 @@ def test_the_causes_citing_meter12_say_what_the_second_host_showed():
     for key, t in blindruns.causes(M12).items():  # meter12's default misses, each its own configuration
         assert says(t, key.split(":")[-1]), key
     assert says(distruns.misses(M12)["tp:step"], "w4-tp4-Llama2-7B-s4096-mb1-m12-meter")
+
+
+# meter12c (session 36): the meter12 call a third time, unchanged, on a third 4 x H200 host (asked for 4 x H100), against
+# its own predictions committed and landed before it (scripts/gpu/meter12c_predictions.json: the engine's default and
+# the launch-floor rule's rows as meter12's file, host7c's rule beside them) and a decision rule written in that file:
+# the rule with more of this call's blocks within 15 % holds the record, a tie to the launch floor.
+M12C = blindruns.RUN_METER_C
+
+
+def test_meter12c_was_predicted_before_the_call_with_both_rules():
+    committed = json.loads((ROOT / "scripts/gpu/meter12c_predictions.json").read_text())
+    assert committed == dict(blindruns.predictions(M12C))
+    assert committed == json.loads((ROOT / f"mlcalc/data/measured/{M12C}/predictions.json").read_text())
+    for f in ("train_dist_w2.json", "train_dist_w4.json"):
+        env = json.loads((ROOT / f"mlcalc/data/measured/{M12C}/{f}").read_text())["environment"]
+        assert committed["made_utc"] < env["date_utc"].replace("+00:00", "Z") and env["device_name"] == "NVIDIA H200"
+    assert blindruns.card(M12C) == "NVIDIA H200"
+    assert "more of THIS call's blocks within 15 %" in committed["decision_rule"]
+    assert "tie goes to the committed launch-floor rule" in committed["decision_rule"]
+    # the default and the launch-floor rows are meter12's numbers (the engine's answers did not move in between)
+    m12 = blindruns.predictions(M12)
+    for fam, cards in committed["families"].items():
+        for dev, rows in cards.items():
+            for cid, row in rows.items():
+                old = m12["families"][fam][dev][cid]
+                assert row["step_s"] == old["step_s"] and row["paced_step_s"] == old["paced_step_s"]
+                # host7c's rule: above the launch floor's below the stated pace, equal at it, below above it
+                i = committed["paces"].index(90_000)
+                assert row["paced_step_s_scaled"][i] == row["paced_step_s"][i]
+                assert row["paced_step_s_scaled"][0] > row["paced_step_s"][0]
+                assert row["paced_step_s_scaled"][-1] < row["paced_step_s"][-1]
+    with pytest.raises(ValueError, match="column"):
+        blindruns.metered_errors(M12C, "paced")
+    with pytest.raises(ValueError, match="column"):
+        blindruns.metered_errors(M12, "paced_step_s_scaled")  # meter12's file holds one rule
+
+
+def test_meter12c_the_decision_keeps_the_launch_floor():
+    met = blindruns.metered_errors(M12C)
+    scaled = blindruns.metered_errors(M12C, "paced_step_s_scaled")
+    assert set(met) == set(scaled) == set(blindruns.metered_errors(M12))
+    assert all(70.5e3 <= p <= 79.5e3 for p, _, _ in met.values())  # a slow host, as meter12b's (65-79)
+    t = distruns.STEP_TARGET
+    # both rules put every case within 15 % at its own pace; the launch floor's all predicted too fast but one
+    assert sorted(round(100 * e) for _, _, e in met.values()) == [-12, -11, -8, -8, -7, -7, -6, -5, -5, 3]
+    assert sorted(round(100 * e) for _, _, e in scaled.values()) == [-8, -7, -4, -3, -3, -2, -1, 0, 0, 9]
+    assert all(abs(e) <= t for _, _, e in met.values()) and all(abs(e) <= t for _, _, e in scaled.values())
+    # the decision: the blocks (the same rows as the file's, distruns.paced_blocks), the launch floor 60, host7c's 56
+    score = distruns.floor_rule_score((M12C,))
+    assert (score.n, score.within_floor, score.within_scaled) == (60, 60, 56)
+    assert score.within_floor >= score.within_scaled  # the launch floor holds the record (a tie would too)
+    blocks = distruns.paced_blocks(M12C, distruns.STATED_PACE, distruns.launch_floor_s())
+    assert sum(abs(b.default_error) <= t for b in blocks) == 9
+    for c in distruns.cases(M12C):
+        assert distruns.record_step_s(c) == pytest.approx(met[c.id][1], rel=1e-5)  # the file's row is the record's
+    # the engine's default, blind: memory 10 of 10, step 1 of 10 (predicted too fast, -13 to -24 %)
+    got = {(s.family, s.quantity): (s.within, s.n) for s in blindruns.summary(M12C)}
+    assert got == {("train-2gpu", "step"): (0, 4), ("train-2gpu", "memory"): (4, 4),
+                   ("train-4gpu", "step"): (1, 6), ("train-4gpu", "memory"): (6, 6)}
+    for c in blindruns.checks(M12C):
+        if not c.within:
+            assert c.quantity == "step" and c.error < -0.15 and "thousand" in c.cause and "host7c's rule" in c.cause
+    # meter12b's causes say what the third host decided
+    for cause in distruns.misses(M12B).values():
+        assert M12C in cause and "60 of 60" in cause and "the launch-floor rule holds the record" in cause
+    # the calibration floor at the call's start and end
+    start, end = (json.loads((ROOT / f"mlcalc/data/measured/{M12C}/{f}").read_text()) for f in distruns.FLOOR_FILES)
+    plain = [next(x for x in d["cases"] if not x["recompute"]) for d in (start, end)]
+    assert [round(x["step_s"] * 1e3, 1) for x in plain] == [60.8, 85.6]
