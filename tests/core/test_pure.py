@@ -72,3 +72,39 @@ def test_widget_values_map_indices_and_whole_floats():
         widget_values("memory.gpu_count", {"accelerator": 99})
     with pytest.raises(ValueError, match="no control named"):
         widget_values("memory.gpu_count", {"nope": 1})
+
+
+_HIDDEN_SCRIPT = r"""
+import builtins, io, json, pathlib, sys
+HIDDEN = %r
+def _hidden(p):
+    return any(h in str(p) for h in HIDDEN)
+_open, _iterdir, _exists = builtins.open, pathlib.Path.iterdir, pathlib.Path.exists
+def guarded_open(file, *a, **k):
+    if _hidden(file):
+        raise FileNotFoundError(f"{file} is not in the wheel")
+    return _open(file, *a, **k)
+builtins.open = io.open = guarded_open
+pathlib.Path.iterdir = lambda self: (p for p in _iterdir(self) if not _hidden(p))
+pathlib.Path.exists = lambda self, **k: False if _hidden(self) else _exists(self, **k)
+from mlcalc import accuracy
+from mlcalc.calc import REGISTRY, run_json
+answers = {k: json.loads(run_json(k, json.dumps(c.defaults()))) for k, c in sorted(REGISTRY.items())}
+records = {k: accuracy.record(k) for k in accuracy.CALCULATORS}
+print(json.dumps({"answers": answers, "records": records}, sort_keys=True))
+"""
+
+
+def test_the_site_reads_no_data_the_wheel_leaves_out():
+    """The run folders pyproject.toml keeps out of the wheel (record-only data: the multi-GPU record's metered
+    repeats) change no answer of the site: every calculator at its defaults and every calculator's record line come
+    out the same with those folders hidden (open, exists and iterdir do not see them) as with them."""
+    excluded = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["exclude-package-data"]
+    hidden = sorted({k.rsplit(".", 1)[1] for k in excluded if k.startswith("mlcalc.data.measured.")})
+    assert hidden, "no run folder is kept out of the wheel"
+    runs = [subprocess.run([sys.executable, "-c", _HIDDEN_SCRIPT % (h,)], capture_output=True, text=True, cwd=ROOT)
+            for h in (hidden, [])]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    seen, whole = (json.loads(proc.stdout.strip().splitlines()[-1]) for proc in runs)
+    assert seen["records"] and seen == whole
