@@ -1627,7 +1627,7 @@ def check_inflight() -> list[InflightCheck]:
                               requests=kw.get("requests"))
             out.append(c._replace(cause=attention_dp_cause(model, c.gpus, got, c.published, tp_got)))
             continue
-        out.append(c._replace(cause=inflight_miss_cause(model, c.gpus, got, dp, left)))
+        out.append(c._replace(cause=inflight_miss_cause(model, c.gpus, got, left)))
     return out
 
 
@@ -1659,17 +1659,6 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
 
 #: Why an in-flight row misses, by what the same table shows (each in its own words).
 INFLIGHT_CAUSES = MappingProxyType({
-    "moe-dp": ("no cause stated by the source; ours: attention data parallelism stated, not shown: the page's MoE "
-               "options file sets "
-               "'enable_attention_dp: true' inside 'cuda_graph_config', while the LLM API defines it as an argument "
-               "of the LLM itself, beside moe_expert_parallel_size, not of the CUDA-graph configuration "
-               "(tensorrt_llm/llmapi/llm_args.py), and '--ep' gives no size. Predicted tensor-parallel (attention and "
-               "experts split over every GPU, two all-reduces of every token a layer, about 37 % of its iteration "
-               "here) the model's rows are within 25 % but this one, which under-predicts as most of them do; "
-               "predicted with attention data parallelism as the page states it (inflight(attention_dp=True): each "
-               "GPU its own requests and whole KV cache, the experts split over the 8) every row of this model comes "
-               "out 1.4-2.4x the published throughput; the page states neither the EP size nor the per-rank batch and token "
-               "caps that would tell which ran"),
     "compute": ("no cause stated by either page (v0.17, v1.0); ours: 8,192 tokens an iteration at the engine's cap of 4,096 requests (the caps the v0.17 page's own "
                 "128/128 example run prints: 'Max Runtime Batch Size: 4096', 'Max Runtime Tokens: 8192'): the tables "
                 "give the H200 the H100's throughput (v0.17: 29,526 vs 28,837 tokens/s; v1.0: 27,911 vs 28,312) "
@@ -1679,15 +1668,13 @@ INFLIGHT_CAUSES = MappingProxyType({
 })
 
 
-def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight, attention_dp: bool = False,
+def inflight_miss_cause(model: memory.ModelConfig, tp: int, got: Inflight,
                         leftover: tuple[float, float, float, float] | None = None) -> str:
-    """The stated cause of an in-flight row outside 25 % (empty when none is known). ``attention_dp``: the table
-    states that its MoE models ran attention data-parallel with expert parallelism. ``leftover``: for a
+    """The stated cause of an in-flight row outside 25 % (empty when none is known; a row predicted attention
+    data-parallel gets :func:`attention_dp_cause` instead). ``leftover``: for a
     tensor-parallel MoE row, :func:`inflight_leftover` of the row and of the same table's dense row
     (:func:`dense_twin`), ``(moe_s, moe_iteration_s, dense_s, dense_iteration_s)`` (see :func:`moe_leftover_cause`)."""
     if model.is_moe:
-        if attention_dp:
-            return INFLIGHT_CAUSES["moe-dp"]
         if leftover is not None:
             return moe_leftover_cause(model, tp, got, *leftover)
         return ""

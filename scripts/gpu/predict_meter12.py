@@ -54,14 +54,19 @@ RULE = (
     "CPU, run-queue, steal and garbage-collector seconds per step) and floors, stated; nothing is fitted to it.")
 
 
-def paced_step_s(c: dict[str, Any], card: str, pace: float) -> float:
-    """The metered rule's step of a planned case at a pace: :func:`mlcalc.distruns.predict_paced` for a planned case."""
-    m = distruns.paced_machine(card, pace, distruns.STATED_PACE, distruns.launch_floor_s())
+def paced_step_s(c: dict[str, Any], card: str, pace: float, fixed_s: float | None = None) -> float:
+    """The metered rule's step of a planned case at a pace: :func:`mlcalc.distruns.predict_paced` for a planned case.
+    ``fixed_s``: the share of each host constant held fixed (default the launch floor, :func:`launch_floor_s`; 0 is
+    the host7c rule, every constant scaled)."""
+    fixed = distruns.launch_floor_s() if fixed_s is None else fixed_s
+    m = distruns.paced_machine(card, pace, distruns.STATED_PACE, fixed)
     return steptime.predict_step(models.from_dict(c["model"]), distruns.layout(c), seq_len=int(c["seq_len"]),
                                  machine=m, gpus_per_node=8, engine="eager").step_s
 
 
-def family_rows() -> dict[str, dict[str, dict[str, Any]]]:
+def family_rows(scaled: bool = False) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each case's row per family and card; ``scaled``: also the host7c rule's steps (``paced_step_s_scaled``)."""
+    floor = distruns.launch_floor_s()
     out: dict[str, dict[str, dict[str, Any]]] = {"train-2gpu": {}, "train-4gpu": {}}
     for card in CARDS:
         for fam in out:
@@ -71,7 +76,9 @@ def family_rows() -> dict[str, dict[str, dict[str, Any]]]:
             row = {"step_s": p.step_s, "peak_bytes": p.peak_bytes_per_gpu, "host_s": p.host_s,
                    "compute_s": p.compute_s, "comm_s": p.comm_s, "comm_exposed_s": p.comm_exposed_s,
                    "optimizer_s": p.optimizer_s,
-                   "paced_step_s": [round(paced_step_s(c, card, x), 6) for x in PACES]}
+                   "paced_step_s": [round(paced_step_s(c, card, x, floor), 6) for x in PACES]}
+            if scaled:
+                row["paced_step_s_scaled"] = [round(paced_step_s(c, card, x, 0.0), 6) for x in PACES]
             for v in variant_names(c):
                 out[f"train-{c['world']}gpu"][card][f"{c['id']}-{v}"] = row
     return out

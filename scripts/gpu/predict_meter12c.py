@@ -31,9 +31,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
 
-from mlcalc import distruns, models, steptime  # noqa: E402
+from mlcalc import distruns  # noqa: E402
+import predict_meter12  # noqa: E402
 from predict_meter12 import CARDS, PACES, TARGETS  # noqa: E402
-from train_dist import METER12_REPEATS, meter12_cases, variant_names  # noqa: E402
+from train_dist import METER12_REPEATS  # noqa: E402
 
 DECISION = (
     "meter12c, fixed and landed before the call; no new constant, no constant per case. (1) Case pass criterion as "
@@ -52,29 +53,9 @@ DECISION = (
     "misses gets its cause from the call's own meter, stated; nothing is fitted to it.")
 
 
-def step_at(c: dict[str, Any], card: str, pace: float, fixed_s: float) -> float:
-    """A planned case's step on ``card`` with its host constants at ``pace`` (:func:`mlcalc.distruns.paced_machine`)."""
-    m = distruns.paced_machine(card, pace, distruns.STATED_PACE, fixed_s)
-    return steptime.predict_step(models.from_dict(c["model"]), distruns.layout(c), seq_len=int(c["seq_len"]),
-                                 machine=m, gpus_per_node=8, engine="eager").step_s
-
-
 def family_rows() -> dict[str, dict[str, dict[str, Any]]]:
-    floor = distruns.launch_floor_s()
-    out: dict[str, dict[str, dict[str, Any]]] = {"train-2gpu": {}, "train-4gpu": {}}
-    for card in CARDS:
-        for fam in out:
-            out[fam][card] = {}
-        for c in meter12_cases():
-            p = distruns.predict_planned(c, card)
-            row = {"step_s": p.step_s, "peak_bytes": p.peak_bytes_per_gpu, "host_s": p.host_s,
-                   "compute_s": p.compute_s, "comm_s": p.comm_s, "comm_exposed_s": p.comm_exposed_s,
-                   "optimizer_s": p.optimizer_s,
-                   "paced_step_s": [round(step_at(c, card, x, floor), 6) for x in PACES],
-                   "paced_step_s_scaled": [round(step_at(c, card, x, 0.0), 6) for x in PACES]}
-            for v in variant_names(c):
-                out[f"train-{c['world']}gpu"][card][f"{c['id']}-{v}"] = row
-    return out
+    """meter12's rows (:func:`predict_meter12.family_rows`) with the host7c rule's steps beside the launch floor's."""
+    return predict_meter12.family_rows(scaled=True)
 
 
 def main() -> None:
