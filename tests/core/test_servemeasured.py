@@ -510,6 +510,24 @@ def test_inflight_on_the_v1_0_tables():
     assert r == sm.inflight(qwen, "H200-SXM", 8, 128, 2048) and round(42821 * 0.684) <= r.tokens_per_s <= 42821 * 0.69
 
 
+def test_v10_moe_rows_layout_from_the_sources():
+    # TensorRT-LLM v1.0 perf-overview.md at 00f37686 nests 'enable_attention_dp: true' inside 'cuda_graph_config';
+    # llmapi/llm_args.py types that field CudaGraphConfig (StrictBaseModel, extra = 'forbid'), so the file as printed
+    # cannot build an LLM; a later revision of the same page (same '(NEW for v1.0)' Qwen3-235B-A22B figures) sets the
+    # key at the top level. The rows are therefore predicted attention data-parallel, and each cause says why.
+    tables = sm.published()["inflight"]["tables"]
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    for key in ("trtllm-1.0-h100-fp8", "trtllm-1.0-h200-fp8"):
+        assert sm.stated_layout(tables[key], qwen, 128, 2048)["attention_dp"] is True
+        assert "top level" in tables[key]["conditions"]
+    llama = memory.model_preset("Llama-3.1 8B")
+    assert "attention_dp" not in sm.stated_layout(tables["trtllm-1.0-h200-fp8"], llama, 128, 2048)
+    moe = [c for c in sm.check_inflight() if c.attention_dp]
+    assert len(moe) == 17 and all(c.cause.endswith(sm.ADP_LAYOUT_EVIDENCE) for c in moe)
+    for phrase in ("Extra inputs are not permitted", "extra = 'forbid'", "at the top level", "'DEP'"):
+        assert phrase in sm.ADP_LAYOUT_EVIDENCE
+
+
 def test_inflight_requests_cap_the_batch():
     # TensorRT-LLM v1.0 perf-overview.md, '$num_requests' table: 30,000 requests at 128/128, 3,000 at 128/2048, ...
     # No scheduler runs more requests at once than the dataset holds; with attention data parallelism each of the 8
