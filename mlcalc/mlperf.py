@@ -45,7 +45,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from mlcalc import _check, memory, serving
+from mlcalc import _check, compute, memory, serving
+from mlcalc.accelerators import spec
 from mlcalc import servemeasured as sm
 
 SCENARIOS = ("Offline", "Server", "Interactive")
@@ -695,10 +696,42 @@ def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
         return text
     got = _modelled(row, quantity)
     per_iteration = left * (got.batch + got.prefill_tokens) * model.n_layers
-    return head + (f"not found: the published figure leaves {left * 1e9:.0f} ns per token of the iteration and per "
+    text = head + (f"the published figure leaves {left * 1e9:.0f} ns per token of the iteration and per "
                    f"layer beyond the modelled iteration ({mod * 1e9:.0f} ns modelled), "
                    f"{per_iteration * 1e3:.1f} ms an iteration of {got.batch + got.prefill_tokens:,.0f} tokens "
                    f"against {got.iteration_s * 1e3:.1f} ms modelled")
+    eff, extra = shape_slowdown(row, got)
+    return text + (f"; the model runs the layers' matmuls at the large-shape rate (mlcalc.serving.matmul_rate, "
+                   f"{serving.matmul_rate(row['chip'], row['precision']) / 1e12:,.0f} TFLOPS), where at "
+                   f"{round(got.batch + got.prefill_tokens):,} tokens an iteration the book's tile and wave model "
+                   f"(mlcalc.compute.matmul_shape_efficiency, 256 x 128 tiles on {spec(row['chip']).sm_count} SMs) "
+                   f"keeps {eff:.0%} of that work useful; at that share the iteration is {extra * 1e3:.1f} ms longer "
+                   f"and the prediction {(got.iteration_s / (got.iteration_s + extra)) * (1 + _err(row, quantity)) - 1:+.0%}: "
+                   "the in-flight model does not apply the shape model")
+
+
+def shape_slowdown(row: Mapping[str, Any], got: sm.Inflight) -> tuple[float, float]:
+    """``(useful, extra_s)`` of a dense model's modelled iteration: the FLOP-weighted share of its layers' matmul
+    work that tile and wave quantization leaves useful (:func:`mlcalc.compute.matmul_shape_efficiency` at M = the
+    iteration's tokens: the fused QKV, the attention output, the gate and up, and the down projections, each split
+    ``tp`` ways as tensor parallelism splits them; the chip's SMs, the default 256 x 128 tiles), and the seconds it
+    adds to the iteration at the model's matmul rate."""
+    model, tp = _model(row), int(row["tp"])
+    if model.is_moe:
+        raise ValueError(f"row={row['system']!r} with {model.name} is not allowed: a dense model's matmuls only")
+    m = max(1, round(got.batch + got.prefill_tokens))
+    qkv = (model.n_heads + 2 * model.n_kv_heads) * model.head_dim
+    mlp = (2 if model.gated_mlp else 1) * model.ffn_hidden
+    shapes = ((qkv // tp, model.hidden), (model.hidden, model.n_heads * model.head_dim // tp),
+              (mlp // tp, model.hidden), (model.hidden, model.ffn_hidden // tp))
+    sms = spec(row["chip"]).sm_count
+    if sms is None:
+        raise ValueError(f"chip={row['chip']!r} is not allowed: its SM count is not in the catalogue")
+    work = sum(n * k for n, k in shapes)
+    useful = sum(n * k * compute.matmul_shape_efficiency(m, n, k, sms, dtype=row["precision"]).efficiency
+                 for n, k in shapes) / work
+    flops_s = 2.0 * work * model.n_layers * m / serving.matmul_rate(row["chip"], row["precision"])
+    return useful, flops_s * (1.0 / useful - 1.0)
 
 
 @lru_cache(maxsize=None)
