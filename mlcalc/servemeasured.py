@@ -1647,7 +1647,10 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
             f"{got.comm_s / got.iteration_s:.0%} of the iteration), {got.batch:,} requests decode together and the "
             f"model's iteration is {got.iteration_s * 1e3:.1f} ms; the published throughput implies "
             f"{implied * 1e3:.1f} ms at that batch, {left * 1e6:.0f} us per MoE layer beyond the model "
-            "(no source states a load imbalance between the ranks, a per-rank batch or token cap, or the EP size). "
+            "(trtllm-bench sizes its batch and token caps from its own estimate of the whole group's KV room, "
+            "bench/build/tuning.py calc_engine_setting, and every rank's scheduler holds them, PyExecutor "
+            "_fetch_new_requests admitting tp times the batch cap, so they sit above one rank's share; no source "
+            "states a load imbalance between the ranks or the EP size). "
             f"Predicted tensor-parallel (attention split, each of the {model.n_kv_heads} KV heads held by "
             f"{tp // min(tp, model.n_kv_heads)} GPUs, two all-reduces a layer, {tp_got.batch:,} requests) the row "
             f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. " + ADP_LAYOUT_EVIDENCE)

@@ -530,6 +530,9 @@ def test_v10_moe_rows_layout_from_the_sources():
     assert "attention_dp" not in sm.stated_layout(tables["trtllm-1.0-h200-fp8"], llama, 128, 2048)
     moe = [c for c in sm.check_inflight() if c.attention_dp]
     assert len(moe) == 17 and all(c.cause.endswith(sm.ADP_LAYOUT_EVIDENCE) for c in moe)
+    # trtllm-bench's caps (bench/build/tuning.py calc_engine_setting) are sized for the whole group and held per rank
+    # (PyExecutor _fetch_new_requests admits tp x the batch cap): each cause says so
+    assert all("calc_engine_setting" in c.cause and "_fetch_new_requests" in c.cause for c in moe)
     for phrase in ("Extra inputs are not permitted", "extra = 'forbid'", "at the top level", "'DEP'"):
         assert phrase in sm.ADP_LAYOUT_EVIDENCE
 
