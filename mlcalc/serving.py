@@ -1333,6 +1333,14 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     late_queue = 0
     busy_t = 0.0
 
+    base_at: dict[int, float] = {}  # _base(sm, B) by B: one interpolation per batch size, not one per iteration
+
+    def base(b: int) -> float:
+        x = base_at.get(b)
+        if x is None:
+            x = base_at[b] = _base(sm, b)
+        return x
+
     def prefilled(rs: list[int]) -> None:
         """Requests whose prompt is done at ``t``: first token now, then decoding (or done: one token)."""
         nonlocal B, T, reserved
@@ -1359,7 +1367,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         # admission (FIFO): a slot and KV room for prompt + output; without chunking a prefill iteration takes
         # whole prompts up to the token budget; with chunking only what this iteration's chunk reaches
         room = int(ck) - B if ck else budget
-        room -= sum(e[1] for e in prefilling) if ck else 0
+        if ck and prefilling:
+            left_all = 0  # the prompt tokens still to prefill, added in order as sum() adds them
+            for e in prefilling:
+                left_all += e[1]
+            room -= left_all
         admitted: list[int] = []
         while (wpos < len(waiting) and B + len(prefilling) + len(admitted) < mb and (room > 0 or not admitted)
                and (not mp or len(admitted) < mp)):
@@ -1378,7 +1390,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
             t += _combined_s(sm.prefill_min_s, work, not sm.serial)
             prefilled(admitted)
             continue
-        if ck:
+        if ck and admitted:
             prefilling.extend([r, P[r]] for r in admitted)
         if prefilling:
             # one mixed iteration: decode the batch, prefill up to the chunk budget (oldest first)
@@ -1396,7 +1408,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                 room -= take
                 if entry[1] == 0:
                     finished.append(r)
-            dec = _base(sm, B) + c * T if B else 0.0
+            dec = base(B) + c * T if B else 0.0
             comp = (toks + B) * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
             if sm.serial:  # the decode step holds the weight read and its B tokens' work; the chunk's tokens add
                 dt = (dec + toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s if B
@@ -1411,7 +1423,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                 T += B
             if finished:
                 prefilling = prefilling[len(finished):]
-            prefilled(finished)
+                prefilled(finished)
             while running and running[0][0] <= it:
                 _, r = pop(running)
                 done[r] = t
@@ -1421,7 +1433,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
             continue
         # decode only: jump to the next finish or the first iteration boundary after the next arrival
         k = running[0][0] - it
-        a = _base(sm, B) + c * T
+        a = base(B) + c * T
         if nxt < n:
             gap = A[nxt] - t
             # smallest k with k a + c B k (k - 1) / 2 >= gap
