@@ -1640,21 +1640,39 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
     implied = got.batch / pub
     rb = -(-got.batch // tp)
     left = (implied - got.iteration_s) / model.n_moe_layers
-    return ("no cause stated by the source; ours: not found. Predicted as the page states the run ("
+    return ("no cause stated by the source; ours: not found. Predicted as the page's corrected revision states the run ("
             f"'enable_attention_dp: true': each of the {tp} GPUs runs attention for its own {rb:,} requests with their "
             f"whole cache, {got.kv_tokens // tp:,} KV tokens a GPU, the experts split over the {tp}, per MoE layer an "
             f"all-gather and a reduce-scatter of the {got.batch + got.prefill_tokens:,.0f} tokens' hidden states, "
             f"{got.comm_s / got.iteration_s:.0%} of the iteration), {got.batch:,} requests decode together and the "
             f"model's iteration is {got.iteration_s * 1e3:.1f} ms; the published throughput implies "
             f"{implied * 1e3:.1f} ms at that batch, {left * 1e6:.0f} us per MoE layer beyond the model "
-            "(no source states a load imbalance between the ranks, a per-rank batch or token cap, or the EP size). "
+            "(trtllm-bench sizes its batch and token caps from its own estimate of the whole group's KV room, "
+            "bench/build/tuning.py calc_engine_setting, and every rank's scheduler holds them, PyExecutor "
+            "_fetch_new_requests admitting tp times the batch cap, so they sit above one rank's share; no source "
+            "states a load imbalance between the ranks or the EP size). "
             f"Predicted tensor-parallel (attention split, each of the {model.n_kv_heads} KV heads held by "
             f"{tp // min(tp, model.n_kv_heads)} GPUs, two all-reduces a layer, {tp_got.batch:,} requests) the row "
-            f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. The page's options file nests the key inside "
-            "'cuda_graph_config', while TensorRT-LLM's docs ('Parallelism in TensorRT LLM') set "
-            "'enable_attention_dp' beside 'tensor_parallel_size' and the LLM API's CudaGraphConfig forbids fields it "
-            "does not define (StrictBaseModel, tensorrt_llm/llmapi/llm_args.py as stored): the file as printed is not "
-            "what ran, and which layout ran is not shown")
+            f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. " + ADP_LAYOUT_EVIDENCE)
+
+
+#: Which layout TensorRT-LLM v1.0's Qwen3-235B-A22B rows ran, from the sources (why :func:`stated_layout` predicts
+#: them attention data-parallel).
+ADP_LAYOUT_EVIDENCE = (
+    "Which layout ran, from TensorRT-LLM's sources: the page as cited (00f37686, "
+    "docs/source/performance/perf-overview.md) prints the MoE options file with 'enable_attention_dp: true' nested "
+    "inside 'cuda_graph_config'. That file is rejected, not ignored: trtllm-bench hands it to the LLM API unchanged "
+    "(bench/dataclasses/configuration.py, RuntimeConfig.get_llm_args -> llmapi/llm_utils "
+    "update_llm_args_with_extra_options), update_llm_args_with_extra_dict merges its 'cuda_graph_config' dict as "
+    "read, and TorchLlmArgs types that field CudaGraphConfig, a StrictBaseModel whose Config sets extra = 'forbid' "
+    "(tensorrt_llm/llmapi/llm_args.py, the mid-2025 revision the code index stores; the current documentation's "
+    "CUDA-graph config still sets extra = 'forbid'), so building the LLM raises pydantic's 'Extra inputs are not "
+    "permitted': no number on the page came from the file as printed. A later revision of the same page, with the "
+    "same '(NEW for v1.0)' tables and the same Qwen3-235B-A22B H100 and H200 figures, prints 'enable_attention_dp: "
+    "true' at the top level beside 'cuda_graph_config', where TorchLlmArgs reads it, and a later release's page "
+    "heads such runs 'DEP' (attention data parallel, experts parallel) where it had 'TP'; the v1.0 header's 'TP8' is "
+    "trtllm-bench's --tp 8, which attention data parallelism keeps (the mapping's tp_size is the number of "
+    "attention ranks). So the rows are predicted attention data-parallel, as the corrected page states")
 
 
 #: Why an in-flight row misses, by what the same table shows (each in its own words).
@@ -2079,4 +2097,4 @@ __all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eag
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]

@@ -1016,6 +1016,38 @@ class StepTime(NamedTuple):
     model_flop: float  # FLOP of the model without recomputation (what MFU counts)
 
 
+# fp8 training as TransformerEngine runs it under Megatron-core (NeMo's recipes): FP8 computation "exclusively to the
+# linear layers within the Transformer block" (NVIDIA NeMo Framework User Guide, Performance Tuning Guide, "Low
+# Precision Training"), so the output layer's products stay bf16; attention (flash, bf16) runs at its own rate anyway.
+FP8_BF16_LABELS = ("logits",)
+# Each fp8 product's activation operand is quantized by a kernel of its own: it reads the bf16 tensor (2 bytes an
+# element) and writes the fp8 copy (1 byte) and, on Hopper, whose fp8 GEMMs take only the TN layout, the transposed
+# fp8 copy the other product of the backward pass needs (1 byte) (TransformerEngine, "Performance considerations":
+# "for FP8 on Hopper architecture, some tensors need to be physically transposed in memory"; cublaslt_gemm.cu:
+# "Hopper only supports TN GEMMs for FP8"): 4 bytes an element. Forward: the input of every fp8 product except those
+# fed by a norm (QKV and FC1 in Megatron's TE layer spec, TELayerNormColumnParallelLinear: the norm writes the fp8
+# copy in place of its bf16 output, no extra pass); backward: the output gradient of every fp8 product (its input
+# gradient's operand). The weights are quantized once a step (Megatron passes is_first_microbatch to TE: the copy is
+# kept over the micro-batches) and the amax reductions are one small all-reduce a step: both left out.
+FP8_CAST_BYTES_PER_ELEMENT = 4.0
+_FP8_NORM_FED = ("attention q (", "attention k (", "attention v (", "attention qkv (", "mla q down (", "mla kv down (",
+                 "mlp in (", "shared expert in (")
+
+
+def _fp8_cast_bytes(gemms: Iterable[Gemm]) -> float:
+    """Bytes the fp8 quantization of the products' activation operands moves (:data:`FP8_CAST_BYTES_PER_ELEMENT`):
+    the forward input of each bf16-autocast product not fed by a norm, and the output gradient of each (the operand of
+    its input-gradient product); the output layer's products (bf16, :data:`FP8_BF16_LABELS`) and fp32 ones cast none."""
+    total = 0.0
+    for g in gemms:
+        if g.dtype != "bf16" or g.label.startswith(FP8_BF16_LABELS):
+            continue
+        fwd = g.label.endswith("(fwd)") or g.label.endswith("(recomputed fwd)")
+        if (fwd and not g.label.startswith(_FP8_NORM_FED)) or g.label.endswith("(input grad)"):
+            total += FP8_CAST_BYTES_PER_ELEMENT * g.m * g.k * g.count
+    return total
+
+
 def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float], att_rate: float,
             eb: Mapping[str, float], ops: Mapping[str, float], machine: Machine, n_layers: int, recompute: bool,
             fp8: bool = False, host_extra: Mapping[str, float] | None = None) -> StepTime:
@@ -1025,7 +1057,9 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
 
     def rate(g: Gemm) -> float:
         bf16 = machine.matmul_flops_per_s(g.m, g.n, g.k)
-        return bf16 * speedup if g.dtype == "bf16" else (fp32_rate or bf16 / 14.8)
+        if g.dtype != "bf16":
+            return fp32_rate or bf16 / 14.8
+        return bf16 if g.label.startswith(FP8_BF16_LABELS) else bf16 * speedup
 
     bw = machine.memory_bytes_per_s
     parts: dict[str, float] = {}
@@ -1042,6 +1076,8 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         ew = sum(v for k, v in eb.items() if k.startswith(phase))
         if phase == "backward":
             ew += eb["loss: logits (fp32 copy, log-softmax, its gradient)"]
+        if fp8:
+            ew += _fp8_cast_bytes(gs)
         t_mm = [g.flop / rate(g) for g in gs]
         dev[f"{phase}: matmuls"] = sum(t_mm)
         dev[f"{phase}: attention"] = att[phase] / att_rate
@@ -1140,6 +1176,11 @@ class Layout:
     # (torch.baddbmm), a fused masked softmax, then the product with V (torch.bmm); the scores go through memory
     # (RULES["unfused-attention"], :func:`unfused_attention`). False: causal flash attention.
     unfused_attention: bool = False
+    # Tensor-parallel communication overlapped with the GEMMs it feeds (Megatron-LM's --tp-comm-overlap, NeMo's
+    # ub_tp_comm_overlap: TransformerEngine's userbuffers). Each sequence-parallel all-gather is split into tp chunks
+    # sent round the ring while the GEMM works on the chunks already here, and each reduce-scatter is fed chunk by
+    # chunk by the GEMM before it (RULES["tensor-overlap"]). It needs sequence parallelism (Megatron refuses it without).
+    tp_comm_overlap: bool = False
 
     def __post_init__(self) -> None:
         if not self._plain():  # else each field as the checks below would find it
@@ -1156,6 +1197,7 @@ class Layout:
             _check.choice("cp_allgather", self.cp_allgather, (True, False))
             _check.choice("distribute_checkpoints", self.distribute_checkpoints, (True, False))
             _check.choice("unfused_attention", self.unfused_attention, (True, False))
+            _check.choice("tp_comm_overlap", self.tp_comm_overlap, (True, False))
         if self.n_gpus > MAX_GPUS:
             raise ValueError(f"tp x pp x dp x cp={self.n_gpus} is not allowed: at most {MAX_GPUS:,} GPUs")
         if (self.dp * self.cp) % self.ep:
@@ -1167,6 +1209,10 @@ class Layout:
         if self.virtual_stages > 1 and self.pp == 1:
             raise ValueError(f"virtual_stages={self.virtual_stages!r} is not allowed with pp=1: chunks interleave over "
                              "pipeline stages (pp >= 2), or use virtual_stages=1")
+        if self.tp_comm_overlap and not (self.tp > 1 and self.sequence_parallel):
+            raise ValueError(f"tp_comm_overlap=True is not allowed with tp={self.tp!r}, "
+                             f"sequence_parallel={self.sequence_parallel!r}: the overlap splits sequence-parallel "
+                             "all-gathers and reduce-scatters (it needs tp >= 2 and sequence_parallel=True)")
         if self.unfused_attention and self.cp > 1:
             raise ValueError(f"unfused_attention=True is not allowed with cp={self.cp!r}: the unfused attention of "
                              "2021-22 code has no context parallelism (use cp=1)")
@@ -1198,7 +1244,7 @@ class Layout:
                 and type(self.sequence_parallel) is bool and type(self.scatter_gather) is bool
                 and type(self.balanced_stages) is bool and type(self.deepspeed_pipeline) is bool
                 and type(self.cp_allgather) is bool and type(self.distribute_checkpoints) is bool
-                and type(self.unfused_attention) is bool)
+                and type(self.unfused_attention) is bool and type(self.tp_comm_overlap) is bool)
 
     @property
     def n_gpus(self) -> int:
@@ -1243,6 +1289,13 @@ class StepPrediction(NamedTuple):
 RULES = MappingProxyType({
     "tensor": "tensor-parallel collectives (2 per layer forward, 2 backward, 2 more with full recomputation) "
               "are on the critical path",
+    "tensor-overlap": "tensor-parallel communication overlapped with the GEMMs (Megatron's --tp-comm-overlap, "
+                      "TransformerEngine's userbuffers): each all-gather or reduce-scatter of c seconds runs in t "
+                      "chunks beside the GEMM of g seconds it feeds or follows (forward: the QKV and FC1 GEMMs after "
+                      "the gathers, the projection and FC2 GEMMs before the reduce-scatters; backward: the input "
+                      "gradients of the projection and FC2 after the gathers, the weight gradients of QKV and FC1 "
+                      "beside the reduce-scatters); the pair takes max(c, g (t-1)/t) + g/t, so max(0, c - g (t-1)/t) "
+                      "of the collective stays exposed; a MoE layer's expert collectives are not overlapped",
     "distributed-checkpoints": "full recomputation with distributed checkpoints (Megatron's "
                                "--distribute-checkpointed-activations): each layer's checkpointed input, kept 1/t per "
                                "tensor-parallel rank, is all-gathered before its recomputation, on the critical path",
@@ -1437,6 +1490,70 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
     outside = message_bytes * (n - g) / n / fab.inter_bytes_per_s_per_gpu if fab.n_nodes > 1 else 0.0
     return fab.base_latency_s + (n - 1) * (fab.inter_step_latency_s if fab.n_nodes > 1 else fab.intra_step_latency_s) \
         + max(inside, outside)
+
+
+def tp_overlap_exposed_s(comm_s: float, gemm_s: float, chunks: int) -> float:
+    """Seconds of a collective left exposed when it runs in ``chunks`` pieces beside a GEMM of ``gemm_s``.
+
+    TransformerEngine's userbuffers overlap (Megatron's --tp-comm-overlap) splits a sequence-parallel all-gather into
+    t chunks sent round the ring while the GEMM works on the chunk it already holds, and feeds a reduce-scatter chunk
+    by chunk from the GEMM before it. With c the collective's time and g the GEMM's, the pair takes
+    ``max(c, g (t - 1) / t) + g / t`` (one GEMM chunk has nothing to hide behind it: the last after the ring, or the
+    first before the reduce-scatter starts), so ``max(0, c - g (t - 1) / t)`` of the collective is on the critical path.
+    """
+    c = _check.non_negative("comm_s", comm_s)
+    g = _check.non_negative("gemm_s", gemm_s)
+    t = _check.positive_int("chunks", chunks, MAX_DEGREE)
+    return max(0.0, c - g * (t - 1) / t)
+
+
+def _tp_overlap_gemms(model: ModelConfig, run: Machine, *key: Any) -> tuple[float, ...]:
+    """:func:`_tp_overlap_gemms_of`, remembered where its inputs can be a key."""
+    try:
+        return _tp_overlap_gemms_of(model, run, *key)
+    except TypeError:  # a model or machine that cannot be a key
+        return _tp_overlap_gemms_of.__wrapped__(model, run, *key)
+
+
+@lru_cache(maxsize=1024)  # bounded: 1,024 (model, machine, shape) rows
+def _tp_overlap_gemms_of(model: ModelConfig, run: Machine, tokens: int, tp: int, ep: int, moe: bool,
+                         fp8: bool) -> tuple[float, ...]:
+    """One layer's GEMM seconds each tensor-parallel collective pairs with under the overlap: (forward: QKV, attention
+    out, FC1, FC2; backward: attention out's and FC2's input gradients, QKV's and FC1's weight gradients)."""
+    speed = (run.fp8_matmul_speedup or 1.0) if fp8 else 1.0
+
+    def sec(m: int, n: int, k: int, count: int) -> float:
+        return 2.0 * m * n * k * count / (run.matmul_flops_per_s(m, n, k) * speed)
+
+    rows = {label: (m, n, k, c) for m, n, k, c, label in layer_products(model, tokens, moe, tp, ep, fused_qkv=True)}
+    qkv = rows.get("attention qkv") or next(rows[k] for k in ("attention q", "mla q up") if k in rows)
+    out = rows["attention out"]
+    f_in, f_out = rows.get("mlp in", (0, 0, 0, 0)), rows.get("mlp out", (0, 0, 0, 0))
+    fwd = (sec(*qkv), sec(*out), sec(*f_in) if f_in[3] else 0.0, sec(*f_out) if f_out[3] else 0.0)
+    bwd = (sec(out[0], out[2], out[1], out[3]), sec(f_out[0], f_out[2], f_out[1], f_out[3]) if f_out[3] else 0.0,
+           sec(qkv[1], qkv[2], qkv[0], qkv[3]), sec(f_in[1], f_in[2], f_in[0], f_in[3]) if f_in[3] else 0.0)
+    return fwd + bwd
+
+
+def _tp_overlap_pass_s(model: ModelConfig, run: Machine, tokens: int, tp: int, ep: int, layers: int, fp8: bool,
+                       ag: float, rs: float) -> tuple[float, float]:
+    """Exposed tensor-parallel seconds of one forward and one backward pass of ``layers`` layers with the overlap
+    (:func:`tp_overlap_exposed_s` per collective and its GEMM; a MoE layer's MLP collectives stay exposed)."""
+    n_moe = round(model.n_moe_layers * layers / model.n_layers)
+    fwd = bwd = 0.0
+    for n, moe in ((layers - n_moe, False), (n_moe, True)):
+        if not n:
+            continue
+        qkv, out, f_in, f_out, d_out, d_fout, w_qkv, w_fin = _tp_overlap_gemms(model, run, tokens, tp, ep, moe, fp8)
+        f = tp_overlap_exposed_s(ag, qkv, tp) + tp_overlap_exposed_s(rs, out, tp)
+        b = tp_overlap_exposed_s(ag, d_out, tp) + tp_overlap_exposed_s(rs, w_qkv, tp)
+        if moe:
+            f, b = f + ag + rs, b + ag + rs
+        else:
+            f += tp_overlap_exposed_s(ag, f_in, tp) + tp_overlap_exposed_s(rs, f_out, tp)
+            b += tp_overlap_exposed_s(ag, d_fout, tp) + tp_overlap_exposed_s(rs, w_fin, tp)
+        fwd, bwd = fwd + n * f, bwd + n * b
+    return fwd, bwd
 
 
 @lru_cache(maxsize=1024)
@@ -1758,7 +1875,13 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         tp_f, tp_b = one * L_here, one * L_here * (2 if full else 1)
         if full and lay.distribute_checkpoints:  # each checkpointed input gathered before its layer's recomputation
             tp_b += _collective_s(act, f_tp, "all_gather") * L_here
-        comm["tensor"] = (m * (tp_f + tp_b), m * (tp_f + tp_b))
+        total_tp = m * (tp_f + tp_b)
+        if lay.tp_comm_overlap:  # (sequence parallel: the Layout checks it) each collective beside its GEMM
+            ag, rs = _collective_s(act, f_tp, "all_gather"), _collective_s(act, f_tp, "reduce_scatter")
+            tp_f, tp_b = _tp_overlap_pass_s(model, run, tokens_gpu, tp, ep, L_here, dtype == "fp8", ag, rs)
+            if full:  # the recomputed forward's collectives, beside its GEMMs again
+                tp_b += tp_f
+        comm["tensor"] = (total_tp, m * (tp_f + tp_b))
     cp_f = cp_b = 0.0
     if cp > 1:
         f_cp = fab(cp, tp)
@@ -1931,7 +2054,8 @@ def predict_step(model: ModelConfig, layout: Layout, *, seq_len: int, machine: M
                                      ("eager-recompute-host", bool(dist_host) and tp > 1 and full),
                                      ("eager-fsdp-tp-host", bool(dist_host) and tp > 1 and dpg > 1 and lay.zero == 3
                                       and _fsdp_dtensor_measured(mach))) if on]
-    notes += [RULES[k] for k, on in (("tensor", tp > 1),
+    notes += [RULES[k] for k, on in (("tensor", tp > 1 and not lay.tp_comm_overlap),
+                                     ("tensor-overlap", tp > 1 and lay.tp_comm_overlap),
                                      ("distributed-checkpoints", tp > 1 and full and lay.distribute_checkpoints),
                                      ("pipeline", pp > 1),
                                      ("scatter-gather", pp > 1 and tp > 1 and lay.scatter_gather

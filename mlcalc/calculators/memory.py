@@ -162,7 +162,7 @@ def _zero_compute(v: Mapping[str, Any]) -> memory.ZeroMemory:
 def _zero_view(r: memory.ZeroMemory, v: Mapping[str, Any]) -> View:
     dev = spec(v["accelerator"]).memory_bytes
     verdict = "fits" if r.device_bytes <= dev else "does not fit"
-    text = (f"per device: {r.device_bytes / 1e9:,.2f} GB (1e9 bytes): {verdict} in {dev / 1e9:g} GB "
+    text = (f"per device: {r.device_bytes / 1e9:,.2f} GB (1e9 bytes): {verdict} in {dev / 1e9:,.1f} GB "
             f"(activations not included)" + (f"; {r.cpu_bytes / 1e9:,.2f} GB in host memory" if r.cpu_bytes else ""))
     table = Table(("model state", "on the device, GB", "on the CPU, GB"),
                   tuple((cat, r.device_parts[cat] / 1e9, r.cpu_parts[cat] / 1e9) for cat in r.device_parts))
@@ -177,7 +177,7 @@ def _zero_view(r: memory.ZeroMemory, v: Mapping[str, Any]) -> View:
             lines.append({"dp": dp, "gb": gb, "stage": name})
     top = 1.6 * dev / 1e9
     chart = charts.sweep(
-        f"Model states per device against Nd; dashed: one {v['accelerator']} ({dev / 1e9:g} GB)", lines,
+        f"Model states per device against Nd; dashed: one {v['accelerator']} ({dev / 1e9:,.1f} GB)", lines,
         x=charts.q("dp", "data-parallel degree Nd (log scale)", log=2, fmt="d"),
         y=charts.q("gb", "GB per device (1e9 bytes)", domain=[0, top]), series="stage", dashes=False, points=True,
         clip=True, tooltip=[charts.tip("stage", kind="nominal"), charts.tip("dp"), charts.tip("gb", "GB", ",.2f")],
@@ -409,7 +409,7 @@ def _training_view(fit: memory.TrainingFit, v: Mapping[str, Any]) -> View:
                                     pp=fit.pp, **kw)
     verdict = "fits" if fit.fits else "does NOT fit"
     lines = [f"{fit.n_devices:,} devices (dp {fit.dp} x tp {fit.tp} x pp {fit.pp}): {fit.total_bytes / 1e9:,.1f} GB "
-             f"per device, {verdict} in {fit.device_bytes / 1e9:g} GB (GB = 1e9 bytes)"]
+             f"per device, {verdict} in {fit.device_bytes / 1e9:,.1f} GB (GB = 1e9 bytes)"]
     if best is None:
         lines.append("no layout up to 16,384 devices fits")
     else:

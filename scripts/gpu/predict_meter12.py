@@ -64,14 +64,16 @@ def paced_step_s(c: dict[str, Any], card: str, pace: float, fixed_s: float | Non
                                  machine=m, gpus_per_node=8, engine="eager").step_s
 
 
-def family_rows(scaled: bool = False) -> dict[str, dict[str, dict[str, Any]]]:
-    """Each case's row per family and card; ``scaled``: also the host7c rule's steps (``paced_step_s_scaled``)."""
+def family_rows(scaled: bool = False, cases: list[dict[str, Any]] | None = None,
+                worlds: tuple[int, ...] = (2, 4)) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each case's row per family and card; ``scaled``: also the host7c rule's steps (``paced_step_s_scaled``).
+    ``cases``: another sweep's cases (default meter12's) on ``worlds`` GPUs (one family each)."""
     floor = distruns.launch_floor_s()
-    out: dict[str, dict[str, dict[str, Any]]] = {"train-2gpu": {}, "train-4gpu": {}}
+    out: dict[str, dict[str, dict[str, Any]]] = {f"train-{w}gpu": {} for w in worlds}
     for card in CARDS:
         for fam in out:
             out[fam][card] = {}
-        for c in meter12_cases():
+        for c in (meter12_cases() if cases is None else cases):
             p = distruns.predict_planned(c, card)
             row = {"step_s": p.step_s, "peak_bytes": p.peak_bytes_per_gpu, "host_s": p.host_s,
                    "compute_s": p.compute_s, "comm_s": p.comm_s, "comm_exposed_s": p.comm_exposed_s,

@@ -495,12 +495,46 @@ METER12_REPEATS = ("w2-tp2-1B-s1024-mb8-m12", "w2-tp2-Mistral7B-s2048-mb1-ac-m12
                    "w4-tp4-Qwen3-8B-noqknorm-s2048-mb1-ac-m12", "w4-fsdp2xtp2-Mistral7B-s4096-mb1-ac-m12")
 
 
+def h100mg_cases() -> list[dict[str, Any]]:
+    """The h100mg call (``scripts/gpu/run_h100mg.sh``, session 37): the first multi-GPU sweep asked of an
+    ``nvidia-h100-x2`` (2 GPUs; every earlier multi-GPU call came as H200s), metered as :func:`meter12_cases` (each
+    rank's main and autograd threads on one vCPU of its own, ``scripts/gpu/pacemeter.py`` sampling it, 3 rounds). On 2
+    GPUs: FSDP2, tensor parallel (sequence parallel) and the 1F1B pipeline; Llama 3.2 1B and 3B, Mistral 7B and Llama 3
+    8B; sequences of 1024 to 4096, checkpointing off and on; sized for an 80 GB card with fp32 AdamW states (the 8B
+    under FSDP2 last: it fits 2 such cards only just). First, as the call's baseline, meter12's TP 2 1B at 8 x 1024
+    unchanged (same id): the case that ran on all three 4 x H200 hosts of meter12, meter12b and meter12c."""
+    b1, b3, b8 = _untied("Llama-3.2 1B"), _untied("Llama-3.2 3B"), models.preset("Llama-3 8B")
+    mis = models.preset("Mistral 7B")
+    m, r = {"variants": ("meter",), "tag": "mg"}, {"rounds": 3}
+    return [
+        # the baseline: meter12's lane-a case, unchanged
+        {**case(b1, 2, 1024, 8, False, tp=2, variants=("meter",), tag="m12"), **r},
+        # FSDP2 on 2
+        {**case(b1, 2, 2048, 4, False, dp=2, **m), **r},
+        {**case(b3, 2, 4096, 1, True, dp=2, **m), **r},
+        # tensor parallel 2 (sequence parallel)
+        {**case(b1, 2, 4096, 2, False, tp=2, **m), **r},
+        {**case(b3, 2, 2048, 2, True, tp=2, **m), **r},
+        {**case(mis, 2, 1024, 2, False, tp=2, **m), **r},
+        # the 1F1B pipeline on 2
+        {**case(b1, 2, 2048, 2, False, pp=2, n_micro=4, schedule="1f1b", **m), **r},
+        {**case(b3, 2, 4096, 1, True, pp=2, n_micro=4, schedule="1f1b", **m), **r},
+        # FSDP2 on 2, the fullest last
+        {**case(mis, 2, 4096, 1, True, dp=2, **m), **r},
+        {**case(b8, 2, 2048, 1, True, dp=2, **m), **r},
+    ]
+
+
+#: The h100mg call's baseline: meter12's case run again unchanged (its id in :func:`h100mg_cases`, without the variant).
+H100MG_BASELINE = ("w2-tp2-1B-s1024-mb8-m12",)
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
           "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases, "host8": host8_cases,
           "host8b": host8b_cases, "blind10": blind10_cases, "blind11": blind11_cases,
-          "meter12": meter12_cases}
+          "meter12": meter12_cases, "h100mg": h100mg_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -1676,7 +1710,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind1", "meter1")) else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind1", "meter1", "h100mg")) else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.lane:
         cases = [c for c in cases if c.get("lane", "") == args.lane]

@@ -284,6 +284,12 @@ def test_v090_mistral_mixtral_misses_state_the_mmha_count():
               f"{rng([c.query_head_rate for c in mis if c.chip == 'H100-SXM'])} TB/s on the H100, whose read rate is "
               f"{bw100 / 1e12:.1f} TB/s, and {rng([c.query_head_rate for c in mis if c.chip == 'H200-SXM'])} on the H200",
               f"both cards ({rng([c.query_head_rate for c in l7])})", "decoderXQARunner.h", "hi_kv = hi / qhead_per_kv"]
+    # Mistral 7B's 4,096-token window (Jiang et al., "Mistral 7B", section 2) cannot shorten a read on these rows:
+    # the longest sequence of the Mistral rows is as long as the window, so the cause says the window does not bind
+    mistral = memory.model_preset("Mistral 7B")
+    longest = max(c.input + c.output for c in checks if c.model == "Mistral 7B")
+    assert longest <= mistral.sliding_window == 4096 and not memory.model_preset("Mixtral 8x7B").sliding_window
+    stated.append(f"sliding window ({mistral.sliding_window:,} tokens on every layer) does not bind")
     misses = [c for c in sm.check_published() if c.model in ("Mistral 7B", "Mixtral 8x7B") and abs(c.error) > 0.25]
     assert len(misses) == 16 - within_now
     for c in misses:
@@ -508,6 +514,27 @@ def test_inflight_on_the_v1_0_tables():
     qwen = memory.model_preset("Qwen3 235B-A22B")
     r = sm.inflight(qwen, "H200-SXM", 8, 128, 2048, requests=3000)
     assert r == sm.inflight(qwen, "H200-SXM", 8, 128, 2048) and round(42821 * 0.684) <= r.tokens_per_s <= 42821 * 0.69
+
+
+def test_v10_moe_rows_layout_from_the_sources():
+    # TensorRT-LLM v1.0 perf-overview.md at 00f37686 nests 'enable_attention_dp: true' inside 'cuda_graph_config';
+    # llmapi/llm_args.py types that field CudaGraphConfig (StrictBaseModel, extra = 'forbid'), so the file as printed
+    # cannot build an LLM; a later revision of the same page (same '(NEW for v1.0)' Qwen3-235B-A22B figures) sets the
+    # key at the top level. The rows are therefore predicted attention data-parallel, and each cause says why.
+    tables = sm.published()["inflight"]["tables"]
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    for key in ("trtllm-1.0-h100-fp8", "trtllm-1.0-h200-fp8"):
+        assert sm.stated_layout(tables[key], qwen, 128, 2048)["attention_dp"] is True
+        assert "top level" in tables[key]["conditions"]
+    llama = memory.model_preset("Llama-3.1 8B")
+    assert "attention_dp" not in sm.stated_layout(tables["trtllm-1.0-h200-fp8"], llama, 128, 2048)
+    moe = [c for c in sm.check_inflight() if c.attention_dp]
+    assert len(moe) == 17 and all(c.cause.endswith(sm.ADP_LAYOUT_EVIDENCE) for c in moe)
+    # trtllm-bench's caps (bench/build/tuning.py calc_engine_setting) are sized for the whole group and held per rank
+    # (PyExecutor _fetch_new_requests admits tp x the batch cap): each cause says so
+    assert all("calc_engine_setting" in c.cause and "_fetch_new_requests" in c.cause for c in moe)
+    for phrase in ("Extra inputs are not permitted", "extra = 'forbid'", "at the top level", "'DEP'"):
+        assert phrase in sm.ADP_LAYOUT_EVIDENCE
 
 
 def test_inflight_requests_cap_the_batch():

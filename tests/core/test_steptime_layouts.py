@@ -52,6 +52,55 @@ def test_tensor_parallel_collectives_per_layer():
     assert full.comm_parts_s["tensor"][0] == pytest.approx(6 * L3_8B.n_layers * one)
 
 
+# TransformerEngine's userbuffers overlap (RULES["tensor-overlap"]): a collective of c s in t chunks beside a GEMM of
+# g s takes max(c, g (t - 1) / t) + g / t with it, so max(0, c - g (t - 1) / t) of it is exposed: all of it beside no
+# GEMM, none beside a GEMM of at least t / (t - 1) times its length.
+def test_tp_overlap_exposed_rule():
+    assert steptime.tp_overlap_exposed_s(1.0, 0.0, 8) == 1.0
+    assert steptime.tp_overlap_exposed_s(1.0, 8 / 7, 8) == pytest.approx(0.0, abs=1e-15)
+    assert steptime.tp_overlap_exposed_s(1.0, 0.5, 4) == pytest.approx(1.0 - 0.375)
+    assert steptime.tp_overlap_exposed_s(0.0, 3.0, 2) == 0.0
+    for kwargs, name in (({"comm_s": -1.0}, "comm_s"), ({"gemm_s": math.nan}, "gemm_s"), ({"chunks": 0}, "chunks")):
+        args = {"comm_s": 1.0, "gemm_s": 1.0, "chunks": 4, **kwargs}
+        with pytest.raises(ValueError, match=name):
+            steptime.tp_overlap_exposed_s(**args)
+
+
+# The overlap takes only exposed tensor-parallel time off (the collectives still run); Megatron refuses it without
+# sequence parallelism (it splits the sequence-parallel gathers and reduce-scatters), and so does the Layout.
+def test_tp_comm_overlap_layout():
+    plain = _pred(tp=8, sequence_parallel=True)
+    over = _pred(tp=8, sequence_parallel=True, tp_comm_overlap=True)
+    assert over.comm_parts_s["tensor"][0] == pytest.approx(plain.comm_parts_s["tensor"][0])
+    assert over.comm_parts_s["tensor"][1] < plain.comm_parts_s["tensor"][1]
+    assert plain.step_s - over.step_s == pytest.approx(plain.comm_parts_s["tensor"][1] - over.comm_parts_s["tensor"][1])
+    # (one GPU's step without a pipeline: the exposed time is all it saves)
+    assert steptime.RULES["tensor-overlap"] in over.notes and steptime.RULES["tensor"] not in over.notes
+    for kwargs in ({"tp": 8}, {"tp": 1, "sequence_parallel": True}):
+        with pytest.raises(ValueError, match="tp_comm_overlap"):
+            steptime.Layout(tp_comm_overlap=True, **kwargs)
+    with pytest.raises(ValueError, match="tp_comm_overlap"):
+        steptime.Layout(tp=2, sequence_parallel=True, tp_comm_overlap=1)
+
+
+# fp8 (FP8_BF16_LABELS, FP8_CAST_BYTES_PER_ELEMENT): the output layer's products keep the bf16 rate, and each fp8
+# product's activation operand costs a quantization pass of 4 bytes an element: the forward input of the products not
+# fed by a norm (attention out, FC2) and the output gradient of every product; none in bf16.
+def test_fp8_keeps_the_output_layer_in_bf16_and_pays_the_casts():
+    g = steptime.step_gemms(L3_8B, 1, 4096, layers=1, logits=False)
+    expect = 0.0
+    for x in g:
+        base = x.label.rsplit(" (", 1)[0]
+        if x.label.endswith("(input grad)") or (x.label.endswith("(fwd)") and base in ("attention out", "mlp out")):
+            expect += 4.0 * x.m * x.k * x.count
+    assert steptime._fp8_cast_bytes(g) == pytest.approx(expect) and expect > 0
+    logits = [x for x in steptime.step_gemms(L3_8B, 1, 4096, layers=1) if x.label.startswith("logits")]
+    assert len(logits) == 3 and steptime._fp8_cast_bytes(logits) == 0.0
+    bf16, fp8 = _pred(), _pred(dtype="fp8")
+    assert fp8.step_s < bf16.step_s
+    assert bf16.parts_s == _pred().parts_s  # bf16 unchanged by the fp8 rules
+
+
 # Narayanan et al. 2021, 2.2: the bubble of 1F1B is (p - 1) / m of the micro-batches' time, (p - 1) / (m v)
 # with v interleaved chunks per GPU.
 @pytest.mark.parametrize("schedule, v", [("1f1b", 1), ("interleaved", 2), ("gpipe", 1)])

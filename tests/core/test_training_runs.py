@@ -36,8 +36,7 @@ def test_each_run_states_its_source_layout_and_assumptions(name):
 # The issue's target: within 15% of the published throughput, or the case says why not. A miss is stated in
 # the data ("known_miss", with whether the source gives the cause); the list of misses is pinned here, so a
 # run that drifts out of tolerance fails, and so does a stated miss that is no longer one.
-KNOWN_MISSES = {"GPT-NeoX-20B (96 A100 40GB)", "OPT-175B (992 A100)", "Llama 3 405B (16384 H100, seq 131072)",
-                "NeMo Llama 3.1 405B fp8 (576 H100)", "NeMo Grok-1 314B fp8 (512 H100)", "NeMo Grok-1 314B fp8 (2048 H100)"}
+KNOWN_MISSES = {"GPT-NeoX-20B (96 A100 40GB)", "OPT-175B (992 A100)", "Llama 3 405B (16384 H100, seq 131072)"}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -463,41 +462,56 @@ def test_nemo_recipe_runs_are_the_tables():
     assert len(seen) == 28
 
 
-# The one NeMo run outside 15%: its stated numbers are the engine's (the tensor-parallel collectives it keeps on the
-# critical path, which the recipe overlaps with the GEMMs: ub_tp_comm_overlap true in llama3.1/llama3.1_405b.yaml).
-def test_nemo_405b_fp8_miss_states_the_engine_numbers():
-    name = "NeMo Llama 3.1 405B fp8 (576 H100)"
-    c, text = training_runs.check(name), training_runs.runs()[name]["known_miss"]
-    p = c.prediction
-    tp = p.parts_s["tensor-parallel collectives"]
-    assert f"{tp:.2f} s of its {p.step_s:.2f} s step ({tp / p.step_s:.0%})" in text
-    assert f"be {p.step_s - tp:.2f} s, {c.published / (p.step_s - tp) - 1:+.1%} against" in text
-    bf16 = training_runs.check("NeMo Llama 3.1 405B bf16 (576 H100)").prediction
-    assert f"({bf16.parts_s['tensor-parallel collectives'] / bf16.step_s:.0%})" in text
-    assert f"({training_runs.check('NeMo Llama 3.1 405B fp8 (2304 H100)').error:+.1%})" in text
-
-
-# Grok-1's shape in fp8 (NeMo recipe, grok1/README_314b.md): the two misses state the engine's fp8 / bf16 step ratio
-# of the layout against the recipe's own and the dense recipes' (all from the data and the engine).
-def test_nemo_grok_fp8_misses_state_the_speedups():
+# The recipes' own switch (each case's "assumed" quotes its YAML): ub_tp_comm_overlap true in llama3.1_405b.yaml,
+# llama3.1_70b.yaml, nemotron4-15b-synth.yaml and gpt3_175b_hydra.yaml; false in nemotron4-340b-synth.yaml and
+# grok1_314b.yaml; the 8B runs without tensor parallelism. The layout carries it, and nothing else does.
+def test_nemo_tp_comm_overlap_is_the_recipes_switch():
     nemo = {n: e for n, e in training_runs.runs().items() if "dgxc-benchmarking" in e["source"]}
-    ratio = {n: nemo[n]["published"] / nemo[n.replace("bf16", "fp8")]["published"] for n in nemo if "bf16" in n}
-    dense = [r for n, r in ratio.items() if "Grok" not in n]
-    fp8_dense = [n for n in nemo if "fp8" in n and "Grok" not in n]
-    inside = sum(abs(training_runs.check(n).error) <= training_runs.TOLERANCE for n in fp8_dense)
-    assert inside == len(fp8_dense) - 1
-    for g in (512, 2048):
-        name = f"NeMo Grok-1 314B fp8 ({g} H100)"
-        text, c = training_runs.runs()[name]["known_miss"], training_runs.check(name)
-        bf16 = training_runs.check(name.replace("fp8", "bf16"))
-        assert c.error > 0.15 and abs(bf16.error) <= training_runs.TOLERANCE
-        assert f"is {bf16.prediction.step_s / c.prediction.step_s:.2f} times faster than its bf16 step" in text
-        assert f"fp8 step is {ratio[name.replace('fp8', 'bf16')]:.2f} times faster" in text
-        words = {6: "six", 7: "seven"}
-        recipes = {e["source"] for e in nemo.values()}
-        assert f"the least of the {words[len(recipes)]} NeMo recipes" in text
-        assert f"the {words[len(recipes) - 1]} dense ones: {min(dense):.2f} to {max(dense):.2f} times" in text
-        assert f"({bf16.error:+.1%})" in text
+    on = {n for n, e in nemo.items() if "ub_tp_comm_overlap: true" in e["assumed"]}
+    assert len(on) == 16
+    for n, e in training_runs.runs().items():
+        assert training_runs.layout_of(e).tp_comm_overlap == (n in on), n
+
+
+# The overlap rule (RULES["tensor-overlap"]) against the published bf16 steps of the four recipes that switch it on
+# (NVIDIA/dgxc-benchmarking v25.01, 'Expected Performance': Llama 3.1 405B 17.20 and 17.62 s, 70B 14.72 and 14.98 s,
+# Nemotron-4 15B 2.83 and 2.96 s, GPT-3 175B 8.91 and 9.02 s). With the collectives on the critical path the engine was
+# 2% to 14% slow on all eight; with each collective beside its GEMM it is within 8% of each. The time taken off is
+# the exposed tensor-parallel time (and the pipeline bubble's share of it) and nothing else.
+def test_tp_comm_overlap_against_the_recipes_bf16_steps():
+    import dataclasses
+    nemo = {n: e for n, e in training_runs.runs().items() if "dgxc-benchmarking" in e["source"]}
+    rows = [n for n, e in nemo.items() if e["dtype"] == "bf16" and training_runs.layout_of(e).tp_comm_overlap]
+    assert len(rows) == 8
+    for n in rows:
+        e = nemo[n]
+        c = training_runs.check(n)
+        off = dataclasses.replace(training_runs.layout_of(e), tp_comm_overlap=False)
+        p = steptime.predict_step(training_runs.model_of(e), off, seq_len=e["seq_len"], machine=e["chip"],
+                                  engine=e["engine"], dtype=e["dtype"])
+        assert -0.15 < e["published"] / p.step_s - 1 < -0.02, n
+        assert abs(c.error) < 0.08, (n, c.error)
+        tp_on, tp_off = c.prediction.comm_parts_s["tensor"], p.comm_parts_s["tensor"]
+        assert tp_on[0] == pytest.approx(tp_off[0]) and tp_on[1] < tp_off[1] == pytest.approx(tp_off[0])
+        on, off_parts = c.prediction.parts_s, p.parts_s
+        assert off_parts["tensor-parallel collectives"] - on["tensor-parallel collectives"] == pytest.approx(
+            tp_off[1] - tp_on[1], rel=1e-9)
+        # (the bubble is the pipeline's share of the micro-batches' time, collectives included: it shrinks with them)
+        assert all(on[k] == off_parts[k] for k in on if k not in ("tensor-parallel collectives", "pipeline bubble"))
+
+
+# fp8 as the recipes run it: the engine's fp8 step against its bf16 step of the same layout, beside the recipe's own
+# ratio (the two published step times). The fp8 rules (FP8_BF16_LABELS: the output layer in bf16; the quantization
+# passes, FP8_CAST_BYTES_PER_ELEMENT) take the engine's ratio from 1.47 to 1.37 on Grok-1 (published 1.25 and 1.24:
+# 19% over, now 10.5%) and hold every one of the seven recipes' fourteen ratios within 11% of the published one.
+def test_nemo_fp8_speedup_against_the_recipes():
+    nemo = {n: e for n, e in training_runs.runs().items() if "dgxc-benchmarking" in e["source"]}
+    pairs = [(n, n.replace("bf16", "fp8")) for n in nemo if "bf16" in n]
+    assert len(pairs) == 14
+    for b, f in pairs:
+        published = nemo[b]["published"] / nemo[f]["published"]
+        engine = training_runs.check(b).prediction.step_s / training_runs.check(f).prediction.step_s
+        assert 1.2 < published < 1.55 and abs(engine / published - 1) < 0.11, (b, published, engine)
 
 
 # torchtitan's performance page of 24 April 2024 (docs/performance.md at 157a12c): FSDP2 on 64 A100 80GB, WPS per GPU

@@ -125,3 +125,31 @@ def test_meter12_cases_were_predicted_before_the_call_with_the_rule():
     assert {c.get("lane", "") for c in cases if c["world"] == 2} == {"a", "b"}
     assert all("lane" not in c for c in cases if c["world"] == 4)
     assert [c.get("lane") for c in train_dist.tiny_cases(cases)] == [c.get("lane") for c in cases]
+
+
+# ---- h100mg: the first 2-GPU sweep asked of H100s (FSDP2, TP 2, 1F1B pipeline), metered; predicted before the call
+
+
+def test_h100mg_cases_were_predicted_before_the_call_with_both_rules():
+    d = json.load(open(os.path.join(GPU, "h100mg_predictions.json")))
+    cases = train_dist.h100mg_cases()
+    want = {f"{c['id']}-{v}" for c in cases for v in train_dist.variant_names(c)}
+    assert set(d["cards"]["NVIDIA H200"]) == set(d["cards"]["NVIDIA H100 80GB HBM3"]) == want
+    assert set(d["families"]) == {"train-2gpu"}
+    for card in ("NVIDIA H200", "NVIDIA H100 80GB HBM3"):
+        for r in d["families"]["train-2gpu"][card].values():
+            assert len(r["paced_step_s"]) == len(r["paced_step_s_scaled"]) == len(d["paces"])
+    assert "record_step_s" in d["metered_rule"] and "paced_blocks" in d["metered_rule"]
+    # every layout on 2 GPUs, checkpointing off and on, at least two models and two lengths
+    assert {c["layout"] for c in cases} == {"fsdp2", "tp2", "pp2-1f1b"} and {c["world"] for c in cases} == {2}
+    assert {c["recompute"] for c in cases} == {False, True}
+    assert len({c["model"]["name"] for c in cases}) >= 2 and len({c["seq_len"] for c in cases}) >= 2
+    # the baseline is meter12's case unchanged (the same id, model and shape), so the hosts compare case for case
+    m12 = {c["id"]: c for c in train_dist.meter12_cases()}
+    for b in train_dist.H100MG_BASELINE:
+        (mine,) = [c for c in cases if c["id"] == b]
+        assert {k: v for k, v in mine.items() if k != "lane"} == {k: v for k, v in m12[b].items() if k != "lane"}
+        assert f"{b}-meter" in d["baseline_cases"]
+    # every case fits an 80 GB card by the engine's own peak (the 8B under FSDP2 the fullest)
+    peaks = {k: r["peak_bytes"] for k, r in d["cards"]["NVIDIA H100 80GB HBM3"].items()}
+    assert max(peaks.values()) < 79 * 2**30 and max(peaks, key=peaks.get).startswith("w2-fsdp2-8B")
