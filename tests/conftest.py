@@ -216,7 +216,7 @@ _ONE_WORKER = {"tests/site/test_live_jupyter.py"}
 # Files whose tests of one calculator share what they compute in one process (an lru_cache per state):
 # their tests are grouped by the calculator's key, so the states two tests have in common are computed once.
 _ONE_WORKER_PER_PARAM = {"tests/calculators/test_glance.py"}
-# Files whose tests read every accuracy family (mlcalc.accuracy.cases, lru-cached per process: 5 CPU-s, 3.2 of them
+# Files whose tests read every accuracy family (mlcalc.accuracy.cases, lru-cached per process: 5.8 CPU-s, 3.3 of them
 # the MLPerf rate search): one worker runs them all, so the families are computed once a run, not once a worker.
 _ONE_WORKER_TOGETHER = {"tests/core/test_accuracy.py": "accuracy families", "tests/core/test_mlperf.py": "accuracy families"}
 # The browser tests, the slowest per test first (one-process run, 2026-11-27: the handout print 41 s; test_live_url
