@@ -46,7 +46,7 @@ def _catalogue_compute(v: Mapping[str, Any]) -> list[compute.CatalogueRow]:
 def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> View:
     dtype, source = v["dtype"], v["source"]
     table = Table(
-        ("accelerator", "vendor", f"dense {dtype} TFLOPS ({source})", "memory GB", "memory TB/s",
+        ("accelerator", "vendor", f"{dtype} dense TFLOPS ({source})", "memory GB", "memory TB/s",
          "scale-up GB/s (one direction)", "ops:byte"),
         tuple((r.key, r.vendor, _fmt(r.tflops, 1), _fmt(r.memory_gb), _fmt(r.bandwidth_tbps, 2),
                _fmt(r.scale_up_gbps, 1), _fmt(r.ridge_flops_per_byte)) for r in rows),
@@ -115,7 +115,7 @@ def compare_rows(key_a: str, key_b: str, source: str = "advertised") -> list[Com
         fa = compute.achievable_flops(key_a, dtype, source) / 1e12 if compute.has_flops(key_a, dtype, source) else None
         fb = compute.achievable_flops(key_b, dtype, source) / 1e12 if compute.has_flops(key_b, dtype, source) else None
         if fa is not None or fb is not None:
-            add(f"dense {dtype} TFLOPS ({source})", fa, fb)
+            add(f"{dtype} dense TFLOPS ({source})", fa, fb)
     add("memory GB", a.memory_gb, b.memory_gb, 0)
     add("memory TB/s", a.memory_bandwidth_tbps, b.memory_bandwidth_tbps, 2)
     la, lb = a.scale_up_bytes_per_s, b.scale_up_bytes_per_s

@@ -28,9 +28,9 @@ def _interruptions_compute(v: Mapping[str, Any]) -> dict[str, Any]:
 
 def _interruptions_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
     i = r["i"]
-    text = (f"{i.unexpected:,.1f} unexpected interruptions in {float(v['days']):g} days ({i.per_day:,.2f} a day, "
+    text = (f"{fixed(i.unexpected)} unexpected interruptions in {float(v['days']):g} days ({fixed(i.per_day, 2)} a day, "
             f"one every {fixed(i.mtbf_s / 3600, 2)} h), {fixed(i.planned)} planned\n"
-            f"hardware out for repair: {r['away']:,.1f} nodes on average -> {r['spares']:,} hot spare nodes "
+            f"hardware out for repair: {fixed(r['away'])} nodes on average -> {r['spares']:,} hot spare nodes "
             f"({r['spares'] / r['nodes']:.1%} of {r['nodes']:,}) keep the job whole {float(v['confidence']):.0%} "
             f"of the time")
     cats = sorted(i.by_category.items(), key=lambda kv: -kv[1])

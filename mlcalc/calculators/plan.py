@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Mapping, TypedDict
 
-from mlcalc import _check, charts, live, memory, plan, serving, training_runs
+from mlcalc import _check, charts, live, memory, plan, serving
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
 from mlcalc.calculators._common import fixed, money, sig
@@ -80,6 +80,8 @@ def _checked_mfu(chip: str) -> tuple[tuple[float, str], ...]:
     """(MFU, run) of each published bf16 run on ``chip`` that the step-time engine is checked on
     (mlcalc.training_runs, an mlcalc.accuracy family), the MFU counted as the planner counts it: the published
     throughput x (6 N + attention) FLOP per token over the bf16 peak."""
+    from mlcalc import training_runs  # records: imported when a plan is shown, not when the site starts
+
     out = []
     for c in training_runs.checks():
         e = training_runs.runs()[c.name]
