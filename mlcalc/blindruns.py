@@ -18,7 +18,10 @@ read at each case's own measured pace). The meter12b call ran the same script ag
 host, whose vCPUs ran at about half meter12's pace. The meter12c call ran it a third time, on a third host, against
 its own predictions committed before it (``scripts/gpu/meter12c_predictions.json``: the same default and launch-floor
 rows, and host7c's rule beside them) and a decision rule written there: the rule with more of its blocks within 15 %
-holds the record (the launch floor kept: 60 of 60 against 56).
+holds the record (the launch floor kept: 60 of 60 against 56). The h100mg and h100mgb calls (session 37,
+``scripts/gpu/run_h100mg.sh``, predictions ``scripts/gpu/h100mg_predictions.json``, engine at 41f9763) ran the first
+metered 2-GPU sweep (FSDP2, TP 2 and the 1F1B pipeline) on two hosts; two H100s were asked for and two H200s came
+both times.
 
 A case outside its target carries the cause the run's ``blind_misses.json`` states for it (key
 ``"blind:<family>:<quantity>:<case>"``), found after the call from its own evidence (the host probes beside every
@@ -71,14 +74,24 @@ RUN_METER_B = "h200x4-2026-11-27-meter12b"
 #: 2026-11-27 17:45-17:51 UTC, 319 s, against ``meter12c_predictions.json`` (committed and landed before it, engine at
 #: cf3fffe): the calibration floor took 60.8 ms at the call's start and 85.6 ms at its end.
 RUN_METER_C = "h200x4-2026-11-27-meter12c"
-RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B, RUN_METER, RUN_METER_B, RUN_METER_C)
+#: The h100mg call (session 37): the first metered 2-GPU sweep (``scripts/gpu/run_h100mg.sh``, ``train_dist.py --sweep
+#: h100mg``: FSDP2, TP 2 and the 1F1B pipeline, four models, checkpointing off and on, meter12's TP 2 1B at 8 x 1024 as
+#: the baseline), asked of 2 H100s (``nvidia-h100-x2``); 2 x NVIDIA H200 came, 2026-11-27 19:44-19:48 UTC, 225 s,
+#: against ``h100mg_predictions.json`` (committed and landed before it, engine at 41f9763): the calibration floor took
+#: 57.4 ms at the call's start and 55.4 ms at its end.
+RUN_MG = "h200x2-2026-11-27-h100mg"
+#: The h100mgb call: the same script and predictions again, unchanged (asked ``nvidia-h100-x2`` once more; 2 x H200
+#: came, a second host), 2026-11-27 19:49-19:53 UTC, 243 s; calibration floor 52.0 ms at the start, 75.8 ms at the end.
+RUN_MG_B = "h200x2-2026-11-27-h100mgb"
+RUNS = (RUN, RUN_H100, RUN_4GPU, RUN_4GPU_B, RUN_METER, RUN_METER_B, RUN_METER_C, RUN_MG, RUN_MG_B)
 #: Each family's target (the accuracy page's for the same model), as the predictions file states them.
 FAMILIES = ("train-1gpu", "train-2gpu", "train-4gpu", "decode-generate", "serve-eager", "serve-graph", "serve-prefill")
 #: Each run's predictions file (committed in scripts/gpu before its call; a copy in the run folder).
 _PREDICTIONS = MappingProxyType({RUN: "blind10_predictions.json", RUN_H100: "blind10_predictions.json",
                                  RUN_4GPU: "blind11_predictions.json", RUN_4GPU_B: "blind11_predictions.json",
                                  RUN_METER: "meter12_predictions.json", RUN_METER_B: "meter12_predictions.json",
-                                 RUN_METER_C: "meter12c_predictions.json"})
+                                 RUN_METER_C: "meter12c_predictions.json", RUN_MG: "h100mg_predictions.json",
+                                 RUN_MG_B: "h100mg_predictions.json"})
 
 
 @dataclass(frozen=True)
@@ -135,7 +148,7 @@ def causes(run: str = RUN) -> Mapping[str, str]:
 
 def card(run: str = RUN) -> str:
     """The GPU the call ran on, as torch names it."""
-    name = "train_hf_blind10.json" if _has(run, "train_hf_blind10.json") else "train_dist_w4.json"
+    name = next(n for n in ("train_hf_blind10.json", "train_dist_w4.json", "train_dist_w2.json") if _has(run, n))
     return str(_read(run, name)["environment"]["device_name"])
 
 
