@@ -286,7 +286,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "Mixtral 8x7B, Llama 3.1 8B and 405B on 8 x H100 and 8 x H200, FP8): throughput in Offline, Server and Interactive, mean time per "
            "output token in Server and Interactive; each dataset's input lengths measured on MLCommons' dataset "
            "file (openshift-psap/performance-dashboard's per-sample summaries); Server and Interactive as LoadGen "
-           "scores them, the largest Poisson rate within the 99th-percentile limits",
+           "scores them, the largest Poisson rate that passes its early stopping (TTFT and TPOT) for the run's query count",
            "mlcalc.servemeasured.inflight; Server and Interactive: a rate search over "
            "mlcalc.serving.simulate_replica (mlcalc.mlperf)", "throughput or time per output token", "point", 0.25,
            "notebooks/plan/serving-plan", _serve_mlperf),

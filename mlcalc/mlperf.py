@@ -13,11 +13,16 @@ the precision, and says which in its configuration files.
 Each result (mlcalc/data/mlperf_inference.json) is predicted with :func:`mlcalc.servemeasured.inflight`, the model
 the TensorRT-LLM v0.17 and v1.0 in-flight rows are checked with: one replica of ``tp`` GPUs at the submission's
 KV fraction, batch and token caps, times the replicas in the system. Offline is that replica at full load. Server
-and Interactive are scored as LoadGen scores them (:func:`server_rate`): the largest Poisson request rate per replica
-at which the 99th percentiles of TTFT and of TPOT stay within the limits, found by bisection over seeded runs of the
-book's continuous-batching simulator (:func:`mlcalc.serving.simulate_replica`) on the same replica as a
-:class:`mlcalc.serving.StepModel` (:func:`step_model`), with prompts drawn from the dataset's measured lengths and
-each output the run's mean; the throughput is that rate times the mean output times the replicas. TPOT is LoadGen's:
+and Interactive are scored as LoadGen scores them (:func:`server_rate`): the submitter sets a Poisson rate
+(``server_target_qps``, which each log's scheduled samples per second matches) and the run is valid only if LoadGen's
+early stopping holds for TTFT and for TPOT, a test stricter than the 99th percentiles within the limits (at most
+:func:`allowed_over` of the run's queries beyond each limit: 0.75 % of Nebius's 8,313, about 0.95 % of the
+Llama 2 70B runs' 196,608-294,912). The model's figure is the largest rate per replica that holds, found by a
+bisection over seeded runs of the book's continuous-batching simulator (:func:`mlcalc.serving.simulate_replica`) on the
+same replica as a :class:`mlcalc.serving.StepModel` (:func:`step_model`), with prompts in LoadGen's equal-issue order
+(shuffled whole passes of the dataset's measured lengths) and each output the run's mean; the throughput is that rate
+times the mean output times the replicas. A submitter may run below the largest rate that holds; none of these
+configurations says by how much. TPOT is LoadGen's:
 a request's latency less its first token's, over its tokens less one (mlcommons/inference @ b66003e,
 loadgen/logging.cc; the rules' footnote llm_ttft_tpot: "the average interval between all the tokens generated"),
 which is the simulator's. For those rows the mean TPOT is a second case: the iteration at the number of requests the
@@ -35,11 +40,13 @@ from __future__ import annotations
 import json
 import math
 from functools import lru_cache
+from itertools import accumulate
 from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from mlcalc import _check, memory, serving
+from mlcalc import _check, compute, memory, serving
+from mlcalc.accelerators import spec
 from mlcalc import servemeasured as sm
 
 SCENARIOS = ("Offline", "Server", "Interactive")
@@ -152,14 +159,71 @@ def replica_at_load(row: Mapping[str, Any], prompt: int | None = None) -> sm.Inf
 
 #: The bounds of :func:`server_rate`'s search, fixed so that it is quick and gives the same answer every time. Each
 #: simulation draws ten times the requests the replica holds at full load (ten request lifetimes at that rate, so
-#: that the simulator's first 10 % left out of the percentiles is the ramp from the empty start), at least
-#: :data:`SEARCH_MIN_REQUESTS` (a 99th percentile of a few thousand) and at most
-#: :data:`mlcalc.serving.SIM_MAX_REQUESTS_CHECK`; :data:`SEARCH_STEPS` halvings of the rate (the answer is within
-#: ``capacity / 2**SEARCH_STEPS`` of the largest rate that passes); one seed.
+#: that the simulator's first 10 % left out of the percentiles is the ramp from the empty start) and enough that
+#: :data:`SEARCH_TAIL` measured requests are expected beyond a limit at the share LoadGen allows
+#: (:func:`allowed_over`): were the requests independent, the count beyond would be known to ``1 / sqrt(SEARCH_TAIL)``
+#: (18 %) of itself; bursts of Poisson arrivals make them not, and the rate found moves by up to 10 % between seeds
+#: 0-3 on these rows (the Llama 3.1 405B Server row: 18.7 % with 2,000 requests drawn with replacement). At least
+#: :data:`SEARCH_MIN_REQUESTS`, at most the queries the run itself issued and
+#: :data:`mlcalc.serving.SIM_MAX_REQUESTS_CHECK`. The search (:func:`bisect_rate`) tries the full-load rate, then
+#: :data:`SEARCH_FIRST` of it (most runs pass just below full load), then halves the bracket until it is within
+#: :data:`SEARCH_TOL` of the rate that passes (at most :data:`SEARCH_STEPS` halvings); a simulation that already has
+#: more requests beyond a limit than LoadGen allows stops there (``give_up_over``). One seed.
 SEARCH_LIFETIMES = 10
+SEARCH_TAIL = 30
 SEARCH_MIN_REQUESTS = 2000
 SEARCH_STEPS = 8
+SEARCH_TOL = 0.02
+SEARCH_FIRST = 15 / 16
 SEARCH_SEED = 0
+#: LoadGen's early stopping in the Server scenario (mlcommons/inference @ b66003e, loadgen/results.cc
+#: PerformanceSummary::EarlyStopping and loadgen/early_stopping.cc): the percentile (mlperf.conf
+#: ``*.Server.target_latency_percentile = 99``) and the confidence (``double confidence = 0.99``, tolerance 0).
+EARLY_STOP_PERCENTILE = 0.99
+EARLY_STOP_CONFIDENCE = 0.99
+
+
+@lru_cache(maxsize=None)
+def allowed_over(queries: int, percentile: float = EARLY_STOP_PERCENTILE,
+                 confidence: float = EARLY_STOP_CONFIDENCE) -> int:
+    """The most of a Server run's ``queries`` that may exceed a latency limit with the run still valid: LoadGen's
+    early stopping (loadgen/results.cc, ``EarlyStopping``, applied to TTFT and to TPOT each) counts the ``t``
+    requests over the limit and passes the run only if ``queries >= h + t``, ``h`` the fewest requests within it
+    for which ``t`` or fewer over would happen with probability at most ``1 - confidence`` were the true share over
+    exactly ``1 - percentile`` (early_stopping.cc, ``find_min_passing`` over the binomial's ``odds``). Since that
+    probability falls as the requests grow, the condition is ``P(Binomial(queries, 1 - percentile) <= t) <= 1 -
+    confidence``; this returns the largest such ``t`` (-1 when even none over is too few requests to be sure).
+
+    >>> allowed_over(8313), allowed_over(245_760)
+    (62, 2343)
+    """
+    n = _check.positive_int("queries", queries)
+    q = 1.0 - _check.fraction("percentile", percentile)
+    c = _check.fraction("confidence", confidence)
+    if not 0.0 < q < 1.0 or not 0.0 < c < 1.0:
+        raise ValueError(f"percentile={percentile!r}, confidence={confidence!r} are not allowed: each strictly "
+                         "between 0 and 1")
+    head = math.lgamma(n + 1)
+    cdf, t = 0.0, -1
+    for k in range(n + 1):
+        cdf += math.exp(head - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(q)
+                        + (n - k) * math.log1p(-q))
+        if cdf > 1.0 - c:
+            break
+        t = k
+    return t
+
+
+def run_queries(row: Mapping[str, Any]) -> int:
+    """The queries a Server or Interactive run issued (its detail log's result_query_count)."""
+    _check.choice("scenario", row["scenario"], SCENARIOS[1:])
+    return int(row["queries"])
+
+
+def allowed_share(row: Mapping[str, Any]) -> float:
+    """The share of requests a run of :func:`run_queries` may have beyond a limit (:func:`allowed_over`)."""
+    n = run_queries(row)
+    return max(0, allowed_over(n)) / n
 
 
 def _model(row: Mapping[str, Any]) -> memory.ModelConfig:
@@ -230,25 +294,37 @@ def step_model(row: Mapping[str, Any], prompt: int | None = None) -> serving.Ste
 
 @lru_cache(maxsize=None)
 def _draw(benchmark: str, n: int, seed: int) -> tuple[tuple[float, ...], tuple[int, ...]]:
-    """``n`` unit-rate exponential gaps and ``n`` prompts drawn with replacement from the dataset's measured input
-    lengths (LoadGen samples the dataset uniformly with replacement), seeded; every rate of one search scales the
-    same gaps, so that two rates differ only in the rate."""
+    """``n`` unit-rate exponential gaps and ``n`` prompts in LoadGen's equal-issue order, seeded: whole shuffled
+    passes of the dataset's measured input lengths, every sample once a pass (mlcommons/inference @ b66003e,
+    loadgen/loadgen.cc: with ``sample_concatenate_permutation``, which mlperf.conf sets for every LLM benchmark, a
+    Server run's queries are padded to whole passes of the dataset and drawn by ``sample_distribution_equal_issue``),
+    the last pass cut at ``n``; every rate of one search scales the same gaps, so that two rates differ only in the
+    rate."""
     import random
     ds = lengths()["datasets"]
     _check.choice("benchmark", benchmark, tuple(ds))
     rng = random.Random(seed)
-    sizes, counts = zip(*ds[benchmark]["input"]["counts"])
-    prompts = tuple(rng.choices(sizes, weights=counts, k=n))
+    every = [size for size, count in ds[benchmark]["input"]["counts"] for _ in range(count)]
+    prompts: list[int] = []
+    while len(prompts) < n:
+        one = every[:]
+        rng.shuffle(one)
+        prompts.extend(one)
     gaps = tuple(rng.expovariate(1.0) for _ in range(n))
-    return gaps, prompts
+    return gaps, tuple(prompts[:n])
 
 
 def search_requests(row: Mapping[str, Any]) -> int:
     """Requests each simulation of ``row``'s search draws: :data:`SEARCH_LIFETIMES` times the batch the replica
-    holds at full load (Little's law: the full-load rate times a request's lifetime at full load), within
-    :data:`SEARCH_MIN_REQUESTS` and :data:`mlcalc.serving.SIM_MAX_REQUESTS_CHECK`."""
+    holds at full load (Little's law: the full-load rate times a request's lifetime at full load) and
+    ``SEARCH_TAIL / (allowed share x measured share)`` (:data:`SEARCH_TAIL` requests expected beyond a limit at
+    the share LoadGen allows, :func:`allowed_share`; the simulator measures all but its first
+    :data:`mlcalc.serving.SIM_WARMUP`), whichever is more, at least :data:`SEARCH_MIN_REQUESTS`, at most the queries
+    the run issued (:func:`run_queries`) and :data:`mlcalc.serving.SIM_MAX_REQUESTS_CHECK`."""
     full = replica_at_load(dict(row, scenario="Offline")).batch
-    return max(SEARCH_MIN_REQUESTS, min(serving.SIM_MAX_REQUESTS_CHECK, SEARCH_LIFETIMES * full))
+    tail = math.ceil(SEARCH_TAIL / (allowed_share(row) * (1.0 - serving.SIM_WARMUP)))
+    want = max(SEARCH_MIN_REQUESTS, SEARCH_LIFETIMES * full, tail)
+    return min(serving.SIM_MAX_REQUESTS_CHECK, run_queries(row), want)
 
 
 def poisson_requests(row: Mapping[str, Any], rate_per_s: float, n: int | None = None,
@@ -261,11 +337,8 @@ def poisson_requests(row: Mapping[str, Any], rate_per_s: float, n: int | None = 
     if n > serving.SIM_MAX_REQUESTS_CHECK:
         raise ValueError(f"n={n!r} is not allowed: at most {serving.SIM_MAX_REQUESTS_CHECK:,} requests a simulation")
     gaps, prompts = _draw(row["benchmark"], n, int(seed))
-    o, t, out = output_tokens(row), 0.0, []
-    for g, p in zip(gaps, prompts):
-        t += g / r
-        out.append((t, p, o))
-    return out
+    o = output_tokens(row)
+    return [(t, p, o) for t, p in zip(accumulate(g / r for g in gaps), prompts)]
 
 
 def limits_s(row: Mapping[str, Any]) -> tuple[float, float]:
@@ -279,34 +352,55 @@ def simulate(row: Mapping[str, Any], rate_per_s: float, n: int | None = None,
              seed: int = SEARCH_SEED) -> serving.LoadResult:
     """One replica of the row's system at ``rate_per_s`` (:func:`mlcalc.serving.simulate_replica` over
     :func:`step_model`, :func:`sim_batch`'s batch and chunk budget and :func:`poisson_requests`)."""
+    return _simulate(row, rate_per_s, n, seed, step_model(row))
+
+
+def _simulate(row: Mapping[str, Any], rate_per_s: float, n: int | None, seed: int,
+              st: serving.StepModel, give_up: int = 0) -> serving.LoadResult:
     mb, ck = sim_batch(row)
     reqs = poisson_requests(row, rate_per_s, n, seed)
-    return serving.simulate_replica(step_model(row), reqs, mb, ck, max_requests=max(len(reqs),
-                                                                                    serving.SIM_MAX_REQUESTS))
+    ttft, tpot = limits_s(row)
+    return serving.simulate_replica(st, reqs, mb, ck, ttft, tpot,
+                                    max_requests=max(len(reqs), serving.SIM_MAX_REQUESTS), give_up_over=give_up)
 
 
 def passes(row: Mapping[str, Any], got: serving.LoadResult) -> bool:
-    """Whether a simulated run is valid as LoadGen judges one: its 99th percentiles of TTFT and TPOT within the
-    limits, and its queue not growing (LoadGen's run lasts at least 40 minutes, far beyond the simulated
-    requests: a rate whose queue grows in the simulation would break the TTFT limit there). The simulator's 99th
-    percentile is the ``ceil(0.99 n)``-th smallest of the ``n`` requests it measures, LoadGen's the element at index
-    ``floor(0.99 n)`` of the sorted ones (loadgen/results.cc): the same order statistic or its neighbour."""
-    ttft, tpot = limits_s(row)
-    return got.ttft_p99_s <= ttft and got.tpot_p99_s <= tpot and not got.queue_growing
+    """Whether a simulated run is valid as LoadGen judges one: the shares of its measured requests beyond the TTFT
+    limit and beyond the TPOT limit each at most what LoadGen's early stopping allows a run of the queries this one
+    issued (:func:`allowed_share`: a run is valid only if early stopping is met, and its bound is the stricter of
+    the two tests, the other being the 99th percentile within the limit), and its queue not growing (the real run
+    lasts far beyond the simulated requests: a rate whose queue grows in the simulation would break the TTFT limit
+    there)."""
+    share = allowed_share(row) * got.measured
+    return got.ttft_over <= share and got.tpot_over <= share and not got.queue_growing
 
 
-def bisect_rate(ok: Callable[[float], bool], hi: float, steps: int = SEARCH_STEPS) -> tuple[float, float]:
-    """``(lo, above)``: the largest rate of ``(0, hi]`` that ``ok`` accepts, by ``steps`` halvings of the bracket;
-    ``above`` is the nearest rate tried above it that ``ok`` refused (``hi`` itself when ``ok(hi)``: then
-    ``lo == above == hi``). ``lo`` is 0 when no rate tried passes."""
+def bisect_rate(ok: Callable[[float], bool], hi: float, steps: int = SEARCH_STEPS,
+                tol: float = 0.0, first: float = 0.0) -> tuple[float, float]:
+    """``(lo, above)``: the largest rate of ``(0, hi]`` that ``ok`` accepts, by ``steps`` halvings of the bracket
+    at most, fewer once a passing ``lo`` is within ``tol`` of ``above`` (``above - lo <= tol x lo``); ``above`` is
+    the nearest rate tried above it that ``ok`` refused (``hi`` itself when ``ok(hi)``: then ``lo == above ==
+    hi``). ``lo`` is 0 when no rate tried passes. ``first`` (0: none): a share of ``hi`` tried before the
+    halvings, which then halve ``(first hi, hi]`` when it passes and ``(0, first hi]`` when it does not."""
     h = _check.positive("hi", hi)
     k = _check.positive_int("steps", steps)
+    rel = _check.non_negative("tol", tol)
+    f = _check.non_negative("first", first)
+    if f >= 1.0:
+        raise ValueError(f"first={first!r} is not allowed: a share of hi below 1 (0: none)")
     if k > 40:
         raise ValueError(f"steps={steps!r} is not allowed: at most 40 halvings")
     if ok(h):
         return h, h
     lo = 0.0
+    if 0.0 < f < 1.0:
+        if ok(f * h):
+            lo = f * h
+        else:
+            h = f * h
     for _ in range(k):
+        if lo > 0.0 and h - lo <= rel * lo:
+            break
         mid = (lo + h) / 2.0
         if ok(mid):
             lo = mid
@@ -330,8 +424,8 @@ class ServerRate(NamedTuple):
 
 
 def _binds(row: Mapping[str, Any], got: serving.LoadResult) -> str:
-    ttft, tpot = limits_s(row)
-    return ("TTFT" if got.ttft_p99_s > ttft else "TPOT" if got.tpot_p99_s > tpot else
+    share = allowed_share(row) * got.measured
+    return ("TTFT" if got.ttft_over > share else "TPOT" if got.tpot_over > share else
             "queue" if got.queue_growing else "")
 
 
@@ -348,12 +442,14 @@ def server_rate(row: Mapping[str, Any], n: int | None = None, steps: int = SEARC
     if key not in _SEARCHES:
         cap = replica_at_load(dict(row, scenario="Offline")).tokens_per_s / output_tokens(row)
         runs: dict[float, serving.LoadResult] = {}
+        st = step_model(row)
+        give_up = math.floor(allowed_share(row) * (n - int(n * serving.SIM_WARMUP)))
 
         def ok(r: float) -> bool:
-            runs[r] = simulate(row, r, n, seed)
+            runs[r] = _simulate(row, r, n, seed, st, give_up)
             return passes(row, runs[r])
 
-        lo, above = bisect_rate(ok, cap, steps)
+        lo, above = bisect_rate(ok, cap, steps, SEARCH_TOL, SEARCH_FIRST)
         if lo <= 0:
             raise ValueError(f"row={row['system']!r} is not allowed: no rate down to {cap / 2 ** steps:.3g}/s keeps "
                              "the limits")
@@ -469,17 +565,21 @@ def _search_note(row: Mapping[str, Any]) -> str:
     """What the Server search ran and found, for a case's note."""
     got, (ttft, tpot) = server_rate(row), limits_s(row)
     at = got.at
+    allowed = math.floor(allowed_share(row) * got.at.measured)
     above = ("the replica's full-load rate passes, so it is the answer" if got.binds == "capacity" else
              f"at {got.above_per_s:.4g}/s, the next rate tried above, "
-             + {"TTFT": f"the p99 TTFT {got.above.ttft_p99_s:.2f} s breaks the limit",
-                "TPOT": f"the p99 TPOT {got.above.tpot_p99_s * 1e3:.0f} ms breaks the limit",
+             + {"TTFT": f"more than {allowed:,} measured requests exceed the TTFT limit",
+                "TPOT": f"more than {allowed:,} measured requests exceed the TPOT limit",
                 "queue": "the queue grows"}[got.binds])
     return (f"the Server search (mlcalc.serving.simulate_replica over the replica's step model; batch at most "
             f"{sim_batch(row)[0]:,}, {sim_batch(row)[1]:,} tokens an iteration with chunked prompts): "
-            f"{got.requests:,} Poisson requests (seed {got.seed}) with prompts drawn from the dataset's measured "
-            f"lengths, {got.steps} halvings from the full-load rate {got.capacity_per_s:.4g}/s a replica; the "
-            f"largest rate within p99 TTFT {ttft * 1e3:,.0f} ms and TPOT {tpot * 1e3:.0f} ms is "
-            f"{got.rate_per_s:.4g}/s ({got.rate_per_s / got.capacity_per_s:.1%} of full load; {above}); at it the "
+            f"{got.requests:,} Poisson requests (seed {got.seed}) with prompts in LoadGen's equal-issue order "
+            f"(shuffled passes of the dataset's measured lengths), from the full-load rate "
+            f"{got.capacity_per_s:.4g}/s a replica down to within {SEARCH_TOL:.0%}; valid as LoadGen's early "
+            f"stopping judges a run of the {run_queries(row):,} queries this one issued: at most "
+            f"{allowed_share(row):.2%} of requests beyond TTFT {ttft * 1e3:,.0f} ms, and as many beyond TPOT "
+            f"{tpot * 1e3:.0f} ms ({allowed:,} of the {got.at.measured:,} measured); the largest rate that holds "
+            f"is {got.rate_per_s:.4g}/s ({got.rate_per_s / got.capacity_per_s:.1%} of full load; {above}); at it the "
             f"replica runs {at.mean_batch:,.0f} requests on average, p99 TTFT {at.ttft_p99_s:.2f} s, p99 TPOT "
             f"{at.tpot_p99_s * 1e3:.0f} ms, mean TTFT {at.ttft_mean_s * 1e3:,.0f} ms and TPOT "
             f"{at.tpot_mean_s * 1e3:.0f} ms")
@@ -566,6 +666,28 @@ def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
         else:
             text += (f"; the {search.binds} limit binds at {search.rate_per_s / search.capacity_per_s:.0%} of the "
                      "full-load rate")
+        own = float(row["samples_per_s"]) / replicas(row)
+        run = simulate(row, own, search.requests, search.seed)
+        text += (f"; at the run's own rate ({own:.4g}/s a replica, its scheduled samples per second) the simulated "
+                 f"replica holds {run.mean_batch:,.0f} requests, with mean TTFT {run.ttft_mean_s * 1e3:,.0f} ms "
+                 f"(99th percentile {run.ttft_p99_s * 1e3:,.0f}) and TPOT {run.tpot_mean_s * 1e3:.0f} ms "
+                 f"({run.tpot_p99_s * 1e3:.0f}): the run's "
+                 + ("first tokens came sooner than the model's" if run.ttft_p99_s > float(row["ttft_p99_ms"]) / 1e3
+                    else "iterations were slower than the model's, so it held more requests"))
+        if run.ttft_p99_s > float(row["ttft_p99_ms"]) / 1e3 and int(row["tp"]) > 1:
+            st, chunk = step_model(row), sim_batch(row)[1]
+            comm = serving.comm_s(_model(row), row["chip"], chunk, int(row["tp"])) / chunk
+            hid = _simulate(row, own, search.requests, search.seed,
+                            st._replace(prefill_per_token_s=st.prefill_per_token_s - comm))
+            text += (f"; a prompt token costs the model {st.prefill_per_token_s * 1e6:.0f} µs, "
+                     f"{comm * 1e6:.0f} of them the tensor-parallel all-reduces (mlcalc.serving.comm_s at the "
+                     f"{chunk:,}-token chunk) added after the matmuls; with those hidden behind the matmuls the "
+                     f"simulated replica at the run's rate has mean TTFT {hid.ttft_mean_s * 1e3:,.0f} ms (99th "
+                     f"percentile {hid.ttft_p99_s * 1e3:,.0f}) and TPOT {hid.tpot_mean_s * 1e3:.0f} ms against the "
+                     f"log's {float(row['ttft_mean_ms']):,.0f} ms ({float(row['ttft_p99_ms']):,.0f})")
+            if hid.ttft_mean_s < float(row["ttft_mean_ms"]) / 1e3 < run.ttft_mean_s:
+                text += (", between the two: the run overlapped part of its prompts' communication, which the "
+                         "model does not")
         text += (f"; at the {held:,} requests the run held, the model's mean TPOT is {_err(row, 'tpot'):+.0%} on the "
                  "log's")
         if offline is not None:
@@ -574,10 +696,42 @@ def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
         return text
     got = _modelled(row, quantity)
     per_iteration = left * (got.batch + got.prefill_tokens) * model.n_layers
-    return head + (f"not found: the published figure leaves {left * 1e9:.0f} ns per token of the iteration and per "
+    text = head + (f"the published figure leaves {left * 1e9:.0f} ns per token of the iteration and per "
                    f"layer beyond the modelled iteration ({mod * 1e9:.0f} ns modelled), "
                    f"{per_iteration * 1e3:.1f} ms an iteration of {got.batch + got.prefill_tokens:,.0f} tokens "
                    f"against {got.iteration_s * 1e3:.1f} ms modelled")
+    eff, extra = shape_slowdown(row, got)
+    return text + (f"; the model runs the layers' matmuls at the large-shape rate (mlcalc.serving.matmul_rate, "
+                   f"{serving.matmul_rate(row['chip'], row['precision']) / 1e12:,.0f} TFLOPS), where at "
+                   f"{round(got.batch + got.prefill_tokens):,} tokens an iteration the book's tile and wave model "
+                   f"(mlcalc.compute.matmul_shape_efficiency, 256 x 128 tiles on {spec(row['chip']).sm_count} SMs) "
+                   f"keeps {eff:.0%} of that work useful; at that share the iteration is {extra * 1e3:.1f} ms longer "
+                   f"and the prediction {(got.iteration_s / (got.iteration_s + extra)) * (1 + _err(row, quantity)) - 1:+.0%}: "
+                   "the in-flight model does not apply the shape model")
+
+
+def shape_slowdown(row: Mapping[str, Any], got: sm.Inflight) -> tuple[float, float]:
+    """``(useful, extra_s)`` of a dense model's modelled iteration: the FLOP-weighted share of its layers' matmul
+    work that tile and wave quantization leaves useful (:func:`mlcalc.compute.matmul_shape_efficiency` at M = the
+    iteration's tokens: the fused QKV, the attention output, the gate and up, and the down projections, each split
+    ``tp`` ways as tensor parallelism splits them; the chip's SMs, the default 256 x 128 tiles), and the seconds it
+    adds to the iteration at the model's matmul rate."""
+    model, tp = _model(row), int(row["tp"])
+    if model.is_moe:
+        raise ValueError(f"row={row['system']!r} with {model.name} is not allowed: a dense model's matmuls only")
+    m = max(1, round(got.batch + got.prefill_tokens))
+    qkv = (model.n_heads + 2 * model.n_kv_heads) * model.head_dim
+    mlp = (2 if model.gated_mlp else 1) * model.ffn_hidden
+    shapes = ((qkv // tp, model.hidden), (model.hidden, model.n_heads * model.head_dim // tp),
+              (mlp // tp, model.hidden), (model.hidden, model.ffn_hidden // tp))
+    sms = spec(row["chip"]).sm_count
+    if sms is None:
+        raise ValueError(f"chip={row['chip']!r} is not allowed: its SM count is not in the catalogue")
+    work = sum(n * k for n, k in shapes)
+    useful = sum(n * k * compute.matmul_shape_efficiency(m, n, k, sms, dtype=row["precision"]).efficiency
+                 for n, k in shapes) / work
+    flops_s = 2.0 * work * model.n_layers * m / serving.matmul_rate(row["chip"], row["precision"])
+    return useful, flops_s * (1.0 / useful - 1.0)
 
 
 @lru_cache(maxsize=None)

@@ -1234,6 +1234,9 @@ class LoadResult(NamedTuple):
     queue_growing: bool  # overloaded: more than max(5, 5%) of the requests wait when the last one arrives
     events: int  # scheduler events the simulation ran (at most SIM_MAX_EVENTS)
     bounds: str  # what bounded it, stated
+    measured: int = 0  # requests the percentiles are taken over (those after the warm-up share that finished)
+    ttft_over: int = 0  # measured requests (a first token given, done or not) whose TTFT exceeds ttft_slo_s (0: none given)
+    tpot_over: int = 0  # of those, requests whose TPOT exceeds tpot_slo_s (0 when no target is given)
 
 
 def _percentile(xs: list[float], q: float) -> float:
@@ -1270,7 +1273,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                      chunk_tokens: int = 0, ttft_slo_s: float = 0.0, tpot_slo_s: float = 0.0,
                      prefill_only: bool = False, max_prefills: int = 0,
                      prefill_tokens: int = DEFAULT_BATCHED_TOKENS,
-                     max_requests: int = SIM_MAX_REQUESTS) -> LoadResult:
+                     max_requests: int = SIM_MAX_REQUESTS, give_up_over: int = 0) -> LoadResult:
     """Iteration-level (continuous) batching of one replica over ``reqs``, deterministic.
 
     The scheduler of vLLM and its kind, reduced to its arithmetic. A request is admitted when a batch slot
@@ -1288,7 +1291,10 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     one (unchunked) prefill iteration. ``reqs``: (arrival s, prompt tokens, output tokens), from
     :func:`draw_requests` or a recorded trace (:func:`trace_requests` checks one). ``max_requests``: the most
     requests taken (:data:`SIM_MAX_REQUESTS` for a reader's workload; a check that must reach steady state on
-    long-lived requests may raise it up to :data:`SIM_MAX_REQUESTS_CHECK`).
+    long-lived requests may raise it up to :data:`SIM_MAX_REQUESTS_CHECK`). ``give_up_over`` > 0: stop as soon as
+    more than that many measured requests are beyond ``ttft_slo_s``, or more than that many beyond ``tpot_slo_s``
+    (counts that only grow: a search asking only whether a rate passes knows the answer there); the result then
+    counts as not finished (``queue_growing``, attainment 0) and its percentiles are those of the requests done.
     """
     import heapq
     mb = _check.positive_int("max_batch", max_batch)
@@ -1298,6 +1304,10 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                          "iteration decodes every running sequence inside its token budget, so the batch is at "
                          "most the budget (vLLM refuses max_num_batched_tokens below max_num_seqs)")
     mp = _check.non_negative("max_prefills", max_prefills)
+    stop = _check.non_negative("give_up_over", give_up_over)
+    if stop and not (ttft_slo_s or tpot_slo_s):
+        raise ValueError(f"give_up_over={give_up_over!r} is not allowed without a target: give ttft_slo_s or "
+                         "tpot_slo_s")
     budget = _check.positive_int("prefill_tokens", prefill_tokens)
     n = len(reqs)
     top = _check.positive_int("max_requests", max_requests)
@@ -1311,6 +1321,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         raise ValueError(f"a request of {big[1]:,} + {big[2]:,} tokens is not allowed: its KV cache needs more than "
                          f"the replica's {cap:,} tokens of room")
     c = sm.per_cached_token_s
+    bt = [_base(sm, b) for b in range(mb + 1)]  # the decode base at every batch the run can hold, read per event
     A = [q[0] for q in reqs]  # arrivals, prompts, outputs, KV reservations: read once
     P = [q[1] for q in reqs]
     O = [q[2] for q in reqs]
@@ -1323,6 +1334,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     waiting: list[int] = []  # FIFO of arrived requests not admitted
     wpos = 0
     prefilling: list[list[int]] = []  # [request, prompt tokens left] being chunk-prefilled
+    pend = 0  # prompt tokens left over all of prefilling
     running: list[tuple[int, int]] = []  # heap of (decode iteration at which it finishes, request)
     it = 0  # decode iterations so far
     B = 0  # sequences decoding
@@ -1332,12 +1344,17 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     busy_b = 0.0  # integral of B over decode time
     late_queue = 0
     busy_t = 0.0
+    skip = int(n * SIM_WARMUP)
+    seen_ttft = seen_tpot = 0  # measured requests beyond the targets so far (counted only to give up)
 
     def prefilled(rs: list[int]) -> None:
         """Requests whose prompt is done at ``t``: first token now, then decoding (or done: one token)."""
         nonlocal B, T, reserved
+        nonlocal seen_ttft
         for r in rs:
             first[r] = t
+            if stop and ttft_slo_s and r >= skip and t - A[r] > ttft_slo_s:
+                seen_ttft += 1
             if prefill_only or O[r] <= 1:
                 done[r] = t
                 reserved -= need_of[r]
@@ -1346,7 +1363,8 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                 B += 1
                 T += P[r] + 1
 
-    while (nxt < n or wpos < len(waiting) or prefilling or running) and events < SIM_MAX_EVENTS:
+    while ((nxt < n or wpos < len(waiting) or prefilling or running) and events < SIM_MAX_EVENTS
+           and not (stop and (seen_ttft > stop or seen_tpot > stop))):
         events += 1
         while nxt < n and A[nxt] <= t:
             waiting.append(nxt)
@@ -1359,7 +1377,7 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         # admission (FIFO): a slot and KV room for prompt + output; without chunking a prefill iteration takes
         # whole prompts up to the token budget; with chunking only what this iteration's chunk reaches
         room = int(ck) - B if ck else budget
-        room -= sum(e[1] for e in prefilling) if ck else 0
+        room -= pend if ck else 0
         admitted: list[int] = []
         while (wpos < len(waiting) and B + len(prefilling) + len(admitted) < mb and (room > 0 or not admitted)
                and (not mp or len(admitted) < mp)):
@@ -1378,8 +1396,9 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
             t += _combined_s(sm.prefill_min_s, work, not sm.serial)
             prefilled(admitted)
             continue
-        if ck:
+        if ck and admitted:
             prefilling.extend([r, P[r]] for r in admitted)
+            pend += sum(P[r] for r in admitted)
         if prefilling:
             # one mixed iteration: decode the batch, prefill up to the chunk budget (oldest first)
             room = max(1, int(ck) - B)
@@ -1392,11 +1411,12 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                 done_before = P[r] - left
                 pairs += take * done_before + take * (take + 1) / 2.0
                 entry[1] -= take
+                pend -= take
                 toks += take
                 room -= take
                 if entry[1] == 0:
                     finished.append(r)
-            dec = _base(sm, B) + c * T if B else 0.0
+            dec = bt[B] + c * T if B else 0.0
             comp = (toks + B) * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
             if sm.serial:  # the decode step holds the weight read and its B tokens' work; the chunk's tokens add
                 dt = (dec + toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s if B
@@ -1411,17 +1431,19 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                 T += B
             if finished:
                 prefilling = prefilling[len(finished):]
-            prefilled(finished)
+                prefilled(finished)
             while running and running[0][0] <= it:
                 _, r = pop(running)
                 done[r] = t
+                if stop and tpot_slo_s and r >= skip and (t - first[r]) / (O[r] - 1) > tpot_slo_s:
+                    seen_tpot += 1
                 B -= 1
                 T -= P[r] + O[r]
                 reserved -= need_of[r]
             continue
         # decode only: jump to the next finish or the first iteration boundary after the next arrival
         k = running[0][0] - it
-        a = _base(sm, B) + c * T
+        a = bt[B] + c * T
         if nxt < n:
             gap = A[nxt] - t
             # smallest k with k a + c B k (k - 1) / 2 >= gap
@@ -1440,11 +1462,13 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         while running and running[0][0] <= it:
             _, r = pop(running)
             done[r] = t
+            if stop and tpot_slo_s and r >= skip and (t - first[r]) / (O[r] - 1) > tpot_slo_s:
+                seen_tpot += 1
             B -= 1
             T -= P[r] + O[r]
             reserved -= need_of[r]
     finished_all = nxt >= n and wpos >= len(waiting) and not prefilling and not running
-    skip = int(n * SIM_WARMUP)
+    gave_up = bool(stop) and (seen_ttft > stop or seen_tpot > stop)
     meas = [i for i in range(skip, n) if done[i] > 0]
     ttft = [first[i] - reqs[i][0] for i in meas]
     tpot = [(done[i] - first[i]) / (reqs[i][2] - 1) for i in meas if reqs[i][2] > 1]
@@ -1460,13 +1484,16 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
     offered = n / reqs[-1][0]
     growing = not finished_all or late_queue > max(5, n // 20)
     bounds = (f"{n:,} requests (at most {SIM_MAX_REQUESTS:,}), {events:,} events (at most {SIM_MAX_EVENTS:,}"
-              f"{', reached: the run was cut short' if not finished_all else ''}); the first {skip:,} arrivals left "
-              "out of the percentiles; KV reserved for prompt + output, no preemption")
+              f"{', reached: the run was cut short' if not finished_all and not gave_up else ''})"
+              f"{f'; given up: more than {stop:,} measured requests beyond a target' if gave_up else ''}; the first "
+              f"{skip:,} arrivals left out of the percentiles; KV reserved for prompt + output, no preemption")
     return LoadResult(n, offered, completed / span if span > 0 else 0.0, out_tok / span if span > 0 else 0.0,
                       _percentile(ttft, 0.5), _percentile(ttft, 0.99), _percentile(tpot, 0.5),
                       _percentile(tpot, 0.99), sum(ttft) / max(1, len(ttft)), sum(tpot) / max(1, len(tpot)),
                       busy_b / busy_t if busy_t else 0.0, attain, offered * attain,
-                      growing, events, bounds)
+                      growing, events, bounds, len(meas),
+                      sum(1 for i in range(skip, n) if first[i] > 0 and first[i] - A[i] > ttft_slo_s) if ttft_slo_s else 0,
+                      sum(1 for x in tpot if x > tpot_slo_s) if tpot_slo_s else 0)
 
 
 class Disaggregated(NamedTuple):

@@ -296,8 +296,9 @@ def test_simulation_is_finite_and_bounded(rate, prompt, output, cv, chunk, mb):
         assert "KV cache" in str(e) or "chunk_tokens" in str(e)
         return
     assert r.events <= serving.SIM_MAX_EVENTS
-    for v in r[1:-3]:
-        assert math.isfinite(v) and v >= 0, r
+    for v in r._asdict().values():
+        if not isinstance(v, str):  # every number of the result (the flag and counts too) finite and not negative
+            assert math.isfinite(v) and v >= 0, r
 
 
 def test_fp8_iterations_add_the_weight_read_to_the_tokens_work():
@@ -328,3 +329,30 @@ def test_interpolate_is_linear_between_points_and_flat_beyond():
     assert serving.interpolate(pts, 2.5) == pytest.approx(15.0)
     assert serving.interpolate(pts, -5.0) == 10.0 and serving.interpolate(pts, 9.0) == 0.0
     assert serving.interpolate(pts, 2.0) == 30.0
+
+
+def test_giving_up_keeps_the_verdict_and_the_counts_over_the_targets():
+    # give_up_over stops a run once more than that many measured requests are beyond a target; the counts only grow,
+    # so the verdict "more than k beyond" is the full run's, at a fraction of its events
+    sm = _sm(max_batch=64)
+    ttft_t, tpot_t, seen = 0.5, 0.05, set()
+    for rate, chunk in ((2.0, 0), (6.0, 0), (12.0, 512), (40.0, 512)):
+        reqs = serving.draw_requests(serving.Workload(rate, 1500, 200, 0.5, 0.0, seed=5), 1000)
+        full = serving.simulate_replica(sm, reqs, 64, chunk, ttft_t, tpot_t)
+        # the counts are the requests beyond each target among the measured ones (the first 10 % left out)
+        assert full.measured == 900 and 0 <= full.ttft_over <= full.measured and 0 <= full.tpot_over <= full.measured
+        # the 99th percentile of 900 is the 891st smallest: within a target exactly when at most 9 are beyond it
+        assert (full.ttft_p99_s <= ttft_t) == (full.ttft_over <= 9) and (full.tpot_p99_s <= tpot_t) == (full.tpot_over <= 9)
+        seen.add(full.ttft_over > 9 or full.tpot_over > 9)
+        cut = serving.simulate_replica(sm, reqs, 64, chunk, ttft_t, tpot_t, give_up_over=9)
+        beyond = full.ttft_over > 9 or full.tpot_over > 9
+        assert cut.queue_growing == (beyond or full.queue_growing)
+        if beyond:
+            assert cut.events < full.events and "given up" in cut.bounds
+        else:
+            assert cut == full
+    assert seen == {True, False}  # both verdicts tried
+    with pytest.raises(ValueError, match="give_up_over"):
+        serving.simulate_replica(sm, reqs, 64, give_up_over=3)  # no target to count against
+    with pytest.raises(ValueError, match="give_up_over"):
+        serving.simulate_replica(sm, reqs, 64, 0, 1.0, 0.1, give_up_over=-1)
