@@ -44,6 +44,16 @@ class Accelerator:
         """Where :attr:`memory_bytes` comes from: "measured: ..." or "datasheet: ..."."""
         return str(self.extra.get("memory_capacity_source", "datasheet: memory_gb x 1e9"))
 
+    def capacity_text(self) -> str:
+        """:attr:`memory_bytes` as a fit shows it, saying why it is not the datasheet's figure where it differs:
+        "85.0 GB (the bytes torch reports; datasheet: 80 GB)", "85.9 GB (the datasheet's 80 GB read as GiB)"."""
+        gb = f"{self.memory_bytes / 1e9:,.1f} GB"
+        if abs(self.memory_bytes - self.datasheet_memory_bytes) < 0.05e9:
+            return gb
+        if self.memory_capacity_source.startswith("measured"):
+            return f"{gb} (the bytes torch reports; datasheet: {self.memory_gb:g} GB)"
+        return f"{gb} (the datasheet's {self.memory_gb:g} GB read as GiB)"
+
     @property
     def memory_bandwidth_bytes_per_s(self) -> float:
         """Peak device-memory bandwidth in bytes/s."""

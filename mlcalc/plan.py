@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, NamedTuple
 from mlcalc import _check
 from mlcalc import compute, facility, failures, memory, network, parallel, steptime, storage
 from mlcalc.accelerators import spec
-from mlcalc.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
+from mlcalc.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR, duration, fixed, sig
 
 # Hoffmann et al. 2022 ("Chinchilla"): compute-optimal training uses about 20 tokens per parameter.
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
@@ -1487,8 +1487,8 @@ def _problems(model: memory.ModelConfig, plans: list[Plan], by_chip: Mapping[str
         most = max(p.n_gpus for p in plans if p.offer.chip == fast.offer.chip)
         why = (f"the most GPUs tried, {cap:,}; more might help: raise the limit" if fast.n_gpus >= cap else
                f"more GPUs, up to {most:,}, are slower: smaller shards, longer bubbles, more failures")
-        out.append(f"deadline: the fastest plan, {fast.n_gpus:,} x {fast.offer.name}, takes {fast.days:,.1f} days: "
-                   f"{over:,.1f} days ({over / deadline:.0%}) over the {deadline:,.1f}-day deadline ({why})")
+        out.append(f"deadline: the fastest plan, {fast.n_gpus:,} x {fast.offer.name}, takes {fixed(fast.days)} days: "
+                   f"{fixed(over)} days ({over / deadline:.0%}) over the {deadline:,.1f}-day deadline ({why})")
         step = min(p.layout.step_s for p in plans)
         if deadline * SECONDS_PER_DAY < step:
             out.insert(0, f"deadline: {deadline_days:g} days is shorter than one training step ({step:,.1f} s)")
@@ -1508,11 +1508,11 @@ def explain(p: Plan, model: memory.ModelConfig, n_tokens: float) -> str:
     GPUs, hours and the price."""
     lay = p.layout
     days = (f"{n_tokens / 1e9:,.0f}B tokens / {p.tokens_per_s:,.0f} tokens/s / {p.needs.goodput:.1%} goodput"
-            f" = {p.days:,.1f} days")
+            f" = {fixed(p.days)} days")
     if p.offer.way == "hpc":
         held = p.gpu_hours / p.n_gpus / 24
         days = (f"{n_tokens / 1e9:,.0f}B tokens / {p.tokens_per_s:,.0f} tokens/s / {p.needs.goodput:.1%} goodput "
-                f"= {held:,.1f} days of jobs, / {held / p.days:.0%} of the time running = {p.days:,.1f} days")
+                f"= {fixed(held)} days of jobs, / {held / p.days:.0%} of the time running = {fixed(p.days)} days")
     if p.offer.way == "buy":
         cost = (f"{p.gpu_hours:,.0f} GPU-hours at ${p.dollars / p.gpu_hours:,.2f} (owning: depreciation, power, "
                 f"hosting and staff per hour used, mlcalc.plan.tco) = ${p.dollars:,.0f}")
@@ -1535,23 +1535,30 @@ def explain_step(p: Plan) -> str:
     seqs = lay.dp * lay.n_micro * lay.micro_batch
     reserve = steptime.MEMORY_RESERVE_FRACTION
     return (f"a step of {seqs:,} sequences ({lay.dp:,} replicas x {lay.n_micro:,} micro-batches of "
-            f"{lay.micro_batch:,}), {p.tokens_per_s * lay.step_s:,.0f} tokens, takes {lay.step_s:,.2f} s = "
-            f"{lay.compute_s:,.2f} s of kernels + {lay.bubble_s:,.2f} s of pipeline bubble + {lay.comm_s:,.2f} s of "
-            f"communication not hidden (mlcalc.steptime.predict_step), so {p.tokens_per_s:,.0f} tokens/s and "
+            f"{lay.micro_batch:,}), {p.tokens_per_s * lay.step_s:,.0f} tokens, takes {duration(lay.step_s)} = "
+            f"{duration(lay.compute_s)} of kernels + {_part(lay.bubble_s, 'pipeline bubble', 'no pipeline bubble')} + "
+            f"{_part(lay.comm_s, 'communication not hidden', 'no communication left unhidden')} (mlcalc.steptime.predict_step), so "
+            f"{p.tokens_per_s:,.0f} tokens/s and "
             f"{p.mfu:.1%} MFU (6 N + 12 L H Q T FLOP per token over the bf16 peak); it needs "
-            f"{lay.memory_bytes / 1e9:,.1f} GB per GPU of the {spec(p.offer.chip).memory_bytes / 1e9:,.1f} GB it has, "
+            f"{lay.memory_bytes / 1e9:,.1f} GB per GPU of the {spec(p.offer.chip).capacity_text()} it has, "
             f"{reserve:.0%} of it held back for the CUDA context and buffers (mlcalc.memory.training_memory).")
+
+
+def _part(seconds: float, what: str, none: str) -> str:
+    """One part of a step's time: "120 ms of pipeline bubble", or ``none`` ("no pipeline bubble") when it is 0."""
+    return f"{duration(seconds)} of {what}" if seconds > 0 else none
 
 
 def explain_goodput(nd: Needs) -> str:
     """Where a plan's goodput comes from: the job's MTBF, its checkpoints and one restart, part by part."""
     r = nd.restart
     parts = ("" if r is None else
-             f" = detect {r.detect_s / 60:,.1f} + replace {r.replace_s / 60:,.1f} + reschedule "
-             f"{r.reschedule_s / 60:,.1f} + load the checkpoint {r.load_s / 60:,.1f} + warm up {r.warmup_s / 60:,.1f}"
+             f" = detect {sig(r.detect_s / 60, 2)} + replace {sig(r.replace_s / 60, 2)} + reschedule "
+             f"{sig(r.reschedule_s / 60, 2)} + load the checkpoint {sig(r.load_s / 60, 2)} + warm up "
+             f"{sig(r.warmup_s / 60, 2)}"
              " (mlcalc.failures.restart_time)")
-    return (f"Goodput {nd.goodput:.1%}: an interruption every {nd.mtbf_s / SECONDS_PER_HOUR:,.1f} h (Llama 3's "
-            f"rates by cause for {nd.nodes:,} nodes), a {nd.checkpoint_bytes / 1e12:,.2f} TB checkpoint written in "
+    return (f"Goodput {nd.goodput:.1%}: an interruption every {fixed(nd.mtbf_s / SECONDS_PER_HOUR)} h (Llama 3's "
+            f"rates by cause for {nd.nodes:,} nodes), a {sig(nd.checkpoint_bytes / 1e12, 2)} TB checkpoint written in "
             f"{nd.checkpoint_write_s:,.0f} s every {nd.interval_s / 60:,.0f} min (Daly), and a restart of "
             f"{nd.restart_s / 60:,.1f} min{parts}.")
 
@@ -1704,7 +1711,7 @@ def facility_line(p: Plan, label: str = "") -> str:
     c, e = f.power, f.energy
     return (f"Power{label}: {c.facility_kw / 1000:,.2f} MW at the meter ({c.it_kw / 1000:,.2f} MW IT x PUE "
             f"{facility.pue_presets()[FACILITY_PUE]:g}), {c.racks:,} racks of {c.rack_kw:,.1f} kW ({c.cooling}); "
-            f"for {p.days:,.1f} days: {e.facility_kwh / 1000:,.0f} MWh, ${e.cost_usd:,.0f} of electricity at "
+            f"for {fixed(p.days)} days: {e.facility_kwh / 1000:,.0f} MWh, ${e.cost_usd:,.0f} of electricity at "
             f"${facility.price_presets()[FACILITY_PRICE]:g}/kWh, {e.emissions_t:,.0f} t CO2e at "
             f"{facility.intensity_presets()[FACILITY_INTENSITY]:g} kg/kWh (the facility chapter).")
 

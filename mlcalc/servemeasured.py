@@ -1497,6 +1497,53 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
 
 
+def trtllm_bench_caps(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
+                      dtype: str = "fp8", kv_fraction: float = TRTLLM_KV_FRACTION) -> tuple[int, int]:
+    """``(max_batch_size, max_num_tokens)`` as trtllm-bench sets them for a run of ``tp`` GPUs (NVIDIA TensorRT-LLM,
+    tensorrt_llm/bench/build/tuning.py, ``calc_engine_setting`` then ``finetune_setting``): the KV room of the whole
+    group, estimated as ``tp`` cards' memory (GiB) less the checkpoint's parameters at ``dtype``'s bytes, times
+    ``kv_fraction``, over ``max(tp, KV heads)`` heads a layer ("Each GPU in TP group has at least 1 kv head") for
+    ``prompt + output`` tokens a request; that many requests, at most 4,096, rounded up (to 32 under 256 requests, at
+    least 64; to 128 under 1,024; else to 256), and ``(1 + prompt / output)`` tokens each, at most 32,768, rounded up
+    (at least 2,048; to 512 from 4,096; to 1,024 from 8,192). With attention data parallelism every rank's scheduler
+    holds both caps (PyExecutor ``_fetch_new_requests``: ``tp x`` the batch cap over the group).
+
+    Qwen3-235B-A22B in FP8 on 8 H100s, 128 tokens in and 2,048 out: 1,024 requests and 2,048 tokens:
+
+    >>> trtllm_bench_caps(memory.model_preset("Qwen3 235B-A22B"), "H100-SXM", 8, 128, 2048)
+    (1024, 2048)
+    """
+    t = _check.positive_int("tp", tp)
+    p = _check.positive_int("prompt", prompt)
+    o = _check.positive_int("output", output)
+    frac = _check.fraction("kv_fraction", kv_fraction)
+    gib = 1024.0 ** 3
+    heads = max(t, model.n_kv_heads)
+    kv_b = 1.0 if memory.dtype_bytes(dtype) <= 1 else 2.0  # FP8 cache: 1 byte, else 2 (BYTES_PER_ELEM)
+    per_tok = 2.0 * memory.kv_layout(model).global_layers * heads * model.head_dim * kv_b / gib
+    per_tok += 2.0 * memory.kv_layout(model).local_layers * heads * model.head_dim * kv_b / gib
+    avail = t * serving.spec(chip_key).memory_bytes / gib - model.n_params() * memory.dtype_bytes(dtype) / gib
+    reqs = avail * frac / (per_tok * (p + o))
+    if reqs < 1:
+        raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key}: trtllm-bench estimates KV room "
+                         f"for {reqs:.2f} requests of {p + o:,} tokens")
+    raw_bs = min(reqs, float(TRTLLM_MAX_BATCH))
+    raw_tok = min(raw_bs * (1.0 + p / o), float(TRTLLM_MAX_TOKENS))
+    if raw_bs < 256:
+        bs = max(64, 32 * math.ceil(raw_bs / 32))
+    elif raw_bs < 1024:
+        bs = 128 * math.ceil(raw_bs / 128)
+    else:
+        bs = 256 * math.ceil(raw_bs / 256)
+    if raw_tok < 4096:
+        tok = max(TRTLLM_MIN_TOKENS, 256 * math.ceil(raw_tok / 256))
+    elif raw_tok < 8192:
+        tok = 512 * math.ceil(raw_tok / 512)
+    else:
+        tok = 1024 * math.ceil(raw_tok / 1024)
+    return int(bs), int(tok)
+
+
 def _steady_batch(kv_tokens: int, p: int, o: int) -> int:
     """Requests one scheduler keeps running: KV room for ``p + o`` tokens each, within trtllm-bench's caps."""
     share = 1.0 + p / o  # tokens an iteration carries per running request
@@ -1625,21 +1672,48 @@ def check_inflight() -> list[InflightCheck]:
         if dp:
             tp_got = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"],
                               requests=kw.get("requests"))
-            out.append(c._replace(cause=attention_dp_cause(model, c.gpus, got, c.published, tp_got)))
+            out.append(c._replace(cause=attention_dp_cause(model, c.gpus, got, c.published, tp_got,
+                                                           table["chip"], c.input, c.output, table["dtype"],
+                                                           kw.get("requests"))))
             continue
         out.append(c._replace(cause=inflight_miss_cause(model, c.gpus, got, left)))
     return out
 
 
 def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, published_tokens_per_s: float,
-                       tp_got: Inflight) -> str:
+                       tp_got: Inflight, chip_key: str | None = None, prompt: int | None = None,
+                       output: int | None = None, dtype: str = "fp8", requests: int | None = None) -> str:
     """Why an in-flight MoE row that its page states ran attention data-parallel (``got``: :func:`inflight` with
     ``attention_dp``) misses, from the numbers: the iteration the published throughput implies at the modelled batch
-    against the modelled one, what the layout's terms are, and the same row predicted tensor-parallel (``tp_got``)."""
+    against the modelled one, what the layout's terms are, the same row predicted tensor-parallel (``tp_got``), and,
+    given the run (``chip_key``, ``prompt``, ``output``, ``dtype``, ``requests``), how much of the gap each mechanism
+    TensorRT-LLM's attention-DP code has beyond the model explains (:func:`attention_dp_gap_shares`)."""
     pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
     implied = got.batch / pub
     rb = -(-got.batch // tp)
     left = (implied - got.iteration_s) / model.n_moe_layers
+    shares = ""
+    if chip_key is not None and prompt is not None and output is not None:
+        g = attention_dp_gap_shares(model, chip_key, tp, prompt, output, pub, dtype, requests)
+        shares = (f"What TensorRT-LLM's attention-DP code adds, row by row: (1) ranks waiting on the slowest: the "
+                  f"{g.requests:,} requests are dealt out by active count (executor_request_queue "
+                  f"_balance_requests_across_ranks, a heap), {g.rank_min:,} to {g.rank_max:,} a rank"
+                  + (f", all at once (the group admits {tp} x {g.max_batch:,})" if tp * g.max_batch >= g.requests
+                     else "") + "; every request is the same length, so the ranks enter and "
+                  f"leave context in step and the fullest rank, which the model charges, is {g.sync_s * 1e3:.2f} ms "
+                  f"above the mean rank: {g.sync_share:.0%} of the gap. (2) per-rank caps: trtllm-bench's "
+                  f"{g.max_batch:,} requests and {g.max_tokens:,} tokens an iteration (tuning.py finetune_setting) "
+                  f"against a rank's {g.rank_batch:,} requests ({g.rank_kv_batch:,} fit its KV room) and "
+                  f"{g.rank_tokens:,.0f} tokens: {'binding' if g.caps_bind else 'not binding'}, "
+                  f"{g.caps_share:.0%} of the gap. (3) the run's end: {g.rank_max:,} requests a rank in waves of "
+                  f"{g.rank_batch:,}, the last one smaller: {g.wave_share:.0%} of the gap. (4) the MoE collectives: "
+                  "with attention DP the sized all-gather and reduce-scatter are grouped per-root ncclBroadcast / ncclReduce calls (cpp/tensorrt_llm/thop/"
+                  "allgatherOp.cpp, reducescatterOp.cpp), each GPU sending the bytes of the ring collectives the "
+                  f"model charges: 0% of the gap; the collectives alone would have to take {g.comm_factor:.1f}x their "
+                  f"modelled {got.comm_s * 1e3:.1f} ms, or the matmuls {g.gemm_factor:.1f}x their "
+                  f"{got.gemm_s * 1e3:.1f} ms. Unexplained: {1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source "
+                  "quantifies: how evenly the synthetic prompts' tokens load the experts of each GPU, the EP size "
+                  "not being stated; iterations run without CUDA graphs while any rank holds a context). ")
     return ("no cause stated by the source; ours: not found. Predicted as the page's corrected revision states the run ("
             f"'enable_attention_dp: true': each of the {tp} GPUs runs attention for its own {rb:,} requests with their "
             f"whole cache, {got.kv_tokens // tp:,} KV tokens a GPU, the experts split over the {tp}, per MoE layer an "
@@ -1650,10 +1724,84 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
             "(trtllm-bench sizes its batch and token caps from its own estimate of the whole group's KV room, "
             "bench/build/tuning.py calc_engine_setting, and every rank's scheduler holds them, PyExecutor "
             "_fetch_new_requests admitting tp times the batch cap, so they sit above one rank's share; no source "
-            "states a load imbalance between the ranks or the EP size). "
+            "states a load imbalance between the ranks or the EP size). " + shares +
             f"Predicted tensor-parallel (attention split, each of the {model.n_kv_heads} KV heads held by "
             f"{tp // min(tp, model.n_kv_heads)} GPUs, two all-reduces a layer, {tp_got.batch:,} requests) the row "
             f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. " + ADP_LAYOUT_EVIDENCE)
+
+
+class AdpGapShares(NamedTuple):
+    """How much of an attention-data-parallel row's gap (the published throughput's iteration beyond the modelled
+    one) each mechanism of TensorRT-LLM's attention-DP code explains (:func:`attention_dp_gap_shares`)."""
+
+    requests: int  # requests of the run (the dataset's, else the group's steady batch)
+    rank_min: int  # fewest requests a rank is dealt
+    rank_max: int  # most
+    max_batch: int  # trtllm-bench's batch cap, held by every rank
+    max_tokens: int  # its token cap an iteration, held by every rank
+    rank_batch: int  # requests the fullest rank runs at once in the model
+    rank_kv_batch: int  # requests one rank's KV room holds
+    rank_tokens: float  # tokens the fullest rank carries an iteration in the model
+    caps_bind: bool  # whether either cap lowers the rank's batch below its KV room and its share
+    gap_s: float  # published iteration at the modelled batch minus the modelled iteration
+    sync_s: float  # the fullest rank's iteration beyond an even split's (already in the model)
+    sync_share: float  # of gap_s, explained by waiting on the slowest rank beyond what the model charges
+    caps_share: float  # of gap_s, explained by the caps
+    wave_share: float  # of gap_s, explained by the run's last, smaller batch (the dataset's requests per rank)
+    comm_factor: float  # how many times its modelled time the MoE collectives would need to take to close the gap
+    gemm_factor: float  # the same for the matmuls
+
+
+def attention_dp_gap_shares(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
+                            published_tokens_per_s: float, dtype: str = "fp8",
+                            requests: int | None = None) -> AdpGapShares:
+    """Each candidate mechanism of TensorRT-LLM's attention data parallelism, quantified for one run against the gap
+    between the published throughput's iteration and :func:`inflight`'s (``attention_dp=True``):
+
+    (1) the ranks meet at every MoE layer's collective, so an iteration is its slowest rank's (NVIDIA TensorRT-LLM
+    tech blog 10, "ADP Balance Strategy": "the iteration time is dominated by the slowest rank"). The executor deals
+    new requests to the ranks with the fewest active ones (``_balance_requests_across_ranks``, a heap, up to the
+    group's ``tp x max_batch_size``), so a run's requests split ``floor`` / ``ceil(requests / tp)``; the model
+    already charges the fullest rank, and with every request the same length (the runs' synthetic datasets) the
+    ranks start, chunk and finish their contexts in step: no iteration waits on one rank's context. Its share is
+    the fullest rank's excess over an even split not yet charged: zero.
+    (2) trtllm-bench's caps (:func:`trtllm_bench_caps`), held per rank: they bind only if below the rank's KV batch
+    and share, or below its tokens an iteration; a binding batch cap's share is the iteration its fewer requests
+    would add (a binding token cap is flagged in ``caps_bind``, not charged).
+    (3) the run's end: a rank's ``ceil(requests / tp)`` requests of one length run in waves of its batch (each
+    request's slot freed after ``output`` iterations), the last wave with the remainder; its share is what that
+    smaller batch adds to the run's time, counted at the modelled batch (the steady state :func:`inflight` charges
+    does not hold it).
+    (4) the MoE collectives: the sized all-gather and reduce-scatter are grouped per-root broadcasts and reduces, the
+    same bytes a GPU as the ring collectives :func:`mlcalc.serving.attention_dp_comm_s` charges: zero; the factor
+    the collectives (and, instead, the matmuls) would need to close the gap is given to say how far off each is."""
+    t = _check.positive_int("tp", tp)
+    p, o = _check.positive_int("prompt", prompt), _check.positive_int("output", output)
+    pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
+    got = inflight(model, chip_key, t, p, o, dtype, attention_dp=True, requests=requests)
+    bs, tok = trtllm_bench_caps(model, chip_key, t, p, o, dtype)
+    n = got.batch if requests is None else _check.positive_int("requests", requests)
+    lo, hi = n // t, -(-n // t)
+    rank_kv = got.kv_tokens // t // (p + o)
+    rb = -(-got.batch // t)
+    r_tok = rb * (1.0 + p / o)
+    bind = bs < min(rank_kv, hi) or tok < r_tok
+    gap = got.batch / pub - got.iteration_s
+    even = inflight(model, chip_key, t, p, o, dtype, attention_dp=True, requests=lo * t) if lo >= 1 else got
+    sync = max(0.0, got.iteration_s - even.iteration_s)  # the fullest rank's excess, charged by the model
+    caps_share = 0.0
+    if bind and gap > 0:  # the batch cap as fewer requests a rank (a binding token cap is flagged, not charged)
+        capped = inflight(model, chip_key, t, p, o, dtype, attention_dp=True, requests=min(n, bs * t))
+        caps_share = max(0.0, got.batch / capped.tokens_per_s - got.iteration_s) / gap
+    wave_share = 0.0
+    full, rest = divmod(hi, max(1, rb))
+    if full >= 1 and rest > 0 and gap > 0:  # the run's last requests run as a smaller batch
+        last = inflight(model, chip_key, t, p, o, dtype, attention_dp=True, requests=rest * t)
+        run_s = o * (full * got.iteration_s + last.iteration_s)  # one rank's requests, wave after wave
+        wave_share = max(0.0, got.batch / (hi * t * o / run_s) - got.iteration_s) / gap
+    return AdpGapShares(n, lo, hi, bs, tok, rb, rank_kv, r_tok, bind, gap, sync, 0.0, caps_share, wave_share,
+                        1.0 + gap / got.comm_s if got.comm_s > 0 else float("inf"),
+                        1.0 + gap / got.gemm_s if got.gemm_s > 0 else float("inf"))
 
 
 #: Which layout TensorRT-LLM v1.0's Qwen3-235B-A22B rows ran, from the sources (why :func:`stated_layout` predicts
@@ -2097,4 +2245,4 @@ __all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eag
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]

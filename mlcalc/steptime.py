@@ -1098,6 +1098,20 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         # a long kernel runs, so the kernel costs no time of its own (measured: h200x4-2026-11-26-train-dist4's
         # profiled tensor-parallel steps, the slower rank's device busy 255 of 670 ms, its kernels starting at their
         # launch (median lag 0), the step its host's issue time).
+        # Known defect (mono14): the two rules do not meet. Where a slower host carries a pass's host time past its
+        # device time the pass drops from the op-by-op sum (above both totals) to the host time, so the step FALLS as
+        # the host slows: Llama 3 8B FSDP 2, 1 x 2,048 recomputed on H200 (distruns.predict_paced, launch-floor rule)
+        # 502 ms at 54,000 runs/s of the meter, 383 ms at 53,000; 118 of 388 curves (every configuration
+        # of the record on both cards, both metered rules, 40-180 thousand runs/s: 62 of 194 FSDP, TP and 1-GPU
+        # configurations, no pipeline or FSDP x TP one) fall somewhere, by up to 358 ms (TP 2 3B 1 x 16,384 on H200:
+        # 1,209 ms at 84,000, 851 at 83,000; scripts/host_monotone_scan.py lists them).
+        # No monotone rule keeps both sides: with the host side at its host time the device side must be
+        # max(host, device) (perfect run-ahead: 1-GPU step 84 -> 82 of 84, multi-GPU 160 -> 155 of 167), with the
+        # op-by-op side kept the host side needs a floor (the op-by-op pass at the crossing: 84 of 84, median 5.2 ->
+        # 5.7 %, multi-GPU 160 -> 159, and most metered block scores lower). Both sides are calibrated away from
+        # the crossing; the data near it say the op-by-op side is too high there (blind10's TP 2 3B 1 x 16,384
+        # checkpointed: with the floor its two passes op-by-op take 1,196 ms, the measured step 1,027 ms). Kept until a run-ahead model of the launch queue replaces
+        # both (tests/core/test_steptime_host_monotone.py pins where and by how much the step falls).
         if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
             parts[phase] = host[phase]
     dev["optimizer"] = eb["optimizer: fused AdamW"] / bw

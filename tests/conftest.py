@@ -216,6 +216,36 @@ _ONE_WORKER = {"tests/site/test_live_jupyter.py"}
 # Files whose tests of one calculator share what they compute in one process (an lru_cache per state):
 # their tests are grouped by the calculator's key, so the states two tests have in common are computed once.
 _ONE_WORKER_PER_PARAM = {"tests/calculators/test_glance.py"}
+# Files whose tests read every accuracy family (mlcalc.accuracy.cases, lru-cached per process: 5.8 CPU-s, 3.3 of them
+# the MLPerf rate search): one worker runs them all, so the families are computed once a run, not once a worker.
+_ONE_WORKER_TOGETHER = {"tests/core/test_accuracy.py": "accuracy families", "tests/core/test_mlperf.py": "accuracy families"}
+# The browser tests, the slowest per test first (one-process run, 2026-11-27: the handout print 41 s; test_live_url
+# 14 s a test; test_live_site 8 s; test_layout 4 s); the rest of tests/site after them (most read the built HTML).
+_BROWSER_FIRST = ("tests/site/test_handout.py", "tests/site/test_live_url.py", "tests/site/test_live_site.py",
+                  "tests/site/test_layout.py", "tests/site/", "tests/calculators/test_exercises.py::test_exercises_grade_on_the_live_site")
+
+
+def _dispatch_rank(scope: str, size: int) -> tuple[int, int, int]:
+    """Where a scope goes in the queue (lowest first; ties keep the collection order). A long chain must start early
+    and short tests come last, where they fill the workers' ends (in the order xdist gave, the one-worker
+    test_live_jupyter.py chain began after every larger notebook, and ended its run alone):
+    1. test_live_jupyter.py: the longest chain of one worker (9 notebooks in one JupyterLab, 100-150 s); its
+       fixture starts the strict build, which every browser test waits for;
+    2. the notebooks, the most cells first: they need no build, so the other workers run them while it builds;
+    3. the other groups of tests, the largest first;
+    4. the browser tests, the slowest per test first (_BROWSER_FIRST);
+    5. every other test (a unit test: milliseconds to a few seconds), in the collection order."""
+    path = scope.split("::", 1)[0]
+    if scope in _ONE_WORKER:
+        return (0, -size, 0)
+    if path.endswith(".ipynb"):
+        return (1, -size, 0)
+    if size > 1:
+        return (2, -size, 0)
+    for i, head in enumerate(_BROWSER_FIRST):
+        if scope.startswith(head):
+            return (3, i, 0)
+    return (4, 0, 0)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -223,11 +253,23 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class _Scheduling(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
             if path in _ONE_WORKER_PER_PARAM and nodeid.endswith("]"):
                 return path + "::[" + nodeid.split("[", 1)[1]
+            if path in _ONE_WORKER_TOGETHER:
+                return _ONE_WORKER_TOGETHER[path]
             return path if path.endswith(".ipynb") or path in _ONE_WORKER else nodeid
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the first call: xdist's schedule() has just filled the queue
+                self.ordered = True
+                queue = sorted(self.workqueue.items(), key=lambda kv: _dispatch_rank(kv[0], len(kv[1])))
+                self.workqueue.clear()
+                self.workqueue.update(queue)
+            super()._assign_work_unit(node)
 
     return _Scheduling(config, log)
 

@@ -7,6 +7,7 @@ import re
 
 from mlcalc.accelerators import catalogue
 from mlcalc.calc import Control, choice
+from mlcalc.units import duration, fixed, sig  # the views' number formats (their one home: mlcalc.units)
 
 _DECIMAL = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"),
             (1e-9, "n"), (1e-12, "p"))
@@ -87,4 +88,5 @@ def accelerator_control(default: str = "H100-SXM", key: str = "accelerator", lab
     return choice(key, label, [(f"{a.key} ({a.memory_gb:g} GB)", a.key) for a in catalogue().values()], default)
 
 
-__all__ = ["AUTHOR_YEAR", "accelerator_control", "cite", "cited", "decades", "finite", "geomspace", "money", "si"]
+__all__ = ["AUTHOR_YEAR", "accelerator_control", "cite", "cited", "decades", "duration", "finite", "fixed", "geomspace", "money",
+           "si", "sig"]

@@ -11,7 +11,7 @@ from typing import Any, Mapping, NamedTuple
 from mlcalc import _check, accelerators, charts, compute, models
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
-from mlcalc.calculators._common import accelerator_control, money
+from mlcalc.calculators._common import accelerator_control, money, sig
 
 VENDOR_COLORS = {"NVIDIA": "#76b900", "AMD": "#ed1c24", "Intel": "#0071c5", "Google": "#fbbc04", "AWS": "#8c564b"}
 CHINCHILLA_CITE = "Hoffmann et al. 2022"
@@ -46,7 +46,7 @@ def _catalogue_compute(v: Mapping[str, Any]) -> list[compute.CatalogueRow]:
 def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> View:
     dtype, source = v["dtype"], v["source"]
     table = Table(
-        ("accelerator", "vendor", f"{dtype} TFLOPS ({source})", "memory GB", "memory TB/s",
+        ("accelerator", "vendor", f"{dtype} dense TFLOPS ({source})", "memory GB", "memory TB/s",
          "scale-up GB/s (one direction)", "ops:byte"),
         tuple((r.key, r.vendor, _fmt(r.tflops, 1), _fmt(r.memory_gb), _fmt(r.bandwidth_tbps, 2),
                _fmt(r.scale_up_gbps, 1), _fmt(r.ridge_flops_per_byte)) for r in rows),
@@ -115,7 +115,7 @@ def compare_rows(key_a: str, key_b: str, source: str = "advertised") -> list[Com
         fa = compute.achievable_flops(key_a, dtype, source) / 1e12 if compute.has_flops(key_a, dtype, source) else None
         fb = compute.achievable_flops(key_b, dtype, source) / 1e12 if compute.has_flops(key_b, dtype, source) else None
         if fa is not None or fb is not None:
-            add(f"{dtype} TFLOPS ({source})", fa, fb)
+            add(f"{dtype} dense TFLOPS ({source})", fa, fb)
     add("memory GB", a.memory_gb, b.memory_gb, 0)
     add("memory TB/s", a.memory_bandwidth_tbps, b.memory_bandwidth_tbps, 2)
     la, lb = a.scale_up_bytes_per_s, b.scale_up_bytes_per_s
@@ -257,9 +257,9 @@ def _training_cost_view(result: tuple[float, float, compute.RunCost], v: Mapping
     text = "\n".join([
         tokens_line(n_params, n_tokens, v),
         f"run: {total:.3g} FLOP ({rule})",
-        f"each {v['accelerator']}: {peak / 1e12:,.1f} TFLOPS ({v['source']}) x MFU {u:.0%}"
+        f"each {v['accelerator']}: {peak / 1e12:,.1f} dense TFLOPS ({v['source']}) x MFU {u:.0%}"
         f" = {rc.achieved_flops_per_gpu / 1e12:,.1f} TFLOPS",
-        f"on {n:,}: {rc.days:,.2f} days, {rc.gpu_hours:,.0f} GPU-hours, "
+        f"on {n:,}: {sig(rc.days)} days, {rc.gpu_hours:,.0f} GPU-hours, "
         f"cost {money(rc.cost)} at {_price(price)}/GPU-hour",
     ])
     per_day = n * 24 * price  # money per day of the run: cost is days x this, the same curve on another scale
@@ -409,7 +409,7 @@ def _offers_view(r: OffersResult, v: Mapping[str, Any]) -> View:
     table = Table(
         ("offer", "GPUs", "TFLOPS each", "MFU", "price/GPU-hour", "days", "GPU-hours", "cost"),
         tuple((r.offer.name, f"{r.offer.n_gpus:,}", _fmt(r.peak_flops_per_gpu / 1e12, 1), f"{r.offer.mfu:.0%}",
-               _price(r.offer.price_per_gpu_hour), _fmt(r.time_s / 86400, 2), _fmt(r.gpu_hours), money(r.cost))
+               _price(r.offer.price_per_gpu_hour), sig(r.time_s / 86400), _fmt(r.gpu_hours), money(r.cost))
               for r in results),
     )
     data = [{"offer": f"{i + 1}: {r.offer.name}", "days": r.time_s / 86400, "cost": r.cost,
@@ -469,7 +469,7 @@ def _mfu_view(result: tuple[float, float], v: Mapping[str, Any]) -> View:
         lines.append(f"with full recomputation the hardware does 8/6 as much: HFU = {hfu:.1%}" if hfu <= 1 else
                      "with full recomputation the hardware would do 8/6 as much: more than its peak, impossible")
     if u > 0:
-        lines.append(f"a run planned at 100% of this peak takes {1 / u:.2f}x as long at this MFU")
+        lines.append(f"a run planned at 100% of this peak takes {sig(1 / u)}x as long at this MFU")
     return View(text="\n".join(lines))
 
 

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from mlcalc import _check, charts, facility
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
-from mlcalc.calculators._common import finite, money
+from mlcalc.calculators._common import finite, fixed, money, sig
 
 CUSTOM = "custom"
 
@@ -41,8 +41,8 @@ def _cluster_compute(v: Mapping[str, Any]) -> facility.ClusterPower:
 
 def _cluster_view(c: facility.ClusterPower, v: Mapping[str, Any]) -> View:
     s = facility.system(v["system"])
-    text = (f"{c.n_systems:,} x {s.key} ({c.n_gpus:,} GPUs): IT {c.it_kw / 1000:,.2f} MW, "
-            f"facility {c.facility_kw / 1000:,.2f} MW at PUE {float(v['pue']):g}\n"
+    text = (f"{c.n_systems:,} x {s.key} ({c.n_gpus:,} GPUs): IT {sig(c.it_kw / 1000, 4)} MW, "
+            f"facility {sig(c.facility_kw / 1000, 4)} MW at PUE {float(v['pue']):g}\n"
             f"{c.racks:,} racks of {c.systems_per_rack} system(s), {c.rack_kw:,.1f} kW per rack "
             f"({c.cooling} cooling, limit {c.cooling_limit_kw:g} kW); "
             f"{c.facility_kw * 1000 / c.n_gpus:,.0f} W per GPU at the meter")
@@ -101,11 +101,11 @@ def _energy_compute(v: Mapping[str, Any]) -> dict[str, Any]:
 def _energy_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
     t, y = r["run"], r["year"]
     e = t.energy
-    text = (f"{r['gpu_hours'] / 1e6:,.3g} M GPU-hours at {t.power.it_kw / 1000:,.2f} MW IT, "
-            f"{t.power.facility_kw / 1000:,.2f} MW at the meter\n"
+    text = (f"{r['gpu_hours'] / 1e6:,.3g} M GPU-hours at {sig(t.power.it_kw / 1000, 4)} MW IT, "
+            f"{sig(t.power.facility_kw / 1000, 4)} MW at the meter\n"
             f"the run: {e.facility_kwh / 1000:,.0f} MWh, {money(e.cost_usd)} at ${float(v['usd_per_kwh']):g}/kWh, "
             f"{e.emissions_t:,.0f} t CO2e at {float(v['kg_per_kwh']) * 1000:g} g/kWh\n"
-            f"a year at full load: {y.facility_kwh / 1e6:,.1f} GWh, {money(y.cost_usd)}, {y.emissions_t:,.0f} t CO2e")
+            f"a year at full load: {fixed(y.facility_kwh / 1e6)} GWh, {money(y.cost_usd)}, {y.emissions_t:,.0f} t CO2e")
     table = Table(("", "IT (MWh)", "facility (MWh)", "cost (USD)", "t CO2e"),
                   (("this run", e.it_kwh / 1000, e.facility_kwh / 1000, money(e.cost_usd), e.emissions_t),
                    ("one year", y.it_kwh / 1000, y.facility_kwh / 1000, money(y.cost_usd), y.emissions_t)))

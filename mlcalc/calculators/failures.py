@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from mlcalc import _check, charts, failures, storage
 from mlcalc.calc import Calc, Control, Table, View, register
-from mlcalc.calculators._common import finite
+from mlcalc.calculators._common import finite, fixed
 
 # Categories of the record whose failures take a node out until it is repaired (hardware).
 HARDWARE = ("GPU", "Host", "Network")
@@ -28,9 +28,9 @@ def _interruptions_compute(v: Mapping[str, Any]) -> dict[str, Any]:
 
 def _interruptions_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
     i = r["i"]
-    text = (f"{i.unexpected:,.1f} unexpected interruptions in {float(v['days']):g} days ({i.per_day:,.2f} a day, "
-            f"one every {i.mtbf_s / 3600:,.2f} h), {i.planned:,.1f} planned\n"
-            f"hardware out for repair: {r['away']:,.1f} nodes on average -> {r['spares']:,} hot spare nodes "
+    text = (f"{fixed(i.unexpected)} unexpected interruptions in {float(v['days']):g} days ({fixed(i.per_day, 2)} a day, "
+            f"one every {fixed(i.mtbf_s / 3600, 2)} h), {fixed(i.planned)} planned\n"
+            f"hardware out for repair: {fixed(r['away'])} nodes on average -> {r['spares']:,} hot spare nodes "
             f"({r['spares'] / r['nodes']:.1%} of {r['nodes']:,}) keep the job whole {float(v['confidence']):.0%} "
             f"of the time")
     cats = sorted(i.by_category.items(), key=lambda kv: -kv[1])
@@ -93,8 +93,8 @@ _PARTS = (("checkpoints", "checkpoint_fraction"), ("work lost", "lost_work_fract
 def _goodput_view(g: failures.ScaleGoodput, v: Mapping[str, Any]) -> View:
     every = f"{g.interval_s / 60:,.1f} min" if g.interval_s >= 60 else f"{g.interval_s:,.1f} s"
     how = "Daly's optimum" if v["mode"] == "synchronous" else "one background write after another"
-    text = (f"goodput {g.fraction:.1%}: a failure every {g.mtbf_s / 3600:,.2f} h, a restart of "
-            f"{g.restart_s / 60:,.1f} min, a checkpoint every {every} ({how})")
+    text = (f"goodput {g.fraction:.1%}: a failure every {fixed(g.mtbf_s / 3600, 2)} h, a restart of "
+            f"{fixed(g.restart_s / 60)} min, a checkpoint every {every} ({how})")
     parts = [(name, getattr(g, f)) for name, f in _PARTS]
     table = Table(("where the time goes", "share"), (("training", f"{g.fraction:.2%}"),)
                   + tuple((name, f"{x:.2%}") for name, x in parts))

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from mlcalc import _check, charts, compute, finetune, memory, steptime
 from mlcalc.accelerators import catalogue, spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators._common import finite
+from mlcalc.calculators._common import duration, finite, fixed
 from mlcalc.units import GB
 
 
@@ -49,10 +49,10 @@ def _compute(v: Mapping[str, Any]) -> dict[str, Any]:
 def _view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
     mem, dev = r["mem"], r["device_bytes"]
     fits = "fits" if mem.total_bytes <= dev else "does NOT fit"
-    text = (f"{v['method']}: peak {mem.total_bytes / GB:,.1f} GB ({mem.total_bytes / 2**30:,.1f} GiB) at the {mem.phase}; "
-            f"{fits} one {v['accelerator']} ({dev / GB:,.0f} GB)\n"
+    text = (f"{v['method']}: peak {fixed(mem.total_bytes / GB)} GB ({fixed(mem.total_bytes / 2**30)} GiB) at the {mem.phase}; "
+            f"{fits} one {v['accelerator']}: {spec(v['accelerator']).capacity_text()}\n"
             f"{mem.trainable_params / 1e6:,.1f} M trainable parameters; a step of {int(v['batch']) * int(v['seq_len']):,} "
-            f"tokens ~{r['step_s']:,.3f} s ({r['tokens_per_s']:,.0f} tokens/s at {r['rate'] / 1e12:,.0f} TFLOP/s achieved)"
+            f"tokens ~{duration(r['step_s'])} ({r['tokens_per_s']:,.0f} tokens/s at {r['rate'] / 1e12:,.0f} TFLOP/s achieved)"
             + ("\nthe adapters' own work (casts, small products) adds time that FLOPs do not count"
                if v["method"] != "full" else ""))
     parts = sorted(mem.parts_bytes.items(), key=lambda kv: -kv[1])

@@ -12,7 +12,7 @@ from mlcalc.accelerators import spec
 from mlcalc import gpt_program as predict
 from mlcalc.gpt_program import PRESETS, preset
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators._common import si
+from mlcalc.calculators._common import duration, si, sig
 
 H100_RUN2 = "h100-2026-11-26-run2"  # the second H100 run: matmuls at the training shapes, attention, training
 LINK = "NVLink4-H100"  # the datasheet link the measured curves are set against (NVLink 4, also the H200's)
@@ -63,11 +63,11 @@ def _collective_view(r: tuple[ms.BusbwCurve, float, net.CollectiveTime, net.Coll
     curve, busbw, tm, tl = r
     link = net.link(LINK).bytes_per_s
     size, ranks = v["message_bytes"], int(v["n_ranks"])
-    lines = [f"measured busbw at {si(size, 'B', binary=True)} ({size:,.0f} B): {busbw / 1e9:,.1f} GB/s "
-             f"= {busbw / link:.0%} of NVLink's {link / 1e9:.0f} GB/s one way (measured on {curve.n_ranks} GPUs, "
-             f"{curve.info.device_name})",
-             f"{v['op']} on {ranks} GPUs: {tm.time_s * 1e3:,.3f} ms at the measured busbw, "
-             f"{tl.time_s * 1e3:,.3f} ms at the datasheet link"]
+    lines = [f"measured busbw at {si(size, 'B', binary=True)} ({size:,.0f} B): {sig(busbw / 1e9)} GB/s "
+             f"= {sig(100 * busbw / link, 2)}% of NVLink 4's {link / 1e9:.0f} GB/s one way (measured on "
+             f"{curve.n_ranks} GPUs, {curve.info.device_name})",
+             f"{v['op']} on {ranks} GPUs: {duration(tm.time_s)} at the measured busbw, "
+             f"{duration(tl.time_s)} at the datasheet link (bandwidth alone, no latency)"]
     if ranks != curve.n_ranks:
         lines.append(f"(the curve was measured on {curve.n_ranks} GPUs; with more, busbw usually differs: measure it)")
     chart = _busbw_chart(curve, f"{v['op']} on {curve.n_ranks} x {curve.info.device_name}: "
@@ -178,7 +178,7 @@ def _pasted_view(r: ms.BusbwCurve | ms.MatmulResult, v: Mapping[str, Any]) -> Vi
         link = net.link(LINK).bytes_per_s
         text = (f"{r.op} on {r.n_ranks} ranks of {r.info.device_name}: {len(r.sizes_bytes)} sizes, "
                 f"peak busbw {r.peak_busbw_bytes_per_s / 1e9:,.1f} GB/s ({r.peak_busbw_bytes_per_s / link:.0%} "
-                f"of H100 NVLink one way)")
+                f"of NVLink 4's {link / 1e9:.0f} GB/s one way, the H100's and H200's link)")
         return View(text=text, chart=_busbw_chart(r, f"{r.op} on {r.n_ranks} x {r.info.device_name} (pasted)"))
     line = f"{r.dtype} best {r.best_tflops:,.1f} TFLOPS at {'x'.join(map(str, r.best_shape))}"
     if r.info.accelerator:

@@ -7,7 +7,7 @@ from typing import Any, Mapping, TypedDict
 from mlcalc import _check, charts, memory
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators._common import accelerator_control, cite, cited, finite
+from mlcalc.calculators._common import accelerator_control, cite, cited, finite, fixed, sig
 
 # Bekman's own split of its 18 bytes (weights 6, gradients 4, AdamW 8), the page's worked example.
 BEKMAN = "bekman"
@@ -40,7 +40,8 @@ def _gpu_count_view(r: memory.GpuEstimate, v: Mapping[str, Any]) -> View:
     verb = "train" if v["mode"] == "train" else "serve"
     per_param = (r.total_bytes - r.parts_bytes["activations (headroom)"]) / (float(v["n_params_billion"]) * 1e9)
     text = (f"At least {r.n_gpus:,} x {v['accelerator']} to {verb} "
-            f"({r.total_bytes / 1e9:,.0f} GB / {r.gpu_memory_bytes / 1e9:,.0f} GB = {r.exact:,.2f})")
+            f"({r.total_bytes / 1e9:,.0f} GB / {r.gpu_memory_bytes / 1e9:,.1f} GB = {r.exact:,.2f}); "
+            f"one {v['accelerator']}: {spec(v['accelerator']).capacity_text()}")
     if v["mode"] == "train":
         conv = memory.CONVENTIONS[v["convention"]]
         text += f"\n{per_param:g} bytes/param: {conv.title} ({cited(conv.source)})"
@@ -115,7 +116,7 @@ def _bytes_per_param_compute(v: Mapping[str, Any]) -> dict[str, float]:
 
 def _bytes_per_param_view(result: dict[str, float], v: Mapping[str, Any]) -> View:
     conv = memory.CONVENTIONS[v["convention"]]
-    lines = [f"total: {conv.total:g} bytes/param = {sum(result.values()) / 1e9:,.1f} GB (1e9 bytes) "
+    lines = [f"total: {conv.total:g} bytes/param = {fixed(sum(result.values()) / 1e9)} GB (1e9 bytes) "
              f"for {float(v['n_params_billion']):g}B parameters",
              f"source: {cite(conv.source)}"]
     if conv.note:
@@ -162,8 +163,8 @@ def _zero_compute(v: Mapping[str, Any]) -> memory.ZeroMemory:
 def _zero_view(r: memory.ZeroMemory, v: Mapping[str, Any]) -> View:
     dev = spec(v["accelerator"]).memory_bytes
     verdict = "fits" if r.device_bytes <= dev else "does not fit"
-    text = (f"per device: {r.device_bytes / 1e9:,.2f} GB (1e9 bytes): {verdict} in {dev / 1e9:,.1f} GB "
-            f"(activations not included)" + (f"; {r.cpu_bytes / 1e9:,.2f} GB in host memory" if r.cpu_bytes else ""))
+    text = (f"per device: {sig(r.device_bytes / 1e9, 4)} GB (1e9 bytes): {verdict} in "
+            f"{spec(v['accelerator']).capacity_text()}; activations not included" + (f"; {r.cpu_bytes / 1e9:,.2f} GB in host memory" if r.cpu_bytes else ""))
     table = Table(("model state", "on the device, GB", "on the CPU, GB"),
                   tuple((cat, r.device_parts[cat] / 1e9, r.cpu_parts[cat] / 1e9) for cat in r.device_parts))
     n = float(v["n_params_billion"]) * 1e9
@@ -258,7 +259,7 @@ def _activation_view(per_layer: float, v: Mapping[str, Any]) -> View:
     m = memory.model_preset(v["model"])
     n_layers = m.n_layers
     cases = activation_cases(v["seq_len"], int(v["micro_batch"]), m.hidden, m.n_heads, v["tp"])
-    text = (f"per layer: {per_layer / 2**30:,.3f} GiB; all {n_layers} layers: {n_layers * per_layer / 2**30:,.1f} GiB "
+    text = (f"per layer: {sig(per_layer / 2**30)} GiB; all {n_layers} layers: {sig(n_layers * per_layer / 2**30)} GiB "
             f"per device (first pipeline stage, any pipeline depth; GiB = 2**30 bytes)")
     rows: list[dict[str, Any]] = []  # the chart's rows
     totals: list[dict[str, Any]] = []
@@ -324,7 +325,7 @@ def _serving_view(est: memory.ServingEstimate, v: Mapping[str, Any]) -> View:
     seqs = memory.max_sequences(m, spec(v["accelerator"]).memory_bytes, ctx, est.n_devices, v["weight_dtype"],
                                 v["kv_dtype"])
     acc = v["accelerator"]
-    text = (f"KV cache per token: {est.kv_bytes_per_token / 2**10:,.1f} KiB ({_kv_formula(m, v['kv_dtype'])})\n"
+    text = (f"KV cache per token: {fixed(est.kv_bytes_per_token / 2**10)} KiB ({_kv_formula(m, v['kv_dtype'])})\n"
             f"one sequence of {ctx:,} tokens: {est.kv_cache_bytes / int(v['batch']) / 1e9:,.2f} GB of cache\n"
             f"devices needed: {est.n_devices:,} x {acc} (using {memory.VLLM_MEMORY_UTILIZATION:.0%} of each)\n"
             f"on {est.n_devices:,} device(s): room for batch {seqs:,} at context {ctx:,}")
@@ -362,7 +363,7 @@ def _moe_compute(v: Mapping[str, Any]) -> memory.MoeSummary:
 
 
 def _moe_view(s: memory.MoeSummary, v: Mapping[str, Any]) -> View:
-    text = (f"weights in memory: {s.weights_bytes / 1e9:,.1f} GB; a dense model with the active "
+    text = (f"weights in memory: {fixed(s.weights_bytes / 1e9)} GB; a dense model with the active "
             f"parameters would need {s.dense_equivalent_bytes / 1e9:,.1f} GB\n"
             f"forward compute: {s.forward_flops_per_token / 1e9:,.1f} GFLOP per token "
             f"({s.active_params / s.total_params:.0%} of the parameters)")
@@ -409,7 +410,7 @@ def _training_view(fit: memory.TrainingFit, v: Mapping[str, Any]) -> View:
                                     pp=fit.pp, **kw)
     verdict = "fits" if fit.fits else "does NOT fit"
     lines = [f"{fit.n_devices:,} devices (dp {fit.dp} x tp {fit.tp} x pp {fit.pp}): {fit.total_bytes / 1e9:,.1f} GB "
-             f"per device, {verdict} in {fit.device_bytes / 1e9:,.1f} GB (GB = 1e9 bytes)"]
+             f"per device, {verdict} in {spec(v['accelerator']).capacity_text()}; GB = 1e9 bytes"]
     if best is None:
         lines.append("no layout up to 16,384 devices fits")
     else:
@@ -475,7 +476,7 @@ def _cpu_compute(v: Mapping[str, Any]) -> memory.CpuNeeds:
 def _cpu_view(needs: memory.CpuNeeds, v: Mapping[str, Any]) -> View:
     text = (f"dataloader workers: {needs.dataloader_workers:,}; processes with the main ones: {needs.processes:,}; "
             f"cores: at least {needs.cores:,}\n"
-            f"host RAM at the peak: {needs.ram_bytes / 1e9:,.1f} GB (1e9 bytes; loading and offload do not overlap; "
+            f"host RAM at the peak: {fixed(needs.ram_bytes / 1e9)} GB (1e9 bytes; loading and offload do not overlap; "
             "workers come on top)")
     table = Table(("host RAM", "GB"), tuple((name, nbytes / 1e9) for name, nbytes in needs.ram_parts_bytes.items()))
     return View(text=text, table=table)

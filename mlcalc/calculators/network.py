@@ -14,7 +14,7 @@ from mlcalc import network as net
 from mlcalc import parallel as par
 from mlcalc.accelerators import spec, training_dtype
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators._common import accelerator_control, si
+from mlcalc.calculators._common import accelerator_control, fixed, si, sig
 
 
 def _int_in(name: str, value: Any, lo: int, hi: int) -> int:
@@ -26,8 +26,8 @@ def _int_in(name: str, value: Any, lo: int, hi: int) -> int:
 
 
 def gbs(bytes_per_s: float) -> str:
-    """Bytes per second as GB/s (1e9 bytes)."""
-    return f"{bytes_per_s / 1e9:,.1f} GB/s"
+    """Bytes per second as GB/s (1e9 bytes): one decimal from 1 GB/s (none from 1,000), three significant digits below."""
+    return f"{fixed(bytes_per_s / 1e9)} GB/s" if bytes_per_s >= 1e9 else f"{sig(bytes_per_s / 1e9)} GB/s"
 
 
 # --------------------------------------------------------------------------- 1. units
@@ -37,16 +37,21 @@ def _units_compute(v: Mapping[str, Any]) -> net.UnitsResult:
     return net.bandwidth_units(v["value"], v["unit"], v["direction"], v["nics_per_node"], v["efficiency"])
 
 
+def _gbps(gbit_per_s: float) -> str:
+    """Gb/s in the units table: whole numbers from 100, three significant digits below (0.4, not 0)."""
+    return f"{gbit_per_s:,.0f}" if gbit_per_s >= 100 else sig(gbit_per_s)
+
+
 def _units_view(r: net.UnitsResult, v: Mapping[str, Any]) -> View:
     one = r.one_direction_bytes_per_s
     rows = (
-        ("one link, one direction", f"{one / 1e9:,.2f}", f"{net.bytes_per_s_to_gbps(one):,.0f}"),
+        ("one link, one direction", sig(one / 1e9, 4), _gbps(net.bytes_per_s_to_gbps(one))),
         (f"node ({int(v['nics_per_node'])} x), one direction", f"{r.node_bytes_per_s / 1e9:,.1f}",
-         f"{net.bytes_per_s_to_gbps(r.node_bytes_per_s):,.0f}"),
+         _gbps(net.bytes_per_s_to_gbps(r.node_bytes_per_s))),
         (f"plan with {float(v['efficiency']):.0%} of it", f"{r.expected_node_bytes_per_s / 1e9:,.1f}",
-         f"{net.bytes_per_s_to_gbps(r.expected_node_bytes_per_s):,.0f}"),
+         _gbps(net.bytes_per_s_to_gbps(r.expected_node_bytes_per_s))),
     )
-    text = (f"{float(v['value']):g} {v['unit']} {v['direction']} = {one / 1e9:,.2f} GB/s per direction "
+    text = (f"{float(v['value']):g} {v['unit']} {v['direction']} = {sig(one / 1e9, 4)} GB/s per direction "
             f"(GB = 1e9 bytes, Gb = 1e9 bits)")
     return View(text=text, table=Table(("", "GB/s", "Gb/s"), rows))
 
@@ -75,7 +80,7 @@ def _generations_compute(v: Mapping[str, Any]) -> tuple[net.Speedup, ...]:
 
 
 def _generations_view(result: tuple[net.Speedup, ...], v: Mapping[str, Any]) -> View:
-    table = Table(("GPU", "compute x", "NVLink x", "ratio"),
+    table = Table(("GPU", "compute x (dense fp16)", "NVLink x", "ratio"),
                   tuple((s.gpu, f"{s.compute:.2f}", f"{s.intra_node:.1f}", f"{s.compute / s.intra_node:.2f}")
                         for s in result))
     data = []

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Mapping, TypedDict
 
 from mlcalc import _check, charts, live, memory, plan, serving
 from mlcalc.accelerators import spec
 from mlcalc.calc import Calc, Control, Table, View, choice, register
-from mlcalc.calculators._common import money
+from mlcalc.calculators._common import fixed, money, sig
 
 _MODELS = tuple(memory.model_presets())
 _OFFERS = tuple(plan.offers())
@@ -57,7 +58,7 @@ def _train_compute(v: Mapping[str, Any]) -> tuple[plan.Search, memory.ModelConfi
 
 
 def _plan_row(label: str, p: plan.Plan) -> tuple[Any, ...]:
-    return (label, f"{p.n_gpus:,}", f"{p.days:,.1f}", money(p.dollars), f"{p.mfu:.0%}", p.offer.name)
+    return (label, f"{p.n_gpus:,}", fixed(p.days), money(p.dollars), f"{p.mfu:.0%}", p.offer.name)
 
 
 # headline columns first (what, how many, how long, how much), the offer's name last, wrapping in its own
@@ -74,6 +75,44 @@ def _searched(res: plan.Search, v: Mapping[str, Any]) -> str:
             f"4 per doubling, at most {plan.MAX_COUNTS} per chip).")
 
 
+@lru_cache(maxsize=None)
+def _checked_mfu(chip: str) -> tuple[tuple[float, str], ...]:
+    """(MFU, run) of each published bf16 run on ``chip`` that the step-time engine is checked on
+    (mlcalc.training_runs, an mlcalc.accuracy family), the MFU counted as the planner counts it: the published
+    throughput x (6 N + attention) FLOP per token over the bf16 peak."""
+    from mlcalc import training_runs  # records: imported when a plan is shown, not when the site starts
+
+    out = []
+    for c in training_runs.checks():
+        e = training_runs.runs()[c.name]
+        if e["chip"] != chip or e.get("dtype", "bf16") != "bf16":
+            continue
+        published_tokens_per_s = c.prediction.tokens_per_s / (1.0 + c.error)  # error = predicted / published - 1
+        flops = plan.flops_per_token(training_runs.model_of(e), int(e["seq_len"]))
+        out.append((published_tokens_per_s * flops / (int(e["gpus"]) * spec(chip).peak_flops("bf16")), c.name))
+    return tuple(sorted(out))
+
+
+def _mfu_range(p: plan.Plan) -> str:
+    """Whether a plan's MFU lies inside what the engine was checked on for its chip, in one sentence."""
+    runs = _checked_mfu(p.offer.chip)
+    if not runs:
+        return (f"No published run on {p.offer.chip} checks the step-time engine: its {p.mfu:.1%} MFU there is "
+                "the H100-measured model carried over, unchecked.")
+    (lo, _), (hi, top) = runs[0], runs[-1]
+    where = (f"the {len(runs)} published bf16 runs on {p.offer.chip} that check the step-time engine "
+             f"(mlcalc.accuracy) reached {lo:.0%} to {hi:.0%} MFU counted the same way")
+    if p.mfu > hi:
+        return (f"Outside the checked range: {where}; this plan's {p.mfu:.1%} is above the highest ({top}), "
+                "so it rests on the engine alone.")
+    return f"Inside the checked range: {where}."
+
+
+def _term_note(offer: plan.Offer) -> str:
+    """" (every hour of the 1-year term billed)" for a commitment, whatever the run's length; "" otherwise."""
+    return f" (every hour of the {offer.term_years:g}-year term billed)" if offer.term_years > 0 else ""
+
+
 def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str, Any]) -> View:
     res, model, tokens = r
     lines = [f"{model.name}: {model.n_params() / 1e9:,.1f}B parameters, {tokens / 1e9:,.0f}B tokens "
@@ -82,18 +121,18 @@ def _train_view(r: tuple[plan.Search, memory.ModelConfig, float], v: Mapping[str
     rows: list[tuple[Any, ...]] = []
     if res.cheapest is not None and res.fastest is not None:  # a search that finds one finds both
         ch, fa = res.cheapest, res.fastest
-        lines.append(f"Cheapest plan that meets {limits}: {ch.n_gpus:,} x {ch.offer.name}, {ch.days:,.1f} days, "
-                     f"{money(ch.dollars)}. " + plan.explain(ch, model, tokens))
+        lines.append(f"Cheapest plan that meets {limits}: {ch.n_gpus:,} x {ch.offer.name}, {fixed(ch.days)} days, "
+                     f"{money(ch.dollars)}. " + plan.explain(ch, model, tokens) + " " + _mfu_range(ch))
         if fa is not ch:
-            lines.append(f"Fastest plan that meets both: {fa.n_gpus:,} x {fa.offer.name}, {fa.days:,.1f} days, "
-                         f"{money(fa.dollars)}. " + plan.explain(fa, model, tokens))
+            lines.append(f"Fastest plan that meets both: {fa.n_gpus:,} x {fa.offer.name}, {fixed(fa.days)} days, "
+                         f"{money(fa.dollars)}. " + plan.explain(fa, model, tokens) + " " + _mfu_range(fa))
         else:
             lines.append("It is also the fastest plan that meets both.")
         lines.append(plan.facility_line(ch, " of the cheapest plan"))
         spread = res.price_range
         if len(spread) > 1:
             lines.append(f"The same {ch.n_gpus:,} x {ch.offer.chip} under each price searched: "
-                         + "; ".join(f"{money(p.dollars)} {p.offer.name}" for p in spread) + ".")
+                         + "; ".join(f"{money(p.dollars)} {p.offer.name}" + _term_note(p.offer) for p in spread) + ".")
         rows.append(_plan_row("cheapest", ch))
         if fa is not ch:
             rows.append(_plan_row("fastest", fa))
@@ -196,7 +235,7 @@ def _compare_view(r: tuple[plan.Plan, plan.Plan, memory.ModelConfig, float], v: 
     cost = f"{b.dollars / a.dollars:,.2f}x the dollars" if a.dollars > 0 else f"{money(b.dollars)} (A costs $0)"
     text = (f"{model.name}, {tokens / 1e9:,.0f}B tokens. A: {a.n_gpus:,} x {a.offer.name}; "
             f"B: {b.n_gpus:,} x {b.offer.name}. B takes {b.days / a.days:,.2f}x the days and {cost} of A.\n"
-            f"A: {plan.explain(a, model, tokens)}\nB: {plan.explain(b, model, tokens)}")
+            f"A: {plan.explain(a, model, tokens)} {_mfu_range(a)}\nB: {plan.explain(b, model, tokens)} {_mfu_range(b)}")
     return View(text=text, table=Table(("number", "plan A", "plan B", "unit"), tuple(rows)))
 
 
@@ -402,9 +441,9 @@ def _serve_view(r: dict[str, Any], v: Mapping[str, Any]) -> View:
     lay = f"tp={s.tp}" + (f" x ep={s.ep}" if s.ep > 1 else "") + (f" over {s.nodes} nodes" if s.nodes > 1 else "")
     reps = f"{s.replicas:,} replica{'s' if s.replicas != 1 else ''}"
     lines = [f"{s.gpus:,} x {s.chip} ({reps} of {lay}), {engine} engine, batch up to {s.batch:,}: "
-             f"TTFT p99 {s.ttft_s * 1e3:,.0f} ms, TPOT p99 {s.tpot_s * 1e3:,.1f} ms (simulated), "
+             f"TTFT p99 {s.ttft_s * 1e3:,.0f} ms, TPOT p99 {fixed(s.tpot_s * 1e3)} ms (simulated), "
              f"bottleneck: {s.bound}.",
-             f"${s.dollars_per_million_input:,.3f} per million input tokens, ${s.dollars_per_million_output:,.2f} "
+             f"${sig(s.dollars_per_million_input)} per million input tokens, ${sig(s.dollars_per_million_output)} "
              f"per million output tokens ({s.output_tokens_per_s:,.0f} output tokens/s in all), {price}.",
              f"KV cache room: {s.kv_tokens_fit:,} tokens per replica; each replica gets "
              f"{s.replica_requests_per_s:,.2f} requests/s."]

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from mlcalc import _check, charts, storage
 from mlcalc.calc import Calc, Control, Presets, Table, View, choice, register
-from mlcalc.calculators._common import decades, finite, geomspace
+from mlcalc.calculators._common import decades, duration, finite, fixed, geomspace, si, sig
 from mlcalc.storage import GB, TB, GiB, MiB
 from mlcalc.units import SECONDS_PER_HOUR as HOUR
 YEAR_S = 365.0 * 24 * HOUR
@@ -34,9 +34,9 @@ def _dataloader_compute(v: Mapping[str, Any]) -> storage.DataloaderBandwidth:
 
 def _dataloader_view(bw: storage.DataloaderBandwidth, v: Mapping[str, Any]) -> View:
     need = bw.per_node_bytes_per_s / GB
-    text = (f"{bw.samples_per_s:,.2f} samples/s per accelerator, {bw.flop_per_byte:,.0f} FLOP per input byte\n"
-            f"per accelerator: {bw.per_accelerator_bytes_per_s / GB:,.3f} GB/s; "
-            f"per node of {int(v['accelerators_per_node']):,}: {need:,.2f} GB/s (GB = 1e9 bytes, reads)")
+    text = (f"{sig(bw.samples_per_s)} samples/s per accelerator, {sig(bw.flop_per_byte)} FLOP per input byte\n"
+            f"per accelerator: {sig(bw.per_accelerator_bytes_per_s / GB)} GB/s; "
+            f"per node of {int(v['accelerators_per_node']):,}: {sig(need)} GB/s (GB = 1e9 bytes, reads)")
     bars: list[dict[str, Any]] = []  # the chart's rows
     for key in COMPARE_FILESYSTEMS:
         fs = storage.filesystem(key)
@@ -108,8 +108,8 @@ def _llm_compute(v: Mapping[str, Any]) -> tuple[storage.DataloaderBandwidth, flo
 def _llm_view(r: tuple[storage.DataloaderBandwidth, float], v: Mapping[str, Any]) -> View:
     bw, job = r
     nfs = storage.filesystem("nfs-tcp").bandwidth_bytes_per_s
-    text = (f"{bw.samples_per_s:,.0f} tokens/s per GPU -> {bw.per_accelerator_bytes_per_s / 1e3:,.1f} kB/s per GPU, "
-            f"{bw.per_node_bytes_per_s / 1e6:,.3f} MB/s per node, {job / 1e6:,.2f} MB/s for the whole job\n"
+    text = (f"{sig(bw.samples_per_s)} tokens/s per GPU -> {si(bw.per_accelerator_bytes_per_s, 'B/s')} per GPU, "
+            f"{si(bw.per_node_bytes_per_s, 'B/s')} per node, {si(job, 'B/s')} for the whole job (k, M, G = 1e3, 1e6, 1e9)\n"
             f"one NFS client (~{nfs / GB:g} GB/s) could feed {nfs / bw.per_node_bytes_per_s:,.0f} such nodes")
     return View(text=text)
 
@@ -147,9 +147,9 @@ def _checkpoint_compute(v: Mapping[str, Any]) -> tuple[storage.CheckpointSize, s
 def _checkpoint_view(r: tuple[storage.CheckpointSize, storage.CheckpointWrite], v: Mapping[str, Any]) -> View:
     size, write = r
     table = Table(("saved", "GB (1e9 bytes)"), tuple((name, nbytes / GB) for name, nbytes in size.parts_bytes.items()))
-    text = (f"checkpoint: {size.bytes_per_param:g} bytes/param = {size.total_bytes / TB:,.2f} TB "
-            f"= {size.total_bytes / 2**40:,.2f} TiB\n"
-            f"write: {write.seconds:,.1f} s at {write.effective_bytes_per_s / GB:,.1f} GB/s "
+    text = (f"checkpoint: {size.bytes_per_param:g} bytes/param = {sig(size.total_bytes / TB)} TB "
+            f"= {sig(size.total_bytes / 2**40)} TiB\n"
+            f"write: {duration(write.seconds)} at {fixed(write.effective_bytes_per_s / GB)} GB/s "
             f"(limited by the {write.bottleneck})")
     return View(text=text, table=table)
 
@@ -196,7 +196,7 @@ def _interval_compute(v: Mapping[str, Any]) -> dict[str, Any]:
 
 def _interval_view(r: Mapping[str, Any], v: Mapping[str, Any]) -> View:
     c, b = r["chosen"], r["best"]
-    text = (f"job MTBF: {r['mtbf_s'] / HOUR:,.2f} h; Young: {r['young_s'] / 60:,.1f} min, Daly: {r['daly_s'] / 60:,.1f} min\n"
+    text = (f"job MTBF: {sig(r['mtbf_s'] / HOUR)} h; Young: {sig(r['young_s'] / 60)} min, Daly: {sig(r['daly_s'] / 60)} min\n"
             f"every {r['interval_s'] / HOUR:.2f} h: goodput {c.fraction:.1%} (checkpoints {c.checkpoint_fraction:.1%}, "
             f"lost work {c.lost_work_fraction:.1%}, restarts {c.restart_fraction:.1%}); "
             f"at Daly's interval {b.fraction:.1%}")
@@ -253,7 +253,7 @@ def _capacity_compute(v: Mapping[str, Any]) -> storage.Capacity:
 
 
 def _capacity_view(cap: storage.Capacity, v: Mapping[str, Any]) -> View:
-    text = (f"store {cap.needed_bytes / TB:,.1f} TB -> buy {cap.to_buy_bytes / TB:,.1f} TB at "
+    text = (f"store {fixed(cap.needed_bytes / TB)} TB -> buy {fixed(cap.to_buy_bytes / TB)} TB at "
             f"{cap.usable_fraction:.0%} usable (TB = 1e12 bytes)")
     rows = [{"bar": "store", "part": name, "tb": nbytes / TB, "order": i}
             for i, (name, nbytes) in enumerate(cap.parts_bytes.items())]
@@ -300,8 +300,8 @@ def _startup_compute(v: Mapping[str, Any]) -> storage.StartupTime:
 
 
 def _startup_view(r: storage.StartupTime, v: Mapping[str, Any]) -> View:
-    text = (f"{r.total_ops:,.0f} metadata ops -> {r.seconds:,.1f} s (one process alone: {r.latency_bound_s:,.1f} s; "
-            f"server-bound: {r.server_bound_s:,.1f} s); limited by the {r.bottleneck}")
+    text = (f"{r.total_ops:,.0f} metadata ops -> {duration(r.seconds)} (one process alone: {duration(r.latency_bound_s)}; "
+            f"server-bound: {duration(r.server_bound_s)}); limited by the {r.bottleneck}")
     nodes = int(v["n_nodes"])
     server_per_node = r.server_bound_s / nodes  # the server term grows linearly with the node count
     lines: list[dict[str, Any]] = []  # the chart's rows

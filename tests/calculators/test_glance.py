@@ -83,6 +83,33 @@ def test_shares_in_range_and_no_signed_zero(key):
     assert not problems, problems[:5]
 
 
+# A number a view prints with a unit after it (GB, s, days...): a true zero is "0" and a small positive value keeps
+# its digits ("0.00 s of pipeline bubble" was printed for 3 ms and for none alike), and no such number claims more
+# than 4 significant digits ("120.00 GB", "1,516.5 GiB", "400.00 GB/s" were printed).
+_UNIT = r"(?:GB/s|TB/s|MB/s|kB/s|GB|GiB|TB|TiB|MB|MiB|kB|KiB|ms|µs|ns|s|h|min|days|kW|MW|GWh|MWh)(?![\w/])"
+ZERO_WITH_DECIMALS = re.compile(r"(?<![\d.,])0\.0+\s?" + _UNIT)
+NUMBER_WITH_UNIT = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)\s?" + _UNIT)
+
+
+def _significant(number: str) -> int:
+    return len(number.replace(",", "").replace(".", "").lstrip("0"))
+
+
+@pytest.mark.parametrize("key", sorted(calc.REGISTRY))
+def test_numbers_with_units_keep_sensible_digits(key):
+    c = calc.REGISTRY[key]
+    problems = []
+    for s in states(c):
+        out = run(key, s)
+        if not out.get("ok"):
+            continue
+        for line in out["text"].splitlines():
+            problems += [f"{m.group(0)!r} in {line[:160]!r}" for m in ZERO_WITH_DECIMALS.finditer(line)]
+            problems += [f"{m.group(0)!r} in {line[:160]!r}" for m in NUMBER_WITH_UNIT.finditer(line)
+                         if _significant(m.group(1)) > 4]
+    assert not problems, problems[:5]
+
+
 MAX_COMBOS = 400  # combinations of the other controls tried per option (a bound)
 INT_LADDER = (1, 2, 3, 4, 5, 7, 8, 9, 16, 32, 35, 64, 70, 72, 128, 140, 256, 280, 315, 576, 1024)
 
@@ -145,3 +172,20 @@ def test_no_bibtex_key_is_shown(key):
         out = run(key, {**base, **values})
         words = set(re.findall(r"[\w-]+", " ".join([c.title, out["text"], out["error"], out["chart_title"]])))
         assert not words & keys, (values, words & keys)
+
+
+def test_a_fit_says_why_the_card_holds_more_than_its_datasheet_figure():
+    # the catalogue lists the datasheet's 80 GB; fits use the bytes torch reports (H100) or 80 GiB (A100)
+    h100 = calc.run("memory.training_fit", {"accelerator": "H100-SXM"})["text"]
+    a100 = calc.run("memory.zero", {"accelerator": "A100-80GB"})["text"]
+    assert "85.0 GB (the bytes torch reports; datasheet: 80 GB)" in h100
+    assert "85.9 GB (the datasheet's 80 GB read as GiB)" in a100
+
+
+def test_a_plan_above_the_checked_mfu_says_so():
+    # plan.compare's default: 512 x A100 at 74.8% MFU, above every published A100 run the engine is checked on
+    # (the highest by the planner's count is torchtitan's Llama 2 13B on 64 A100, 61%); 256 x H100 at 59% is inside
+    text = calc.run("plan.compare", {})["text"]
+    a, b = text.split("\nA: ")[1].split("\nB: ")
+    assert "Inside the checked range" in a and "Outside the checked range" in b
+    assert "torchtitan Llama 2 13B" in b

@@ -1494,3 +1494,31 @@ def test_grouped_law_fits_sglang_call_but_not_vllm_mixtral():
         assert 0 < left < 0.003 and extra > 2 * left, (c.chip, left, extra)
     assert round(sm.grouped_extra_per_step_s(m, "H200-SXM", 8, 2) * 1e3, 1) == 6.0
     assert round(sm.grouped_extra_per_step_s(m, "A100-80GB", 8, 2) * 1e3, 1) == 13.7
+
+
+def test_trtllm_bench_caps_follow_tuning_py():
+    # tensorrt_llm/bench/build/tuning.py: KV room of the whole group over max(tp, KV heads) heads, requests at most
+    # 4,096 rounded up (64 min, 32 / 128 / 256 steps), tokens (1 + in/out) each, at most 32,768 (2,048 min)
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    assert sm.trtllm_bench_caps(qwen, "H100-SXM", 8, 128, 2048) == (1024, 2048)
+    assert sm.trtllm_bench_caps(qwen, "H200-SXM", 8, 128, 128) == (4096, 8192)  # both 4,096-request caps
+    bs, tok = sm.trtllm_bench_caps(qwen, "H200-SXM", 8, 20000, 2000)
+    assert bs % 32 == 0 and tok % 256 == 0 and tok >= 2048
+    with pytest.raises(ValueError, match="tp"):
+        sm.trtllm_bench_caps(qwen, "H100-SXM", 1, 128, 2048)  # 235 G FP8 parameters do not fit one 80 GB card
+
+
+def test_attention_dp_gap_shares_per_mechanism():
+    # TensorRT-LLM's attention-DP code, quantified on the v1.0 Qwen3-235B rows: the heap deals the uniform requests
+    # evenly (at most one apart), the caps sit above a rank's batch, the collectives move the modelled bytes; only the
+    # run's last, smaller wave explains any of the gap, and never most of it
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    g = sm.attention_dp_gap_shares(qwen, "H100-SXM", 8, 128, 2048, 19658, requests=3000)
+    assert (g.rank_min, g.rank_max, g.rank_batch, g.caps_bind) == (375, 375, 220, False)
+    assert g.sync_share == 0.0 and g.caps_share == 0.0 and 0.0 < g.wave_share < 0.2
+    assert g.gap_s > 0 and g.comm_factor > 4 and g.gemm_factor > 3
+    one = sm.attention_dp_gap_shares(qwen, "H200-SXM", 8, 128, 2048, 42821, requests=3000)
+    assert one.rank_batch == one.rank_max == 375 and one.wave_share == 0.0  # every request at once: one wave
+    moe = [c for c in sm.check_inflight() if c.attention_dp]
+    assert all("_balance_requests_across_ranks" in c.cause and "ncclReduce" in c.cause for c in moe)
+    assert all("Unexplained:" in c.cause for c in moe)

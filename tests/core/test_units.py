@@ -89,3 +89,12 @@ def test_no_two_modules_define_a_public_class_of_the_same_name():
     # the offers and layouts are named for what they are
     assert {"ClusterOffer", "Offer", "PlannedLayout", "GridLayout", "Layout"} <= set(where)
     assert where["Offer"] == ["mlcalc.plan"] and where["Layout"] == ["mlcalc.steptime"]
+
+
+def test_number_formats_keep_small_values_and_drop_spurious_digits():
+    from mlcalc.units import duration, fixed, sig
+
+    assert [sig(131.97), sig(0.0013), sig(38095.2), sig(0)] == ["132", "0.00130", "38,095", "0"]
+    assert [duration(0.0031), duration(4.2e-5), duration(1.917), duration(0)] == ["3.10 ms", "42.0 µs", "1.92 s", "0 s"]
+    assert [fixed(30.64), fixed(1908.6), fixed(120.0, 2), fixed(0.04), fixed(0)] == ["30.6", "1,909", "120.0", "0.040", "0"]
+
