@@ -241,9 +241,13 @@ def _budget_view(b: par.Budget, v: Mapping[str, Any], first: str = "") -> View:
               "kind": "can hide" if ln.parallelism == "data" else "exposed"}
              for ln in b.lines]
     lay = b.layout
+    # One bar per row (each its own name), so not stacked: stacked, Vega-Lite orders a stack by the colour scale's
+    # fixed domain and writes that list into an expression, where the page's compiled template cannot place it
+    # (book/_static/mlcalc-live.js, templateOf): this chart alone was then compiled by Vega-Lite on every change
+    # (20-120 ms for the page's first ones on the loaded 2-core machine, 2026-11-27). Drawn the same (equal SVG).
     spec_ = charts.bars(
         f"tp={lay.tp} x pp={lay.pp} x dp={lay.dp}: step {b.step_s:,.2f} s, {b.exposed_s:,.2f} s exposed; "
-        "dotted: the backward pass", data, name="what", x=charts.q("s", "seconds per step"),
+        "dotted: the backward pass", data, name="what", x=charts.q("s", "seconds per step", stack=None),
         color_by="kind", legend=False,
         colors={"compute": charts.PALETTE[2], "exposed": charts.PALETTE[0], "can hide": charts.PALETTE[1]},
         tooltip=[charts.tip("what", kind="nominal"), charts.tip("s", fmt=",.3f")],
