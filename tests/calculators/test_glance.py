@@ -64,16 +64,20 @@ def states(c: calc.Calc) -> list[dict]:
     return out[:MAX_STATES]
 
 
-@pytest.mark.parametrize("key", sorted(calc.REGISTRY))
-def test_shares_in_range_and_no_signed_zero(key):
-    c = calc.REGISTRY[key]
-    problems = []
-    for s in states(c):
+def shown(key: str):
+    """(state, text) of each state the calculator answers; a state it refuses must get a message, not a traceback."""
+    for s in states(calc.REGISTRY[key]):
         out = run(key, s)
         if not out.get("ok"):
             assert out.get("error") and "Traceback" not in out["error"], out
             continue
-        text = out["text"]
+        yield s, out["text"]
+
+
+@pytest.mark.parametrize("key", sorted(calc.REGISTRY))
+def test_shares_in_range_and_no_signed_zero(key):
+    problems = []
+    for s, text in shown(key):
         for m in SHARE.finditer(text):
             x = float(m.group(2).replace(",", ""))
             if not 0.0 <= x <= 100.0:
@@ -97,13 +101,9 @@ def _significant(number: str) -> int:
 
 @pytest.mark.parametrize("key", sorted(calc.REGISTRY))
 def test_numbers_with_units_keep_sensible_digits(key):
-    c = calc.REGISTRY[key]
     problems = []
-    for s in states(c):
-        out = run(key, s)
-        if not out.get("ok"):
-            continue
-        for line in out["text"].splitlines():
+    for _, text in shown(key):
+        for line in text.splitlines():
             problems += [f"{m.group(0)!r} in {line[:160]!r}" for m in ZERO_WITH_DECIMALS.finditer(line)]
             problems += [f"{m.group(0)!r} in {line[:160]!r}" for m in NUMBER_WITH_UNIT.finditer(line)
                          if _significant(m.group(1)) > 4]
