@@ -45,7 +45,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from mlcalc import _check, compute, memory, serving
+from mlcalc import _check, compute, memory, serving, steptime
 from mlcalc.accelerators import spec
 from mlcalc import servemeasured as sm
 
@@ -720,10 +720,8 @@ def shape_slowdown(row: Mapping[str, Any], got: sm.Inflight) -> tuple[float, flo
     if model.is_moe:
         raise ValueError(f"row={row['system']!r} with {model.name} is not allowed: a dense model's matmuls only")
     m = max(1, round(got.batch + got.prefill_tokens))
-    qkv = (model.n_heads + 2 * model.n_kv_heads) * model.head_dim
-    mlp = (2 if model.gated_mlp else 1) * model.ffn_hidden
-    shapes = ((qkv // tp, model.hidden), (model.hidden, model.n_heads * model.head_dim // tp),
-              (mlp // tp, model.hidden), (model.hidden, model.ffn_hidden // tp))
+    # (N, K) of each product as the layer runs it: Q, K and V in one, the gate and up projections in one (their count)
+    shapes = tuple((n * count, k) for _, n, k, count, _ in steptime.layer_products(model, m, False, tp, fused_qkv=True))
     sms = spec(row["chip"]).sm_count
     if sms is None:
         raise ValueError(f"chip={row['chip']!r} is not allowed: its SM count is not in the catalogue")
