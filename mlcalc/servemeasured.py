@@ -1716,17 +1716,19 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
                   f"{model.n_experts} experts {mc.slice_width} wide; each expert's matmuls would still carry "
                   f"{mc.expert_rows:,} rows, with the same tile-and-wave efficiency as {model.n_experts // tp} whole "
                   f"experts a GPU ({mc.shape_efficiency_tp:.0%} vs {mc.shape_efficiency_ep:.0%}, "
-                  f"compute.matmul_shape_efficiency; the {mc.slice_width}-deep down projection's inner dimension is "
-                  "not in it), "
+                  f"compute.matmul_shape_efficiency; in the tile a Hopper library picks, compute.gemm_kernel, K "
+                  f"padded, the {mc.slice_width}-deep down projection leaves {mc.kernel_useful_tp:.0%} of the experts' "
+                  f"arithmetic useful against {mc.kernel_useful_ep:.0%}, {mc.kernel_extra_s * 1e3:.1f} ms), "
                   "the same FLOPs and weight bytes, but every GPU would route and run all ranks' "
                   f"{got.batch + got.prefill_tokens:,.0f} tokens: {mc.extra_s * 1e3:.1f} ms more, "
                   f"{mc.gap_share:.0%} of the gap (the row {mc.error_if_charged:+.0%}); the sources point to "
                   f"'--ep {tp}', so it is not charged (below). Unexplained: "
                   f"{1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source quantifies: how "
                   "evenly the synthetic prompts' tokens load the experts of each GPU; the expert matmuls' tile and "
-                  f"wave quantization, which at the model's default 256 x 128 tiles would add "
-                  f"{mc.shape_extra_s * 1e3:.1f} ms, {mc.shape_extra_s / g.gap_s:.0%} of the gap, under either "
-                  "mapping; iterations run without CUDA graphs while any rank holds a context). "
+                  f"wave quantization, under either mapping {mc.shape_extra_s * 1e3:.1f} ms "
+                  f"({mc.shape_extra_s / g.gap_s:.0%} of the gap) at the model's default 256 x 128 tiles, "
+                  f"{mc.kernel_shape_extra_s * 1e3:.1f} ms ({mc.kernel_shape_extra_s / g.gap_s:.0%}) in the tiles "
+                  "compute.gemm_kernel picks; iterations run without CUDA graphs while any rank holds a context). "
                   + MOE_MAPPING_EVIDENCE + ". ")
     return ("no cause stated by the source; ours: not found. Predicted as the page's corrected revision states the run ("
             f"'enable_attention_dp: true': each of the {tp} GPUs runs attention for its own {rb:,} requests with their "
@@ -1828,6 +1830,10 @@ class MoeMappingCost(NamedTuple):
     shape_efficiency_ep: float  # tile and wave efficiency of a GPU's grouped expert matmuls, experts split whole
     shape_efficiency_tp: float  # the same with every expert split tp ways
     shape_extra_s: float  # what the split layout's quantization adds to the experts' FLOP time at the model's rate
+    kernel_useful_ep: float  # useful share of the experts' arithmetic in the tile a Hopper library picks, split whole
+    kernel_useful_tp: float  # the same with every expert split tp ways (K padded: the thin down projection)
+    kernel_extra_s: float  # what the tensor-parallel slices' lower useful share adds to the experts' FLOP time
+    kernel_shape_extra_s: float  # what the split layout's picked tiles leave idle, as shape_extra_s
     extra_bytes: float  # bytes a GPU moves an iteration beyond the expert-parallel split
     extra_s: float  # those bytes at the chip's read bandwidth
     gap_share: float  # of the published iteration's gap at the modelled batch
@@ -1852,7 +1858,11 @@ def moe_mapping_cost(model: memory.ModelConfig, chip_key: str, tp: int, prompt: 
     The down projection's inner dimension, which the tensor-parallel slice shrinks, is not in that model.
     ``shape_extra_s``: the routed experts' FLOPs a GPU does (the same either way) at the model's matmul rate, times
     ``1 / efficiency - 1`` of the split layout: what that quantization would add, a cost :func:`inflight` leaves out
-    under either mapping."""
+    under either mapping. ``kernel_useful_*``: the same two grouped matmuls through :func:`mlcalc.compute.gemm_kernel`
+    (the tile, orientation and split-K a Hopper GEMM library picks, K padded to its tile depth), FLOP-weighted;
+    ``kernel_extra_s``: the experts' FLOP time at the model's rate times ``1 / useful_tp - 1 / useful_ep``, the
+    arithmetic the thin slices waste beyond the whole experts'; ``kernel_shape_extra_s``: times ``1 / useful_ep - 1``,
+    as ``shape_extra_s`` with the picked tiles."""
     t = _check.positive_int("tp", tp)
     p, o = _check.positive_int("prompt", prompt), _check.positive_int("output", output)
     pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
@@ -1877,17 +1887,21 @@ def moe_mapping_cost(model: memory.ModelConfig, chip_key: str, tp: int, prompt: 
         raise ValueError(f"chip_key={chip_key!r} is not allowed: its SM count is not in the catalogue")
     gates = 2 if model.gated_mlp else 1
 
-    def useful(experts: int, width: int) -> float:  # FLOP-weighted over the gate/up and the down matmuls
+    def useful(experts: int, width: int, kernel: bool = False) -> float:  # FLOP-weighted: gate/up, then down
         shapes = ((gates * width * experts, model.hidden, gates), (model.hidden * experts, width, 1))
+        if kernel:
+            return sum(w * compute.gemm_kernel(rows, n, k, sms, dtype).useful for n, k, w in shapes) / (gates + 1)
         return (sum(w * compute.matmul_shape_efficiency(rows, n, k, sms, dtype=dtype).efficiency for n, k, w in shapes)
                 / (gates + 1))
 
-    width = model.expert_ffn // t
-    eff_ep, eff_tp = useful(model.n_experts // t, model.expert_ffn), useful(model.n_experts, width)
+    width, whole = model.expert_ffn // t, model.n_experts // t
+    eff_ep, eff_tp = useful(whole, model.expert_ffn), useful(model.n_experts, width)
+    k_ep, k_tp = useful(whole, model.expert_ffn, True), useful(model.n_experts, width, True)
     routed = model.experts_per_token * model.n_moe_layers * model.mlp_params_per_expert()
     flop_s = 2.0 * routed * tokens / t / serving.matmul_rate(chip_key, dtype)
     gap = got.batch / pub - got.iteration_s
-    return MoeMappingCost(rows, width, eff_ep, eff_tp, flop_s * (1.0 / eff_ep - 1.0), extra, extra_s, extra_s / gap if gap > 0 else 0.0,
+    return MoeMappingCost(rows, width, eff_ep, eff_tp, flop_s * (1.0 / eff_ep - 1.0), k_ep, k_tp,
+                          flop_s * (1.0 / k_tp - 1.0 / k_ep), flop_s * (1.0 / k_ep - 1.0), extra, extra_s, extra_s / gap if gap > 0 else 0.0,
                           got.batch / (got.iteration_s + extra_s) / pub - 1.0)
 
 

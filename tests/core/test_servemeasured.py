@@ -1537,6 +1537,9 @@ def test_moe_mapping_cost_of_the_code_default():
     assert c.shape_efficiency_tp == pytest.approx(c.shape_efficiency_ep, abs=0.01)
     assert 0.010 < c.extra_s < 0.013 and 0.2 < c.gap_share < 0.3 and 0.6 < c.error_if_charged < 0.7
     assert 0.0 < c.shape_extra_s < c.extra_s
+    # in the tile a Hopper library picks (compute.gemm_kernel, K padded to its depth) the 192-deep down projection
+    # wastes more than 1,536-deep ones, yet the thin slices' arithmetic is under 5 % of the gap on every row
+    assert c.kernel_useful_tp < c.kernel_useful_ep and 0.0 < c.kernel_extra_s < 0.05 * c.extra_s / c.gap_share
     # charged on every v1.0 row it would explain 14-66 % of the gap; one row of 17 would come within 25 %
     rows = []
     tables = sm.published()["inflight"]["tables"]
@@ -1546,6 +1549,7 @@ def test_moe_mapping_cost_of_the_code_default():
         rows.append(sm.moe_mapping_cost(qwen, t["chip"], 8, r.input, r.output, r.published, t["dtype"],
                                         kw.get("requests")))
     assert len(rows) == 17 and all(0.1 < m.gap_share < 0.7 for m in rows)
+    assert all(0.0 < m.kernel_extra_s < 0.05 * m.extra_s / m.gap_share for m in rows)
     assert sum(abs(m.error_if_charged) <= 0.25 for m in rows) == 1
     with pytest.raises(ValueError, match="model"):
         sm.moe_mapping_cost(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 8, 128, 2048, 1000.0)
