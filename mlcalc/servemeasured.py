@@ -31,7 +31,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from mlcalc import _check, memory, serving
+from mlcalc import _check, compute, memory, serving
 
 RUN = "h200x2-2026-11-26-serve"
 #: The second call (same scripts plus the kernel probe, scripts/gpu/bench_kernels.py): 2 x H200 again (the
@@ -1698,6 +1698,7 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
     shares = ""
     if chip_key is not None and prompt is not None and output is not None:
         g = attention_dp_gap_shares(model, chip_key, tp, prompt, output, pub, dtype, requests)
+        mc = moe_mapping_cost(model, chip_key, tp, prompt, output, pub, dtype, requests)
         shares = (f"What TensorRT-LLM's attention-DP code adds, row by row: (1) ranks waiting on the slowest: the "
                   f"{g.requests:,} requests are dealt out by active count (executor_request_queue "
                   f"_balance_requests_across_ranks, a heap), {g.rank_min:,} to {g.rank_max:,} a rank"
@@ -1714,9 +1715,24 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
                   "allgatherOp.cpp, reducescatterOp.cpp), each GPU sending the bytes of the ring collectives the "
                   f"model charges: 0% of the gap; the collectives alone would have to take {g.comm_factor:.1f}x their "
                   f"modelled {got.comm_s * 1e3:.1f} ms, or the matmuls {g.gemm_factor:.1f}x their "
-                  f"{got.gemm_s * 1e3:.1f} ms. Unexplained: {1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source "
-                  "quantifies: how evenly the synthetic prompts' tokens load the experts of each GPU, the EP size "
-                  "not being stated; iterations run without CUDA graphs while any rank holds a context). ")
+                  f"{got.gemm_s * 1e3:.1f} ms. (5) the MoE mapping: without '--ep' every GPU would hold all "
+                  f"{model.n_experts} experts {mc.slice_width} wide; each expert's matmuls would still carry "
+                  f"{mc.expert_rows:,} rows, with the same tile-and-wave efficiency as {model.n_experts // tp} whole "
+                  f"experts a GPU ({mc.shape_efficiency_tp:.0%} vs {mc.shape_efficiency_ep:.0%}, "
+                  f"compute.matmul_shape_efficiency; in the tile a Hopper library picks, compute.gemm_kernel, K "
+                  f"padded, the {mc.slice_width}-deep down projection leaves {mc.kernel_useful_tp:.0%} of the experts' "
+                  f"arithmetic useful against {mc.kernel_useful_ep:.0%}, {mc.kernel_extra_s * 1e3:.1f} ms), "
+                  "the same FLOPs and weight bytes, but every GPU would route and run all ranks' "
+                  f"{got.batch + got.prefill_tokens:,.0f} tokens: {mc.extra_s * 1e3:.1f} ms more, "
+                  f"{mc.gap_share:.0%} of the gap (the row {mc.error_if_charged:+.0%}); the sources point to "
+                  f"'--ep {tp}', so it is not charged (below). Unexplained: "
+                  f"{1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source quantifies: how "
+                  "evenly the synthetic prompts' tokens load the experts of each GPU; the expert matmuls' tile and "
+                  f"wave quantization, under either mapping {mc.shape_extra_s * 1e3:.1f} ms "
+                  f"({mc.shape_extra_s / g.gap_s:.0%} of the gap) at the model's default 256 x 128 tiles, "
+                  f"{mc.kernel_shape_extra_s * 1e3:.1f} ms ({mc.kernel_shape_extra_s / g.gap_s:.0%}) in the tiles "
+                  "compute.gemm_kernel picks; iterations run without CUDA graphs while any rank holds a context). "
+                  + MOE_MAPPING_EVIDENCE + ". ")
     return ("no cause stated by the source; ours: not found. Predicted as the page's corrected revision states the run ("
             f"'enable_attention_dp: true': each of the {tp} GPUs runs attention for its own {rb:,} requests with their "
             f"whole cache, {got.kv_tokens // tp:,} KV tokens a GPU, the experts split over the {tp}, per MoE layer an "
@@ -1805,6 +1821,113 @@ def attention_dp_gap_shares(model: memory.ModelConfig, chip_key: str, tp: int, p
     return AdpGapShares(n, lo, hi, bs, tok, rb, rank_kv, r_tok, bind, gap, sync, 0.0, caps_share, wave_share,
                         1.0 + gap / got.comm_s if got.comm_s > 0 else float("inf"),
                         1.0 + gap / got.gemm_s if got.gemm_s > 0 else float("inf"))
+
+
+class MoeMappingCost(NamedTuple):
+    """What TensorRT-LLM's code-default MoE mapping under attention data parallelism (no ``--ep``: the experts
+    tensor-parallel over the ``tp`` GPUs) would add to an in-flight iteration beyond the expert-parallel split that
+    :func:`inflight` charges (``--ep tp``), by the book's own rules (:func:`moe_mapping_cost`)."""
+
+    expert_rows: int  # rows each expert's matmuls carry: all ranks' tokens x top-k / experts (the same either way)
+    slice_width: int  # each expert's intermediate width a GPU holds with the experts tensor-parallel
+    shape_efficiency_ep: float  # tile and wave efficiency of a GPU's grouped expert matmuls, experts split whole
+    shape_efficiency_tp: float  # the same with every expert split tp ways
+    shape_extra_s: float  # what the split layout's quantization adds to the experts' FLOP time at the model's rate
+    kernel_useful_ep: float  # useful share of the experts' arithmetic in the tile a Hopper library picks, split whole
+    kernel_useful_tp: float  # the same with every expert split tp ways (K padded: the thin down projection)
+    kernel_extra_s: float  # what the tensor-parallel slices' lower useful share adds to the experts' FLOP time
+    kernel_shape_extra_s: float  # what the split layout's picked tiles leave idle, as shape_extra_s
+    extra_bytes: float  # bytes a GPU moves an iteration beyond the expert-parallel split
+    extra_s: float  # those bytes at the chip's read bandwidth
+    gap_share: float  # of the published iteration's gap at the modelled batch
+    error_if_charged: float  # the row's error with extra_s added to the modelled iteration
+
+
+def moe_mapping_cost(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
+                     published_tokens_per_s: float, dtype: str = "fp8",
+                     requests: int | None = None) -> MoeMappingCost:
+    """The MoE mapping TensorRT-LLM's code falls back to when trtllm-bench gets no ``--ep`` (``moe_tp_size = tp``,
+    ``moe_ep_size = 1``, :data:`MOE_MAPPING_EVIDENCE`), costed against the expert-parallel split :func:`inflight`
+    charges with ``attention_dp``, for one run.
+
+    With the experts tensor-parallel every GPU runs all ranks' gathered tokens through every expert at ``1 / tp``
+    of its width, so the rule the book applies to tensor-parallel experts (:func:`moe_routing_bytes_per_token`:
+    the routing passes not split; :func:`mlcalc.serving.expert_activation_bytes_per_token` at ``tp``: each visit's
+    input and hidden-sized output whole) applies to all ``batch + prompt tokens`` of the iteration, where the split
+    charges a GPU its own share at full width. The FLOPs and the expert weights a GPU reads are the same either way
+    (``1 / tp`` of each), and so is each expert's row count (all tokens x top-k / experts), so
+    :func:`mlcalc.compute.matmul_shape_efficiency` (M x N tiles on the chip's SMs; the grouped matmul's tiles summed
+    over the GPU's experts) is compared at the two layouts' N: the gate/up (``2 x width``) and down (hidden) outputs.
+    The down projection's inner dimension, which the tensor-parallel slice shrinks, is not in that model.
+    ``shape_extra_s``: the routed experts' FLOPs a GPU does (the same either way) at the model's matmul rate, times
+    ``1 / efficiency - 1`` of the split layout: what that quantization would add, a cost :func:`inflight` leaves out
+    under either mapping. ``kernel_useful_*``: the same two grouped matmuls through :func:`mlcalc.compute.gemm_kernel`
+    (the tile, orientation and split-K a Hopper GEMM library picks, K padded to its tile depth), FLOP-weighted;
+    ``kernel_extra_s``: the experts' FLOP time at the model's rate times ``1 / useful_tp - 1 / useful_ep``, the
+    arithmetic the thin slices waste beyond the whole experts'; ``kernel_shape_extra_s``: times ``1 / useful_ep - 1``,
+    as ``shape_extra_s`` with the picked tiles."""
+    t = _check.positive_int("tp", tp)
+    p, o = _check.positive_int("prompt", prompt), _check.positive_int("output", output)
+    pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
+    if not model.is_moe or t < 2:
+        raise ValueError(f"model={model.name!r} with tp={tp!r} is not allowed: an MoE model over 2 or more GPUs")
+    if model.n_experts % t or model.expert_ffn % t:
+        raise ValueError(f"tp={tp!r} is not allowed: {model.name}'s {model.n_experts} experts of width "
+                         f"{model.expert_ffn} do not split evenly")
+    got = inflight(model, chip_key, t, p, o, dtype, attention_dp=True, requests=requests)
+    wb = memory.dtype_bytes(dtype)
+    serial = dtype in serving.SERIAL_MATMUL_DTYPES  # the matmuls' activation bytes are charged only where serial
+    tokens = got.batch + got.prefill_tokens  # all ranks'
+    own = -(-got.batch // t) * (1.0 + p / o)  # the fullest rank's, as the model charges it
+    route = moe_routing_bytes_per_token(model, wb)
+    act_tp = serving.expert_activation_bytes_per_token(model, t) if serial else 0.0
+    act_ep = serving.expert_activation_bytes_per_token(model, 1) if serial else 0.0
+    extra = tokens * (route + act_tp) - own * (route + act_ep)
+    extra_s = extra / serving.read_bandwidth(chip_key)
+    rows = max(1, round(tokens * model.experts_per_token / model.n_experts))
+    sms = serving.spec(chip_key).sm_count
+    if sms is None:
+        raise ValueError(f"chip_key={chip_key!r} is not allowed: its SM count is not in the catalogue")
+    gates = 2 if model.gated_mlp else 1
+
+    def useful(experts: int, width: int, kernel: bool = False) -> float:  # FLOP-weighted: gate/up, then down
+        shapes = ((gates * width * experts, model.hidden, gates), (model.hidden * experts, width, 1))
+        if kernel:
+            return sum(w * compute.gemm_kernel(rows, n, k, sms, dtype).useful for n, k, w in shapes) / (gates + 1)
+        return (sum(w * compute.matmul_shape_efficiency(rows, n, k, sms, dtype=dtype).efficiency for n, k, w in shapes)
+                / (gates + 1))
+
+    width, whole = model.expert_ffn // t, model.n_experts // t
+    eff_ep, eff_tp = useful(whole, model.expert_ffn), useful(model.n_experts, width)
+    k_ep, k_tp = useful(whole, model.expert_ffn, True), useful(model.n_experts, width, True)
+    routed = model.experts_per_token * model.n_moe_layers * model.mlp_params_per_expert()
+    flop_s = 2.0 * routed * tokens / t / serving.matmul_rate(chip_key, dtype)
+    gap = got.batch / pub - got.iteration_s
+    return MoeMappingCost(rows, width, eff_ep, eff_tp, flop_s * (1.0 / eff_ep - 1.0), k_ep, k_tp,
+                          flop_s * (1.0 / k_tp - 1.0 / k_ep), flop_s * (1.0 / k_ep - 1.0), extra, extra_s, extra_s / gap if gap > 0 else 0.0,
+                          got.batch / (got.iteration_s + extra_s) / pub - 1.0)
+
+
+#: Which MoE mapping the v1.0 Qwen3-235B-A22B runs had, from TensorRT-LLM's code and NVIDIA's own tests of the same
+#: checkpoint (why :func:`inflight` keeps the experts split whole over the GPUs, :func:`moe_mapping_cost` the other).
+MOE_MAPPING_EVIDENCE = (
+    "The MoE mapping, from TensorRT-LLM's code: trtllm-bench's '--ep' is an int option defaulting to None "
+    "(bench/benchmark/throughput.py); get_settings passes it on as the world config's ep_size "
+    "(bench/benchmark/utils/general.py, stored revision 0171265e), RuntimeConfig.get_llm_args as "
+    "'moe_expert_parallel_size' (bench/dataclasses/configuration.py, 000a01de); BaseLlmArgs.validate_parallel_config "
+    "turns None into -1 (llmapi/llm_args.py); Mapping.__init__ with both MoE sizes -1 sets moe_tp_size = tp_size and "
+    "moe_ep_size = 1, a branch that never reads enable_attention_dp (tensorrt_llm/mapping.py, 05ebebb2 and every "
+    "later stored revision); Qwen3MoE hands create_moe the whole moe_intermediate_size and that mapping "
+    "(_torch/models/modeling_qwen3_moe.py, 03441af1), and with no moe_config in the options file the backend is "
+    "MoeConfig's default 'CUTLASS', CutlassFusedMoE (create_moe.get_moe_cls). So without '--ep' every GPU would run "
+    "all 128 experts 1536 / 8 = 192 wide. But the page's MoE command passes '--ep $ep_size' (a value, not stated), "
+    "and NVIDIA's own runs of this checkpoint use 8: the trtllm-bench perf test "
+    "'qwen3_235b_a22b_fp8-bench-pytorch-float8-...-ep:8-gpus:8' with enable_attention_dp "
+    "(tests/integration/defs/perf/pytorch_model_config.py, 7cfc1b97), the accuracy test TestQwen3_235B_A22B.test_fp8 "
+    "(tp 8, ep 8, attention DP), and a later release's page heads its Qwen3-235B runs 'DEP'. The checkpoint is "
+    "nvidia/Qwen3-235B-A22B-FP8 from the Model Optimizer collection (quant_algo FP8, one scale a tensor, by that "
+    "collection's convention; its own config is not in the stored sources), not Qwen's 128 x 128 block-scaled one, so "
+    "a 192-wide slice meets no block-scale granularity. The rows are predicted with the experts split whole, 16 a GPU")
 
 
 #: Which layout TensorRT-LLM v1.0's Qwen3-235B-A22B rows ran, from the sources (why :func:`stated_layout` predicts
@@ -2388,7 +2511,7 @@ def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, ba
             " No source gives this layer's time at this batch, nor the kernels' times on this card")
 
 
-__all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+__all__ = ["MOE_MAPPING_EVIDENCE", "MoeMappingCost", "moe_mapping_cost", "EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",
