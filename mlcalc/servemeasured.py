@@ -1676,7 +1676,10 @@ def check_inflight() -> list[InflightCheck]:
                                                            table["chip"], c.input, c.output, table["dtype"],
                                                            kw.get("requests"))))
             continue
-        out.append(c._replace(cause=inflight_miss_cause(model, c.gpus, got, left)))
+        cause = inflight_miss_cause(model, c.gpus, got, left)
+        if cause:
+            cause += gemm_evidence_text(model, table["chip"], c.gpus, got, c.published, table["dtype"])
+        out.append(c._replace(cause=cause))
     return out
 
 
@@ -2041,6 +2044,153 @@ def inflight_leftover(model: memory.ModelConfig, got: Inflight, published_tokens
     pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
     tokens = got.batch + got.prefill_tokens
     return (got.batch / pub - got.iteration_s) / (tokens * model.n_layers)
+
+
+#: The book's measured GEMM times at serving row counts: one H100 SXM, 2026-11-27 (scripts/gpu/gemm_tiles.py): the
+#: projections of Llama 3.1 8B / Mixtral 8x7B and Llama 3.1 70B split 1-8 ways, M = 1 .. 4,096, bf16 and FP8.
+GEMM_TIMES_RUN = "h100-2026-11-27-gemm-tiles"
+
+
+@lru_cache(maxsize=4)
+def measured_gemm_curves(run: str = GEMM_TIMES_RUN) -> Mapping[tuple[str, int, int], tuple[tuple[int, float], ...]]:
+    """``(dtype, n, k) -> ((m, seconds), ...)`` of a measured GEMM run (its ``gemm_times.json``), M ascending."""
+    d = _read("gemm_times.json", run)
+    out: dict[tuple[str, int, int], tuple[tuple[int, float], ...]] = {}
+    for key, pts in d["curves_ns"].items():
+        dt, shape = key.split(" ")
+        n, k = (int(v) for v in shape.split("x"))
+        out[(dt, n, k)] = tuple((int(m), float(ns) * 1e-9) for m, ns in pts)
+    return MappingProxyType(out)
+
+
+def measured_gemm_s(m: int, n: int, k: int, dtype: str, run: str = GEMM_TIMES_RUN) -> float | None:
+    """Seconds of one ``m x n x k`` product as measured (:func:`measured_gemm_curves`): linear in M between the
+    measured row counts, and beyond the largest in proportion to M (the product compute-bound there); None where
+    the run did not measure that ``(n, k)`` in that dtype."""
+    m = _check.positive_int("m", m)
+    pts = measured_gemm_curves(run).get((dtype, _check.positive_int("n", n), _check.positive_int("k", k)))
+    if pts is None:
+        return None
+    if m >= pts[-1][0]:
+        return pts[-1][1] * m / pts[-1][0]
+    return serving.interpolate([(float(a), b) for a, b in pts], float(m))
+
+
+def measured_layers_gemm_s(model: memory.ModelConfig, tokens: int, tp: int, dtype: str = "fp8",
+                           run: str = GEMM_TIMES_RUN) -> float | None:
+    """Seconds of the matmuls of every layer for an iteration of ``tokens`` tokens on one GPU of ``tp``, each product
+    at its measured time (:func:`measured_gemm_s`) as an engine runs them: one fused QKV product, the gate and up
+    projections as one product twice as wide, the attention output and down projections, split as tensor
+    parallelism splits them (:func:`mlcalc.steptime.layer_products`); an MoE layer's experts each at the rows routed
+    to it (every expert split over the ``tp`` GPUs, as TensorRT-LLM 0.17 runs them), its router left out (a product
+    ``experts`` wide). None where a product was not measured."""
+    from mlcalc import steptime
+
+    t = _check.positive_int("tokens", tokens)
+    total = 0.0
+    kinds = [(model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)]
+    for layers, moe in kinds:
+        if not layers:
+            continue
+        for m, n, k, count, label in steptime.layer_products(model, t, moe, tp, 1, fused_qkv=True):
+            if label == "router":
+                continue
+            if label.endswith(" in") and model.gated_mlp:
+                n, count = 2 * n, count // 2  # gate and up in one product
+            sec = measured_gemm_s(m, n, k, dtype, run)
+            if sec is None:
+                return None
+            total += layers * count * sec
+    return total
+
+
+def layers_gemm_useful(model: memory.ModelConfig, tokens: int, tp: int, chip_key: str, dtype: str = "fp8") -> float:
+    """The FLOP-weighted useful share of the layers' matmul work (the products of :func:`measured_layers_gemm_s`, the
+    router too) for an iteration of ``tokens`` tokens: each product at the tile its library picks
+    (:func:`mlcalc.compute.gemm_kernel` on the chip's SMs from the catalogue)."""
+    from mlcalc import compute, steptime
+
+    sms = serving.spec(chip_key).sm_count
+    if sms is None:
+        raise ValueError(f"chip_key={chip_key!r} is not allowed: its SM count is not in the catalogue")
+    work = useful = 0.0
+    for layers, moe in ((model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)):
+        if not layers:
+            continue
+        for m, n, k, count, label in steptime.layer_products(model, _check.positive_int("tokens", tokens), moe, tp, 1,
+                                                             fused_qkv=True):
+            if label.endswith(" in") and model.gated_mlp:
+                n, count = 2 * n, count // 2
+            w = layers * count * float(m) * n * k
+            work += w
+            useful += w * compute.gemm_kernel(m, n, k, sms, dtype).useful
+    return useful / work
+
+
+class GemmEvidence(NamedTuple):
+    """An in-flight iteration with its layers' matmuls at the book's measured GEMM times (:func:`gemm_evidence`)."""
+
+    tokens: int  # tokens the iteration carries (M of the dense products)
+    modelled_s: float  # the layers' matmuls as :func:`inflight` prices them (bytes + FLOPs, or the longer)
+    measured_s: float  # the same products at their measured times (:func:`measured_layers_gemm_s`)
+    iteration_s: float  # :func:`inflight`'s iteration with the measured matmuls in place of the modelled ones
+    tokens_per_s: float  # batch / that iteration
+
+
+def gemm_evidence(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflight, dtype: str = "fp8",
+                  run: str = GEMM_TIMES_RUN) -> GemmEvidence | None:
+    """:func:`inflight`'s iteration ``got`` with its layers' matmuls (the output projection keeps its modelled time)
+    at the measured times of ``run`` in place of the modelled ones: whether the matmuls' own time, tile and wave
+    quantization included, accounts for a row's miss. None where a product was not measured (or attention data
+    parallel: ``got`` must be a tensor-parallel iteration)."""
+    tokens = max(1, round(got.batch + got.prefill_tokens))
+    measured = measured_layers_gemm_s(model, tokens, tp, dtype, run)
+    if measured is None:
+        return None
+    wb = memory.dtype_bytes(dtype)
+    head = model.vocab * model.hidden
+    body = model.n_active_params() - model.params_breakdown()["embeddings"] - (0 if model.tied_embeddings else head)
+    weights = (memory.decode_weight_params(model, tokens) - head) * wb / tp
+    serial = dtype in serving.SERIAL_MATMUL_DTYPES
+    act = tokens * serving.matmul_activation_bytes_per_token(model, tp) if serial else 0.0
+    modelled = serving.matmul_s(weights + act, 2.0 * body * (got.batch + got.prefill_tokens) / tp,
+                                serving.read_bandwidth(chip_key), serving.matmul_rate(chip_key, dtype),
+                                overlap=not serial)
+    it = got.iteration_s - modelled + measured
+    return GemmEvidence(tokens, modelled, measured, it, got.batch / it)
+
+
+def gemm_evidence_text(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflight,
+                       published_tokens_per_s: float, dtype: str = "fp8", rule: bool = True) -> str:
+    """One sentence for a miss's cause: the row predicted with its layers' matmuls at the book's measured times
+    (:func:`gemm_evidence`), or "" where they were not measured; ``rule``: with the useful share the book's tile rule
+    gives them (:func:`layers_gemm_useful`)."""
+    ev = gemm_evidence(model, chip_key, tp, got, dtype)
+    if ev is None:
+        return ""
+    card = measured_gemm_card()
+    same = chip_key.startswith("H100")  # the run's card (H100 SXM); an H200 is the same GH100 with faster memory
+    beyond = max(m for _, _, _, m in _measured_rows())
+    share = layers_gemm_useful(model, ev.tokens, tp, chip_key, dtype)
+    return (f"; the matmuls measured: at this iteration's {ev.tokens:,} tokens the layers' {dtype.upper()} products take "
+            f"{ev.measured_s * 1e3:.2f} ms on the book's {card} (mlcalc/data/measured/{GEMM_TIMES_RUN}, cuBLAS through "
+            "torch; "
+            + ("" if ev.tokens <= beyond else f"measured to {beyond:,} rows, beyond in proportion; ")
+            + ("" if same else "an H100 has the H200's SMs and clocks with slower memory, so an upper bound here; ")
+            + f"the model charges {ev.modelled_s * 1e3:.2f} ms"
+            + (f"; the book's tile rule, mlcalc.compute.gemm_kernel, leaves {share:.0%} of their work useful"
+               if rule else "")
+            + "), and with them in place the prediction is "
+            f"{ev.tokens_per_s / _check.positive('published_tokens_per_s', published_tokens_per_s) - 1:+.0%}")
+
+
+def measured_gemm_card(run: str = GEMM_TIMES_RUN) -> str:
+    """The card that ran a measured GEMM run, as its driver names it."""
+    return str(_read("gemm_times.json", run)["card"])
+
+
+def _measured_rows(run: str = GEMM_TIMES_RUN) -> list[tuple[str, int, int, int]]:
+    return [(dt, n, k, pts[-1][0]) for (dt, n, k), pts in measured_gemm_curves(run).items()]
 
 
 def dense_twin(source: str, model: str, tp: int, prompt: int, output: int) -> InflightCheck | None:
@@ -2426,4 +2576,4 @@ __all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MO
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
