@@ -1725,7 +1725,9 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
                   "the same FLOPs and weight bytes, but every GPU would route and run all ranks' "
                   f"{got.batch + got.prefill_tokens:,.0f} tokens: {mc.extra_s * 1e3:.1f} ms more, "
                   f"{mc.gap_share:.0%} of the gap (the row {mc.error_if_charged:+.0%}); the sources point to "
-                  f"'--ep {tp}', so it is not charged (below). Unexplained: "
+                  f"'--ep {tp}', so it is not charged (below). " + _thin_slice_sentence(model, chip_key, tp, dtype,
+                                                                                  mc.expert_rows)
+                  + "Unexplained: "
                   f"{1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source quantifies: how "
                   "evenly the synthetic prompts' tokens load the experts of each GPU; the expert matmuls' tile and "
                   f"wave quantization, under either mapping {mc.shape_extra_s * 1e3:.1f} ms "
@@ -1747,6 +1749,21 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
             f"Predicted tensor-parallel (attention split, each of the {model.n_kv_heads} KV heads held by "
             f"{tp // min(tp, model.n_kv_heads)} GPUs, two all-reduces a layer, {tp_got.batch:,} requests) the row "
             f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. " + ADP_LAYOUT_EVIDENCE)
+
+
+def _thin_slice_sentence(model: memory.ModelConfig, chip_key: str, tp: int, dtype: str, rows: int) -> str:
+    """What the moetp15 probe measured for the split layout's matmuls at the probed rows nearest ``rows``, beside the
+    book's law for them (:func:`grouped_expert_matmuls_s`); empty where the probe does not apply (another expert
+    shape, another split, another dtype)."""
+    if (model.n_experts, model.expert_ffn, model.hidden, tp) != (128, 1536, 4096, 8) or dtype != "fp8":
+        return ""
+    n, ep_s, tp_s = min(thin_slice_probe(dtype), key=lambda x: abs(math.log(x[0] / rows)))
+    law = (grouped_expert_matmuls_s(model, "H100-SXM", dtype, model.n_experts, model.expert_ffn // tp, n)
+           / grouped_expert_matmuls_s(model, "H100-SXM", dtype, model.n_experts // tp, model.expert_ffn, n))
+    return (f"Measured on one H100 (moetp15's probe, {THIN_SLICE_RUN}: torch 2.11's FP8 grouped GEMM, not "
+            f"TensorRT-LLM's MoE kernel), at {n:,} rows an expert the split layout's two matmuls took "
+            f"{tp_s / ep_s:.1f}x the whole experts' time, where the book's law gives {law:.1f}x: thin FP8 slices cost "
+            "more than this rule charges, so the figure above is a floor for that mapping. ")
 
 
 class AdpGapShares(NamedTuple):
@@ -1906,6 +1923,47 @@ def moe_mapping_cost(model: memory.ModelConfig, chip_key: str, tp: int, prompt: 
     return MoeMappingCost(rows, width, eff_ep, eff_tp, flop_s * (1.0 / eff_ep - 1.0), k_ep, k_tp,
                           flop_s * (1.0 / k_tp - 1.0 / k_ep), flop_s * (1.0 / k_ep - 1.0), extra, extra_s, extra_s / gap if gap > 0 else 0.0,
                           got.batch / (got.iteration_s + extra_s) / pub - 1.0)
+
+
+#: moetp15's probe (scripts/gpu/moetp15_grouped.py, one NVIDIA H100 80GB HBM3, torch 2.11.0+cu130): one MoE layer's
+#: gate/up and down grouped matmuls with Qwen3-235B-A22B's experts whole (16 a GPU, 1,536 wide) and split 8 ways (all
+#: 128, 192 wide), 64 to 1,024 rows an expert, bf16 (torch._grouped_mm) and FP8 row-wise (torch._scaled_grouped_mm).
+THIN_SLICE_RUN = "h100-2026-11-27-moetp15"
+
+
+def grouped_expert_matmuls_s(model: memory.ModelConfig, chip_key: str, dtype: str, experts: int, width: int,
+                             rows: int) -> float:
+    """The book's time for one MoE layer's two grouped expert matmuls on one GPU (``experts`` experts ``width`` wide,
+    ``rows`` rows each): :func:`mlcalc.serving.matmul_s` over the experts' weights and every row's activations (the
+    input and gate/up output of the first, the down input and hidden-sized output of the second; inputs in the
+    matmuls' dtype, outputs bf16) and their FLOPs over the useful share :func:`mlcalc.compute.gemm_kernel` finds for
+    each (tiles summed over the experts, FLOP-weighted), summed for FP8, the longer for bf16: the law the moetp15
+    probe's blind predictions used (scripts/gpu/predict_moetp15.py)."""
+    e = _check.positive_int("experts", experts)
+    w = _check.positive_int("width", width)
+    r = _check.positive_int("rows", rows)
+    wb = memory.dtype_bytes(dtype)
+    h, gates = model.hidden, (2 if model.gated_mlp else 1)
+    sms = serving.spec(chip_key).sm_count
+    if sms is None:
+        raise ValueError(f"chip_key={chip_key!r} is not allowed: its SM count is not in the catalogue")
+    moved = e * (gates + 1) * w * h * wb + e * r * (wb * (h + w) + 2.0 * (gates * w + h))
+    flops = 2.0 * e * r * (gates + 1) * w * h
+    useful = (gates * compute.gemm_kernel(r, gates * w * e, h, sms, dtype).useful
+              + compute.gemm_kernel(r, h * e, w, sms, dtype).useful) / (gates + 1)
+    return serving.matmul_s(moved, flops / useful, serving.read_bandwidth(chip_key), serving.matmul_rate(chip_key, dtype),
+                            overlap=dtype not in serving.SERIAL_MATMUL_DTYPES)
+
+
+@lru_cache(maxsize=None)
+def thin_slice_probe(dtype: str = "fp8", run: str = THIN_SLICE_RUN) -> tuple[tuple[int, float, float], ...]:
+    """(rows an expert, measured seconds of the experts whole, of the experts split tp ways) for each row count of
+    the moetp15 probe in ``dtype`` (:data:`THIN_SLICE_RUN`)."""
+    cases = _read("moetp15_grouped.json", run)["cases"]
+    got = {(c["rows_per_expert"], c["layout"]): float(c["both_s"]) for c in cases if c["dtype"] == dtype}
+    if not got:
+        raise ValueError(f"dtype={dtype!r} is not allowed: the probe measured 'bf16' and 'fp8'")
+    return tuple((n, got[(n, "ep")], got[(n, "tp")]) for n in sorted({n for n, _ in got}))
 
 
 #: Which MoE mapping the v1.0 Qwen3-235B-A22B runs had, from TensorRT-LLM's code and NVIDIA's own tests of the same
@@ -2511,7 +2569,7 @@ def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, ba
             " No source gives this layer's time at this batch, nor the kernels' times on this card")
 
 
-__all__ = ["MOE_MAPPING_EVIDENCE", "MoeMappingCost", "moe_mapping_cost", "EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+__all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MOE_MAPPING_EVIDENCE", "MoeMappingCost", "moe_mapping_cost", "EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",

@@ -1659,3 +1659,35 @@ def test_moe_mapping_cost_of_the_code_default():
     assert all(sm.MOE_MAPPING_EVIDENCE in c.cause and "(5) the MoE mapping" in c.cause for c in moe)
     for phrase in ("moe_tp_size = tp_size", "'--ep $ep_size'", "ep:8-gpus:8", "'CUTLASS'", "0171265e", "05ebebb2"):
         assert phrase in sm.MOE_MAPPING_EVIDENCE
+
+
+def test_thin_slice_probe_against_the_blind_predictions():
+    # moetp15's GPU call (one NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, scripts/gpu/moetp15_grouped.py): one MoE
+    # layer's two grouped matmuls, Qwen3-235B's experts whole (16 a GPU) against split 8 ways (128, 192 wide). The law
+    # in the package is the one the predictions were committed with before the call (scripts/gpu/
+    # moetp15_predictions.json, predict_moetp15.py): it reproduces every predicted time.
+    import json
+    from pathlib import Path
+
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    pred = json.loads((Path(__file__).parents[2] / "scripts/gpu/moetp15_predictions.json").read_text())
+    for c in pred["cases"]:
+        got = sm.grouped_expert_matmuls_s(qwen, c["chip"], c["dtype"], c["experts"], c["width"], c["rows_per_expert"])
+        assert got == pytest.approx(c["kernel_s"], rel=1e-9)
+    law = {r["dtype"]: {} for r in pred["ratios"]}
+    for r in pred["ratios"]:
+        if r["chip"] == "H100-SXM":
+            law[r["dtype"]][r["rows_per_expert"]] = r["kernel_tp_over_ep"]
+    # the stated rule: FP8 at 112-1,024 rows, the book's law holds within +-25 %; the thin-slice hypothesis wants the
+    # measured ratio at 1.5x the law's or more. Measured: 2.0-3.7x against the law's 1.3-1.8x, so the hypothesis
+    # holds for torch's FP8 grouped kernel at every scored row, and the law's bf16 ratios stay within 25 %.
+    fp8 = {n: t / e for n, e, t in sm.thin_slice_probe("fp8")}
+    assert sorted(fp8) == [64, 112, 240, 480, 1024]
+    assert all(fp8[n] >= 1.5 * law["fp8"][n] for n in (112, 240, 480, 1024))
+    assert all(abs(law["fp8"][n] / fp8[n] - 1) > 0.25 for n in (112, 240, 480, 1024))
+    bf16 = {n: t / e for n, e, t in sm.thin_slice_probe("bf16")}
+    assert all(abs(law["bf16"][n] / bf16[n] - 1) <= 0.25 for n in bf16)
+    with pytest.raises(ValueError, match="dtype"):
+        sm.thin_slice_probe("int8")
+    moe = [c for c in sm.check_inflight() if c.attention_dp]
+    assert all("Measured on one H100 (moetp15's probe" in c.cause for c in moe)
