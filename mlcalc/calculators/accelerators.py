@@ -67,7 +67,7 @@ def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> V
         x=charts.q("tbps", "memory bandwidth, TB/s (log)", log=True, domain=x_dom, nice=False),
         y=charts.q("tflops", f"dense {dtype} {accelerators.rate_unit(dtype)} (log)", log=True, domain=y_dom, nice=False),
         color_by="vendor", colors={n: VENDOR_COLORS[n] for n in vendors}, height=300,
-        tooltip=[charts.tip("label", "accelerator", kind="nominal"), charts.tip("tflops", accelerators.rate_unit(dtype), ",.1f"),
+        tooltip=[charts.tip("label", "accelerator", kind="nominal"), charts.tip("tflops", "dense peak", ",.1f"),
                  charts.tip("tbps", "TB/s", ",.2f")])
     charts.live_axis(spec_, "y", "title")  # the dtype's name: changed in place
     n = len(rows)
