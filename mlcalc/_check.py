@@ -91,7 +91,7 @@ def number(name: str, value: Any, maximum: float | None = None) -> float:
 
 def _upper(name: str, value: Any, number_: float, maximum: float | None, what: str) -> float:
     if maximum is not None and number_ > maximum:
-        raise _refuse(name, value, f"{what} of at most {maximum:g}")
+        raise _refuse(name, value, f"{what} at most {maximum:g}")
     return number_
 
 

@@ -166,6 +166,11 @@ def peak_flops(key: str, dtype: str = "bf16") -> float:
 DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")
 
 
+def rate_unit(dtype: str) -> str:
+    """The unit of a peak rate in ``dtype`` as datasheets print it: integer math is TOPS, floating point TFLOPS."""
+    return "TOPS" if dtype.startswith("int") else "TFLOPS"
+
+
 def with_dtype(dtype: str) -> list[Accelerator]:
     """Catalogue entries that have a dense figure for ``dtype``, in file order."""
     _check.choice("dtype", dtype, DTYPES)

@@ -813,6 +813,124 @@ def _shape_efficiencies(m: int, ns: Sequence[int], k: int, n_sms: int, tile_m: i
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# The kernel's own tile: tile, wave and split-K quantization of a GEMM, the tile chosen by shape
+# ---------------------------------------------------------------------------------------------
+
+#: The output tiles (rows x columns of one CTA's block of the product) a Hopper (sm90) GEMM library chooses among:
+#: NVIDIA TensorRT-LLM, cpp/tensorrt_llm/kernels/cutlass_kernels/cutlass_heuristic.cpp, ``get_candidate_tiles_sm90``
+#: (the non-grouped list: CtaShape64x{16,32,64,128,256}x128B and CtaShape128x{16,32,64,128,256}x128B; the K slice
+#: is 128 bytes: 64 bf16 or 128 FP8 values). The same list serves bf16 and FP8.
+HOPPER_TILES: tuple[tuple[int, int], ...] = ((64, 16), (64, 32), (64, 64), (64, 128), (64, 256),
+                                             (128, 16), (128, 32), (128, 64), (128, 128), (128, 256))
+#: Bytes of one K slice of a tile (the "128B" of the tile names above).
+TILE_K_BYTES = 128
+#: Rows one warpgroup's matrix instruction covers on Hopper (wgmma is m64nNk16: NVIDIA PTX ISA, "Asynchronous Warpgroup
+#: Level Matrix Multiply-Accumulate", shapes .m64nNk*): a 128-row tile is two warpgroups, each reading its own 64 rows
+#: of A and the whole tile width of B from shared memory.
+WGMMA_ROWS = 64
+#: Shared-memory bytes an SM delivers per clock: 32 banks of 4 bytes (NVIDIA CUDA C++ Programming Guide, "Shared
+#: Memory", compute capability 5.x and later).
+SMEM_BYTES_PER_CLOCK = 128.0
+#: Dense matrix FLOP an H100 SM does per clock: 989.4 TFLOP/s bf16 (NVIDIA H100 datasheet, SXM, dense) over 132 SMs
+#: at 1.83 GHz (NVIDIA H100 Tensor Core GPU Architecture whitepaper: boost clock for the dense peak) is 4,096;
+#: FP8 twice that. Per byte of shared memory the tensor cores need 32 FLOP (bf16, 2-byte values) or 64 (FP8, 1 byte):
+#: in both cases a warpgroup's block of ``WGMMA_ROWS x n`` keeps them fed only where ``64 n / (64 + n) >= 32``, i.e.
+#: ``n >= 64``; a narrower block runs at ``(64 n / (64 + n)) / 32`` of the rate (n = 16: 40 %, n = 32: 67 %).
+SMEM_BALANCE_ROWS = 32.0
+#: The tile of :data:`HOPPER_TILES` whose operand traffic the memory behind the SMs (L2, fed from HBM) just keeps up
+#: with at the full matrix rate: the largest. Each CTA reads its ``(tile_m + tile_n) x K`` operand bytes through L2;
+#: a tile of less area per operand byte than 128 x 256 makes the whole product wait on that traffic instead of on
+#: the tensor cores. An assumption, stated so that the measured maximum (the MAMF, found at large shapes where
+#: libraries run their largest tiles) is the rate of that tile; checked on the book's measured GEMMs
+#: (mlcalc/data/measured/*-gemm-tiles).
+L2_BALANCED_TILE = (128, 256)
+#: Split-K factors the kernel may use where the output has too few tiles to fill the SMs (TensorRT-LLM's CUTLASS
+#: heuristic, ``estimate_best_config_from_occupancies``, tries split-K factors up to its limit when N is below
+#: 256 x SMs; cuBLAS likewise splits K for small outputs).
+MAX_SPLIT_K = 4
+
+
+class GemmKernel(NamedTuple):
+    """The tile a GEMM library picks for an M x N x K product (:func:`gemm_kernel`) and what of the work it pays for
+    is useful."""
+
+    tile_m: int  # output rows of a tile (the product's M, or its N when ``swapped``)
+    tile_n: int  # output columns of a tile
+    swapped: bool  # computed as (N x K) @ (K x M): the product's rows run along the tile's columns
+    split_k: int  # K cut into this many slices, each a CTA of its own
+    ctas: int  # tiles x split_k
+    waves: int  # ceil(ctas / SMs): one CTA an SM at a time
+    tile_rate: float  # the fraction of an SM's matrix rate a tile of this width reaches (shared-memory feed)
+    useful: float  # m n k over what the SMs are paid for: waves x SMs x padded tile work / tile_rate (<= 1)
+
+
+def gemm_kernel(m: int, n: int, k: int, n_sms: int, dtype: str = "bf16",
+                tiles: Sequence[tuple[int, int]] = HOPPER_TILES, max_split_k: int = MAX_SPLIT_K) -> GemmKernel:
+    """The tile, orientation and split-K a GEMM library picks for an ``m x n x k`` product on ``n_sms`` SMs, and the
+    useful share of the work it pays for: the kernel that finishes first.
+
+    Every candidate of ``tiles`` (default :data:`HOPPER_TILES`), in both orientations (the product as written, or
+    swapped, (N x K) @ (K x M), as libraries run small-M products so that the few rows fill a narrow tile's columns),
+    and every split of K into ``1 .. max_split_k`` slices, costs ``waves x tile_m x tile_n x K-slice / tile_rate``:
+    each CTA computes its whole padded tile (a partial tile costs a full one), the CTAs run one an SM at a time in
+    waves (a partial last wave costs a full one), each K slice is padded to :data:`TILE_K_BYTES`, and a tile whose
+    warpgroup block is narrower than 64 columns runs below the SM's rate (:data:`SMEM_BALANCE_ROWS`). The cheapest
+    wins (ties: fewer K slices, then fewer CTAs). ``useful = m n k / (waves x n_sms x tile work / tile_rate)``: the
+    share of the SMs' time that does the product's own arithmetic, 1 at a shape that fills every tile and wave.
+
+    The cost of reading the operands from memory is not here: it is the callers' (:func:`mlcalc.serving.matmul_s`),
+    beside the arithmetic this prices.
+
+    >>> g = gemm_kernel(8192, 8192, 8192, 132)
+    >>> g.useful > 0.95
+    True
+    """
+    m = _check.positive_int("m", m)
+    n = _check.positive_int("n", n)
+    k = _check.positive_int("k", k)
+    sms = _check.positive_int("n_sms", n_sms)
+    kt = max(1, int(TILE_K_BYTES // _dtype_bytes(dtype)))
+    splits = _check.positive_int("max_split_k", max_split_k)
+    cand = tuple(tiles)
+    if not cand or not all(isinstance(t, tuple) and len(t) == 2 and all(isinstance(v, int) and v > 0 for v in t)
+                           for t in cand):
+        raise ValueError(f"tiles={_check._fmt(tiles)} is not allowed: give (rows, columns) pairs of positive whole "
+                         "numbers")
+    return _gemm_kernel(m, n, k, sms, kt, cand, splits)
+
+
+@lru_cache(maxsize=65536)
+def _gemm_kernel(m: int, n: int, k: int, sms: int, kt: int, tiles: tuple[tuple[int, int], ...],
+                 splits: int) -> GemmKernel:
+    best: tuple[float, int, int] | None = None
+    pick: GemmKernel | None = None
+    bm, bn = L2_BALANCED_TILE
+    balance = bm * bn / (bm + bn)  # multiply-adds per operand value the memory behind the SMs keeps up with
+    dbytes = TILE_K_BYTES / kt  # bytes of one operand value
+    for swapped, (rows, cols) in ((False, (m, n)), (True, (n, m))):
+        for tm, tn in tiles:
+            block = WGMMA_ROWS * tn / (WGMMA_ROWS + tn) if tm >= WGMMA_ROWS else tm * tn / (tm + tn)
+            rate = min(1.0, block / SMEM_BALANCE_ROWS)
+            tiles_out = math.ceil(rows / tm) * math.ceil(cols / tn)
+            for s in range(1, splits + 1):
+                kslice = math.ceil(math.ceil(k / s) / kt) * kt
+                if s > 1 and kslice * (s - 1) >= k:
+                    break  # a slice would be empty
+                ctas = tiles_out * s
+                waves = math.ceil(ctas / sms)
+                # the operands' traffic (and split-K's fp32 partial tiles, written and read back) over the memory
+                # behind the SMs, in the same unit: one SM's full-rate time per multiply-add
+                moved = ctas * (tm + tn) * kslice + (ctas * tm * tn * 8 / dbytes if s > 1 else 0.0)
+                cost = max(waves * tm * tn * kslice / rate, moved * balance / sms)
+                key = (cost, s, ctas)
+                if best is None or key < best:
+                    best = key
+                    pick = GemmKernel(tm, tn, swapped, s, ctas, waves, rate, m * n * k / (sms * cost))
+    assert pick is not None
+    return pick
+
+
 __all__ = [
     "ADVERTISED",
     "CHINCHILLA_TOKENS_PER_PARAM",
@@ -844,6 +962,9 @@ __all__ = [
     "RooflinePoint",
     "RunCost",
     "ShapeEfficiency",
+    "GemmKernel",
+    "HOPPER_TILES",
+    "gemm_kernel",
     "achievable_flops",
     "achieved_flops_per_gpu",
     "compare_offers",

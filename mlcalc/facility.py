@@ -28,6 +28,10 @@ MAX_GPUS = 10_000_000
 COOLING = ("air", "liquid")
 #: Largest share of IT power outside the GPU servers the functions accept (a GPU cluster is mostly GPUs).
 MAX_OTHER_IT_SHARE = 0.9
+# Highest PUE accepted: above the worst industry average on record, 2.5 in 2007 (Andy Lawrence, Uptime
+# Institute, quoted in Upsite's "Why has PUE remained flat for so long after years of progress?", 2023-09-13;
+# 1.58 in 2023). A facility spending twice its IT power again on cooling and conversion is outside any survey.
+MAX_PUE = 3.0
 
 
 # --------------------------------------------------------------------------- data
@@ -133,7 +137,7 @@ def it_power_kw(n_gpus: int, w_per_gpu: float, other_it_share: float = 0.10) -> 
 def facility_power_kw(it_kw: float, pue: float) -> float:
     """Power the facility draws from the grid: ``P_facility = PUE * P_IT`` (PUE >= 1)."""
     it = _check.positive("it_kw", it_kw)
-    p = _check.at_least("pue", pue, 1.0)
+    p = _check.at_least("pue", pue, 1.0, MAX_PUE)
     return _check.positive_result("facility_power_kw", it * p)
 
 
@@ -200,7 +204,7 @@ def gpus_for_power(facility_kw: float, system_key: str = "DGX H100", pue: float 
     ``systems = floor(facility_kw / PUE * (1 - other_it_share) / P_system)``, times the GPUs per system.
     """
     fac = _check.positive("facility_kw", facility_kw)
-    p = _check.at_least("pue", pue, 1.0)
+    p = _check.at_least("pue", pue, 1.0, MAX_PUE)
     share = _check.in_range("other_it_share", other_it_share, 0.0, MAX_OTHER_IT_SHARE)
     s = system(system_key)
     n_sys = math.floor(_check.result("systems", fac / p * (1.0 - share) / s.power_kw))
@@ -235,7 +239,7 @@ def energy(it_kw: float, hours: float, pue: float = 1.0, usd_per_kwh: float = 0.
     """
     it = _check.non_negative("it_kw", it_kw)
     h = _check.non_negative("hours", hours)
-    p = _check.at_least("pue", pue, 1.0)
+    p = _check.at_least("pue", pue, 1.0, MAX_PUE)
     price = _check.non_negative("usd_per_kwh", usd_per_kwh)
     kg = _check.non_negative("kg_per_kwh", kg_per_kwh)
     it_kwh = _check.result("it_kwh", it * h)

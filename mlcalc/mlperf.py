@@ -45,7 +45,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from mlcalc import _check, compute, memory, serving, steptime
+from mlcalc import _check, memory, serving, steptime
 from mlcalc.accelerators import spec
 from mlcalc import servemeasured as sm
 
@@ -647,6 +647,10 @@ def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
         if errs:
             text += (f"; TensorRT-LLM v0.17's own Mixtral rows on {row['tp']} {row['chip']} in FP8 (serve-published) "
                      f"are over by {min(errs):+.0%} to {max(errs):+.0%}")
+        if row["scenario"] == "Offline":
+            got = _modelled(row, quantity)
+            text += sm.gemm_evidence_text(model, row["chip"], int(row["tp"]), got,
+                                          got.batch / got.iteration_s / (1 + _err(row, quantity)), row["precision"])
         spread = lengths()["datasets"][row["benchmark"]]["input"]
         return text + (f"; the model runs every request at the mean input ({mean_input(row['benchmark']):.0f} "
                        f"tokens) where this mixed set's prompts spread from {spread['min']} to {spread['max']:,} "
@@ -703,31 +707,30 @@ def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
     eff, extra = shape_slowdown(row, got)
     return text + (f"; the model runs the layers' matmuls at the large-shape rate (mlcalc.serving.matmul_rate, "
                    f"{serving.matmul_rate(row['chip'], row['precision']) / 1e12:,.0f} TFLOPS), where at "
-                   f"{round(got.batch + got.prefill_tokens):,} tokens an iteration the book's tile and wave model "
-                   f"(mlcalc.compute.matmul_shape_efficiency, 256 x 128 tiles on {spec(row['chip']).sm_count} SMs) "
-                   f"keeps {eff:.0%} of that work useful; at that share the iteration is {extra * 1e3:.1f} ms longer "
-                   f"and the prediction {(got.iteration_s / (got.iteration_s + extra)) * (1 + _err(row, quantity)) - 1:+.0%}: "
-                   "the in-flight model does not apply the shape model")
+                   f"{round(got.batch + got.prefill_tokens):,} tokens an iteration the book's tile rule "
+                   f"(mlcalc.compute.gemm_kernel: the tile a Hopper library picks by shape, on "
+                   f"{spec(row['chip']).sm_count} SMs) keeps {eff:.0%} of that work useful; at that share the "
+                   f"iteration would be {extra * 1e3:.1f} ms longer and the prediction "
+                   f"{(got.iteration_s / (got.iteration_s + extra)) * (1 + _err(row, quantity)) - 1:+.0%}"
+                   + sm.gemm_evidence_text(model, row["chip"], int(row["tp"]), got,
+                                           got.batch / got.iteration_s / (1 + _err(row, quantity)), row["precision"],
+                                           rule=False)
+                   + ": the shapes' own cost does not account for the miss")
 
 
 def shape_slowdown(row: Mapping[str, Any], got: sm.Inflight) -> tuple[float, float]:
     """``(useful, extra_s)`` of a dense model's modelled iteration: the FLOP-weighted share of its layers' matmul
-    work that tile and wave quantization leaves useful (:func:`mlcalc.compute.matmul_shape_efficiency` at M = the
-    iteration's tokens: the fused QKV, the attention output, the gate and up, and the down projections, each split
-    ``tp`` ways as tensor parallelism splits them; the chip's SMs, the default 256 x 128 tiles), and the seconds it
-    adds to the iteration at the model's matmul rate."""
+    work that the tile its library picks leaves useful (:func:`mlcalc.servemeasured.layers_gemm_useful`:
+    :func:`mlcalc.compute.gemm_kernel` at M = the iteration's tokens for the fused QKV, the attention output, the
+    gate and up, and the down projections, each split ``tp`` ways as tensor parallelism splits them, on the chip's
+    SMs), and the seconds it adds to the iteration at the model's matmul rate."""
     model, tp = _model(row), int(row["tp"])
     if model.is_moe:
         raise ValueError(f"row={row['system']!r} with {model.name} is not allowed: a dense model's matmuls only")
     m = max(1, round(got.batch + got.prefill_tokens))
-    # (N, K) of each product as the layer runs it: Q, K and V in one, the gate and up projections in one (their count)
-    shapes = tuple((n * count, k) for _, n, k, count, _ in steptime.layer_products(model, m, False, tp, fused_qkv=True))
-    sms = spec(row["chip"]).sm_count
-    if sms is None:
-        raise ValueError(f"chip={row['chip']!r} is not allowed: its SM count is not in the catalogue")
-    work = sum(n * k for n, k in shapes)
-    useful = sum(n * k * compute.matmul_shape_efficiency(m, n, k, sms, dtype=row["precision"]).efficiency
-                 for n, k in shapes) / work
+    work = sum(float(n) * k * count for _, n, k, count, _ in steptime.layer_products(model, m, False, tp,
+                                                                                     fused_qkv=True))
+    useful = sm.layers_gemm_useful(model, m, tp, row["chip"], row["precision"])
     flops_s = 2.0 * work * model.n_layers * m / serving.matmul_rate(row["chip"], row["precision"])
     return useful, flops_s * (1.0 / useful - 1.0)
 

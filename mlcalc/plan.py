@@ -1069,7 +1069,7 @@ def tco(purchase_per_gpu: float, board_power_w: float, node_power_kw: float, gpu
     life = _check.in_range("life_years", default("life_years") if life_years is None else life_years, 0.1, 50.0)
     u = _check.fraction("utilization", utilization)
     gp = _check.fraction("goodput", goodput)
-    pue = _check.at_least("pue", default("pue") if pue is None else pue, 1.0)
+    pue = _check.at_least("pue", default("pue") if pue is None else pue, 1.0, facility.MAX_PUE)
     kwh = _check.non_negative("electricity_per_kwh",
                               default("electricity_per_kwh") if electricity_per_kwh is None else electricity_per_kwh)
     host = _check.non_negative("hosting_per_kw_month",

@@ -31,7 +31,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from mlcalc import _check, memory, serving
+from mlcalc import _check, compute, memory, serving
 
 RUN = "h200x2-2026-11-26-serve"
 #: The second call (same scripts plus the kernel probe, scripts/gpu/bench_kernels.py): 2 x H200 again (the
@@ -1676,7 +1676,10 @@ def check_inflight() -> list[InflightCheck]:
                                                            table["chip"], c.input, c.output, table["dtype"],
                                                            kw.get("requests"))))
             continue
-        out.append(c._replace(cause=inflight_miss_cause(model, c.gpus, got, left)))
+        cause = inflight_miss_cause(model, c.gpus, got, left)
+        if cause:
+            cause += gemm_evidence_text(model, table["chip"], c.gpus, got, c.published, table["dtype"])
+        out.append(c._replace(cause=cause))
     return out
 
 
@@ -1695,6 +1698,7 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
     shares = ""
     if chip_key is not None and prompt is not None and output is not None:
         g = attention_dp_gap_shares(model, chip_key, tp, prompt, output, pub, dtype, requests)
+        mc = moe_mapping_cost(model, chip_key, tp, prompt, output, pub, dtype, requests)
         shares = (f"What TensorRT-LLM's attention-DP code adds, row by row: (1) ranks waiting on the slowest: the "
                   f"{g.requests:,} requests are dealt out by active count (executor_request_queue "
                   f"_balance_requests_across_ranks, a heap), {g.rank_min:,} to {g.rank_max:,} a rank"
@@ -1711,9 +1715,26 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
                   "allgatherOp.cpp, reducescatterOp.cpp), each GPU sending the bytes of the ring collectives the "
                   f"model charges: 0% of the gap; the collectives alone would have to take {g.comm_factor:.1f}x their "
                   f"modelled {got.comm_s * 1e3:.1f} ms, or the matmuls {g.gemm_factor:.1f}x their "
-                  f"{got.gemm_s * 1e3:.1f} ms. Unexplained: {1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source "
-                  "quantifies: how evenly the synthetic prompts' tokens load the experts of each GPU, the EP size "
-                  "not being stated; iterations run without CUDA graphs while any rank holds a context). ")
+                  f"{got.gemm_s * 1e3:.1f} ms. (5) the MoE mapping: without '--ep' every GPU would hold all "
+                  f"{model.n_experts} experts {mc.slice_width} wide; each expert's matmuls would still carry "
+                  f"{mc.expert_rows:,} rows, with the same tile-and-wave efficiency as {model.n_experts // tp} whole "
+                  f"experts a GPU ({mc.shape_efficiency_tp:.0%} vs {mc.shape_efficiency_ep:.0%}, "
+                  f"compute.matmul_shape_efficiency; in the tile a Hopper library picks, compute.gemm_kernel, K "
+                  f"padded, the {mc.slice_width}-deep down projection leaves {mc.kernel_useful_tp:.0%} of the experts' "
+                  f"arithmetic useful against {mc.kernel_useful_ep:.0%}, {mc.kernel_extra_s * 1e3:.1f} ms), "
+                  "the same FLOPs and weight bytes, but every GPU would route and run all ranks' "
+                  f"{got.batch + got.prefill_tokens:,.0f} tokens: {mc.extra_s * 1e3:.1f} ms more, "
+                  f"{mc.gap_share:.0%} of the gap (the row {mc.error_if_charged:+.0%}); the sources point to "
+                  f"'--ep {tp}', so it is not charged (below). " + _thin_slice_sentence(model, chip_key, tp, dtype,
+                                                                                  mc.expert_rows)
+                  + "Unexplained: "
+                  f"{1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source quantifies: how "
+                  "evenly the synthetic prompts' tokens load the experts of each GPU; the expert matmuls' tile and "
+                  f"wave quantization, under either mapping {mc.shape_extra_s * 1e3:.1f} ms "
+                  f"({mc.shape_extra_s / g.gap_s:.0%} of the gap) at the model's default 256 x 128 tiles, "
+                  f"{mc.kernel_shape_extra_s * 1e3:.1f} ms ({mc.kernel_shape_extra_s / g.gap_s:.0%}) in the tiles "
+                  "compute.gemm_kernel picks; iterations run without CUDA graphs while any rank holds a context). "
+                  + MOE_MAPPING_EVIDENCE + ". ")
     return ("no cause stated by the source; ours: not found. Predicted as the page's corrected revision states the run ("
             f"'enable_attention_dp: true': each of the {tp} GPUs runs attention for its own {rb:,} requests with their "
             f"whole cache, {got.kv_tokens // tp:,} KV tokens a GPU, the experts split over the {tp}, per MoE layer an "
@@ -1728,6 +1749,21 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
             f"Predicted tensor-parallel (attention split, each of the {model.n_kv_heads} KV heads held by "
             f"{tp // min(tp, model.n_kv_heads)} GPUs, two all-reduces a layer, {tp_got.batch:,} requests) the row "
             f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. " + ADP_LAYOUT_EVIDENCE)
+
+
+def _thin_slice_sentence(model: memory.ModelConfig, chip_key: str, tp: int, dtype: str, rows: int) -> str:
+    """What the moetp15 probe measured for the split layout's matmuls at the probed rows nearest ``rows``, beside the
+    book's law for them (:func:`grouped_expert_matmuls_s`); empty where the probe does not apply (another expert
+    shape, another split, another dtype)."""
+    if (model.n_experts, model.expert_ffn, model.hidden, tp) != (128, 1536, 4096, 8) or dtype != "fp8":
+        return ""
+    n, ep_s, tp_s = min(thin_slice_probe(dtype), key=lambda x: abs(math.log(x[0] / rows)))
+    law = (grouped_expert_matmuls_s(model, "H100-SXM", dtype, model.n_experts, model.expert_ffn // tp, n)
+           / grouped_expert_matmuls_s(model, "H100-SXM", dtype, model.n_experts // tp, model.expert_ffn, n))
+    return (f"Measured on one H100 (moetp15's probe, {THIN_SLICE_RUN}: torch 2.11's FP8 grouped GEMM, not "
+            f"TensorRT-LLM's MoE kernel), at {n:,} rows an expert the split layout's two matmuls took "
+            f"{tp_s / ep_s:.1f}x the whole experts' time, where the book's law gives {law:.1f}x: thin FP8 slices cost "
+            "more than this rule charges, so the figure above is a floor for that mapping. ")
 
 
 class AdpGapShares(NamedTuple):
@@ -1804,6 +1840,154 @@ def attention_dp_gap_shares(model: memory.ModelConfig, chip_key: str, tp: int, p
                         1.0 + gap / got.gemm_s if got.gemm_s > 0 else float("inf"))
 
 
+class MoeMappingCost(NamedTuple):
+    """What TensorRT-LLM's code-default MoE mapping under attention data parallelism (no ``--ep``: the experts
+    tensor-parallel over the ``tp`` GPUs) would add to an in-flight iteration beyond the expert-parallel split that
+    :func:`inflight` charges (``--ep tp``), by the book's own rules (:func:`moe_mapping_cost`)."""
+
+    expert_rows: int  # rows each expert's matmuls carry: all ranks' tokens x top-k / experts (the same either way)
+    slice_width: int  # each expert's intermediate width a GPU holds with the experts tensor-parallel
+    shape_efficiency_ep: float  # tile and wave efficiency of a GPU's grouped expert matmuls, experts split whole
+    shape_efficiency_tp: float  # the same with every expert split tp ways
+    shape_extra_s: float  # what the split layout's quantization adds to the experts' FLOP time at the model's rate
+    kernel_useful_ep: float  # useful share of the experts' arithmetic in the tile a Hopper library picks, split whole
+    kernel_useful_tp: float  # the same with every expert split tp ways (K padded: the thin down projection)
+    kernel_extra_s: float  # what the tensor-parallel slices' lower useful share adds to the experts' FLOP time
+    kernel_shape_extra_s: float  # what the split layout's picked tiles leave idle, as shape_extra_s
+    extra_bytes: float  # bytes a GPU moves an iteration beyond the expert-parallel split
+    extra_s: float  # those bytes at the chip's read bandwidth
+    gap_share: float  # of the published iteration's gap at the modelled batch
+    error_if_charged: float  # the row's error with extra_s added to the modelled iteration
+
+
+def moe_mapping_cost(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
+                     published_tokens_per_s: float, dtype: str = "fp8",
+                     requests: int | None = None) -> MoeMappingCost:
+    """The MoE mapping TensorRT-LLM's code falls back to when trtllm-bench gets no ``--ep`` (``moe_tp_size = tp``,
+    ``moe_ep_size = 1``, :data:`MOE_MAPPING_EVIDENCE`), costed against the expert-parallel split :func:`inflight`
+    charges with ``attention_dp``, for one run.
+
+    With the experts tensor-parallel every GPU runs all ranks' gathered tokens through every expert at ``1 / tp``
+    of its width, so the rule the book applies to tensor-parallel experts (:func:`moe_routing_bytes_per_token`:
+    the routing passes not split; :func:`mlcalc.serving.expert_activation_bytes_per_token` at ``tp``: each visit's
+    input and hidden-sized output whole) applies to all ``batch + prompt tokens`` of the iteration, where the split
+    charges a GPU its own share at full width. The FLOPs and the expert weights a GPU reads are the same either way
+    (``1 / tp`` of each), and so is each expert's row count (all tokens x top-k / experts), so
+    :func:`mlcalc.compute.matmul_shape_efficiency` (M x N tiles on the chip's SMs; the grouped matmul's tiles summed
+    over the GPU's experts) is compared at the two layouts' N: the gate/up (``2 x width``) and down (hidden) outputs.
+    The down projection's inner dimension, which the tensor-parallel slice shrinks, is not in that model.
+    ``shape_extra_s``: the routed experts' FLOPs a GPU does (the same either way) at the model's matmul rate, times
+    ``1 / efficiency - 1`` of the split layout: what that quantization would add, a cost :func:`inflight` leaves out
+    under either mapping. ``kernel_useful_*``: the same two grouped matmuls through :func:`mlcalc.compute.gemm_kernel`
+    (the tile, orientation and split-K a Hopper GEMM library picks, K padded to its tile depth), FLOP-weighted;
+    ``kernel_extra_s``: the experts' FLOP time at the model's rate times ``1 / useful_tp - 1 / useful_ep``, the
+    arithmetic the thin slices waste beyond the whole experts'; ``kernel_shape_extra_s``: times ``1 / useful_ep - 1``,
+    as ``shape_extra_s`` with the picked tiles."""
+    t = _check.positive_int("tp", tp)
+    p, o = _check.positive_int("prompt", prompt), _check.positive_int("output", output)
+    pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
+    if not model.is_moe or t < 2:
+        raise ValueError(f"model={model.name!r} with tp={tp!r} is not allowed: an MoE model over 2 or more GPUs")
+    if model.n_experts % t or model.expert_ffn % t:
+        raise ValueError(f"tp={tp!r} is not allowed: {model.name}'s {model.n_experts} experts of width "
+                         f"{model.expert_ffn} do not split evenly")
+    got = inflight(model, chip_key, t, p, o, dtype, attention_dp=True, requests=requests)
+    wb = memory.dtype_bytes(dtype)
+    serial = dtype in serving.SERIAL_MATMUL_DTYPES  # the matmuls' activation bytes are charged only where serial
+    tokens = got.batch + got.prefill_tokens  # all ranks'
+    own = -(-got.batch // t) * (1.0 + p / o)  # the fullest rank's, as the model charges it
+    route = moe_routing_bytes_per_token(model, wb)
+    act_tp = serving.expert_activation_bytes_per_token(model, t) if serial else 0.0
+    act_ep = serving.expert_activation_bytes_per_token(model, 1) if serial else 0.0
+    extra = tokens * (route + act_tp) - own * (route + act_ep)
+    extra_s = extra / serving.read_bandwidth(chip_key)
+    rows = max(1, round(tokens * model.experts_per_token / model.n_experts))
+    sms = serving.spec(chip_key).sm_count
+    if sms is None:
+        raise ValueError(f"chip_key={chip_key!r} is not allowed: its SM count is not in the catalogue")
+    gates = 2 if model.gated_mlp else 1
+
+    def useful(experts: int, width: int, kernel: bool = False) -> float:  # FLOP-weighted: gate/up, then down
+        shapes = ((gates * width * experts, model.hidden, gates), (model.hidden * experts, width, 1))
+        if kernel:
+            return sum(w * compute.gemm_kernel(rows, n, k, sms, dtype).useful for n, k, w in shapes) / (gates + 1)
+        return (sum(w * compute.matmul_shape_efficiency(rows, n, k, sms, dtype=dtype).efficiency for n, k, w in shapes)
+                / (gates + 1))
+
+    width, whole = model.expert_ffn // t, model.n_experts // t
+    eff_ep, eff_tp = useful(whole, model.expert_ffn), useful(model.n_experts, width)
+    k_ep, k_tp = useful(whole, model.expert_ffn, True), useful(model.n_experts, width, True)
+    routed = model.experts_per_token * model.n_moe_layers * model.mlp_params_per_expert()
+    flop_s = 2.0 * routed * tokens / t / serving.matmul_rate(chip_key, dtype)
+    gap = got.batch / pub - got.iteration_s
+    return MoeMappingCost(rows, width, eff_ep, eff_tp, flop_s * (1.0 / eff_ep - 1.0), k_ep, k_tp,
+                          flop_s * (1.0 / k_tp - 1.0 / k_ep), flop_s * (1.0 / k_ep - 1.0), extra, extra_s, extra_s / gap if gap > 0 else 0.0,
+                          got.batch / (got.iteration_s + extra_s) / pub - 1.0)
+
+
+#: moetp15's probe (scripts/gpu/moetp15_grouped.py, one NVIDIA H100 80GB HBM3, torch 2.11.0+cu130): one MoE layer's
+#: gate/up and down grouped matmuls with Qwen3-235B-A22B's experts whole (16 a GPU, 1,536 wide) and split 8 ways (all
+#: 128, 192 wide), 64 to 1,024 rows an expert, bf16 (torch._grouped_mm) and FP8 row-wise (torch._scaled_grouped_mm).
+THIN_SLICE_RUN = "h100-2026-11-27-moetp15"
+
+
+def grouped_expert_matmuls_s(model: memory.ModelConfig, chip_key: str, dtype: str, experts: int, width: int,
+                             rows: int) -> float:
+    """The book's time for one MoE layer's two grouped expert matmuls on one GPU (``experts`` experts ``width`` wide,
+    ``rows`` rows each): :func:`mlcalc.serving.matmul_s` over the experts' weights and every row's activations (the
+    input and gate/up output of the first, the down input and hidden-sized output of the second; inputs in the
+    matmuls' dtype, outputs bf16) and their FLOPs over the useful share :func:`mlcalc.compute.gemm_kernel` finds for
+    each (tiles summed over the experts, FLOP-weighted), summed for FP8, the longer for bf16: the law the moetp15
+    probe's blind predictions used (scripts/gpu/predict_moetp15.py)."""
+    e = _check.positive_int("experts", experts)
+    w = _check.positive_int("width", width)
+    r = _check.positive_int("rows", rows)
+    wb = memory.dtype_bytes(dtype)
+    h, gates = model.hidden, (2 if model.gated_mlp else 1)
+    sms = serving.spec(chip_key).sm_count
+    if sms is None:
+        raise ValueError(f"chip_key={chip_key!r} is not allowed: its SM count is not in the catalogue")
+    moved = e * (gates + 1) * w * h * wb + e * r * (wb * (h + w) + 2.0 * (gates * w + h))
+    flops = 2.0 * e * r * (gates + 1) * w * h
+    useful = (gates * compute.gemm_kernel(r, gates * w * e, h, sms, dtype).useful
+              + compute.gemm_kernel(r, h * e, w, sms, dtype).useful) / (gates + 1)
+    return serving.matmul_s(moved, flops / useful, serving.read_bandwidth(chip_key), serving.matmul_rate(chip_key, dtype),
+                            overlap=dtype not in serving.SERIAL_MATMUL_DTYPES)
+
+
+@lru_cache(maxsize=None)
+def thin_slice_probe(dtype: str = "fp8", run: str = THIN_SLICE_RUN) -> tuple[tuple[int, float, float], ...]:
+    """(rows an expert, measured seconds of the experts whole, of the experts split tp ways) for each row count of
+    the moetp15 probe in ``dtype`` (:data:`THIN_SLICE_RUN`)."""
+    cases = _read("moetp15_grouped.json", run)["cases"]
+    got = {(c["rows_per_expert"], c["layout"]): float(c["both_s"]) for c in cases if c["dtype"] == dtype}
+    if not got:
+        raise ValueError(f"dtype={dtype!r} is not allowed: the probe measured 'bf16' and 'fp8'")
+    return tuple((n, got[(n, "ep")], got[(n, "tp")]) for n in sorted({n for n, _ in got}))
+
+
+#: Which MoE mapping the v1.0 Qwen3-235B-A22B runs had, from TensorRT-LLM's code and NVIDIA's own tests of the same
+#: checkpoint (why :func:`inflight` keeps the experts split whole over the GPUs, :func:`moe_mapping_cost` the other).
+MOE_MAPPING_EVIDENCE = (
+    "The MoE mapping, from TensorRT-LLM's code: trtllm-bench's '--ep' is an int option defaulting to None "
+    "(bench/benchmark/throughput.py); get_settings passes it on as the world config's ep_size "
+    "(bench/benchmark/utils/general.py, stored revision 0171265e), RuntimeConfig.get_llm_args as "
+    "'moe_expert_parallel_size' (bench/dataclasses/configuration.py, 000a01de); BaseLlmArgs.validate_parallel_config "
+    "turns None into -1 (llmapi/llm_args.py); Mapping.__init__ with both MoE sizes -1 sets moe_tp_size = tp_size and "
+    "moe_ep_size = 1, a branch that never reads enable_attention_dp (tensorrt_llm/mapping.py, 05ebebb2 and every "
+    "later stored revision); Qwen3MoE hands create_moe the whole moe_intermediate_size and that mapping "
+    "(_torch/models/modeling_qwen3_moe.py, 03441af1), and with no moe_config in the options file the backend is "
+    "MoeConfig's default 'CUTLASS', CutlassFusedMoE (create_moe.get_moe_cls). So without '--ep' every GPU would run "
+    "all 128 experts 1536 / 8 = 192 wide. But the page's MoE command passes '--ep $ep_size' (a value, not stated), "
+    "and NVIDIA's own runs of this checkpoint use 8: the trtllm-bench perf test "
+    "'qwen3_235b_a22b_fp8-bench-pytorch-float8-...-ep:8-gpus:8' with enable_attention_dp "
+    "(tests/integration/defs/perf/pytorch_model_config.py, 7cfc1b97), the accuracy test TestQwen3_235B_A22B.test_fp8 "
+    "(tp 8, ep 8, attention DP), and a later release's page heads its Qwen3-235B runs 'DEP'. The checkpoint is "
+    "nvidia/Qwen3-235B-A22B-FP8 from the Model Optimizer collection (quant_algo FP8, one scale a tensor, by that "
+    "collection's convention; its own config is not in the stored sources), not Qwen's 128 x 128 block-scaled one, so "
+    "a 192-wide slice meets no block-scale granularity. The rows are predicted with the experts split whole, 16 a GPU")
+
+
 #: Which layout TensorRT-LLM v1.0's Qwen3-235B-A22B rows ran, from the sources (why :func:`stated_layout` predicts
 #: them attention data-parallel).
 ADP_LAYOUT_EVIDENCE = (
@@ -1860,6 +2044,153 @@ def inflight_leftover(model: memory.ModelConfig, got: Inflight, published_tokens
     pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
     tokens = got.batch + got.prefill_tokens
     return (got.batch / pub - got.iteration_s) / (tokens * model.n_layers)
+
+
+#: The book's measured GEMM times at serving row counts: one H100 SXM, 2026-11-27 (scripts/gpu/gemm_tiles.py): the
+#: projections of Llama 3.1 8B / Mixtral 8x7B and Llama 3.1 70B split 1-8 ways, M = 1 .. 4,096, bf16 and FP8.
+GEMM_TIMES_RUN = "h100-2026-11-27-gemm-tiles"
+
+
+@lru_cache(maxsize=4)
+def measured_gemm_curves(run: str = GEMM_TIMES_RUN) -> Mapping[tuple[str, int, int], tuple[tuple[int, float], ...]]:
+    """``(dtype, n, k) -> ((m, seconds), ...)`` of a measured GEMM run (its ``gemm_times.json``), M ascending."""
+    d = _read("gemm_times.json", run)
+    out: dict[tuple[str, int, int], tuple[tuple[int, float], ...]] = {}
+    for key, pts in d["curves_ns"].items():
+        dt, shape = key.split(" ")
+        n, k = (int(v) for v in shape.split("x"))
+        out[(dt, n, k)] = tuple((int(m), float(ns) * 1e-9) for m, ns in pts)
+    return MappingProxyType(out)
+
+
+def measured_gemm_s(m: int, n: int, k: int, dtype: str, run: str = GEMM_TIMES_RUN) -> float | None:
+    """Seconds of one ``m x n x k`` product as measured (:func:`measured_gemm_curves`): linear in M between the
+    measured row counts, and beyond the largest in proportion to M (the product compute-bound there); None where
+    the run did not measure that ``(n, k)`` in that dtype."""
+    m = _check.positive_int("m", m)
+    pts = measured_gemm_curves(run).get((dtype, _check.positive_int("n", n), _check.positive_int("k", k)))
+    if pts is None:
+        return None
+    if m >= pts[-1][0]:
+        return pts[-1][1] * m / pts[-1][0]
+    return serving.interpolate([(float(a), b) for a, b in pts], float(m))
+
+
+def measured_layers_gemm_s(model: memory.ModelConfig, tokens: int, tp: int, dtype: str = "fp8",
+                           run: str = GEMM_TIMES_RUN) -> float | None:
+    """Seconds of the matmuls of every layer for an iteration of ``tokens`` tokens on one GPU of ``tp``, each product
+    at its measured time (:func:`measured_gemm_s`) as an engine runs them: one fused QKV product, the gate and up
+    projections as one product twice as wide, the attention output and down projections, split as tensor
+    parallelism splits them (:func:`mlcalc.steptime.layer_products`); an MoE layer's experts each at the rows routed
+    to it (every expert split over the ``tp`` GPUs, as TensorRT-LLM 0.17 runs them), its router left out (a product
+    ``experts`` wide). None where a product was not measured."""
+    from mlcalc import steptime
+
+    t = _check.positive_int("tokens", tokens)
+    total = 0.0
+    kinds = [(model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)]
+    for layers, moe in kinds:
+        if not layers:
+            continue
+        for m, n, k, count, label in steptime.layer_products(model, t, moe, tp, 1, fused_qkv=True):
+            if label == "router":
+                continue
+            if label.endswith(" in") and model.gated_mlp:
+                n, count = 2 * n, count // 2  # gate and up in one product
+            sec = measured_gemm_s(m, n, k, dtype, run)
+            if sec is None:
+                return None
+            total += layers * count * sec
+    return total
+
+
+def layers_gemm_useful(model: memory.ModelConfig, tokens: int, tp: int, chip_key: str, dtype: str = "fp8") -> float:
+    """The FLOP-weighted useful share of the layers' matmul work (the products of :func:`measured_layers_gemm_s`, the
+    router too) for an iteration of ``tokens`` tokens: each product at the tile its library picks
+    (:func:`mlcalc.compute.gemm_kernel` on the chip's SMs from the catalogue)."""
+    from mlcalc import compute, steptime
+
+    sms = serving.spec(chip_key).sm_count
+    if sms is None:
+        raise ValueError(f"chip_key={chip_key!r} is not allowed: its SM count is not in the catalogue")
+    work = useful = 0.0
+    for layers, moe in ((model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)):
+        if not layers:
+            continue
+        for m, n, k, count, label in steptime.layer_products(model, _check.positive_int("tokens", tokens), moe, tp, 1,
+                                                             fused_qkv=True):
+            if label.endswith(" in") and model.gated_mlp:
+                n, count = 2 * n, count // 2
+            w = layers * count * float(m) * n * k
+            work += w
+            useful += w * compute.gemm_kernel(m, n, k, sms, dtype).useful
+    return useful / work
+
+
+class GemmEvidence(NamedTuple):
+    """An in-flight iteration with its layers' matmuls at the book's measured GEMM times (:func:`gemm_evidence`)."""
+
+    tokens: int  # tokens the iteration carries (M of the dense products)
+    modelled_s: float  # the layers' matmuls as :func:`inflight` prices them (bytes + FLOPs, or the longer)
+    measured_s: float  # the same products at their measured times (:func:`measured_layers_gemm_s`)
+    iteration_s: float  # :func:`inflight`'s iteration with the measured matmuls in place of the modelled ones
+    tokens_per_s: float  # batch / that iteration
+
+
+def gemm_evidence(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflight, dtype: str = "fp8",
+                  run: str = GEMM_TIMES_RUN) -> GemmEvidence | None:
+    """:func:`inflight`'s iteration ``got`` with its layers' matmuls (the output projection keeps its modelled time)
+    at the measured times of ``run`` in place of the modelled ones: whether the matmuls' own time, tile and wave
+    quantization included, accounts for a row's miss. None where a product was not measured (or attention data
+    parallel: ``got`` must be a tensor-parallel iteration)."""
+    tokens = max(1, round(got.batch + got.prefill_tokens))
+    measured = measured_layers_gemm_s(model, tokens, tp, dtype, run)
+    if measured is None:
+        return None
+    wb = memory.dtype_bytes(dtype)
+    head = model.vocab * model.hidden
+    body = model.n_active_params() - model.params_breakdown()["embeddings"] - (0 if model.tied_embeddings else head)
+    weights = (memory.decode_weight_params(model, tokens) - head) * wb / tp
+    serial = dtype in serving.SERIAL_MATMUL_DTYPES
+    act = tokens * serving.matmul_activation_bytes_per_token(model, tp) if serial else 0.0
+    modelled = serving.matmul_s(weights + act, 2.0 * body * (got.batch + got.prefill_tokens) / tp,
+                                serving.read_bandwidth(chip_key), serving.matmul_rate(chip_key, dtype),
+                                overlap=not serial)
+    it = got.iteration_s - modelled + measured
+    return GemmEvidence(tokens, modelled, measured, it, got.batch / it)
+
+
+def gemm_evidence_text(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflight,
+                       published_tokens_per_s: float, dtype: str = "fp8", rule: bool = True) -> str:
+    """One sentence for a miss's cause: the row predicted with its layers' matmuls at the book's measured times
+    (:func:`gemm_evidence`), or "" where they were not measured; ``rule``: with the useful share the book's tile rule
+    gives them (:func:`layers_gemm_useful`)."""
+    ev = gemm_evidence(model, chip_key, tp, got, dtype)
+    if ev is None:
+        return ""
+    card = measured_gemm_card()
+    same = chip_key.startswith("H100")  # the run's card (H100 SXM); an H200 is the same GH100 with faster memory
+    beyond = max(m for _, _, _, m in _measured_rows())
+    share = layers_gemm_useful(model, ev.tokens, tp, chip_key, dtype)
+    return (f"; the matmuls measured: at this iteration's {ev.tokens:,} tokens the layers' {dtype.upper()} products take "
+            f"{ev.measured_s * 1e3:.2f} ms on the book's {card} (mlcalc/data/measured/{GEMM_TIMES_RUN}, cuBLAS through "
+            "torch; "
+            + ("" if ev.tokens <= beyond else f"measured to {beyond:,} rows, beyond in proportion; ")
+            + ("" if same else "an H100 has the H200's SMs and clocks with slower memory, so an upper bound here; ")
+            + f"the model charges {ev.modelled_s * 1e3:.2f} ms"
+            + (f"; the book's tile rule, mlcalc.compute.gemm_kernel, leaves {share:.0%} of their work useful"
+               if rule else "")
+            + "), and with them in place the prediction is "
+            f"{ev.tokens_per_s / _check.positive('published_tokens_per_s', published_tokens_per_s) - 1:+.0%}")
+
+
+def measured_gemm_card(run: str = GEMM_TIMES_RUN) -> str:
+    """The card that ran a measured GEMM run, as its driver names it."""
+    return str(_read("gemm_times.json", run)["card"])
+
+
+def _measured_rows(run: str = GEMM_TIMES_RUN) -> list[tuple[str, int, int, int]]:
+    return [(dt, n, k, pts[-1][0]) for (dt, n, k), pts in measured_gemm_curves(run).items()]
 
 
 def dense_twin(source: str, model: str, tp: int, prompt: int, output: int) -> InflightCheck | None:
@@ -2238,11 +2569,11 @@ def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, ba
             " No source gives this layer's time at this batch, nor the kernels' times on this card")
 
 
-__all__ = ["EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+__all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MOE_MAPPING_EVIDENCE", "MoeMappingCost", "moe_mapping_cost", "EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]

@@ -278,17 +278,37 @@ def matmul_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in
         qkv = model.q_width / t + model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim
     else:
         qkv = model.q_width / t + model.n_kv_heads * (model.head_dim + model.v_dim) / min(t, max(1, model.n_kv_heads))
-    mats = 3 if model.gated_mlp else 2
-
-    def ffn(width: float) -> float:
-        return in_bytes * (h + width / t) + out_bytes * ((mats - 1) * width / t + h)
-
     per_layer = in_bytes * (h + model.attn_out_width / t) + out_bytes * (qkv + h)
     dense = model.n_layers - model.n_moe_layers
-    total = model.n_layers * per_layer + dense * ffn(model.ffn_hidden)
-    if model.is_moe:
-        total += model.n_moe_layers * (model.experts_per_token + model.n_shared_experts) * ffn(model.expert_ffn)
-    return total
+    total = model.n_layers * per_layer + dense * _ffn_activation_bytes(model, model.ffn_hidden, t, in_bytes, out_bytes)
+    return total + expert_activation_bytes_per_token(model, t, in_bytes, out_bytes)
+
+
+def _ffn_activation_bytes(model: memory.ModelConfig, width: float, tp: int, in_bytes: float, out_bytes: float) -> float:
+    """Bytes one token's pass through one feed-forward block of ``width`` moves besides its weights, per GPU of
+    ``tp``: the input and the (split) intermediate read, the (split) gate/up outputs and the hidden-sized output
+    written."""
+    mats = 3 if model.gated_mlp else 2
+    return in_bytes * (model.hidden + width / tp) + out_bytes * ((mats - 1) * width / tp + model.hidden)
+
+
+def expert_activation_bytes_per_token(model: memory.ModelConfig, tp: int = 1, in_bytes: float = 1.0,
+                                      out_bytes: float = 2.0) -> float:
+    """The routed and shared experts' part of :func:`matmul_activation_bytes_per_token`: every MoE layer, the
+    ``experts_per_token`` experts a token visits and the shared ones, each expert's intermediate width split over
+    ``tp`` GPUs (its hidden-sized input and output whole on each). 0 for a dense model.
+
+    Mixtral 8x7B (hidden 4,096, experts 14,336 wide, 2 of 8, 32 layers), FP8 inputs, bf16 outputs, one GPU: per
+    expert visit 4,096 + 14,336 bytes read and 2 x (2 x 14,336 + 4,096) written; 2 visits, 32 layers:
+
+    >>> expert_activation_bytes_per_token(memory.model_preset("Mixtral 8x7B"))
+    5373952.0
+    """
+    t = _check.positive_int("tp", tp)
+    if not model.is_moe:
+        return 0.0
+    visits = model.experts_per_token + model.n_shared_experts
+    return float(model.n_moe_layers * visits * _ffn_activation_bytes(model, model.expert_ffn, t, in_bytes, out_bytes))
 
 
 #: Bytes per hidden value of one residual-add + RMSNorm pass as TensorRT-LLM runs it after a layer's all-reduce
@@ -1792,7 +1812,7 @@ def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...],
 
 __all__ = [
     "DECODE_RECORD", "DECODE_METERED", "DECODE_ROUNDS", "DECODE_RUNS",
-    "SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", "CACHE_LAYOUTS", "COPY_CALIBRATION",
+    "SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", "expert_activation_bytes_per_token", "CACHE_LAYOUTS", "COPY_CALIBRATION",
     "DECODE_RUN", "DEFAULT_BATCHED_TOKENS", "DENSE_LAYOUTS", "DecodeStep", "Disaggregated", "ENGINES", "Floor",
     "LoadResult", "MAX_BATCH", "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS",
     "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS", "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_MAX_REQUESTS_CHECK", "SIM_WARMUP",

@@ -1048,6 +1048,83 @@ def _fp8_cast_bytes(gemms: Iterable[Gemm]) -> float:
     return total
 
 
+#: How a pass combines its host's dispatching with its device's kernels: "op-by-op" (each op the longer of the two
+#: until the pass's host time reaches its device time, then the host time: mono14's defect) or "queue" (the launch
+#: queue run ahead, :func:`_queue_pass`; what the queue15 curve measured, but not the default: see :func:`_passes`).
+HOST_RULE = "op-by-op"
+#: Device seconds a queued kernel occupies its stream beyond its own work (0: none; :func:`_queue_pass`). With the
+#: queue rule the predictions used :func:`mlcalc.serving.null_kernel_s` (3 us a dispatched op); queue15's profiled
+#: steps idle 2.1-2.8 us a kernel, at 0.67 kernels an op (2,452 kernels, 3,664 aten ops a step).
+KERNEL_GAP_S = 0.0
+
+
+def _queue_group(t: float, e: float, n: float, h: float, d: float) -> tuple[float, float]:
+    """The launch queue after ``n`` alike ops, each dispatched in ``h`` host seconds and run in ``d`` device seconds,
+    from host clock ``t`` and device free at ``e``: op i is issued at t + i h and ends at
+    max(issue_i, end_(i-1)) + d, so the last ends at max(e + n d, t + h + n d, t + n h + d) (the first op's issue
+    starts the device's run, or the last op's issue does; n >= 1; below 1 the terms shrink with n)."""
+    one = min(n, 1.0)
+    return t + n * h, max(e + n * d, t + one * h + n * d, t + n * h + one * d)
+
+
+def _queue_pass(per_op: float, ckpt_per_layer: float, matmuls: Sequence[tuple[int, float]], att: tuple[float, float],
+                ew: tuple[float, float], n_layers: int, backward: bool = False) -> float:
+    """One pass through the launch queue: the host issues the pass's ops in order, ``per_op`` seconds each, and each
+    kernel starts when it has been issued and the kernel before it on the stream has ended (end_i = max(issue_i,
+    end_(i-1)) + device_i, device_i with :data:`KERNEL_GAP_S`); the pass ends when its last kernel does, or its host
+    does. No op waits for the GPU inside a pass (train_dist.py's and Trainer's steps synchronise between steps, not
+    inside a pass), so the queue never binds before the pass ends and the CUDA launch queue's bound (about 1,024
+    launches) does not change the end.
+
+    ``matmuls``: (kernels, device seconds each) per product of the pass; those whose count is a multiple of
+    ``n_layers`` run in every layer, the rest (the output layer's) outside the layers (after them in the forward pass,
+    before them in the backward). ``att``/``ew``: (kernels, device seconds each) of attention and of the element-wise
+    kernels, spread evenly over the layers, the element-wise ones between the layer's products. Every layer is the
+    same sequence, so the queue's lag behind the host after a layer is max(lag + D - H, k) (D, H the layer's device
+    and host seconds, k its lag from an idle device): the n_layers layers are priced in closed form. Bounded: time
+    linear in the products of one layer (a handful), not in the layers or the ops. Monotone: every end is a max of
+    sums of non-negative host and device terms, so a slower host (larger ``per_op`` or ``ckpt_per_layer``) never
+    ends a pass sooner.
+    """
+    gap = KERNEL_GAP_S
+    L = max(1, n_layers)
+    inside = [(c / L, d + gap) for c, d in matmuls if c % L == 0]
+    outside = [(float(c), d + gap) for c, d in matmuls if c % L != 0]
+    n_att, d_att = att
+    n_ew, d_ew = ew
+    big = inside[: (len(inside) + 1) // 2] + [(n_att / L, d_att + gap)] + inside[(len(inside) + 1) // 2:]
+    if backward:
+        big.reverse()
+    ew_chunk = n_ew / L / len(big)
+
+    def layer(e: float) -> tuple[float, float]:
+        t = ckpt_per_layer  # torch.utils.checkpoint's own host work per layer, before the layer's ops
+        for n, d in big:
+            if ew_chunk > 0:
+                t, e = _queue_group(t, e, ew_chunk, per_op, d_ew + gap)
+            if n > 0:
+                t, e = _queue_group(t, e, n, per_op, d)
+        return t, e
+
+    def outside_ops(t: float, e: float) -> tuple[float, float]:
+        for n, d in outside:
+            t, e = _queue_group(t, e, n, per_op, d)
+        return t, e
+
+    t, e = 0.0, 0.0
+    if backward:
+        t, e = outside_ops(t, e)
+    h_layer, k_end = layer(-math.inf)
+    d_layer = sum(n * d for n, d in big) + ew_chunk * len(big) * (d_ew + gap)
+    k = k_end - h_layer  # a layer's lag from an idle device
+    lag = max(e - t + L * (d_layer - h_layer), k + max(0.0, (L - 1) * (d_layer - h_layer)))
+    t += L * h_layer
+    e = t + lag
+    if not backward:
+        t, e = outside_ops(t, e)
+    return max(t, e)
+
+
 def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float], att_rate: float,
             eb: Mapping[str, float], ops: Mapping[str, float], machine: Machine, n_layers: int, recompute: bool,
             fp8: bool = False, host_extra: Mapping[str, float] | None = None) -> StepTime:
@@ -1082,14 +1159,21 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         dev[f"{phase}: matmuls"] = sum(t_mm)
         dev[f"{phase}: attention"] = att[phase] / att_rate
         dev[f"{phase}: element-wise"] = ew / bw
-        # Each operation takes the longer of dispatching it (host) and running it (device): a big
-        # matmul hides the host's work, a small element-wise kernel leaves the device waiting.
-        # (torch.utils.checkpoint's own host work per layer is not an op: it only counts where the host
-        # as a whole is the slower side.)
         per_op = (host[phase] - ckpt) / max(1.0, ops[phase] + ops["recomputed forward"] * (phase == "backward"))
         n_att = max(1, n_layers * (2 if recompute and phase == "backward" else 1))
         n_mm = sum(g.count for g in gs)
         n_ew = max(1.0, ops[phase] + (ops["recomputed forward"] if phase == "backward" else 0.0) - n_mm - n_att)
+        if HOST_RULE == "queue":
+            parts[phase] = _queue_pass(per_op, machine.host_s_per_checkpoint if recompute else 0.0,
+                                       [(g.count, t / g.count) for t, g in zip(t_mm, gs) if g.count > 0],
+                                       (n_att, dev[f"{phase}: attention"] / n_att),
+                                       (n_ew, dev[f"{phase}: element-wise"] / n_ew), n_layers,
+                                       backward=phase == "backward")
+            continue
+        # Each operation takes the longer of dispatching it (host) and running it (device): a big
+        # matmul hides the host's work, a small element-wise kernel leaves the device waiting.
+        # (torch.utils.checkpoint's own host work per layer is not an op: it only counts where the host
+        # as a whole is the slower side.)
         parts[phase] = (sum(max(t, g.count * per_op) for t, g in zip(t_mm, gs))
                         + n_att * max(dev[f"{phase}: attention"] / n_att, per_op)
                         + n_ew * max(dev[f"{phase}: element-wise"] / n_ew, per_op))
@@ -1110,8 +1194,18 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         # op-by-op side kept the host side needs a floor (the op-by-op pass at the crossing: 84 of 84, median 5.2 ->
         # 5.7 %, multi-GPU 160 -> 159, and most metered block scores lower). Both sides are calibrated away from
         # the crossing; the data near it say the op-by-op side is too high there (blind10's TP 2 3B 1 x 16,384
-        # checkpointed: with the floor its two passes op-by-op take 1,196 ms, the measured step 1,027 ms). Kept until a run-ahead model of the launch queue replaces
-        # both (tests/core/test_steptime_host_monotone.py pins where and by how much the step falls).
+        # checkpointed: with the floor its two passes op-by-op take 1,196 ms, the measured step 1,027 ms).
+        # queue15 measured the crossing (h100-2026-11-27-queue15: Llama-3.2 1B on one H100, a host delay spun before every
+        # op): the step stays at the device's time until the host's reaches it, then is the host's plus the last kernels
+        # (13-20 ms); the op-by-op rule's rise below the crossing is not there (blind: 16 of 22 points within 15 %, +17 to
+        # +26 % at 10-30 us; the launch queue, HOST_RULE = "queue", 19 of 22). The queue rule is monotone by construction
+        # but is not the default: with KERNEL_GAP_S = null_kernel_s it takes the multi-GPU step record from 160 to 156 of
+        # 167 (FSDP 4 Llama 3 8B 1 x 2,048 +0.3 -> -19.5 %, FSDP 2 Llama 2 7B checkpointed -7.0 -> -16.2 %, blind10's TP 2
+        # 3B 1 x 16,384 +14.5 -> -15.6 %, host7c's one-GPU 3B checkpointed -12.2 -> -17.8 %): those steps are longer
+        # than both their host and device totals, by something the op-by-op sum stands in for and the engine does not
+        # model (not found; FSDP's collectives sharing the GPU with the kernels is one candidate, unmeasured). The
+        # 1-GPU record would gain (84 of 84, median 5.2 -> 3.0 %). tests/core/test_steptime_host_monotone.py pins where
+        # and by how much today's step falls.
         if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
             parts[phase] = host[phase]
     dev["optimizer"] = eb["optimizer: fused AdamW"] / bw

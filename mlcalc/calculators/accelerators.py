@@ -46,7 +46,7 @@ def _catalogue_compute(v: Mapping[str, Any]) -> list[compute.CatalogueRow]:
 def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> View:
     dtype, source = v["dtype"], v["source"]
     table = Table(
-        ("accelerator", "vendor", f"{dtype} dense TFLOPS ({source})", "memory GB", "memory TB/s",
+        ("accelerator", "vendor", f"{dtype} dense {accelerators.rate_unit(dtype)} ({source})", "memory GB", "memory TB/s",
          "scale-up GB/s (one direction)", "ops:byte"),
         tuple((r.key, r.vendor, _fmt(r.tflops, 1), _fmt(r.memory_gb), _fmt(r.bandwidth_tbps, 2),
                _fmt(r.scale_up_gbps, 1), _fmt(r.ridge_flops_per_byte)) for r in rows),
@@ -65,9 +65,9 @@ def _catalogue_view(rows: list[compute.CatalogueRow], v: Mapping[str, Any]) -> V
     spec_ = charts.labelled_scatter(
         f"Compute against memory bandwidth ({source})", data,
         x=charts.q("tbps", "memory bandwidth, TB/s (log)", log=True, domain=x_dom, nice=False),
-        y=charts.q("tflops", f"dense {dtype} TFLOPS (log)", log=True, domain=y_dom, nice=False),
+        y=charts.q("tflops", f"dense {dtype} {accelerators.rate_unit(dtype)} (log)", log=True, domain=y_dom, nice=False),
         color_by="vendor", colors={n: VENDOR_COLORS[n] for n in vendors}, height=300,
-        tooltip=[charts.tip("label", "accelerator", kind="nominal"), charts.tip("tflops", "TFLOPS", ",.1f"),
+        tooltip=[charts.tip("label", "accelerator", kind="nominal"), charts.tip("tflops", "dense peak", ",.1f"),
                  charts.tip("tbps", "TB/s", ",.2f")])
     charts.live_axis(spec_, "y", "title")  # the dtype's name: changed in place
     n = len(rows)
@@ -115,7 +115,7 @@ def compare_rows(key_a: str, key_b: str, source: str = "advertised") -> list[Com
         fa = compute.achievable_flops(key_a, dtype, source) / 1e12 if compute.has_flops(key_a, dtype, source) else None
         fb = compute.achievable_flops(key_b, dtype, source) / 1e12 if compute.has_flops(key_b, dtype, source) else None
         if fa is not None or fb is not None:
-            add(f"{dtype} dense TFLOPS ({source})", fa, fb)
+            add(f"{dtype} dense {accelerators.rate_unit(dtype)} ({source})", fa, fb)
     add("memory GB", a.memory_gb, b.memory_gb, 0)
     add("memory TB/s", a.memory_bandwidth_tbps, b.memory_bandwidth_tbps, 2)
     la, lb = a.scale_up_bytes_per_s, b.scale_up_bytes_per_s
@@ -544,7 +544,7 @@ def _roofline_view(r: RooflineResult, v: Mapping[str, Any]) -> View:
              "label": f"{label}\n{point.fraction_of_peak:.0%} of peak"}]  # the dot's colour tells the bound
     ridge_label = f"ridge {ridge:,.0f} FLOP/B"
     x = charts.q("i", "arithmetic intensity, FLOP per byte (log)", log=True)
-    y = charts.q("tflops", f"attainable {v['dtype']} TFLOPS (log)", log=True)
+    y = charts.q("tflops", f"attainable {v['dtype']} {accelerators.rate_unit(v['dtype'])} (log)", log=True)
     spec_ = charts.sweep(
         f"{v['accelerator']}: {peak / 1e12:,.0f} TFLOPS ({v['source']}), {bw / 1e12:.2f} TB/s", roof, x=x, y=y,
         color="black", height=240,

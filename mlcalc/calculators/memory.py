@@ -326,7 +326,7 @@ def _serving_view(est: memory.ServingEstimate, v: Mapping[str, Any]) -> View:
                                 v["kv_dtype"])
     acc = v["accelerator"]
     text = (f"KV cache per token: {fixed(est.kv_bytes_per_token / 2**10)} KiB ({_kv_formula(m, v['kv_dtype'])})\n"
-            f"one sequence of {ctx:,} tokens: {est.kv_cache_bytes / int(v['batch']) / 1e9:,.2f} GB of cache\n"
+            f"one sequence of {ctx:,} tokens: {est.kv_cache_bytes / int(v['batch']) / 1e9:,.2f} GB (1e9 bytes) of cache\n"
             f"devices needed: {est.n_devices:,} x {acc} (using {memory.VLLM_MEMORY_UTILIZATION:.0%} of each)\n"
             f"on {est.n_devices:,} device(s): room for batch {seqs:,} at context {ctx:,}")
     usable = est.n_devices * est.usable_bytes_per_device / 1e9
@@ -363,7 +363,7 @@ def _moe_compute(v: Mapping[str, Any]) -> memory.MoeSummary:
 
 
 def _moe_view(s: memory.MoeSummary, v: Mapping[str, Any]) -> View:
-    text = (f"weights in memory: {fixed(s.weights_bytes / 1e9)} GB; a dense model with the active "
+    text = (f"weights in memory: {fixed(s.weights_bytes / 1e9)} GB (1e9 bytes); a dense model with the active "
             f"parameters would need {s.dense_equivalent_bytes / 1e9:,.1f} GB\n"
             f"forward compute: {s.forward_flops_per_token / 1e9:,.1f} GFLOP per token "
             f"({s.active_params / s.total_params:.0%} of the parameters)")

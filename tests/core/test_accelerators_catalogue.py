@@ -162,3 +162,13 @@ def test_bekman_compute_versus_nvlink_table():
         assert acc.scale_up_bytes_per_s == gbps * 1e9
         assert acc.peak_flops(dtype) / base.peak_flops("fp16") == pytest.approx(speed, abs=0.1)
         assert acc.scale_up_bytes_per_s / base.scale_up_bytes_per_s == link
+
+
+def test_integer_rates_are_labelled_tops():
+    # NVIDIA's H100 datasheet prints INT8 Tensor Core as 3,958 "TOPS" (with sparsity), FP8 as 3,958 "teraFLOPS":
+    # integer math is counted in operations, not floating-point operations, and the pages say so.
+    from mlcalc.calc import run
+    assert accelerators.rate_unit("int8") == "TOPS" and accelerators.rate_unit("fp8") == "TFLOPS"
+    out = run("accelerators.catalogue", {"dtype": "int8"})
+    assert "int8 dense TOPS" in str(out) and "int8 dense TFLOPS" not in str(out)
+    assert "fp8 dense TFLOPS" in str(run("accelerators.catalogue", {"dtype": "fp8"}))

@@ -299,3 +299,40 @@ def test_selective_recompute_ratio():
     assert ratio == pytest.approx(1 + 2048 / (6 * 12288), rel=0.002)
     with pytest.raises(ValueError, match="recompute"):
         f(1, 2048, 96, 12288, 51200, "some")
+
+
+def test_gemm_kernel_large_shape_by_hand():
+    # 8,192^3 on an H100's 132 SMs: the 128 x 256 tile (TensorRT-LLM's largest sm90 tile) gives 64 x 32 = 2,048 tiles,
+    # 16 waves of 132 (the last 68 % full): 2,048 / (16 x 132) of the SMs' time is useful, the rest the last wave
+    g = compute.gemm_kernel(8192, 8192, 8192, 132)
+    assert (g.tile_m, g.tile_n, g.swapped, g.split_k, g.ctas, g.waves) == (128, 256, False, 1, 2048, 16)
+    assert g.tile_rate == 1.0 and g.useful == pytest.approx(2048 / (16 * 132), rel=1e-12)
+    # one tile more than fills a wave: 133 SMs' worth of 128 x 256 tiles on 132 SMs costs two waves, so a smaller tile
+    # (the rule's choice: whatever finishes first) must do better than half
+    h = compute.gemm_kernel(128 * 7, 256 * 19, 4096, 132)
+    assert h.useful > 0.5 and h.waves * 132 >= h.ctas
+
+
+def test_gemm_kernel_small_m_runs_swapped_and_narrow():
+    # one row (a decode step's GEMV): the library runs (N x K) @ (K x 1), the row in the narrowest tile column (16):
+    # at most 1/16 of the tile is useful, and a 16-wide warpgroup block is fed at 64 x 16 / 80 / 32 = 40 % of the rate
+    for dt in ("bf16", "fp8"):
+        g = compute.gemm_kernel(1, 4096, 4096, 132, dt)
+        assert g.swapped and g.tile_n == 16 and g.tile_rate == pytest.approx(0.4)
+        assert g.useful <= 1 / 16 * 0.4 + 1e-12
+    # every pick's useful share is a share, and grows from 1 row to a full tile's worth
+    shares = [compute.gemm_kernel(m, 6144, 4096, 132, "fp8").useful for m in (1, 16, 64, 256, 1024, 4096)]
+    assert all(0 < s <= 1 for s in shares) and shares == sorted(shares)
+
+
+def test_gemm_kernel_refuses_bad_input():
+    with pytest.raises(ValueError, match="m="):
+        compute.gemm_kernel(0, 1, 1, 132)
+    with pytest.raises(ValueError, match="n_sms="):
+        compute.gemm_kernel(1, 1, 1, 0)
+    with pytest.raises(ValueError, match="tiles="):
+        compute.gemm_kernel(1, 1, 1, 132, tiles=((64, 0),))
+    with pytest.raises(ValueError, match="tiles="):
+        compute.gemm_kernel(1, 1, 1, 132, tiles=())
+    with pytest.raises(ValueError, match="max_split_k="):
+        compute.gemm_kernel(1, 1, 1, 132, max_split_k=0)

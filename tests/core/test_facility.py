@@ -97,6 +97,8 @@ def test_every_figure_has_a_source_and_date():
     (lambda: facility.cluster_power(0), "n_gpus"),
     (lambda: facility.cluster_power(facility.MAX_GPUS + 1), "n_gpus"),
     (lambda: facility.cluster_power(8, pue=0.9), "pue"),
+    (lambda: facility.cluster_power(8, pue=1580), "pue"),  # a typo for 1.58 is refused, not a 2,000 MW answer
+    (lambda: facility.energy(1, 10, pue=3.01), "pue"),
     (lambda: facility.cluster_power(8, "TPU"), "system"),
     (lambda: facility.cluster_power(8, cooling="immersion"), "cooling"),
     (lambda: facility.it_power_kw(8, 700, 0.95), "other_it_share"),
