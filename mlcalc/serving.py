@@ -659,9 +659,55 @@ def measured_matmul_law(run: str = KERNEL_RUN) -> MatmulLaw:
                            f"decode matmuls probed on {card} (scripts/gpu/bench_kernels.py, run {run})")
 
 
+@lru_cache(maxsize=None)
 def chip_matmul_law(chip: str) -> MatmulLaw:
     """:func:`measured_matmul_law` carried to ``chip`` (its large-read rate, :func:`read_bandwidth`)."""
     return measured_matmul_law().on_card(read_bandwidth(chip))
+
+
+def sustained_matmul_rate(chip: str, dtype: str = "bf16") -> float:
+    """The matmul FLOP/s a card keeps up under continuous load where the book measured it (mlcalc.bench's matmul
+    runs, :func:`mlcalc.measured.best_matmul_flops` with ``sustained=True``: the rate the training engine scales its
+    burst rates to, :func:`mlcalc.hfruns.machine`), else :func:`matmul_rate`.
+
+    H100 SXM, FP8: 1,316 TFLOPS sustained (mlcalc/data/measured/h100-2026-11-26, matmul.json), against the 1,403 of
+    the achievable table :func:`matmul_rate` reads:
+
+    >>> round(sustained_matmul_rate("H100-SXM", "fp8") / 1e12)
+    1316
+    """
+    from mlcalc import measured
+
+    dt = "bf16" if dtype == "fp16" else dtype
+    try:
+        return measured.best_matmul_flops(chip, dt, sustained=True)
+    except ValueError:
+        return matmul_rate(chip, dt)
+
+
+def gemm_law_s(m: int, n: int, k: int, chip: str, dtype: str = "bf16") -> float:
+    """Seconds of one ``m x k`` by ``k x n`` matmul in ``dtype`` (bf16 or FP8 weights and inputs, bf16 output) by one
+    law for every dtype: the longer of its bytes and its FLOPs, overlapped as a pipelined kernel overlaps them.
+    Bytes: the weights ``n k`` and inputs ``m k`` at the dtype's size and the output ``2 m n``, read as the book's
+    decode-matmul probe reads them (:func:`chip_matmul_law` at ``m`` rows: a few microseconds to ramp up and
+    drain, then the probe's streaming rate carried to the chip's read rate). FLOPs: ``2 m n k`` at the chip's
+    sustained matmul rate (:func:`sustained_matmul_rate`) over the useful share of the tile, orientation and
+    split-K its library picks (:func:`mlcalc.compute.gemm_kernel` on the chip's SMs; 1 where the catalogue has no
+    SM count). Checked on the 1,088 products of the gemm-tiles call (tests/core/test_gemm_law.py).
+
+    Llama 3.1 8B's gate and up projections in FP8 at 1,024 rows on an H100 (measured 190 us,
+    mlcalc/data/measured/h100-2026-11-27-gemm-tiles):
+
+    >>> round(gemm_law_s(1024, 28672, 4096, "H100-SXM", "fp8") * 1e6)
+    188
+    """
+    mm, nn, kk = _check.positive_int("m", m), _check.positive_int("n", n), _check.positive_int("k", k)
+    _check.choice("dtype", dtype, ("bf16", "fp16", "fp8"))
+    b = memory.dtype_bytes(dtype)
+    read = chip_matmul_law(chip).seconds(nn * kk * b + mm * kk * b + 2.0 * mm * nn, mm)
+    sms = spec(chip).sm_count
+    useful = 1.0 if sms is None else compute.gemm_kernel(mm, nn, kk, sms, "fp8" if dtype == "fp8" else "bf16").useful
+    return max(read, 2.0 * mm * nn * kk / (sustained_matmul_rate(chip, dtype) * useful))
 
 
 #: How PyTorch's SDPA runs a prefill: "causal" (``is_causal=True``, no mask: the flash kernel, which skips the
@@ -1824,7 +1870,7 @@ __all__ = [
     "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s", "read_bandwidth", "read_fraction",
     "sequence_kv_bytes", "serving_offers", "simulate_disaggregated", "simulate_replica", "step_model",
     "tp_allreduce_s", "trace_requests", "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes",
-    "measured_matmul_law", "chip_matmul_law", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
+    "measured_matmul_law", "chip_matmul_law", "sustained_matmul_rate", "gemm_law_s", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
     "masked_decode_attention_law", "weight_params_per_gpu", "read_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s", "ADP_ROUTE_BYTES_PER_EXPERT",
 ]
 
