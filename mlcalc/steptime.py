@@ -1050,9 +1050,11 @@ def _fp8_cast_bytes(gemms: Iterable[Gemm]) -> float:
 
 #: How a pass combines its host's dispatching with its device's kernels: "op-by-op" (each op the longer of the two
 #: until the pass's host time reaches its device time, then the host time: mono14's defect) or "queue" (the launch
-#: queue run ahead, :func:`_queue_pass`).
+#: queue run ahead, :func:`_queue_pass`; what the queue15 curve measured, but not the default: see :func:`_passes`).
 HOST_RULE = "op-by-op"
-#: Device seconds a queued kernel occupies its stream beyond its own work (0: none; :func:`_queue_pass`).
+#: Device seconds a queued kernel occupies its stream beyond its own work (0: none; :func:`_queue_pass`). With the
+#: queue rule the predictions used :func:`mlcalc.serving.null_kernel_s` (3 us a dispatched op); queue15's profiled
+#: steps idle 2.1-2.8 us a kernel, at 0.67 kernels an op (2,452 kernels, 3,664 aten ops a step).
 KERNEL_GAP_S = 0.0
 
 
@@ -1192,8 +1194,18 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         # op-by-op side kept the host side needs a floor (the op-by-op pass at the crossing: 84 of 84, median 5.2 ->
         # 5.7 %, multi-GPU 160 -> 159, and most metered block scores lower). Both sides are calibrated away from
         # the crossing; the data near it say the op-by-op side is too high there (blind10's TP 2 3B 1 x 16,384
-        # checkpointed: with the floor its two passes op-by-op take 1,196 ms, the measured step 1,027 ms). Kept until a run-ahead model of the launch queue replaces
-        # both (tests/core/test_steptime_host_monotone.py pins where and by how much the step falls).
+        # checkpointed: with the floor its two passes op-by-op take 1,196 ms, the measured step 1,027 ms).
+        # queue15 measured the crossing (h100-2026-11-27-queue15: Llama-3.2 1B on one H100, a host delay spun before every
+        # op): the step stays at the device's time until the host's reaches it, then is the host's plus the last kernels
+        # (13-20 ms); the op-by-op rule's rise below the crossing is not there (blind: 16 of 22 points within 15 %, +17 to
+        # +26 % at 10-30 us; the launch queue, HOST_RULE = "queue", 19 of 22). The queue rule is monotone by construction
+        # but is not the default: with KERNEL_GAP_S = null_kernel_s it takes the multi-GPU step record from 160 to 156 of
+        # 167 (FSDP 4 Llama 3 8B 1 x 2,048 +0.3 -> -19.5 %, FSDP 2 Llama 2 7B checkpointed -7.0 -> -16.2 %, blind10's TP 2
+        # 3B 1 x 16,384 +14.5 -> -15.6 %, host7c's one-GPU 3B checkpointed -12.2 -> -17.8 %): those steps are longer
+        # than both their host and device totals, by something the op-by-op sum stands in for and the engine does not
+        # model (not found; FSDP's collectives sharing the GPU with the kernels is one candidate, unmeasured). The
+        # 1-GPU record would gain (84 of 84, median 5.2 -> 3.0 %). tests/core/test_steptime_host_monotone.py pins where
+        # and by how much today's step falls.
         if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
             parts[phase] = host[phase]
     dev["optimizer"] = eb["optimizer: fused AdamW"] / bw

@@ -192,6 +192,52 @@ def disk_profile(browser, directory, **options):
                                                          args=CHROMIUM_ARGS + OFFLINE_ARGS, **options)
 
 
+class NetworkWatch:
+    """The requests a page has in flight, kept from its own events ('request', then 'requestfinished' or
+    'requestfailed'; a redirect finishes one request and starts the next), and a wait for what Playwright's "networkidle"
+    load state means: no request in flight for half a second. Attach it before the page's first navigation.
+
+    Playwright's own state is unreliable here (1.65.2; microsoft/playwright issue 42598, closed without a fix): once
+    "networkidle" has been recorded, a request that starts and finishes does not re-arm its 500 ms timer; the next
+    lifecycle event (domcontentloaded) recomputes the state, finds the frame not idle and removes it, and only a request
+    started after that brings it back. A chapter opened from a warm disk cache (disk_profile) does exactly this: every
+    file is served at once, the parser then runs embed-amd.js (4.3 MB) for over 500 ms with no request open, so
+    "networkidle" fires before DOMContentLoaded; the search scripts and MathJax's fonts are then fetched and finished
+    before DOMContentLoaded, and nothing is fetched after it (the profile already holds the favicon, which an incognito
+    context fetches after the load event, re-arming the timer), so wait_for_load_state("networkidle") never returned,
+    with nothing in flight. Seen 2026-11-27 on notebooks/memory/serving with the CPU slowed 4x (CDP): 5 stalls in 6
+    runs from a disk profile (Playwright's log: "networkidle" before "domcontentloaded", none after), none in 3 with
+    this wait, none from an incognito context."""
+
+    clock = staticmethod(time.monotonic)
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.inflight: dict = {}  # request -> its URL
+        self.changed = self.clock()
+        page.on("request", self._started)
+        page.on("requestfinished", self._ended)
+        page.on("requestfailed", self._ended)
+
+    def _started(self, request) -> None:
+        self.inflight[request] = request.url
+        self.changed = self.clock()
+
+    def _ended(self, request) -> None:
+        self.inflight.pop(request, None)
+        self.changed = self.clock()
+
+    def wait_until_quiet(self, quiet_s: float = 0.5, timeout_s: float = 30.0) -> None:
+        """Return once no request has been in flight for `quiet_s` (events are delivered in order with each round trip
+        to Playwright's driver, so the quiet is counted from when this process saw the last one: never shorter)."""
+        deadline = self.clock() + timeout_s
+        while self.inflight or self.clock() - self.changed < quiet_s:
+            if self.clock() > deadline:
+                raise TimeoutError(f"the page's network was not quiet for {quiet_s} s within {timeout_s} s; in flight: "
+                                   + (", ".join(sorted(self.inflight.values())) or "nothing (a request ended just now)"))
+            self.page.wait_for_timeout(100)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "live: drives a real JupyterLab server in headless Chromium")
     config.addinivalue_line("markers", "build: needs the strict build of the book (added to every test that uses it)")

@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from mlcalc import distruns, serving, steptime  # noqa: E402
+from mlcalc import distruns, serving, steptime
 
 CONFIGS = ("w1-single-1B-s2048-mb4", "w1-single-1B-s8192-mb1")
 CARDS = ("NVIDIA H100 80GB HBM3", "NVIDIA H200")

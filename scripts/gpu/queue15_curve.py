@@ -31,7 +31,6 @@ sys.path.insert(0, HERE)
 
 import train_dist as td  # noqa: E402
 
-from mlcalc import models  # noqa: E402
 
 #: Host microseconds spun before every op ("plain": no mode at all).
 SPINS: tuple[Any, ...] = ("plain", 0, 5, 10, 15, 20, 25, 30, 40, 60, 90)

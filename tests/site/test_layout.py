@@ -25,7 +25,7 @@ import pytest
 
 import os
 
-from tests.conftest import HTML, ROOT, SCREENSHOTS, toc_docnames, use_cpython_worker
+from tests.conftest import HTML, ROOT, SCREENSHOTS, NetworkWatch, disk_profile, toc_docnames, use_cpython_worker
 
 PAGES = toc_docnames()
 WIDTHS = {"laptop": 1280, "phone": 390}
@@ -182,18 +182,19 @@ _PROBLEMS = r"""() => {
 
 
 @pytest.fixture(scope="session")
-def width_context(browser):
-    """One browser context per width for every page this process tests, as a reader's browser keeps its HTTP cache
-    from page to page: a chapter's scripts (9 MB: the widget manager, MathJax, Vega, Font Awesome) are fetched and
-    compiled once, not on every page. Hosts other than 127.0.0.1 cannot be reached (conftest.OFFLINE_ARGS); each
-    page's listeners below still fail it for any request outside the site."""
+def width_context(browser, tmp_path_factory):
+    """One browser profile per width for every page this process tests, on disk (conftest.disk_profile), as a reader's
+    browser keeps its caches from page to page: a chapter's scripts (9 MB: the widget manager, MathJax, Vega, Font
+    Awesome) are fetched once and compiled once (V8's code cache, which an incognito context does not keep). Hosts other
+    than 127.0.0.1 cannot be reached (conftest.OFFLINE_ARGS); each page's listeners below still fail it for any request
+    outside the site."""
     contexts: dict = {}
 
     def get(width: str):
         if width not in contexts:
-            contexts[width] = browser.new_context(viewport={"width": WIDTHS[width], "height": 900},
-                                                  is_mobile=width == "phone", has_touch=width == "phone",
-                                                  device_scale_factor=1)
+            contexts[width] = disk_profile(browser, tmp_path_factory.mktemp(f"chromium-layout-{width}"),
+                                           viewport={"width": WIDTHS[width], "height": 900},
+                                           is_mobile=width == "phone", has_touch=width == "phone", device_scale_factor=1)
         return contexts[width]
 
     yield get
@@ -220,6 +221,7 @@ def test_page_layout(width_context, site_url, docname, width):
     page.on("request", lambda r: r.url.startswith((site_url, "data:", "blob:"))
             or seen.append(f"request outside the site: {r.url}"))
     laptop = width == "laptop"
+    network = NetworkWatch(page)
     try:
         page.goto(f"{site_url}/{docname}.html", wait_until="load", timeout=30_000)
         # Widgets are rendered from the stored state; math is typeset by the local MathJax.
@@ -230,7 +232,7 @@ def test_page_layout(width_context, site_url, docname, width):
         except Exception:  # noqa: BLE001 - a site without the live script has no such boxes: nothing to wait for
             pass
         if laptop:
-            page.wait_for_load_state("networkidle", timeout=30_000)
+            network.wait_until_quiet()  # not wait_for_load_state("networkidle"): see conftest.NetworkWatch
             images = page.evaluate(_IMAGES)
             calculators = page.evaluate(_CALCULATORS)
             if GALLERY:

@@ -713,15 +713,14 @@ _CHANGE_DURING_WARM = """(() => {
 
 
 @pytest.mark.browser
-def test_a_change_made_while_the_warm_up_runs_gets_its_own_answer(browser, site_url):
+def test_a_change_made_while_the_warm_up_runs_gets_its_own_answer(live_context, site_url):
     """Once live, the page's worker computes each calculator at the values it shows (the warm-up). Reader's
     changes made as a warm-up slice is sent and while one runs get the answer for their values, the warm-up's
     answers are never shown, and no frame shows a result that disagrees with its controls. A slice that a
     reader's message reaches the worker behind is dropped (the worker's own check, messages sent back to back)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script(_DISAGREE_WATCH)
-    context.add_init_script(_CHANGE_DURING_WARM)
-    page = context.new_page()
+    page = live_context.new_page()  # the shared profile: Pyodide from its cache (the warm-up is the same)
+    page.add_init_script(_DISAGREE_WATCH)
+    page.add_init_script(_CHANGE_DURING_WARM)
     problems = _watch(page, site_url)
     keys = _calculator_keys(START_PAGE)
     assert len(keys) >= 2, keys
@@ -758,7 +757,7 @@ def test_a_change_made_while_the_warm_up_runs_gets_its_own_answer(browser, site_
           w.postMessage({id: 1e9 + 1, key, values: c.values(), changed: ''});
         })""", keys[first])
     finally:
-        context.close()
+        page.close()
     assert replies[0] == {"id": 1e9, "skipped": True} and replies[1] is True, replies
     # Each slice sent was computed or dropped; the second changed calculator's slice ran before its change.
     assert len(warm["sent"]) == len(warm["done"]) + warm["skipped"], warm
@@ -768,11 +767,10 @@ def test_a_change_made_while_the_warm_up_runs_gets_its_own_answer(browser, site_
 
 
 @pytest.mark.browser
-def test_a_dead_worker_is_restarted_and_the_reader_is_told(browser, site_url):
+def test_a_dead_worker_is_restarted_and_the_reader_is_told(live_context, site_url):
     """The worker killed (as a crash or the browser would): the next change restarts Python, says so on
     the calculator, and is computed as CPython computes it; the page keeps working."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+    page = live_context.new_page()  # the shared profile: Pyodide (and its restart) from its cache
     problems = _watch(page, site_url)
     try:
         _goto_live(page, site_url, START_PAGE)
@@ -794,7 +792,7 @@ def test_a_dead_worker_is_restarted_and_the_reader_is_told(browser, site_url):
         assert _wait_shown(page, 0, before)
         _check_parity(page, 0, f"{START_PAGE} after a restart, again")
     finally:
-        context.close()
+        page.close()
     assert restarts == 1, restarts
     assert "stopped answering" in status and "started again" in status, status
     assert problems == [], problems
