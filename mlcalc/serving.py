@@ -233,6 +233,12 @@ def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_
 #: Weight dtypes whose matmuls do not hide their bytes behind their math (:func:`matmul_s`): FP8 on Hopper, where
 #: DeepGEMM's published times sit at bytes + FLOPs (mlcalc.servemeasured.check_fp8_gemm). BF16 matmuls take the
 #: longer of the two: our H200 probes (scripts/gpu/bench_kernels.py) sit within 12 % of it from 512 rows up.
+#: The in-flight engine (mlcalc.servemeasured.inflight, mlcalc.mlperf) no longer uses this split: it prices every
+#: product by :func:`gemm_law_s`, one law for every dtype, which the gemm-tiles call (1,088 products on an H100)
+#: supports and FP8's sum does not (median |error| 12/7/7/14 % by row band against 20/31/18/7 %). The static-batch
+#: and first-token paths (:func:`predict_decode`, :func:`predict_prefill`, :func:`step_model`) keep it: moved to the
+#: one law they lose 8 TensorRT-LLM v0.9.0 rows (six first-token latencies of 128-2,048-token prompts, which the sum's
+#: excess had covered) and 2 SGLang rows, so the time those rows miss is still to be found.
 SERIAL_MATMUL_DTYPES = ("fp8",)
 
 
