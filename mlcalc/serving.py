@@ -233,6 +233,12 @@ def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_
 #: Weight dtypes whose matmuls do not hide their bytes behind their math (:func:`matmul_s`): FP8 on Hopper, where
 #: DeepGEMM's published times sit at bytes + FLOPs (mlcalc.servemeasured.check_fp8_gemm). BF16 matmuls take the
 #: longer of the two: our H200 probes (scripts/gpu/bench_kernels.py) sit within 12 % of it from 512 rows up.
+#: The in-flight engine (mlcalc.servemeasured.inflight, mlcalc.mlperf) no longer uses this split: it prices every
+#: product by :func:`gemm_law_s`, one law for every dtype, which the gemm-tiles call (1,088 products on an H100)
+#: supports and FP8's sum does not (median |error| 12/7/7/14 % by row band against 20/31/18/7 %). The static-batch
+#: and first-token paths (:func:`predict_decode`, :func:`predict_prefill`, :func:`step_model`) keep it: moved to the
+#: one law they lose 8 TensorRT-LLM v0.9.0 rows (six first-token latencies of 128-2,048-token prompts, which the sum's
+#: excess had covered) and 2 SGLang rows, so the time those rows miss is still to be found.
 SERIAL_MATMUL_DTYPES = ("fp8",)
 
 
@@ -333,6 +339,50 @@ def replicated_norm_bytes_per_token(model: memory.ModelConfig, bytes_per_value: 
     """
     b = _check.positive("bytes_per_value", bytes_per_value)
     return float(model.n_layers * 2 * b * model.hidden)
+
+
+#: Bytes per value of the element-wise passes an in-flight engine's layer runs besides its matmuls, attention and
+#: its residual-add + RMSNorm passes (:func:`layer_elementwise_bytes_per_token`): the quantization of an FP8 product's
+#: input that no norm writes (read bf16, write FP8: 3 bytes; the training engine's rule,
+#: mlcalc.steptime.FP8_CAST_BYTES_PER_ELEMENT, less the transposed copy only a backward pass needs), SiLU x mul
+#: (read the gate and up outputs, write their product, bf16: 6 bytes per intermediate value), and the rotary and
+#: cache-write pass (read the QKV product's bf16 output, write the rotated queries in bf16 and the keys and values
+#: into the cache at its own bytes).
+FP8_QUANT_BYTES_PER_VALUE = 3.0
+SWIGLU_BYTES_PER_VALUE = 6.0
+
+
+def layer_elementwise_bytes_per_token(model: memory.ModelConfig, tp: int = 1, dtype: str = "bf16") -> float:
+    """Bytes one token's element-wise passes move on one GPU of ``tp``, all layers, besides the residual-add +
+    RMSNorm passes (:func:`replicated_norm_bytes_per_token`) and the matmuls' own inputs and outputs
+    (:func:`gemm_law_s`): with FP8 matmuls (``dtype``) the quantization of the attention output and the
+    feed-forward intermediate (the inputs of the output and down projections; the norms write the other products'
+    FP8 inputs themselves), :data:`FP8_QUANT_BYTES_PER_VALUE` a value; SiLU x mul over the intermediate (an MoE
+    token's ``experts_per_token`` experts and the shared ones), :data:`SWIGLU_BYTES_PER_VALUE`; the rotary and
+    cache-write pass over the query, key and value widths (each GPU's share of the KV heads). Split as tensor
+    parallelism splits those widths.
+
+    Llama 3.1 8B on one GPU in FP8: per layer 3 x (4,096 + 14,336) + 6 x 14,336 + 2 x (4,096 + 2,048) + 2 x 4,096
+    + 1 x 2,048 bytes, 5.2 MB a token over 32 layers:
+
+    >>> round(layer_elementwise_bytes_per_token(memory.model_preset("Llama-3.1 8B"), 1, "fp8") / 1e6, 1)
+    5.2
+    """
+    t = _check.positive_int("tp", tp)
+    kv_b = memory.dtype_bytes(dtype)
+    ffn = model.ffn_hidden if not model.is_moe else model.expert_ffn * (model.experts_per_token
+                                                                         + model.n_shared_experts)
+    ffn_dense = model.ffn_hidden
+    dense = model.n_layers - model.n_moe_layers
+    inter = (dense * ffn_dense + model.n_moe_layers * ffn) / t  # all layers' intermediate values
+    q = model.q_width / t
+    kv = model.n_kv_heads * (model.head_dim + model.v_dim) / min(t, max(1, model.n_kv_heads))
+    total = model.n_layers * (2.0 * (q + kv) + 2.0 * q + kv_b * kv)
+    if model.gated_mlp:
+        total += SWIGLU_BYTES_PER_VALUE * inter
+    if dtype == "fp8":
+        total += FP8_QUANT_BYTES_PER_VALUE * (model.n_layers * model.attn_out_width / t + inter)
+    return total
 
 
 #: One transformers eager decoder layer (Llama; static cache, SDPA after ``repeat_kv``) in the order the host issues its
@@ -659,9 +709,92 @@ def measured_matmul_law(run: str = KERNEL_RUN) -> MatmulLaw:
                            f"decode matmuls probed on {card} (scripts/gpu/bench_kernels.py, run {run})")
 
 
+@lru_cache(maxsize=None)
 def chip_matmul_law(chip: str) -> MatmulLaw:
     """:func:`measured_matmul_law` carried to ``chip`` (its large-read rate, :func:`read_bandwidth`)."""
     return measured_matmul_law().on_card(read_bandwidth(chip))
+
+
+def sustained_matmul_rate(chip: str, dtype: str = "bf16") -> float:
+    """The matmul FLOP/s a card keeps up under continuous load where the book measured it (mlcalc.bench's matmul
+    runs, :func:`mlcalc.measured.best_matmul_flops` with ``sustained=True``: the rate the training engine scales its
+    burst rates to, :func:`mlcalc.hfruns.machine`), else :func:`matmul_rate`.
+
+    H100 SXM, FP8: 1,316 TFLOPS sustained (mlcalc/data/measured/h100-2026-11-26, matmul.json), against the 1,403 of
+    the achievable table :func:`matmul_rate` reads:
+
+    >>> round(sustained_matmul_rate("H100-SXM", "fp8") / 1e12)
+    1316
+    """
+    from mlcalc import measured
+
+    dt = "bf16" if dtype == "fp16" else dtype
+    try:
+        return measured.best_matmul_flops(chip, dt, sustained=True)
+    except ValueError:
+        return matmul_rate(chip, dt)
+
+
+def gemm_law_s(m: int, n: int, k: int, chip: str, dtype: str = "bf16", groups: float = 1.0) -> float:
+    """Seconds of one ``m x k`` by ``k x n`` matmul in ``dtype`` (bf16 or FP8 weights and inputs, bf16 output) by one
+    law for every dtype: the longer of its bytes and its FLOPs, overlapped as a pipelined kernel overlaps them.
+    Bytes: the weights ``n k`` and inputs ``m k`` at the dtype's size and the output ``2 m n``, read as the book's
+    decode-matmul probe reads them (:func:`chip_matmul_law` at ``m`` rows: a few microseconds to ramp up and
+    drain, then the probe's streaming rate carried to the chip's read rate). FLOPs: ``2 m n k`` at the chip's
+    sustained matmul rate (:func:`sustained_matmul_rate`) over the useful share of the tile, orientation and
+    split-K its library picks (:func:`mlcalc.compute.gemm_kernel` on the chip's SMs; 1 where the catalogue has no
+    SM count). Checked on the 1,088 products of the gemm-tiles call (tests/core/test_gemm_law.py). ``groups``: that
+    many such products run as one grouped kernel (an MoE layer's experts, each at its own ``m`` rows): one fixed
+    time, every group's bytes and FLOPs.
+
+    Llama 3.1 8B's gate and up projections in FP8 at 1,024 rows on an H100 (measured 190 us,
+    mlcalc/data/measured/h100-2026-11-27-gemm-tiles):
+
+    >>> round(gemm_law_s(1024, 28672, 4096, "H100-SXM", "fp8") * 1e6)
+    188
+    """
+    mm, nn, kk = _check.positive_int("m", m), _check.positive_int("n", n), _check.positive_int("k", k)
+    _check.choice("dtype", dtype, ("bf16", "fp16", "fp8"))
+    g = _check.positive("groups", groups)
+    b = memory.dtype_bytes(dtype)
+    read = chip_matmul_law(chip).seconds(g * (nn * kk * b + mm * kk * b + 2.0 * mm * nn), mm)
+    sms = spec(chip).sm_count
+    useful = 1.0 if sms is None else compute.gemm_kernel(mm, nn, kk, sms, "fp8" if dtype == "fp8" else "bf16").useful
+    return max(read, g * 2.0 * mm * nn * kk / (sustained_matmul_rate(chip, dtype) * useful))
+
+
+@lru_cache(maxsize=65536)
+def layers_gemm_law_s(model: memory.ModelConfig, tokens: int, tp: int, chip: str, dtype: str = "bf16",
+                      part: str = "all") -> float:
+    """Seconds of every layer's matmuls for an iteration of ``tokens`` tokens on one GPU of ``tp``, each product by
+    :func:`gemm_law_s` as an engine runs them: one fused QKV product, the gate and up projections as one product
+    twice as wide, the attention output and down projections, split as tensor parallelism splits them
+    (:func:`mlcalc.steptime.layer_products`); an MoE layer's router, and its experts as one grouped kernel per
+    projection: the experts the tokens touch (:func:`mlcalc.memory.moe_experts_touched`), each at the rows routed to
+    it (balanced routing; every expert split over the ``tp`` GPUs). ``part``: "all", "experts" (the routed experts'
+    kernels only) or "rest" (all but those), for a layout that runs the two at different row counts (attention data
+    parallelism)."""
+    from mlcalc import steptime
+
+    t = _check.positive_int("tokens", tokens)
+    _check.choice("part", part, ("all", "experts", "rest"))
+    total = 0.0
+    for layers, moe in ((model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)):
+        if not layers:
+            continue
+        for m, n, k, count, label in steptime.layer_products(model, t, moe, _check.positive_int("tp", tp), 1,
+                                                             fused_qkv=True):
+            if label.endswith(" in") and model.gated_mlp:
+                n, count = 2 * n, count // 2  # gate and up in one product
+            if (part == "experts") != label.startswith("expert ") and part != "all":
+                continue
+            if label.startswith("expert "):  # routed experts: one grouped kernel over those touched
+                touched = memory.moe_experts_touched(model.n_experts, model.experts_per_token, t)
+                rows = max(1, round(t * model.experts_per_token / touched))
+                total += layers * gemm_law_s(rows, n, k, chip, dtype, touched)
+            else:
+                total += layers * count * gemm_law_s(m, n, k, chip, dtype)
+    return total
 
 
 #: How PyTorch's SDPA runs a prefill: "causal" (``is_causal=True``, no mask: the flash kernel, which skips the
@@ -1824,7 +1957,7 @@ __all__ = [
     "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s", "read_bandwidth", "read_fraction",
     "sequence_kv_bytes", "serving_offers", "simulate_disaggregated", "simulate_replica", "step_model",
     "tp_allreduce_s", "trace_requests", "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes",
-    "measured_matmul_law", "chip_matmul_law", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
+    "measured_matmul_law", "chip_matmul_law", "sustained_matmul_rate", "gemm_law_s", "layers_gemm_law_s", "FP8_QUANT_BYTES_PER_VALUE", "SWIGLU_BYTES_PER_VALUE", "layer_elementwise_bytes_per_token", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
     "masked_decode_attention_law", "weight_params_per_gpu", "read_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s", "ADP_ROUTE_BYTES_PER_EXPERT",
 ]
 

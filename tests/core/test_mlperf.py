@@ -142,11 +142,11 @@ def test_scenarios():
     # Little's law on the log: 116.81 samples/s x 53.977 s mean latency / 8 replicas = 788 requests a GPU
     assert mlperf.in_flight(srv) == 788
     # Interactive (40 ms TPOT): the submission's caps (512 requests, 256 tokens an iteration) allow 145 requests of
-    # 222 in and 293 out, whose iteration is over 40 ms: the batch is cut to the largest within it
+    # 222 in and 293 out, whose iteration (35 ms by the one matmul law; over 40 by FP8's former bytes + FLOPs) is
+    # within 40 ms: the replica runs them all
     inter = _row("v5.1", "Cisco", "llama2-70b", "H200-SXM", "Interactive")
     full, cut = mlperf._replica(inter, 222, 293), mlperf.replica_at_load(inter)
-    assert full.batch == 145 == int(256 // (1 + 222 / 293)) and full.iteration_s > 0.04 >= cut.iteration_s
-    assert mlperf._replica(inter, 222, 293, cut.batch + 1).iteration_s > 0.04
+    assert full.batch == 145 == int(256 // (1 + 222 / 293)) == cut.batch and 0.03 < full.iteration_s <= 0.04
     with pytest.raises(ValueError, match="scenario="):
         mlperf.in_flight(off)
     with pytest.raises(ValueError, match="scenario="):
@@ -179,14 +179,17 @@ def test_cases():
         assert c.input == mlperf.input_tokens(c.benchmark) and "measured mean" in c.note and "assumed" not in c.note
         assert "openshift-psap/performance-dashboard" in c.note
         assert all(c.cause.startswith("no cause stated by the source") for c in cs if c.cause)
-    # Llama 2 70B at the measured 222 tokens in: 12 of 13 within 25 %; the miss is v4.1 NVIDIA's H100 Server
-    # throughput: the simulated replica keeps LoadGen's early stopping up to 97 % of its full-load rate, and its
-    # iteration at the load the run held is faster than the log's (mean TPOT -23 %)
+    # Llama 2 70B at the measured 222 tokens in: 11 of 13 within 25 %; the misses are v5.1 Cisco's and Dell's
+    # Interactive throughputs (+60 %, +43 %): with the one matmul law the full-load iteration is within the 40 ms
+    # TPOT limit, the TTFT limit binds at 95 % of the full-load rate, and the simulated TPOT (p99 28 ms) is faster
+    # than the logs' (37, 39 ms): the run's iterations were slower than the model's (its matmuls are held to the
+    # measured products, tests/core/test_gemm_law.py)
     llama = [c for c in cs if c.benchmark == "llama2-70b"]
-    assert len(llama) == 13 and sum(abs(c.error) <= 0.25 for c in llama) == 12
+    assert len(llama) == 13 and sum(abs(c.error) <= 0.25 for c in llama) == 11
     miss = [c for c in llama if c.cause]
-    assert {(c.round, c.submitter, c.scenario, c.quantity) for c in miss} == {("v4.1", "NVIDIA", "Server", "throughput")}
-    assert all("the rate found" in c.cause and "Offline" in c.cause for c in miss)
+    assert {(c.round, c.submitter, c.scenario, c.quantity) for c in miss} == {
+        ("v5.1", "Cisco", "Interactive", "throughput"), ("v5.1", "Dell", "Interactive", "throughput")}
+    assert all("the run's iterations were slower than the model's" in c.cause for c in miss)
     # every Server and Interactive throughput miss states the simulated load against the run's (Little's law)
     for c in cs:
         if c.cause and c.quantity == "throughput" and c.scenario != "Offline" and c.benchmark != "mixtral-8x7b":
@@ -200,22 +203,28 @@ def test_cases():
     # ... and at the run's own rate the model's first tokens come later than the log's; with the prompts'
     # tensor-parallel all-reduces hidden they come sooner: the log lies between
     assert all("first tokens came sooner" in c.cause and "between the two" in c.cause for c in l405)
-    # Mixtral 8x7B at the measured 427 tokens in: all three still miss (throughput over, TPOT under); each is set
-    # beside the same system's Llama 2 70B run, which leaves 2-3 times less per token and layer beyond the model
+    # Mixtral 8x7B at the measured 427 tokens in: the two throughputs still miss (+27 %, +35 %), the Server TPOT is
+    # within (-20 %; -29 % with FP8's former bytes + FLOPs); each miss is set beside the same system's Llama 2 70B
+    # run, which leaves 3.5-7.5 times less per token and layer beyond the model (the one matmul law brought the
+    # 70B runs closer than the Mixtral ones)
     mix = [c for c in cs if c.benchmark == "mixtral-8x7b"]
-    assert len(mix) == 3 and all(abs(c.error) > 0.25 for c in mix)
+    assert len(mix) == 3 and [c.quantity for c in mix if abs(c.error) > 0.25] == ["throughput", "throughput"]
     assert all((c.error > 0) == (c.quantity == "throughput") for c in mix)
     for c in mix:
+        if not c.cause:
+            continue
         row = next(r for r in mlperf.results() if c.where.endswith(r["path"]))
         twin = mlperf._twin(row, benchmark="llama2-70b")
         assert twin is not None and twin["system"] == row["system"] and twin["scenario"] == row["scenario"]
         ratio = mlperf.leftover(row, c.quantity)[0] / mlperf.leftover(twin, c.quantity)[0]
-        assert 2.0 < ratio < 3.5 and f"{ratio:.1f}x the leftover" in c.cause
+        assert 3.5 < ratio < 7.5 and f"{ratio:.1f}x the leftover" in c.cause
     # Llama 3.1 8B (871 in, 128 out, 8 x H200 TP 1) and 405B (9,429 in, about 655 out, one replica of 8 H200s):
-    # every mean TPOT at the load the run held within 25 %, the 405B ones within 10 %
+    # every mean TPOT at the load the run held within 25 %, the 405B ones within 15 % (+15 %, +4 %; +8 %, +1 % by
+    # FP8's former bytes + FLOPs at the table's 1,453 TFLOPS: its long prompts are compute-bound, and the one law's
+    # sustained rate, 1,308, and tile share price them slower)
     l3 = [c for c in cs if c.benchmark.startswith("llama3.1")]
     assert len(l3) == 9 and all(abs(c.error) <= 0.25 for c in l3 if c.quantity == "tpot")
-    assert all(abs(c.error) <= 0.10 for c in l3 if c.quantity == "tpot" and c.benchmark == "llama3.1-405b")
+    assert all(abs(c.error) <= 0.15 for c in l3 if c.quantity == "tpot" and c.benchmark == "llama3.1-405b")
 
 
 def test_allowed_over_is_loadgen_early_stopping():
@@ -407,11 +416,10 @@ def test_shape_slowdown_is_the_tile_rule():
     mix = next(r for r in mlperf.results() if r["benchmark"] == "mixtral-8x7b")
     with pytest.raises(ValueError, match="row="):
         mlperf.shape_slowdown(mix, mlperf.replica_at_load(mix))
-    # the miss's cause names the rule's share and the measured products (tile15's H100 call), and says they do not
-    # account for the miss: with the measured products in place the row is still outside 25 %
+    # the row was a +25 % miss with the per-dtype law (FP8: bytes + FLOPs at the table's rate, no tile share); the
+    # one law charges the tile share itself (mlcalc.serving.gemm_law_s) and the row is within 25 % (+11 %), its
+    # matmuls within 3 % of the measured products (tile15's H100 call)
     case = next(c for c in mlperf.check() if c.benchmark == "llama3.1-8b" and c.scenario == "Offline")
-    assert f"keeps {useful:.0%} of that work useful" in case.cause
-    assert "; the matmuls measured: at this iteration's 1,530 tokens" in case.cause
-    assert case.cause.endswith("the shapes' own cost does not account for the miss")
+    assert 0.05 < case.error <= 0.25 and case.cause == ""
     ev = sm.gemm_evidence(memory.model_preset("Llama-3.1 8B"), "H200-SXM", 1, got)
-    assert ev is not None and ev.tokens_per_s / (got.tokens_per_s / (1 + case.error)) - 1 > 0.2
+    assert ev is not None and abs(ev.modelled_s / ev.measured_s - 1) < 0.03

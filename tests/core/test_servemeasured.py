@@ -448,7 +448,9 @@ def test_inflight_published_rows_pinned():
             ("H200-SXM", "Mixtral 8x7B", 1, 2048, 2048): 6940.32}
     for key, pub in pins.items():
         assert rows[key].published == pub, key
-        assert abs(rows[key].error) <= 0.25, rows[key]
+        # within 25 % but Mixtral on 2 H100s at 128/2048 (+27 % by the one matmul law, +14 % by FP8's former
+        # bytes + FLOPs, whose excess at those 872 tokens hid time missing elsewhere: its cause says so)
+        assert (abs(rows[key].error) <= 0.25) == (key != ("H100-SXM", "Mixtral 8x7B", 2, 128, 2048)), rows[key]
 
 
 def test_inflight_within_25_percent_or_cause_stated():
@@ -463,12 +465,12 @@ def test_inflight_within_25_percent_or_cause_stated():
     by = {(c.chip, c.model, c.gpus, c.input, c.output): c for c in checks}
     # what the stated causes claim, on the same table: dense 70B on 1, 2, 4 and 8 GPUs is within 25 % ...
     assert all(abs(c.error) <= 0.25 for c in checks if c.model == "Llama-3.1 70B")
-    # ... every Mixtral miss over-predicts, at most +18 % on 2 H100s, +27 % on 4, +38 % on 8 (+20, +28, +39 before
-    # issue 24's channel rule made the 2-8 GPU all-reduces of one node slower)
+    # ... every Mixtral miss over-predicts, at most +27 % on 2 H100s, +16 % on 4, +37 % on 8 (by FP8's former
+    # bytes + FLOPs: +18, +27, +38)
     assert all(c.error > 0 for c in checks if c.cause and c.model == "Mixtral 8x7B")
     worst = {tp: max(c.error for c in checks if c.model == "Mixtral 8x7B" and c.chip == "H100-SXM" and c.gpus == tp)
              for tp in (2, 4, 8)}
-    assert [round(worst[tp], 2) for tp in (2, 4, 8)] == [0.18, 0.27, 0.38]
+    assert [round(worst[tp], 2) for tp in (2, 4, 8)] == [0.27, 0.16, 0.37]
     assert all(abs(c.error) <= 0.25 for c in checks if c.input == 2048 and c.output == 128 and not c.model.startswith("Mix"))
     # ... the 128/128 row at the 4,096-request cap: the H200 published within 3 % of the H100
     h100, h200 = by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)], by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)]
@@ -494,27 +496,38 @@ def test_inflight_on_the_v1_0_tables():
         assert math.isfinite(c.predicted) and c.predicted > 0
         assert (abs(c.error) > 0.25) == bool(c.cause), c
     dense = [c for c in checks if not c.model.startswith("Qwen")]
-    assert sum(abs(c.error) <= 0.25 for c in dense) == 59  # of 60, pinned
+    assert sum(abs(c.error) <= 0.25 for c in dense) == 57  # of 60, pinned
     assert statistics.median(abs(c.error) for c in dense) < 0.10
-    # the dense miss: the 4,096-request cap on the H200, the same cause as v0.17's (H200 published below the H100)
-    miss = by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)]
-    assert miss.cause.startswith(sm.INFLIGHT_CAUSES["compute"]) and miss.batch == sm.TRTLLM_MAX_BATCH
-    assert "; the matmuls measured: at this iteration's 8,192 tokens" in miss.cause  # tile15's measured GEMMs
-    assert miss.published < by[("H100-SXM", "Llama-3.1 8B", 1, 128, 128)].published
+    # the dense misses, by the one matmul law: few tokens an iteration (220-495) and long decodes or 20,000-token
+    # prompts; each cause gives what the published figure leaves per token and layer, against the rows of 8,000
+    # tokens and more (under 110 ns). The 4,096-request cap row on the H200 (+36 % by FP8's former law) is within.
+    misses = {k for k, c in by.items() if c.cause and not c.model.startswith("Qwen")}
+    assert misses == {("H100-SXM", "Llama-3.1 405B", 8, 128, 4096), ("H100-SXM", "Llama-3.1 405B", 8, 20000, 2000),
+                      ("H200-SXM", "Llama-3.1 70B", 1, 20000, 2000)}
+    for k in misses:
+        assert by[k].cause.startswith("no cause stated by the page; ours: the iteration carries") and by[k].error > 0
+        assert "what is missing here is time per iteration or per request" in by[k].cause
+    assert "; the matmuls measured: at this iteration's 220 tokens" in by[("H200-SXM", "Llama-3.1 70B", 1, 20000,
+                                                                           2000)].cause
+    assert abs(by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)].error) <= 0.25
+    assert by[("H200-SXM", "Llama-3.1 8B", 1, 128, 128)].published < by[("H100-SXM", "Llama-3.1 8B", 1, 128,
+                                                                            128)].published
     # the MoE model, run by the page with 'enable_attention_dp: true', predicted with attention data parallelism as
-    # stated (before: tensor-parallel, 16 of 17 within 25 %, -32 % worst): every row over-predicted, each cause says
+    # stated (before: tensor-parallel, 16 of 17 within 25 %, -32 % worst): every row over-predicted, 2 of 17 within
+    # 25 % by the one matmul law (+41 % to +156 % by FP8's former bytes + FLOPs, none within); each miss's cause says
     # by how much the published throughput's iteration exceeds the model's and what the tensor-parallel figure is
     moe = [c for c in checks if c.model.startswith("Qwen")]
-    assert len(moe) == 17 and all(c.error > 0.25 and c.cause for c in moe)
-    assert [round(min(c.error for c in moe), 2), round(max(c.error for c in moe), 2)] == [0.41, 1.56]
-    worst = by[("H200-SXM", "Qwen3 235B-A22B", 8, 128, 2048)]
-    assert round(worst.error, 3) == 0.413 and worst.batch == 3000  # the dataset's 3,000 requests, 375 a GPU
-    assert "375 requests" in worst.cause and "-32%" in worst.cause and "70.1 ms" in worst.cause
+    assert len(moe) == 17 and all(c.error > 0 and (c.error > 0.25) == bool(c.cause) for c in moe)
+    assert sum(c.error <= 0.25 for c in moe) == 2
+    assert [round(min(c.error for c in moe), 2), round(max(c.error for c in moe), 2)] == [0.05, 1.09]
+    best = by[("H200-SXM", "Qwen3 235B-A22B", 8, 128, 2048)]
+    assert round(best.error, 3) == 0.052 and best.batch == 3000  # the dataset's 3,000 requests, 375 a GPU
     # the tensor-parallel prediction the cause quotes is the old record of this row (the dataset cap binds only
     # attention data parallelism here)
     qwen = memory.model_preset("Qwen3 235B-A22B")
     r = sm.inflight(qwen, "H200-SXM", 8, 128, 2048, requests=3000)
-    assert r == sm.inflight(qwen, "H200-SXM", 8, 128, 2048) and round(42821 * 0.684) <= r.tokens_per_s <= 42821 * 0.69
+    # (0.605 of the published by the one matmul law, 0.684 by FP8's former bytes + FLOPs)
+    assert r == sm.inflight(qwen, "H200-SXM", 8, 128, 2048) and round(42821 * 0.60) <= r.tokens_per_s <= 42821 * 0.61
 
 
 def test_v10_moe_rows_layout_from_the_sources():
@@ -529,8 +542,8 @@ def test_v10_moe_rows_layout_from_the_sources():
         assert "top level" in tables[key]["conditions"]
     llama = memory.model_preset("Llama-3.1 8B")
     assert "attention_dp" not in sm.stated_layout(tables["trtllm-1.0-h200-fp8"], llama, 128, 2048)
-    moe = [c for c in sm.check_inflight() if c.attention_dp]
-    assert len(moe) == 17 and all(c.cause.endswith(sm.ADP_LAYOUT_EVIDENCE) for c in moe)
+    moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]  # the 15 of 17 outside 25 %
+    assert len(moe) == 15 and all(c.cause.endswith(sm.ADP_LAYOUT_EVIDENCE) for c in moe)
     # trtllm-bench's caps (bench/build/tuning.py calc_engine_setting) are sized for the whole group and held per rank
     # (PyExecutor _fetch_new_requests admits tp x the batch cap): each cause says so
     assert all("calc_engine_setting" in c.cause and "_fetch_new_requests" in c.cause for c in moe)
@@ -567,7 +580,10 @@ def test_inflight_attention_dp_rank_physics():
     qwen = memory.model_preset("Qwen3 235B-A22B")
     tp_, dp_ = (sm.inflight(qwen, "H100-SXM", 8, 128, 2048, attention_dp=a) for a in (False, True))
     assert dp_.kv_tokens > 1.7 * tp_.kv_tokens and dp_.batch > tp_.batch
-    assert dp_.norm_s < tp_.norm_s / 4 and dp_.routing_s < tp_.routing_s / 4  # each rank's own tokens only
+    assert dp_.routing_s < tp_.routing_s / 4  # each rank's own tokens only
+    bw = serving.read_bandwidth("H100-SXM")  # ... and its element-wise passes whole (attention unsplit on a rank)
+    own = dp_.batch / 8 * (1 + 128 / 2048)
+    assert dp_.norm_s == pytest.approx(own * sm.inflight_elementwise_bytes_per_token(qwen, 1, "fp8") / bw, rel=0.01)
     # a dense model, or one GPU, is unchanged
     llama = memory.model_preset("Llama-3.1 70B")
     assert sm.inflight(llama, "H100-SXM", 4, 128, 2048, attention_dp=True) == sm.inflight(llama, "H100-SXM", 4, 128, 2048)
@@ -606,7 +622,10 @@ def test_residual_norm_passes_whole_on_every_gpu():
     shares = []
     for tp in (2, 4, 8):
         r = sm.inflight(llama70, "H100-SXM", tp, 128, 2048)
-        assert r.norm_s == pytest.approx((r.batch + r.prefill_tokens) * sm.replicated_norm_bytes_per_token(llama70) / bw)
+        # the norms' passes whole, beside the layers' other element-wise passes (split as the widths split)
+        assert r.norm_s == pytest.approx((r.batch + r.prefill_tokens) * (
+            sm.replicated_norm_bytes_per_token(llama70) + serving.layer_elementwise_bytes_per_token(llama70, tp, "fp8"))
+            / bw)
         shares.append(r.norm_s / r.iteration_s)
     # whole on every GPU while the matmuls split: a larger share of the iteration with more GPUs
     assert shares[0] < shares[1] < shares[2]
@@ -1453,16 +1472,18 @@ def test_published_fused_moe_call_against_the_graph_path():
 
 
 def test_inflight_moe_misses_leave_what_the_dense_rows_leave():
-    # TensorRT-LLM v0.17 perf-overview (H100 and H200 FP8): the tensor-parallel Mixtral 8x7B rows that miss (7), each set
-    # beside the same table's Llama 3.1 70B row on as many GPUs at the same lengths. In 6 of the 7 the published
-    # throughput leaves 1.0-1.3x as much time per token and layer beyond the model as the dense row does, so what the
-    # model misses there is not in the experts; the 7th (H100, TP 8, 128/128) leaves 5x and says "not found".
+    # TensorRT-LLM v0.17 perf-overview (H100 and H200 FP8): the tensor-parallel Mixtral 8x7B rows that miss (4 by the
+    # one matmul law; 7 by FP8's former bytes + FLOPs), each set beside the same table's Llama 3.1 70B row on as many
+    # GPUs at the same lengths. In 2 of the 4 (H100, TP 8, 128/2048 and 2048/2048) the published throughput leaves
+    # 1.1-1.2x as much time per token and layer beyond the model as the dense row does, so what the model misses
+    # there is not in the experts; the other two (H100, TP 2, 128/2048: 2.3x; TP 8, 128/128: 6.1x) say "not found".
     misses = [c for c in sm.check_inflight() if c.model == "Mixtral 8x7B" and c.cause]
-    assert len(misses) == 7
+    assert len(misses) == 4
     alike = [c for c in misses if "not the experts" in c.cause]
-    assert len(alike) == 6
-    odd = next(c for c in misses if c not in alike)
-    assert (odd.chip, odd.gpus, odd.input, odd.output) == ("H100-SXM", 8, 128, 128) and "not found" in odd.cause
+    assert {(c.gpus, c.input, c.output) for c in alike} == {(8, 128, 2048), (8, 2048, 2048)}
+    odd = [c for c in misses if c not in alike]
+    assert {(c.chip, c.gpus, c.input, c.output) for c in odd} == {("H100-SXM", 8, 128, 128), ("H100-SXM", 2, 128, 2048)}
+    assert all("not found" in c.cause for c in odd)
     for c in misses:
         m, d = memory.model_preset(c.model), memory.model_preset("Llama-3.1 70B")
         twin = sm.dense_twin(c.source, c.model, c.gpus, c.input, c.output)
@@ -1517,10 +1538,12 @@ def test_attention_dp_gap_shares_per_mechanism():
     g = sm.attention_dp_gap_shares(qwen, "H100-SXM", 8, 128, 2048, 19658, requests=3000)
     assert (g.rank_min, g.rank_max, g.rank_batch, g.caps_bind) == (375, 375, 220, False)
     assert g.sync_share == 0.0 and g.caps_share == 0.0 and 0.0 < g.wave_share < 0.2
-    assert g.gap_s > 0 and g.comm_factor > 4 and g.gemm_factor > 3
+    # closing the gap would take the collectives 4.6x or the matmuls 2.6x (by the one matmul law; over 3x by FP8's
+    # former bytes + FLOPs) their modelled time
+    assert g.gap_s > 0 and g.comm_factor > 4 and g.gemm_factor > 2.5
     one = sm.attention_dp_gap_shares(qwen, "H200-SXM", 8, 128, 2048, 42821, requests=3000)
     assert one.rank_batch == one.rank_max == 375 and one.wave_share == 0.0  # every request at once: one wave
-    moe = [c for c in sm.check_inflight() if c.attention_dp]
+    moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]
     assert all("_balance_requests_across_ranks" in c.cause and "ncclReduce" in c.cause for c in moe)
     assert all("Unexplained:" in c.cause for c in moe)
 
@@ -1564,14 +1587,14 @@ def test_gemm_evidence_sums_the_measured_products():
     hand = 32 * 2 * sum(_raw_gemm("fp8", n, k, 4096) for n, k in ((6144, 4096), (4096, 4096), (28672, 4096),
                                                                    (4096, 14336)))
     assert ev.measured_s == pytest.approx(hand, rel=1e-6)
-    # the model's own layer matmuls are its iteration's GEMM term less the output projection's (FP8: bytes + FLOPs add)
-    head_s = (128256 * 4096 * 1.0 / serving.read_bandwidth("H100-SXM")
-              + 2.0 * 128256 * 4096 * (got.batch + got.batch / 128) / serving.matmul_rate("H100-SXM", "fp8"))
+    # the model's own layer matmuls are its iteration's GEMM term less the output projection's (one law for both)
+    head_s = serving.gemm_law_s(round(got.batch + got.batch / 128), 128256, 4096, "H100-SXM", "fp8")
     assert ev.modelled_s == pytest.approx(got.gemm_s - head_s, rel=1e-9)
     assert ev.iteration_s == pytest.approx(got.iteration_s - ev.modelled_s + ev.measured_s)
-    # measured at 8,192 rows the products take longer than the model's bytes + FLOPs at the achievable rate (9 %),
-    # and the tile rule finds almost nothing to lose at these shapes: the gap is the rate, not quantization
-    assert 1.05 < ev.measured_s / ev.modelled_s < 1.12
+    # measured at 8,192 rows the products take longer than the one law at the sustained rate (15 %; 9 % more than
+    # FP8's former bytes + FLOPs at the achievable rate), and the tile rule finds almost nothing to lose at these
+    # shapes: the gap is the rate these shapes reach, not quantization (the law's M >= 1,530 band, test_gemm_law.py)
+    assert 1.10 < ev.measured_s / ev.modelled_s < 1.20
     assert sm.layers_gemm_useful(llama, 8192, 1, "H100-SXM") > 0.95
     # not measured: the 405B's shapes, and attention data parallelism's rows are never asked
     big = memory.model_preset("Llama-3.1 405B")
@@ -1579,10 +1602,10 @@ def test_gemm_evidence_sums_the_measured_products():
 
 
 def test_gemm_evidence_across_the_inflight_rows():
-    # tile15's finding, pinned: with the layers' matmuls at the measured H100 times the dense and Mixtral in-flight rows
-    # (84 with measured shapes) would go from 75 to 70 within 25 %: the 8,192-token rows come closer (the products
-    # are slower there than the model's rate) but mid-sized iterations (200-900 tokens) go further, where the model's
-    # bytes + FLOPs is slower than the measured products; so the engine keeps its GEMM term and the misses say so
+    # tile15's finding (by FP8's former bytes + FLOPs: 75 of the 84 rows with measured shapes within 25 %, 70 with
+    # the measured products in place) after the one matmul law: 79 within as modelled, 73 with the measured products:
+    # the law is faster than the measured products at 8,192+ rows (its M >= 1,530 band) and the rows there come
+    # closer with them, while mid-sized iterations still go further: time missing elsewhere, as the causes say
     tables = sm.published()["inflight"]["tables"]
     before = after = n = 0
     for c in sm.check_inflight():
@@ -1598,7 +1621,7 @@ def test_gemm_evidence_across_the_inflight_rows():
         n += 1
         before += abs(c.error) <= 0.25
         after += abs(ev.tokens_per_s / c.published - 1) <= 0.25
-    assert (n, before, after) == (84, 75, 70)
+    assert (n, before, after) == (84, 79, 73)
 
 
 def test_gemm_tiles_blind_record():
@@ -1629,33 +1652,36 @@ def test_moe_mapping_cost_of_the_code_default():
     # moe_tp_size = tp_size = 8, moe_ep_size = 1, so every GPU holds all 128 Qwen3 experts 1536 / 8 = 192 wide. Each
     # expert still carries all tokens x 8 / 128 rows (H100 128/2048: 1,870 tokens -> 117), so the book's M x N tile and
     # wave model finds the same efficiency as 16 whole experts a GPU; what differs is that every GPU routes and runs
-    # all ranks' tokens (the book's tensor-parallel expert rule), 11.3 ms on the 42.7 ms iteration: 24 % of the gap
-    # to the published 19,658 tokens/s, the row +109 % -> +66 %.
+    # all ranks' tokens (the book's tensor-parallel expert rule), 11.3 ms a step: 27 % of the gap to the published
+    # 19,658 tokens/s, the row +85 % -> +50 % (by FP8's former bytes + FLOPs: 24 %, +109 % -> +66 %).
     qwen = memory.model_preset("Qwen3 235B-A22B")
     c = sm.moe_mapping_cost(qwen, "H100-SXM", 8, 128, 2048, 19658, requests=3000)
     assert (c.expert_rows, c.slice_width) == (117, 192)
     assert c.shape_efficiency_tp == pytest.approx(c.shape_efficiency_ep, abs=0.01)
-    assert 0.010 < c.extra_s < 0.013 and 0.2 < c.gap_share < 0.3 and 0.6 < c.error_if_charged < 0.7
+    assert 0.010 < c.extra_s < 0.013 and 0.2 < c.gap_share < 0.3 and 0.45 < c.error_if_charged < 0.55
     assert 0.0 < c.shape_extra_s < c.extra_s
     # in the tile a Hopper library picks (compute.gemm_kernel, K padded to its depth) the 192-deep down projection
     # wastes more than 1,536-deep ones, yet the thin slices' arithmetic is under 5 % of the gap on every row
     assert c.kernel_useful_tp < c.kernel_useful_ep and 0.0 < c.kernel_extra_s < 0.05 * c.extra_s / c.gap_share
-    # charged on every v1.0 row it would explain 14-66 % of the gap; one row of 17 would come within 25 %
+    # charged on every v1.0 row that misses (15 of 17 by the one matmul law) it would explain 16-83 % of the gap, and
+    # 7 of the 15 would come within 25 % (by FP8's former law: 14-66 % on 17, one within); the thin slices'
+    # arithmetic stays under 6 % of each gap
     rows = []
     tables = sm.published()["inflight"]["tables"]
-    for r in (c for c in sm._inflight_rows() if c.attention_dp):
+    missed = {(c.source, c.input, c.output) for c in sm.check_inflight() if c.attention_dp and c.cause}
+    for r in (c for c in sm._inflight_rows() if c.attention_dp and (c.source, c.input, c.output) in missed):
         t = tables[r.source]
         kw = sm.stated_layout(t, qwen, r.input, r.output)
         rows.append(sm.moe_mapping_cost(qwen, t["chip"], 8, r.input, r.output, r.published, t["dtype"],
                                         kw.get("requests")))
-    assert len(rows) == 17 and all(0.1 < m.gap_share < 0.7 for m in rows)
-    assert all(0.0 < m.kernel_extra_s < 0.05 * m.extra_s / m.gap_share for m in rows)
-    assert sum(abs(m.error_if_charged) <= 0.25 for m in rows) == 1
+    assert len(rows) == 15 and all(0.15 < m.gap_share < 0.85 for m in rows)
+    assert all(0.0 < m.kernel_extra_s < 0.06 * m.extra_s / m.gap_share for m in rows)
+    assert sum(abs(m.error_if_charged) <= 0.25 for m in rows) == 7
     with pytest.raises(ValueError, match="model"):
         sm.moe_mapping_cost(memory.model_preset("Llama-3.1 8B"), "H100-SXM", 8, 128, 2048, 1000.0)
     with pytest.raises(ValueError, match="tp"):
         sm.moe_mapping_cost(qwen, "H100-SXM", 3, 128, 2048, 1000.0)
-    moe = [c for c in sm.check_inflight() if c.attention_dp]
+    moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]
     assert all(sm.MOE_MAPPING_EVIDENCE in c.cause and "(5) the MoE mapping" in c.cause for c in moe)
     for phrase in ("moe_tp_size = tp_size", "'--ep $ep_size'", "ep:8-gpus:8", "'CUTLASS'", "0171265e", "05ebebb2"):
         assert phrase in sm.MOE_MAPPING_EVIDENCE
@@ -1689,5 +1715,5 @@ def test_thin_slice_probe_against_the_blind_predictions():
     assert all(abs(law["bf16"][n] / bf16[n] - 1) <= 0.25 for n in bf16)
     with pytest.raises(ValueError, match="dtype"):
         sm.thin_slice_probe("int8")
-    moe = [c for c in sm.check_inflight() if c.attention_dp]
-    assert all("Measured on one H100 (moetp15's probe" in c.cause for c in moe)
+    moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]  # the 15 misses
+    assert len(moe) == 15 and all("Measured on one H100 (moetp15's probe" in c.cause for c in moe)

@@ -656,7 +656,7 @@ def test_checked_range_says_when_a_plan_runs_attention_data_parallel():
     # own path; its sentence says so, with the in-flight model's errors on the rows whose source states the layout
     # (TensorRT-LLM v1.0 perf-overview.md, Qwen3-235B-A22B, 'enable_attention_dp: true')
     n, ok, lo, hi = serving_record.attention_dp_record()
-    assert n == 17 and ok == 0 and 0.25 < lo < hi
+    assert n == 17 and ok == 2 and 0.0 < lo < 0.25 < hi  # +5 % to +109 % by the one matmul law (+41 % to +156 % before)
     q = memory.model_preset("Qwen3 235B-A22B")
     adp = serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8, 8)
     tp8 = serving_record.checked_range(q, "H200-SXM", "cuda-graph", 64, 1200, 8)
