@@ -1127,8 +1127,10 @@ def _queue_pass(per_op: float, ckpt_per_layer: float, matmuls: Sequence[tuple[in
 
 def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float], att_rate: float,
             eb: Mapping[str, float], ops: Mapping[str, float], machine: Machine, n_layers: int, recompute: bool,
-            fp8: bool = False, host_extra: Mapping[str, float] | None = None) -> StepTime:
-    """Forward, backward and optimizer time of one GPU's kernels (the rule of the module docstring)."""
+            fp8: bool = False, host_extra: Mapping[str, float] | None = None,
+            slow: tuple[float, float] = (1.0, 1.0)) -> StepTime:
+    """Forward, backward and optimizer time of one GPU's kernels (the rule of the module docstring); ``slow``: the
+    factor on the forward and the backward pass's kernel times (:func:`beside_collective_factor`; 1: none)."""
     fp32_rate = machine.fp32_matmul_flops_per_s
     speedup = (machine.fp8_matmul_speedup or 1.0) if fp8 else 1.0
 
@@ -1155,10 +1157,11 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
             ew += eb["loss: logits (fp32 copy, log-softmax, its gradient)"]
         if fp8:
             ew += _fp8_cast_bytes(gs)
-        t_mm = [g.flop / rate(g) for g in gs]
+        f = slow[0] if phase == "forward" else slow[1]
+        t_mm = [f * g.flop / rate(g) for g in gs]
         dev[f"{phase}: matmuls"] = sum(t_mm)
-        dev[f"{phase}: attention"] = att[phase] / att_rate
-        dev[f"{phase}: element-wise"] = ew / bw
+        dev[f"{phase}: attention"] = f * att[phase] / att_rate
+        dev[f"{phase}: element-wise"] = f * ew / bw
         per_op = (host[phase] - ckpt) / max(1.0, ops[phase] + ops["recomputed forward"] * (phase == "backward"))
         n_att = max(1, n_layers * (2 if recompute and phase == "backward" else 1))
         n_mm = sum(g.count for g in gs)
@@ -1204,7 +1207,10 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         # 3B 1 x 16,384 +14.5 -> -15.6 %, host7c's one-GPU 3B checkpointed -12.2 -> -17.8 %): those steps are longer
         # than both their host and device totals, by something the op-by-op sum stands in for and the engine does not
         # model (not found; FSDP's collectives sharing the GPU with the kernels is one candidate, unmeasured). The
-        # 1-GPU record would gain (84 of 84, median 5.2 -> 3.0 %). tests/core/test_steptime_host_monotone.py pins where
+        # 1-GPU record would gain (84 of 84, median 5.2 -> 3.0 %). overlap15's rule for that candidate
+        # (COLLECTIVE_INTERFERENCE, off: NCCL's 24 blocks leave 108 of 132 SMs to the kernels beside a collective)
+        # brings the two FSDP cases back under the queue (-19.5 -> -11.7 %, -16.2 -> -11.7 %; 156 -> 158 of 167,
+        # still monotone); the tensor-parallel and one-GPU cases have no overlapped collective and stay out. tests/core/test_steptime_host_monotone.py pins where
         # and by how much today's step falls.
         if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
             parts[phase] = host[phase]
@@ -1600,6 +1606,37 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
         + max(inside, outside)
 
 
+#: Whether kernels that run beside an overlapped collective are slowed by the SMs its blocks hold
+#: (:func:`beside_collective_factor`): off by default. overlap15 (issue 24) wrote the rule's predictions before a 2-GPU
+#: call (scripts/gpu/overlap15_predictions.json: +22.2 % for every bf16 GEMM and flash-attention pass beside an
+#: all-gather or reduce-scatter on an H100 or H200); the call (2 x H200) hung before its first timing, so the rule is
+#: unmeasured here. Published: Lee et al. 2025 ("Characterizing Compute-Communication Overlap in GPU-Accelerated
+#: Distributed Deep Learning: Performance and Power Implications", arXiv 2507.03114) measured compute slowed 18.9 % on
+#: average, at most 40.0 %, beside collectives on 4 A100, H100, MI250 and MI210.
+COLLECTIVE_INTERFERENCE = False
+
+
+def beside_collective_factor(comm_s: float, device_s: float, blocks: int, sms: int) -> float:
+    """The factor on a pass's kernel times when a collective of ``comm_s`` runs beside them
+    (:data:`COLLECTIVE_INTERFERENCE`).
+
+    NCCL runs one thread block per channel (NCCL user guide, "Environment Variables": NCCL_NTHREADS is the threads of
+    each block, one block a channel; lowering NCCL_MAX_NCHANNELS "reduces the number of CUDA blocks used for
+    communication, hence the impact on GPU computing resources"), and a Hopper GEMM block takes a whole SM's registers,
+    so while the collective runs the pass's kernels have ``sms - blocks`` of ``sms`` SMs. The work the device does in
+    the collective's time runs at that share: its ``device_s`` grows by ``min(comm_s blocks / sms, device_s blocks /
+    (sms - blocks))`` (the second when the whole pass fits inside the collective), spread over every kernel of the
+    pass. The pass's kernels then go through the pass's host rule as before (a host-bound pass hides them), so the
+    step stays monotone in the host's pace wherever the host rule is. Not counted: the collective's own HBM traffic
+    (memory-bound kernels would feel it), wave quantisation.
+    """
+    c = _check.non_negative("comm_s", comm_s)
+    d = _check.non_negative("device_s", device_s)
+    s_ = _check.positive_int("sms", sms, 100_000)
+    k = _check.bounded_int("blocks", blocks, 0, s_ - 1)
+    return 1.0 + min(c * k / s_, d * k / (s_ - k)) / d if d > 0 else 1.0
+
+
 def tp_overlap_exposed_s(comm_s: float, gemm_s: float, chunks: int) -> float:
     """Seconds of a collective left exposed when it runs in ``chunks`` pieces beside a GEMM of ``gemm_s``.
 
@@ -1613,6 +1650,17 @@ def tp_overlap_exposed_s(comm_s: float, gemm_s: float, chunks: int) -> float:
     g = _check.non_negative("gemm_s", gemm_s)
     t = _check.positive_int("chunks", chunks, MAX_DEGREE)
     return max(0.0, c - g * (t - 1) / t)
+
+
+def _beside_blocks(fab: Any, mach: Machine) -> tuple[int, int]:
+    """(NCCL's blocks, the card's SMs) for :func:`beside_collective_factor`; (0, 0) where the rule is off or either is not
+    known (the fabric's ring channels: one block each; the catalogue's SM count)."""
+    if not COLLECTIVE_INTERFERENCE or not mach.key:
+        return 0, 0
+    from mlcalc.accelerators import spec
+    sms = spec(mach.key).sm_count or 0
+    blocks = int(getattr(fab, "ring_channels", 0) or 0)
+    return (blocks, sms) if 0 < blocks < sms else (0, 0)
 
 
 def _tp_overlap_gemms(model: ModelConfig, run: Machine, *key: Any) -> tuple[float, ...]:
@@ -1793,7 +1841,8 @@ class _Stage(NamedTuple):
 @lru_cache(maxsize=1024)
 def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bool, fp32_experts: bool, tp: int, ep: int,
                       cp: int, layers: int, logits: bool, seq_par: bool, engine: str, fp8: bool, fsdp: bool,
-                      unfused: bool = False, core_recomputed: bool = False) -> _Stage:
+                      unfused: bool = False, core_recomputed: bool = False,
+                      slow: tuple[float, float] = (1.0, 1.0)) -> _Stage:
     L = model.n_layers
     att_rate = run.attention_flops_per_s(model.qk_head_dim, _split(s, cp))
     heads_share = _split(model.n_heads, tp) / model.n_heads
@@ -1810,7 +1859,7 @@ def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bo
     o = MappingProxyType({k: (0.0 if engine == "megatron" else val * layers / L)
                           for k, val in op_counts(model, full).items()})
     x = _dist_host_extra(run, tp, fsdp, layers, full, True) if engine == "eager" else None
-    st = _passes(model, g, a, att_rate, e, o, run, layers, full, fp8, x)
+    st = _passes(model, g, a, att_rate, e, o, run, layers, full, fp8, x, slow)
     return _Stage(a, o, st.parts_s["forward"], st.parts_s["backward"],
                   MappingProxyType({k: v for k, v in st.device_s.items() if k != "optimizer"}), st.host_s)
 
@@ -1915,10 +1964,18 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
     fsdp = dp * cp > 1 and lay.zero == 3
     seq_par = lay.sequence_parallel and tp > 1
 
-    def stage(layers: int, logits: bool) -> _Stage:
+    def stage(layers: int, logits: bool, slow: tuple[float, float] = (1.0, 1.0)) -> _Stage:
         """One micro-batch's kernels on a stage of ``layers`` layers (with the output layer if ``logits``)."""
         return _stage_kernels(model, run, b, s, full, fp32_experts, tp, ep, cp, layers, logits, seq_par, engine,
-                              dtype == "fp8", fsdp, lay.unfused_attention, lay.recompute != "none")
+                              dtype == "fp8", fsdp, lay.unfused_attention, lay.recompute != "none", slow)
+
+    def _beside_stage(st_: _Stage, comm_f: float, comm_b: float, blocks_: int, sms_: int) -> _Stage:
+        """The fullest stage again, its passes' kernels slowed beside ``comm_f`` and ``comm_b`` seconds of
+        collectives (:func:`beside_collective_factor`)."""
+        d_f = sum(val for k_, val in st_.device_s.items() if k_.startswith("forward"))
+        d_b = sum(val for k_, val in st_.device_s.items() if k_.startswith("backward"))
+        return stage(L_here, logits_here, (beside_collective_factor(comm_f, d_f, blocks_, sms_),
+                                           beside_collective_factor(comm_b, d_b, blocks_, sms_)))
 
     if lay.balanced_stages and pp > 1:  # (L + 2) / pp places a stage: a middle one, or the last with the output layer
         places = -(-(L + 2) // pp)
@@ -1929,9 +1986,11 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
             return float(c.forward_s + c.backward_s)
 
         L_here, st = max(((places, mid), (places - 1, last)), key=lambda c: busy(c[1]))
+        logits_here = st is last
     else:
         L_here = -(-L // pp)  # the fullest stage: its layers and the output layer
         st = stage(L_here, True)
+        logits_here = True
     att, ops = st.att, st.ops
     fwd, bwd = st.forward_s, st.backward_s
     # the optimizer on its share (_optimizer_bytes of the layout's degrees, checked by the Layout)
@@ -2042,9 +2101,13 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
         f_dp = fab(dpg, tp)
         n_here = _params_here(model, tp, pp, ep)  # (params_per_gpu of the layout's checked degrees)
         grads = n_here * GRAD_BYTES[engine]
+        blocks, sms = _beside_blocks(f_dp, mach)
         if lay.zero == 3:
             ag = _collective_s(n_here * ACTIVATION_BYTES, f_dp, "all_gather")
             rs = _collective_s(grads, f_dp, "reduce_scatter")
+            if blocks and not eager_pipe:  # (COLLECTIVE_INTERFERENCE) each micro-batch's passes beside the collectives
+                sl = _beside_stage(st, ag, ag + rs, blocks, sms)
+                fwd, bwd = sl.forward_s, sl.backward_s
             z3_f = max(0.0, ag - fwd)
             z3_b = max(0.0, ag + rs - bwd)
             comm["data"] = (m * (2 * ag + rs), m * (z3_f + z3_b))
@@ -2053,7 +2116,13 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
             ag = _collective_s(n_here * ACTIVATION_BYTES, f_dp, "all_gather") if lay.zero in (1, 2) else 0.0
             # DeepSpeed's pipeline reduces after the flush (schedule.py: ReduceTiedGrads, ReduceGrads, OptimizerStep
             # follow the last backward pass) and gathers the updated parameters after the step: nothing hides them
-            dp_exposed = red + ag if ds_pipe else max(0.0, red - bwd) + max(0.0, ag - fwd)
+            if blocks and not ds_pipe and not eager_pipe:  # (COLLECTIVE_INTERFERENCE) the last backward pass beside
+                # the reduction, the first forward one beside ZeRO-1/2's gather: their growth counted here, once
+                sl = _beside_stage(st, ag, red, blocks, sms)
+                grow = sl.forward_s - fwd + sl.backward_s - bwd
+                dp_exposed = max(0.0, red - sl.backward_s) + max(0.0, ag - sl.forward_s) + grow
+            else:
+                dp_exposed = red + ag if ds_pipe else max(0.0, red - bwd) + max(0.0, ag - fwd)
             comm["data"] = (red + ag, dp_exposed)
     tied = 0.0
     if ds_pipe and model.tied_embeddings:

@@ -56,7 +56,7 @@ def main() -> None:
         c = ch.channels
         fluid = s / (s - c) - 1
         cases = {}
-        for name, m, k, n in GEMMS:
+        for name, m, _k, n in GEMMS:
             tiles = math.ceil(m / TILE[0]) * math.ceil(n / TILE[1])
             quant = math.ceil(tiles / (s - c)) / math.ceil(tiles / s) - 1
             for coll, _ in COLLECTIVES:
