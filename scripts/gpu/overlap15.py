@@ -38,10 +38,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
+    import faulthandler
+    import sys
+
+    faulthandler.dump_traceback_later(240, exit=True, file=sys.stderr)  # a hang prints where each rank stands
     dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
     torch.cuda.set_device(dev)
+    dist.init_process_group("nccl", device_id=dev)
+    rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(rank)
     cases = {}
     for name, m, k, n in P.GEMMS:
@@ -69,6 +73,14 @@ def main() -> None:
             src = torch.randn(numel, device=dev, dtype=torch.bfloat16)
             dst = torch.empty(numel // world, device=dev, dtype=torch.bfloat16)
             colls[cname] = lambda src=src, dst=dst: dist.reduce_scatter_tensor(dst, src, async_op=True)
+
+    def agree(x: int) -> int:
+        """The largest of every rank's ``x``: counts of collectives must be the same on every rank. (The first call,
+        2026-11-27, took each rank's own k from its own timings; the ranks queued different numbers of collectives
+        and the program hung before its first compute case printed.)"""
+        t = torch.tensor([x], device=dev, dtype=torch.int64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return int(t.item())
 
     def run_colls(fn, k: int) -> float:
         torch.cuda.synchronize()
@@ -101,12 +113,12 @@ def main() -> None:
         for _ in range(3):
             fn()
         one = timed(fn, 5)
-        n = max(10, min(200, int(40.0 / max(one, 1e-3))))  # about 40 ms a window
+        n = agree(max(10, min(200, int(40.0 / max(one, 1e-3)))))  # about 40 ms a window
         alone = [timed(fn, n) for _ in range(5)]
         rec = {"first_ms": first, "n": n, "alone_ms": alone, "flop": flop, "beside": {}}
         for cname, cfn in colls.items():
             c_ms = statistics.median(res["collectives"][cname]["alone_ms"])
-            k = max(4, int(2.0 * n * statistics.median(alone) / c_ms) + 2)
+            k = agree(max(4, int(2.0 * n * statistics.median(alone) / c_ms) + 2))
             withs, cwall = [], []
             for _ in range(3):
                 torch.cuda.synchronize()
