@@ -1609,8 +1609,12 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
 #: Whether kernels that run beside an overlapped collective are slowed by the SMs its blocks hold
 #: (:func:`beside_collective_factor`): off by default. overlap15 (issue 24) wrote the rule's predictions before a 2-GPU
 #: call (scripts/gpu/overlap15_predictions.json: +22.2 % for every bf16 GEMM and flash-attention pass beside an
-#: all-gather or reduce-scatter on an H100 or H200); the call (2 x H200) hung before its first timing, so the rule is
-#: unmeasured here. Published: Lee et al. 2025 ("Characterizing Compute-Communication Overlap in GPU-Accelerated
+#: all-gather or reduce-scatter on an H100 or H200); the first call (2 x H200) hung before its first timing. Its rerun
+#: (mlcalc/data/measured/h200x2-2026-11-27-overlap15b, 2 x H200, scripts/gpu/score_overlap15.py) refutes the uniform
+#: share: kernels of 1 ms and more slowed 2.7-9.7 % while the collective beside them slowed 12.7-33.7 % (the two share
+#: the SMs in time), and 2,048-row GEMMs of 2-3 waves slowed 46-72 %, past their wave-quantised bound; 7 of 22 cases
+#: within 5 points of +22.2 %. So the rule stays off: where it brought two FSDP cases back (see :func:`_passes`) it
+#: charged millisecond kernels four times what they measured. Published: Lee et al. 2025 ("Characterizing Compute-Communication Overlap in GPU-Accelerated
 #: Distributed Deep Learning: Performance and Power Implications", arXiv 2507.03114) measured compute slowed 18.9 % on
 #: average, at most 40.0 %, beside collectives on 4 A100, H100, MI250 and MI210.
 COLLECTIVE_INTERFERENCE = False
