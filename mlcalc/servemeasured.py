@@ -1652,6 +1652,16 @@ def _inflight_rows() -> tuple[InflightCheck, ...]:
     return tuple(out)
 
 
+def inflight_as_stated(c: InflightCheck) -> tuple[memory.ModelConfig, Mapping[str, Any], Inflight]:
+    """The model, the published table and :func:`inflight`'s answer for one checked row, run as its table states it
+    (:func:`stated_layout`): what the row-by-row scripts and tests take apart."""
+    table = published()["inflight"]["tables"][c.source]
+    model = memory.model_preset(c.model)
+    got = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"],
+                   **stated_layout(table, model, c.input, c.output))
+    return model, table, got
+
+
 def check_inflight() -> list[InflightCheck]:
     """Every row of the published in-flight-batching tables (serving_published.json "inflight") against
     :func:`inflight`, with the cause of each row outside 25 % (:func:`inflight_miss_cause`; a tensor-parallel MoE row

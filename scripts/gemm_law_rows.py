@@ -21,7 +21,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlcalc import memory, serving  # noqa: E402
+from mlcalc import serving  # noqa: E402
 from mlcalc import servemeasured as sm  # noqa: E402
 
 BANDS = ((1, 128), (192, 384), (512, 1024), (1530, 4096))
@@ -41,15 +41,11 @@ def law() -> None:
 
 def rows() -> None:
     print("\n2. tensor-parallel in-flight rows")
-    tables = sm.published()["inflight"]["tables"]
     within = n = 0
     for c in sm.check_inflight():
         if c.attention_dp:
             continue
-        t = tables[c.source]
-        model = memory.model_preset(c.model)
-        got = sm.inflight(model, t["chip"], c.gpus, c.input, c.output, t["dtype"],
-                          **sm.stated_layout(t, model, c.input, c.output))
+        model, t, got = sm.inflight_as_stated(c)
         it = got.iteration_s
         ev = sm.gemm_evidence(model, t["chip"], c.gpus, got, t["dtype"])
         meas = "" if ev is None else f"  layers' matmuls {ev.modelled_s * 1e3:6.2f} ms law, {ev.measured_s * 1e3:6.2f} measured"

@@ -64,15 +64,11 @@ def calls() -> None:
 
 def rows() -> None:
     print("\n2. in-flight rows with measured shapes: published error -> with the measured layer matmuls")
-    tables = sm.published()["inflight"]["tables"]
     n = before = after = 0
     for c in sm.check_inflight():
         if c.attention_dp:
             continue
-        t = tables[c.source]
-        model = memory.model_preset(c.model)
-        got = sm.inflight(model, t["chip"], c.gpus, c.input, c.output, t["dtype"],
-                          **sm.stated_layout(t, model, c.input, c.output))
+        model, t, got = sm.inflight_as_stated(c)
         ev = sm.gemm_evidence(model, t["chip"], c.gpus, got, t["dtype"])
         if ev is None:
             continue

@@ -1606,15 +1606,11 @@ def test_gemm_evidence_across_the_inflight_rows():
     # the measured products in place) after the one matmul law: 79 within as modelled, 73 with the measured products:
     # the law is faster than the measured products at 8,192+ rows (its M >= 1,530 band) and the rows there come
     # closer with them, while mid-sized iterations still go further: time missing elsewhere, as the causes say
-    tables = sm.published()["inflight"]["tables"]
     before = after = n = 0
     for c in sm.check_inflight():
         if c.attention_dp:
             continue
-        t = tables[c.source]
-        model = memory.model_preset(c.model)
-        got = sm.inflight(model, t["chip"], c.gpus, c.input, c.output, t["dtype"],
-                          **sm.stated_layout(t, model, c.input, c.output))
+        model, t, got = sm.inflight_as_stated(c)
         ev = sm.gemm_evidence(model, t["chip"], c.gpus, got, t["dtype"])
         if ev is None:
             continue
