@@ -2122,21 +2122,14 @@ def measured_layers_gemm_s(model: memory.ModelConfig, tokens: int, tp: int, dtyp
     ``experts`` wide). None where a product was not measured."""
     from mlcalc import steptime
 
-    t = _check.positive_int("tokens", tokens)
     total = 0.0
-    kinds = [(model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)]
-    for layers, moe in kinds:
-        if not layers:
+    for layers, m, n, k, count, label in steptime.engine_products(model, _check.positive_int("tokens", tokens), tp):
+        if label == "router":
             continue
-        for m, n, k, count, label in steptime.layer_products(model, t, moe, tp, 1, fused_qkv=True):
-            if label == "router":
-                continue
-            if label.endswith(" in") and model.gated_mlp:
-                n, count = 2 * n, count // 2  # gate and up in one product
-            sec = measured_gemm_s(m, n, k, dtype, run)
-            if sec is None:
-                return None
-            total += layers * count * sec
+        sec = measured_gemm_s(m, n, k, dtype, run)
+        if sec is None:
+            return None
+        total += layers * count * sec
     return total
 
 
@@ -2150,16 +2143,10 @@ def layers_gemm_useful(model: memory.ModelConfig, tokens: int, tp: int, chip_key
     if sms is None:
         raise ValueError(f"chip_key={chip_key!r} is not allowed: its SM count is not in the catalogue")
     work = useful = 0.0
-    for layers, moe in ((model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)):
-        if not layers:
-            continue
-        for m, n, k, count, label in steptime.layer_products(model, _check.positive_int("tokens", tokens), moe, tp, 1,
-                                                             fused_qkv=True):
-            if label.endswith(" in") and model.gated_mlp:
-                n, count = 2 * n, count // 2
-            w = layers * count * float(m) * n * k
-            work += w
-            useful += w * compute.gemm_kernel(m, n, k, sms, dtype).useful
+    for layers, m, n, k, count, _ in steptime.engine_products(model, _check.positive_int("tokens", tokens), tp):
+        w = layers * count * float(m) * n * k
+        work += w
+        useful += w * compute.gemm_kernel(m, n, k, sms, dtype).useful
     return useful / work
 
 
@@ -2186,6 +2173,20 @@ def gemm_evidence(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflig
     modelled = serving.layers_gemm_law_s(model, tokens, tp, chip_key, dtype)
     it = got.iteration_s - modelled + measured
     return GemmEvidence(tokens, modelled, measured, it, got.batch / it)
+
+
+def inflight_gemm_evidence() -> tuple[tuple[InflightCheck, memory.ModelConfig, Mapping[str, Any], GemmEvidence], ...]:
+    """Every tensor-parallel in-flight row (:func:`check_inflight`) whose products were all measured, with its model,
+    its table and :func:`gemm_evidence` for the iteration its table states (:func:`inflight_as_stated`)."""
+    out = []
+    for c in check_inflight():
+        if c.attention_dp:
+            continue
+        model, table, got = inflight_as_stated(c)
+        ev = gemm_evidence(model, table["chip"], c.gpus, got, table["dtype"])
+        if ev is not None:
+            out.append((c, model, table, ev))
+    return tuple(out)
 
 
 def gemm_evidence_text(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflight,

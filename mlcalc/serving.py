@@ -372,9 +372,8 @@ def layer_elementwise_bytes_per_token(model: memory.ModelConfig, tp: int = 1, dt
     kv_b = memory.dtype_bytes(dtype)
     ffn = model.ffn_hidden if not model.is_moe else model.expert_ffn * (model.experts_per_token
                                                                          + model.n_shared_experts)
-    ffn_dense = model.ffn_hidden
     dense = model.n_layers - model.n_moe_layers
-    inter = (dense * ffn_dense + model.n_moe_layers * ffn) / t  # all layers' intermediate values
+    inter = (dense * model.ffn_hidden + model.n_moe_layers * ffn) / t  # all layers' intermediate values
     q = model.q_width / t
     kv = model.n_kv_heads * (model.head_dim + model.v_dim) / min(t, max(1, model.n_kv_heads))
     total = model.n_layers * (2.0 * (q + kv) + 2.0 * q + kv_b * kv)
@@ -715,6 +714,7 @@ def chip_matmul_law(chip: str) -> MatmulLaw:
     return measured_matmul_law().on_card(read_bandwidth(chip))
 
 
+@lru_cache(maxsize=None)  # pure: the bundled measurements do not change; read for every product gemm_law_s prices
 def sustained_matmul_rate(chip: str, dtype: str = "bf16") -> float:
     """The matmul FLOP/s a card keeps up under continuous load where the book measured it (mlcalc.bench's matmul
     runs, :func:`mlcalc.measured.best_matmul_flops` with ``sustained=True``: the rate the training engine scales its
@@ -779,21 +779,15 @@ def layers_gemm_law_s(model: memory.ModelConfig, tokens: int, tp: int, chip: str
     t = _check.positive_int("tokens", tokens)
     _check.choice("part", part, ("all", "experts", "rest"))
     total = 0.0
-    for layers, moe in ((model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)):
-        if not layers:
+    for layers, m, n, k, count, label in steptime.engine_products(model, t, _check.positive_int("tp", tp)):
+        if (part == "experts") != label.startswith("expert ") and part != "all":
             continue
-        for m, n, k, count, label in steptime.layer_products(model, t, moe, _check.positive_int("tp", tp), 1,
-                                                             fused_qkv=True):
-            if label.endswith(" in") and model.gated_mlp:
-                n, count = 2 * n, count // 2  # gate and up in one product
-            if (part == "experts") != label.startswith("expert ") and part != "all":
-                continue
-            if label.startswith("expert "):  # routed experts: one grouped kernel over those touched
-                touched = memory.moe_experts_touched(model.n_experts, model.experts_per_token, t)
-                rows = max(1, round(t * model.experts_per_token / touched))
-                total += layers * gemm_law_s(rows, n, k, chip, dtype, touched)
-            else:
-                total += layers * count * gemm_law_s(m, n, k, chip, dtype)
+        if label.startswith("expert "):  # routed experts: one grouped kernel over those touched
+            touched = memory.moe_experts_touched(model.n_experts, model.experts_per_token, t)
+            rows = max(1, round(t * model.experts_per_token / touched))
+            total += layers * gemm_law_s(rows, n, k, chip, dtype, touched)
+        else:
+            total += layers * count * gemm_law_s(m, n, k, chip, dtype)
     return total
 
 

@@ -320,6 +320,22 @@ def layer_products(model: ModelConfig, tokens: int, moe_layer: bool, tp: int = 1
     return res
 
 
+def engine_products(model: ModelConfig, tokens: int, tp: int = 1) -> tuple[tuple[int, int, int, int, int, str], ...]:
+    """Forward products of an inference iteration of ``tokens`` tokens on one GPU of ``tp``, as serving engines run
+    them, as (layers, m, n, k, count, label): each layer kind's products (:func:`layer_products`, Q, K and V fused)
+    with the layers of that kind, and the gate and up projections joined into one product twice as wide where the
+    feed-forward block is gated. Routed experts keep their per-expert rows and count ("expert ..." labels)."""
+    out: list[tuple[int, int, int, int, int, str]] = []
+    for layers, moe in ((model.n_layers - model.n_moe_layers, False), (model.n_moe_layers, True)):
+        if not layers:
+            continue
+        for m, n, k, count, label in layer_products(model, tokens, moe, tp, 1, fused_qkv=True):
+            if label.endswith(" in") and model.gated_mlp:
+                n, count = 2 * n, count // 2  # gate and up in one product
+            out.append((layers, m, n, k, count, label))
+    return tuple(out)
+
+
 def _layer_products(model: ModelConfig, tokens: int, moe_layer: bool, ep: int) -> list[tuple[int, int, int, int, str]]:
     m, h, T = model, model.hidden, tokens
     out: list[tuple[int, int, int, int, str]] = []

@@ -65,13 +65,7 @@ def calls() -> None:
 def rows() -> None:
     print("\n2. in-flight rows with measured shapes: published error -> with the measured layer matmuls")
     n = before = after = 0
-    for c in sm.check_inflight():
-        if c.attention_dp:
-            continue
-        model, t, got = sm.inflight_as_stated(c)
-        ev = sm.gemm_evidence(model, t["chip"], c.gpus, got, t["dtype"])
-        if ev is None:
-            continue
+    for c, model, t, ev in sm.inflight_gemm_evidence():
         new = ev.tokens_per_s / c.published - 1
         n, before, after = n + 1, before + (abs(c.error) <= 0.25), after + (abs(new) <= 0.25)
         print(f"{c.source:22} {c.model:14} TP{c.gpus} {c.input:>5}/{c.output:<5} {ev.tokens:>6,} tokens  "

@@ -1606,17 +1606,10 @@ def test_gemm_evidence_across_the_inflight_rows():
     # the measured products in place) after the one matmul law: 79 within as modelled, 73 with the measured products:
     # the law is faster than the measured products at 8,192+ rows (its M >= 1,530 band) and the rows there come
     # closer with them, while mid-sized iterations still go further: time missing elsewhere, as the causes say
-    before = after = n = 0
-    for c in sm.check_inflight():
-        if c.attention_dp:
-            continue
-        model, t, got = sm.inflight_as_stated(c)
-        ev = sm.gemm_evidence(model, t["chip"], c.gpus, got, t["dtype"])
-        if ev is None:
-            continue
-        n += 1
-        before += abs(c.error) <= 0.25
-        after += abs(ev.tokens_per_s / c.published - 1) <= 0.25
+    rows = sm.inflight_gemm_evidence()
+    n = len(rows)
+    before = sum(abs(c.error) <= 0.25 for c, _, _, _ in rows)
+    after = sum(abs(ev.tokens_per_s / c.published - 1) <= 0.25 for c, _, _, ev in rows)
     assert (n, before, after) == (84, 79, 73)
 
 
