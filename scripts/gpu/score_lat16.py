@@ -103,14 +103,16 @@ def main() -> None:
     with open(os.path.join(RUN, "scored.json"), "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
-    with open(os.path.join(RUN, "small_collectives.json"), "w") as f:
-        json.dump({"run": "h200x4-2026-11-28-lat16", "tool": "scripts/gpu/lat16_bench.py",
-                   "what": "time per collective, bf16, size = nccl-tests' S (the whole buffer); the slowest rank's "
-                           "median of 3 timed blocks; graph = CUDA-graph replay of 32 captured calls, eager = a loop "
-                           "of eager calls between CUDA events; nccl_log: NCCL's INFO log on (its per-call lines are "
-                           "written at capture only); logged: the algorithm/protocol NCCL's log names for the point",
-                   "card": out["card"], "rows": rows}, f, indent=1)
-        f.write("\n")
+    head = {"run": "h200x4-2026-11-28-lat16", "tool": "scripts/gpu/lat16_bench.py",
+            "what": "time per collective, bf16, size = nccl-tests' S (the whole buffer); the slowest rank's "
+                    "median of 3 timed blocks; graph = CUDA-graph replay of 32 captured calls, eager = a loop "
+                    "of eager calls between CUDA events; nccl_log: NCCL's INFO log on (its per-call lines are "
+                    "written at capture only); logged: the algorithm/protocol NCCL's log names for the point",
+            "card": out["card"]}
+    with open(os.path.join(RUN, "small_collectives.json"), "w") as f:  # one row a line: the site's wheel carries it
+        f.write(json.dumps(head)[:-1] + ', "rows": [\n')
+        f.write(",\n".join(json.dumps({**r, "time_s": round(r["time_s"], 10)}, separators=(",", ":")) for r in rows))
+        f.write("\n]}\n")
     print(json.dumps({k: out[k] for k in ("graph_scores", "eager_scores", "better", "engine_takes_nccl_choice",
                                           "logged_pick_equals_model", "forced_protocol_model_vs_graph")}, indent=1))
 
