@@ -6,10 +6,9 @@ S(k), host total H(k) and device total D at k, gap = step - S(k), and on configu
 candidates: (a) the slowest-issuing rank blocked in CUDA calls that wait for the device for gap / 2 or more; (b) every
 rank's NCCL kernels busy beyond the engine's collective time by 34 % of it plus gap / 2; (h) the slowest-issuing
 rank's issue time less its blocked time above H(k) by gap / 2 or more. Beside the score (labelled, chosen after
-the call, not used to decide): the same at k = 1; the blocked time without the harness's own cudaDeviceSynchronize
-(the profiled step's window, its annotation's start plus the issue time, reaches past the step's Python return into
-the synchronize train_dist.py calls after it: the committed rule, and the probes' ``host_blocked_s`` since dist4,
-count that wait); the host's time in launch calls longer than 100 us (a full launch queue); each rank's compute and
+the call, not used to decide): the same at k = 1; the blocked time up to the step's Python returning (its
+annotation's end: the committed window, its annotation's start plus the issue time, reaches past it into the
+synchronize train_dist.py calls after the step, and so did the probes' ``host_blocked_s`` from dist4 to queue15); the host's time in launch calls longer than 100 us (a full launch queue); each rank's compute and
 NCCL busy time; and each kernel's time beside an NCCL kernel against the same kernel's time alone in the same step
 (:func:`beside_slowdown`). Writes ``scored.json`` in the run folder.
 
@@ -77,14 +76,17 @@ def blocked_s(trace: dict[str, Any], rule: dict[str, Any]) -> list[float]:
 
 
 def _window(trace: dict[str, Any], st: dict[str, Any], issue: bool) -> tuple[list[Any], float, float]:
+    """The step's events, its annotation's start and the end of its issue (the annotation's end: the step's Python
+    returning) or of the step."""
     ev = trace["events"]
-    lo = next(float(e[2]) for e in ev if e[0] == "user_annotation" and e[1] == st["name"])
-    return ev, lo, lo + (st["issue_s"] if issue else st["wall_s"]) * 1e6
+    lo, dur = next((float(e[2]), float(e[3])) for e in ev if e[0] == "user_annotation" and e[1] == st["name"])
+    return ev, lo, (min(lo + st["issue_s"] * 1e6, lo + dur) if issue else lo + st["wall_s"] * 1e6)
 
 
 def in_step_waits(trace: dict[str, Any]) -> dict[str, float]:
-    """Per profiled step but the first, medians: seconds in synchronising CUDA calls other than cudaDeviceSynchronize
-    (the harness's, after the step) while the host issues the step, and seconds in launch calls longer than 100 us."""
+    """Per profiled step but the first, medians: seconds in synchronising CUDA calls (the committed rule's) that start
+    before the step's Python returns (its annotation's end: the harness's synchronize after it left out), and seconds
+    in launch calls longer than 100 us."""
     sync, launch = [], []
     for st in trace["steps"][1:]:
         ev, lo, hi = _window(trace, st, True)
@@ -92,7 +94,7 @@ def in_step_waits(trace: dict[str, Any]) -> dict[str, float]:
         for cat, name, ts, dur, *_ in ev:
             if cat not in ("cuda_runtime", "cuda_driver") or dur is None or not lo <= float(ts) < hi:
                 continue
-            if name in ("cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy") or (
+            if name in ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy") or (
                     name in ("cudaMemcpyAsync", "cudaMalloc", "cudaFree") and float(dur) > 100):
                 a += float(dur) * 1e-6
             elif "Launch" in name and float(dur) > 100:

@@ -115,3 +115,14 @@ def test_fsdp_kernels_beside_nccl_are_slower_than_alone(scored):
     # the FSDP 4 8B step is the device's: its compute kernels are busy well past the engine's device total
     r = _row(scored, "w4-fsdp4")
     assert min(r["compute_busy_s_per_rank"]) > 1.15 * r["at_k1"]["device_total_s"]
+
+
+def test_the_probes_blocked_time_stops_when_the_step_returns():
+    """train_dist.trace_summary: a synchronising call inside the step counts, the harness's synchronize after the
+    step's annotation ends does not, though the issue time (timed from before the annotation) reaches into it."""
+    td = _load("train_dist")
+    ev = [{"cat": "user_annotation", "name": "probe_step_1", "ts": 0.0, "dur": 1000.0},
+          {"cat": "cuda_runtime", "name": "cudaStreamSynchronize", "ts": 500.0, "dur": 200.0},
+          {"cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "ts": 1005.0, "dur": 5000.0}]
+    (s,) = td.trace_summary(ev, [{"name": "probe_step_1", "wall_s": 0.007, "issue_s": 0.0011}])
+    assert s["host_blocked_s"] == pytest.approx(200e-6)
