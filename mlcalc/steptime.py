@@ -1235,7 +1235,9 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         # +5.1 %): the TP 2 16k and one-GPU misses are their hosts (blind10's slowest rank issued for 0.90-0.99 of each step; host7c's
         # issue time x pace 17.5 thousand runs, as on the five faster hosts of that configuration, 17.4-19.8), the
         # FSDP 4 8B one its device (compute kernels busy 291-306 ms against 250 priced; each beside an NCCL kernel
-        # +42-92 % against itself alone, +17-21 % under FSDP 2). Scored: scripts/gpu/score_sync16.py.
+        # +42-92 % against itself alone, +17-21 % under FSDP 2). Scored: scripts/gpu/score_sync16.py. Not pre-registered:
+        # on that host the queue rule with COLLECTIVE_INTERFERENCE holds all four within 8 % (FSDP 4 8B -7.1 %), today's
+        # default three (TP 2 16k +43.4 %); on the record the pair has 158 of 167, so the default stays.
         if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
             parts[phase] = host[phase]
     dev["optimizer"] = eb["optimizer: fused AdamW"] / bw
