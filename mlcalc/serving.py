@@ -1101,7 +1101,9 @@ def comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int = 1, ep: i
     all-to-all, each rank sending its tokens' hidden vectors to their ``k`` experts (DeepSeek-V3 report,
     section 3.4). Alpha-beta times on the chip's system (``mlcalc.network.fabric_collective_time``, NCCL
     latencies): at decode sizes the latency dominates. ``nodes``: nodes the replica spans (more than one
-    node puts the collectives on the NICs).
+    node puts the collectives on the NICs). NCCL's Ring/Simple for every engine: SGLang and TensorRT-LLM run
+    all-reduce kernels of their own inside a node, and in a CUDA graph on 4 H200s NCCL's own Ring/LL took 17.5 us at
+    8 KiB where this charges 28.8 (:func:`mlcalc.network.engine_allreduce_paths`; links.json nccl_latency).
     """
     from mlcalc import network
     t = _check.positive_int("tokens", tokens)
