@@ -1053,6 +1053,15 @@ def nccl_tuned_choices(message_bytes: float, n_ranks: int, collective: str = "al
     return tuple(sorted(rows, key=lambda r: (r.time_s, order[(r.algorithm, r.protocol)])))
 
 
+def engine_allreduce_paths() -> Mapping[str, Mapping[str, str]]:
+    """Which all-reduce each engine path runs and what the book charges for it, each with its source (links.json
+    nccl_latency "engine_paths"). The law (:func:`fabric_collective_time`, :func:`mlcalc.serving.comm_s`) charges
+    NCCL's Ring/Simple for every engine; the book's own CUDA-graph engine is charged its measured call
+    (:func:`mlcalc.servemeasured.graph_allreduce_s`); SGLang and TensorRT-LLM run kernels of their own inside a node."""
+    e = _raw()["nccl_latency"]["engine_paths"]
+    return MappingProxyType({k: MappingProxyType(dict(v)) for k, v in e.items() if k != "notes"})
+
+
 def nccl_tuned_pick(message_bytes: float, n_ranks: int, collective: str = "all_reduce",
                     intra_key: str = "NVLink4-H100", protocols: Sequence[str] = NCCL_PROTOCOLS) -> NcclTuned:
     """The algorithm and protocol NCCL runs (the least modelled time, enqueue.cc topoGetAlgoInfo) among
@@ -1366,7 +1375,7 @@ __all__ = [
     "published_collectives", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
     "scale_up_domain", "parallel_degrees_inside", "rack_scale_systems",
     "with_busbw", "NCCL_PROTOCOLS", "TUNED_COLLECTIVES", "NcclTuned", "nccl_tuning", "nccl_tuned_links",
-    "nccl_tuner_table", "nccl_tuned_choices", "nccl_tuned_pick",
+    "nccl_tuner_table", "nccl_tuned_choices", "nccl_tuned_pick", "engine_allreduce_paths",
 ]
 
 

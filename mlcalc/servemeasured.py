@@ -1429,7 +1429,8 @@ class Inflight(NamedTuple):
 
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
              kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
-             caps: tuple[int, int] | None = None, requests: int | None = None) -> Inflight:
+             caps: tuple[int, int] | None = None, requests: int | None = None,
+             gemm_allreduce: bool = False, wide_share: float = 0.0) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1471,6 +1472,14 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     at once than there are, so ``B`` is at most ``requests`` (with ``attention_dp``, each rank at most its even share).
     None: as many as the caps allow (a steady state that never runs dry).
 
+    ``gemm_allreduce``: the engine was built with TensorRT-LLM's GEMM + all-reduce fusion (``gemm_allreduce_plugin``),
+    which runs each tensor-parallel all-reduce inside the row-parallel product before it: the all-reduces then cost
+    only what they take beyond those products (:func:`inflight_comm_s`). Not with ``attention_dp``.
+
+    ``wide_share``: the share of the layers' quantized weights a mixed-precision checkpoint keeps at 16 bits
+    (:func:`inflight_gemm_s`; ModelOpt's ``auto_quantize`` under an ``effective_bits`` constraint picks which
+    layers): those weights take 2 bytes each in memory. Not with ``attention_dp``.
+
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives within 2 % of it:
 
@@ -1487,11 +1496,17 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
         max_batch = _check.positive_int("caps[0] (max_batch)", caps[0])
         max_tokens = _check.positive_int("caps[1] (max_tokens)", caps[1])
     n_req = None if requests is None else _check.positive_int("requests", requests)
+    wide = _check.in_range("wide_share", wide_share, 0.0, 1.0)
     if attention_dp and model.is_moe and tp > 1:
+        if wide:
+            raise ValueError(f"wide_share={wide_share!r} is not allowed with attention_dp=True: 0 only")
+        if gemm_allreduce:
+            raise ValueError("gemm_allreduce=True is not allowed with attention_dp=True: the experts' collectives are "
+                             "an all-gather and a reduce-scatter, not the row-parallel all-reduces it fuses")
         if caps is not None:
             raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
         return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req)
-    free = mem - model.n_params() * wb / tp
+    free = mem - model.n_params() * (wb + wide * max(0.0, 2.0 - wb)) / tp
     per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
     kv_tokens = int(frac * free // per_tok) if free > 0 else 0
     if kv_tokens < p + o:
@@ -1508,29 +1523,56 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     tokens = b + pre
     rate = serving.matmul_rate(chip_key, dtype)
     bw = serving.read_bandwidth(chip_key)
-    gemm = inflight_gemm_s(model, chip_key, tp, tokens, b + b / o, dtype)
+    gemm = inflight_gemm_s(model, chip_key, tp, tokens, b + b / o, dtype, wide)
     attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / serving.kv_split(model, tp) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
     pattn = pre * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                           + lay.local_layers * local) / (tp * rate)
-    comm = serving.comm_s(model, chip_key, max(1, round(tokens)), tp) if tp > 1 else 0.0
+    comm = inflight_comm_s(model, chip_key, max(1, round(tokens)), tp, dtype, gemm_allreduce)
     route = tokens * moe_routing_bytes_per_token(model, wb) / bw
     norm = tokens * inflight_elementwise_bytes_per_token(model, tp, dtype) / bw
     it = gemm + attn + pattn + comm + route + norm
     return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
 
 
+def inflight_comm_s(model: memory.ModelConfig, chip_key: str, tokens: int, tp: int, dtype: str = "fp8",
+                    gemm_allreduce: bool = False) -> float:
+    """Seconds of an in-flight iteration's tensor-parallel all-reduces on its critical path: two a layer after the
+    matmuls (:func:`mlcalc.serving.comm_s`), or with ``gemm_allreduce`` what they take beyond the row-parallel
+    products they run inside (:func:`mlcalc.serving.gemm_allreduce_comm_s`); 0 on one GPU."""
+    if _check.positive_int("tp", tp) == 1:
+        return 0.0
+    if gemm_allreduce:
+        return serving.gemm_allreduce_comm_s(model, chip_key, tokens, tp, dtype)
+    return serving.comm_s(model, chip_key, tokens, tp)
+
+
 def inflight_gemm_s(model: memory.ModelConfig, chip_key: str, tp: int, tokens: float, sampled: float,
-                    dtype: str = "fp8") -> float:
+                    dtype: str = "fp8", wide_share: float = 0.0) -> float:
     """Seconds of an in-flight iteration's matmuls on one GPU of ``tp``: every layer's products at the iteration's
     ``tokens`` rows and the output projection at the ``sampled`` rows that compute logits, each by the book's one
-    matmul law for every dtype (:func:`mlcalc.serving.layers_gemm_law_s`, :func:`mlcalc.serving.gemm_law_s`)."""
+    matmul law for every dtype (:func:`mlcalc.serving.layers_gemm_law_s`, :func:`mlcalc.serving.gemm_law_s`).
+
+    ``wide_share``: the share of the layers' quantized weights (by element) a mixed-precision checkpoint keeps at 16
+    bits. Which layers those are is the quantizer's choice, recorded nowhere the book reads, so they are taken as a
+    share of every layer kind alike: the layers' products cost ``(1 - wide_share)`` of their time at ``dtype`` and
+    ``wide_share`` of their time in bf16 (:data:`WIDE_DTYPE`), the expected time of a checkpoint whose 16-bit
+    layers are spread over the kinds by size. The output projection keeps ``dtype``."""
     t = max(1, round(_check.non_negative("tokens", tokens)))
     s = round(_check.non_negative("sampled", sampled))
+    w = _check.in_range("wide_share", wide_share, 0.0, 1.0)
     head = serving.gemm_law_s(s, max(1, round(model.vocab / tp)), model.hidden, chip_key, dtype) if s else 0.0
-    return serving.layers_gemm_law_s(model, t, tp, chip_key, dtype) + head
+    layers = serving.layers_gemm_law_s(model, t, tp, chip_key, dtype)
+    if w:
+        layers = (1.0 - w) * layers + w * serving.layers_gemm_law_s(model, t, tp, chip_key, WIDE_DTYPE)
+    return layers + head
+
+
+#: The dtype a mixed-precision checkpoint's unquantized layers run in (ModelOpt's ``auto_quantize`` format None:
+#: the checkpoint's own 16-bit weights, counted as 16 bits by its ``effective_bits``).
+WIDE_DTYPE = "bf16"
 
 
 def inflight_elementwise_bytes_per_token(model: memory.ModelConfig, tp: int, dtype: str = "fp8") -> float:
@@ -2635,4 +2677,4 @@ __all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MO
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "inflight_comm_s", "WIDE_DTYPE", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]

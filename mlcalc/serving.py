@@ -16,6 +16,7 @@ Base units: bytes, seconds, FLOP, dollars.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from functools import lru_cache
@@ -1107,14 +1108,14 @@ def read_fraction() -> float:
 
 
 @lru_cache(maxsize=256)
-def _fabric(chip: str, ranks: int, nodes: int) -> Fabric:
+def _fabric(chip: str, ranks: int, nodes: int, in_network: str = "none") -> Fabric:
     from mlcalc import network, plan  # plan: the chip's system; imported here to keep serving light
     system = plan.chip_info(chip)["system"]
     per_node = network.system(system).gpus_per_node
     n_nodes = max(_check.positive_int("nodes", nodes), -(-ranks // per_node))
     if ranks % n_nodes:
         raise ValueError(f"nodes={nodes!r} is not allowed: {ranks} GPUs do not split evenly over {n_nodes} nodes")
-    return network.fabric(system, n_nodes, gpus_per_node=ranks // n_nodes)
+    return network.fabric(system, n_nodes, gpus_per_node=ranks // n_nodes, in_network=in_network)
 
 
 def comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int = 1, ep: int = 1, nodes: int = 1,
@@ -1127,10 +1128,12 @@ def comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int = 1, ep: i
     all-to-all, each rank sending its tokens' hidden vectors to their ``k`` experts (DeepSeek-V3 report,
     section 3.4). Alpha-beta times on the chip's system (``mlcalc.network.fabric_collective_time``, NCCL
     latencies): at decode sizes the latency dominates. ``nodes``: nodes the replica spans (more than one
-    node puts the collectives on the NICs). ``moe_allreduces``: the all-reduces a tensor-parallel MoE layer's
-    feed-forward block makes (1: one after the block, as Megatron's; an engine that runs every expert as its own
-    tensor-parallel MLP all-reduces each expert's output, as TensorRT-LLM 0.9.0 without its MoE plugin does:
-    :func:`mlcalc.serving_record.trtllm_v090_moe_allreduces`).
+    node puts the collectives on the NICs). NCCL's Ring/Simple for every engine: SGLang and TensorRT-LLM run
+    all-reduce kernels of their own inside a node, and in a CUDA graph on 4 H200s NCCL's own Ring/LL took 17.5 us at
+    8 KiB where this charges 28.8 (:func:`mlcalc.network.engine_allreduce_paths`; links.json nccl_latency).
+    ``moe_allreduces``: the all-reduces a tensor-parallel MoE layer's feed-forward block makes (1: one after the
+    block, as Megatron's; an engine that runs every expert as its own tensor-parallel MLP all-reduces each expert's
+    output, as TensorRT-LLM 0.9.0 without its MoE plugin does: :func:`mlcalc.serving_record.trtllm_v090_moe_allreduces`).
     """
     from mlcalc import network
     t = _check.positive_int("tokens", tokens)
@@ -1148,6 +1151,50 @@ def comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int = 1, ep: i
         fab = _fabric(chip, tp * ep, nodes)
         msg = group * model.experts_per_token * model.hidden * b / tp
         total += 2 * model.n_moe_layers * network.fabric_collective_time(msg, fab, "all_to_all").time_s
+    return total
+
+
+#: The products whose all-reduce TensorRT-LLM's GEMM + all-reduce fusion runs inside them: the row-parallel linear
+#: layers of a dense layer (labels of :func:`mlcalc.steptime.engine_products`). An MoE layer's experts run in the
+#: MoE plugin, not a row-parallel linear layer, so its feed-forward all-reduce stays a collective of its own.
+FUSED_ALLREDUCE_PRODUCTS = ("attention out", "mlp out")
+
+
+def gemm_allreduce_comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int, dtype: str = "fp8",
+                          bytes_per_value: float = 2.0) -> float:
+    """The tensor-parallel all-reduce time one forward pass over ``tokens`` tokens leaves on the critical path when
+    each all-reduce runs inside the row-parallel product before it, as TensorRT-LLM's GEMM + all-reduce fusion runs
+    them (``gemm_allreduce_plugin``; tensorrt_llm/quantization/layers.py, ``FP8RowLinear.forward``: with the plugin
+    set, the FP8 row-parallel product and its all-reduce are one ``gemm_allreduce`` call). The kernel
+    (cpp/tensorrt_llm/kernels/cutlass_kernels/allreduce_gemm/allreduce_gemm_impl_sm90.h,
+    ``GemmAllReduceImplTwoshot_Sm90``: a persistent warp-specialized GEMM whose epilogue marks each output tile done
+    and whose ``CollectiveAllReduceMulticastWarpSpecialized`` reduces each done tile through NVLink multicast memory)
+    reduces the output tile by tile while the product computes the rest, so each such product with its all-reduce
+    takes the longer of the two: the product by :func:`gemm_law_s`, the all-reduce of its ``tokens x hidden``
+    output over NVLink SHARP (:func:`mlcalc.network.fabric_collective_time` with ``in_network="nvls"``: the
+    multicast all-reduce NCCL's NVLS algorithm runs, at the node's NVLink SHARP bandwidth from ``nvls_min_gpus``
+    GPUs, the ring's below). This returns what the all-reduces add beyond their products,
+    ``sum max(0, all-reduce - product)`` over :data:`FUSED_ALLREDUCE_PRODUCTS`, plus an MoE layer's feed-forward
+    all-reduce as :func:`comm_s` prices it; the products themselves stay in the matmuls' time. One node only: the
+    multicast memory is the node's NVSwitch."""
+    from mlcalc import network, steptime
+    t = _check.positive_int("tokens", tokens)
+    tp = _check.positive_int("tp", tp)
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    if tp == 1:
+        return 0.0
+    fab = _fabric(chip, tp, 1, "nvls")
+    if fab.n_nodes > 1:
+        raise ValueError(f"tp={tp!r} is not allowed with the GEMM + all-reduce fusion on {chip}: its multicast "
+                         f"all-reduce runs inside one node of {fab.gpus_per_node} GPUs")
+    ar = network.fabric_collective_time(t * model.hidden * b, fab).time_s
+    total = 0.0
+    for layers, m, n, k, count, label in steptime.engine_products(model, t, tp):
+        if label in FUSED_ALLREDUCE_PRODUCTS:
+            total += layers * max(0.0, ar - count * gemm_law_s(m, n, k, chip, dtype))
+    if model.n_moe_layers:  # their feed-forward all-reduce: unfused, on the ring as comm_s runs it
+        total += model.n_moe_layers * network.fabric_collective_time(t * model.hidden * b,
+                                                                       _fabric(chip, tp, 1)).time_s
     return total
 
 
@@ -1379,6 +1426,13 @@ class StepModel(NamedTuple):
     decode(B, T) = base(B) + per_cached_token_s x T, with base interpolated over powers of two of the batch;
     prefill(tokens, attended) = max(read weights once, (2 N_active tokens + attention) / rate), their sum when
     ``serial`` (FP8 weights: :data:`SERIAL_MATMUL_DTYPES`).
+
+    ``by_rows``: ``base_s`` is the work of one iteration of that many rows through the layers, a decode token and
+    a prompt token alike (:func:`mlcalc.mlperf.step_model`: the in-flight law, whose tiles make that work a step
+    function of the rows, not a line), and ``head_s`` the output projection's at that many rows that compute
+    logits; an iteration of ``B`` decode and ``k`` prompt tokens, ``f`` of whose prompts end in it, then costs
+    base(B + k) + head(B + f) + per_cached_token_s x T + its prompt attention, and ``batches`` runs to the chunk
+    budget.
     """
 
     batches: tuple[int, ...]  # 1, 2, 4, ... max_batch
@@ -1390,6 +1444,8 @@ class StepModel(NamedTuple):
     kv_capacity_tokens: int  # KV tokens the replica holds beside its weights (every layer; windows aside)
     kv_tokens_per_request_token: float  # share of a full-attention token one context token costs (windows: < 1)
     serial: bool = False  # FP8 matmuls: an iteration's weight read and its tokens' work add (:func:`matmul_s`)
+    by_rows: bool = False  # base_s is an iteration's work at that many rows, prompt tokens included (see above)
+    head_s: tuple[float, ...] = ()  # by rows: the output projection at each of ``batches`` rows that compute logits
 
 
 def step_model(model: memory.ModelConfig, chip: str, engine: str = "cuda-graph", tp: int = 1, ep: int = 1,
@@ -1457,15 +1513,25 @@ def _percentile(xs: list[float], q: float) -> float:
 
 
 def _base(sm: StepModel, b: int) -> float:
-    """Decode base time at batch ``b``, linear between the fitted powers of two."""
-    bs, ts = sm.batches, sm.base_s
+    """Decode base time at batch ``b`` (with ``sm.by_rows``: the layers' work at ``b`` rows), linear between the
+    fitted points."""
+    return _between(sm.batches, sm.base_s, b)
+
+
+def _head(sm: StepModel, b: int) -> float:
+    """With ``sm.by_rows``: the output projection at ``b`` rows that compute logits (0 without a table or rows)."""
+    return _between(sm.batches, sm.head_s, b) if sm.head_s and b > 0 else 0.0
+
+
+def _between(bs: tuple[int, ...], ts: tuple[float, ...], b: int) -> float:
+    """``ts`` at ``b``, linear between the points ``bs``; the first below them, in proportion beyond them."""
     if b <= bs[0]:
         return ts[0]
-    for i in range(1, len(bs)):
-        if b <= bs[i]:
-            f = (b - bs[i - 1]) / (bs[i] - bs[i - 1])
-            return ts[i - 1] + f * (ts[i] - ts[i - 1])
-    return ts[-1] * b / bs[-1]
+    if b > bs[-1]:
+        return ts[-1] * b / bs[-1]
+    i = bisect.bisect_left(bs, b)
+    f = (b - bs[i - 1]) / (bs[i] - bs[i - 1])
+    return ts[i - 1] + f * (ts[i] - ts[i - 1])
 
 
 def _check_chunk(chunk_tokens: float, name: str = "chunk_tokens") -> float:
@@ -1530,7 +1596,10 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         raise ValueError(f"a request of {big[1]:,} + {big[2]:,} tokens is not allowed: its KV cache needs more than "
                          f"the replica's {cap:,} tokens of room")
     c = sm.per_cached_token_s
-    bt = [_base(sm, b) for b in range(mb + 1)]  # the decode base at every batch the run can hold, read per event
+    # the decode base at every batch the run can hold (by rows, its logits included), read per event; by rows also
+    # the layers' work at every row count an iteration can carry (the budget, one more where the batch fills it)
+    bt = [_base(sm, b) + _head(sm, b) for b in range(mb + 1)]
+    rt = [_base(sm, b) for b in range(max(mb, int(ck)) + 2)] if sm.by_rows else []
     A = [q[0] for q in reqs]  # arrivals, prompts, outputs, KV reservations: read once
     P = [q[1] for q in reqs]
     O = [q[2] for q in reqs]
@@ -1601,8 +1670,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         if not ck and admitted:
             toks = sum(P[r] for r in admitted)
             pairs = sum(P[r] * (P[r] + 1) / 2.0 for r in admitted)
-            work = toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
-            t += _combined_s(sm.prefill_min_s, work, not sm.serial)
+            if sm.by_rows:
+                t += _base(sm, toks) + _head(sm, len(admitted)) + pairs * sm.attention_per_pair_s
+            else:
+                work = toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
+                t += _combined_s(sm.prefill_min_s, work, not sm.serial)
             prefilled(admitted)
             continue
         if ck and admitted:
@@ -1627,7 +1699,9 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                     finished.append(r)
             dec = bt[B] + c * T if B else 0.0
             comp = (toks + B) * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
-            if sm.serial:  # the decode step holds the weight read and its B tokens' work; the chunk's tokens add
+            if sm.by_rows:  # B + toks rows through the layers, logits for the decode rows and the prompts done
+                dt = rt[B + toks] + _head(sm, B + len(finished)) + c * T + pairs * sm.attention_per_pair_s
+            elif sm.serial:  # the decode step holds the weight read and its B tokens' work; the chunk's tokens add
                 dt = (dec + toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s if B
                       else sm.prefill_min_s + comp)
             else:
@@ -2006,7 +2080,7 @@ __all__ = [
     "LoadResult", "MAX_BATCH", "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS",
     "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS", "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_MAX_REQUESTS_CHECK", "SIM_WARMUP",
     "Serving", "StepModel", "TENSOR_PARALLEL", "Workload", "arch_family", "attention_extra_bytes",
-    "attention_flops_per_token", "attention_time_s", "comm_s", "decode_step", "draw_requests", "engine_floor",
+    "attention_flops_per_token", "attention_time_s", "comm_s", "gemm_allreduce_comm_s", "FUSED_ALLREDUCE_PRODUCTS", "decode_step", "draw_requests", "engine_floor",
     "interpolate", "engine_small_kernels_s", "hf_small_kernels_s", "replicated_norm_bytes_per_token",
     "RESIDUAL_NORM_BYTES_PER_VALUE", "kv_capacity_tokens", "kv_split", "matmul_rate", "measured_copy_bandwidth",
     "measured_decode", "measured_floor", "measured_read_bandwidth", "null_kernel_s", "ops_per_layer", "plan_serving",

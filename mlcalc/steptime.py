@@ -1228,6 +1228,16 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         # brings the two FSDP cases back under the queue (-19.5 -> -11.7 %, -16.2 -> -11.7 %; 156 -> 158 of 167,
         # still monotone); the tensor-parallel and one-GPU cases have no overlapped collective and stay out. tests/core/test_steptime_host_monotone.py pins where
         # and by how much today's step falls.
+        # sync16 ran the four again and profiled them (h200x4-2026-11-28-sync16, 4 x H200, predictions landed before):
+        # no step waits for the device inside it (0-0.14 ms of synchronising CUDA calls a step, every rank), so no sync
+        # point drains the queue; the steps ran 5-22 % faster than the record's (324 / 356 / 820 / 202 ms), and at the
+        # engine's own host constants the queue rule gives -15.4 / -1.2 / +5.7 / +2.4 % (op-by-op +5.5 / +9.6 / +43.4 /
+        # +5.1 %): the TP 2 16k and one-GPU misses are their hosts (blind10's slowest rank issued for 0.90-0.99 of each step; host7c's
+        # issue time x pace 17.5 thousand runs, as on the five faster hosts of that configuration, 17.4-19.8), the
+        # FSDP 4 8B one its device (compute kernels busy 291-306 ms against 250 priced; each beside an NCCL kernel
+        # +42-92 % against itself alone, +17-21 % under FSDP 2). Scored: scripts/gpu/score_sync16.py. Not pre-registered:
+        # on that host the queue rule with COLLECTIVE_INTERFERENCE holds all four within 8 % (FSDP 4 8B -7.1 %), today's
+        # default three (TP 2 16k +43.4 %); on the record the pair has 158 of 167, so the default stays.
         if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
             parts[phase] = host[phase]
     dev["optimizer"] = eb["optimizer: fused AdamW"] / bw
@@ -1632,7 +1642,9 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
 #: within 5 points of +22.2 %. So the rule stays off: where it brought two FSDP cases back (see :func:`_passes`) it
 #: charged millisecond kernels four times what they measured. Published: Lee et al. 2025 ("Characterizing Compute-Communication Overlap in GPU-Accelerated
 #: Distributed Deep Learning: Performance and Power Implications", arXiv 2507.03114) measured compute slowed 18.9 % on
-#: average, at most 40.0 %, beside collectives on 4 A100, H100, MI250 and MI210.
+#: average, at most 40.0 %, beside collectives on 4 A100, H100, MI250 and MI210. In training steps (sync16,
+#: h200x4-2026-11-28-sync16, profiled, after the call): each compute kernel beside an NCCL kernel against itself alone in
+#: the same step, +17-21 % under FSDP 2 Llama 2 7B and +42-92 % under FSDP 4 Llama 3 8B (1 x 2048 tokens, 4 x H200).
 COLLECTIVE_INTERFERENCE = False
 
 

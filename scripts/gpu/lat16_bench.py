@@ -12,6 +12,7 @@ Each rank's time is the median of 3 timed blocks; the record keeps every rank's.
 """
 
 import argparse
+import ctypes
 import json
 import os
 import statistics
@@ -27,7 +28,12 @@ COLLS = ("all_reduce", "all_gather", "reduce_scatter")
 PROTOS = ("unset", "LL", "LL128", "Simple")
 
 
+_LIBC = ctypes.CDLL(None)
+
+
 def log(*a):
+    """Print after flushing C's stdio (NCCL's INFO lines go to C's buffered stdout): the log keeps their order."""
+    _LIBC.fflush(None)
     print(*a, flush=True)
 
 

@@ -1295,7 +1295,9 @@ def trace_summary(events: list[dict[str, Any]], steps: list[dict[str, float]]) -
             continue
         lo = float(a["ts"])
         hi = lo + st["wall_s"] * 1e6
-        issue_hi = lo + st["issue_s"] * 1e6
+        # the step's Python returns when its annotation ends: the issue time (timed from before the annotation) would
+        # reach into the synchronize after it, which the host's blocked time counted up to sync16
+        issue_hi = min(lo + st["issue_s"] * 1e6, lo + float(a.get("dur", float("inf"))))
         ks = [e for e in kern if float(e["ts"]) < hi and float(e["ts"]) + float(e["dur"]) > lo]
         nccl = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ks if "nccl" in e["name"].lower()]
         comp = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ks if "nccl" not in e["name"].lower()]
