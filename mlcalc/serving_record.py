@@ -661,28 +661,32 @@ def moe_allreduce_checks() -> list[MoeAllreduceCheck]:
     within 25 %; see :data:`mlcalc.serving.SERIAL_MATMUL_DTYPES` for what that law still loses."""
     from mlcalc import servemeasured as sm  # sm imports this module
 
+    from mlcalc import serving
+
     tables = sm.published()
     out = []
-    rows = [(c, tables["tables"][c.source], c.batch, c.output) for c in sm.check_published()]
-    rows += [(c, tables["first_token"][c.source], 1, 0) for c in sm.check_first_token()]
-    for c, table, batch, output in rows:
+    # (chip, model, GPUs, input, table, batch, output, published, error): tokens/s per GPU, or seconds (output 0)
+    rows = [(c.chip, c.model, c.gpus, c.input, tables["tables"][c.source], c.batch, c.output, c.published, c.error)
+            for c in sm.check_published()]
+    rows += [(f.chip, f.model, f.gpus, f.input, tables["first_token"][f.source], 1, 0, f.published_s, f.error)
+             for f in sm.check_first_token()]
+    for chip, name, gpus, prompt, table, batch, output, published, error in rows:
         if "0.9.0" not in table["date"]:
             continue
-        m = sm.moe_as_run(memory.model_preset(c.model), table.get("moe_path", "routed"))
-        n = trtllm_v090_moe_allreduces(m, c.gpus)
+        m = sm.moe_as_run(memory.model_preset(name), table.get("moe_path", "routed"))
+        n = trtllm_v090_moe_allreduces(m, gpus)
         if not m.is_moe or n <= 1:
             continue
         facts = sm.engine_facts(table)
         if output:
-            lat = sm.static_batch_latency_s(m, c.chip, batch, c.gpus, c.input, output, table["dtype"],
+            lat = sm.static_batch_latency_s(m, chip, batch, gpus, prompt, output, table["dtype"],
                                             moe_allreduces=n, **facts)
-            err = batch * output / lat / c.gpus / c.published - 1.0
+            err = batch * output / lat / gpus / published - 1.0
         else:
-            from mlcalc import serving
-            pred = serving.predict_prefill(m, c.chip, 1, c.input, "cuda-graph", c.gpus, weight_dtype=table["dtype"],
+            pred = serving.predict_prefill(m, chip, 1, prompt, "cuda-graph", gpus, weight_dtype=table["dtype"],
                                            moe_allreduces=n, **facts)
-            err = pred / c.published_s - 1.0
-        out.append(MoeAllreduceCheck(c.chip, c.model, c.gpus, batch, c.input, output, n, c.error, err))
+            err = pred / published - 1.0
+        out.append(MoeAllreduceCheck(chip, name, gpus, batch, prompt, output, n, error, err))
     return out
 
 
