@@ -1590,6 +1590,9 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         raise ValueError(f"max_requests={max_requests!r} is not allowed: at most {SIM_MAX_REQUESTS_CHECK:,}")
     if not 0 < n <= top:
         raise ValueError(f"requests={n!r} is not allowed: from 1 to {top:,}")
+    if not reqs[-1][0] > 0:  # the offered rate divides by the last arrival (trace_requests refuses this too)
+        raise ValueError(f"arrival_s={reqs[-1][0]!r} for the last request is not allowed: arrivals must spread in "
+                         "time (the last one after 0 s)")
     cap = sm.kv_capacity_tokens
     big = max(reqs, key=lambda q: q[1] + q[2])
     if math.ceil((big[1] + big[2]) * sm.kv_tokens_per_request_token) > cap:
