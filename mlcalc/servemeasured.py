@@ -1201,8 +1201,28 @@ def moe_as_run(model: memory.ModelConfig, moe_path: str = "routed") -> memory.Mo
     return dataclasses.replace(model, experts_per_token=model.n_experts)
 
 
+def engine_facts(table: Mapping[str, Any]) -> dict[str, Any]:
+    """How the engine release behind a published table runs its models, where the table states it with its source,
+    as keyword arguments of :func:`static_batch_latency_s` and :func:`mlcalc.serving.predict_prefill`:
+    ``attention_dtype``, the dtype of the context (prefill) attention (``context_fmha_dtype``: TensorRT-LLM 0.9.0
+    builds its FP8 context FMHA only with ``--use_fp8_context_fmha``, off by default and not in its performance
+    page's build commands, so those FP8 engines ran the prompt's attention in 16-bit). A table that states nothing:
+    none (the attention in the weights' dtype).
+
+    Another fact of the same release is kept as a record, not charged:
+    :func:`mlcalc.serving_record.trtllm_v090_moe_allreduces` (every expert all-reduced under tensor parallelism).
+
+    >>> engine_facts(published()["first_token"]["trtllm-0.9.0-h100-fp8-ttft"])
+    {'attention_dtype': 'fp16'}
+    """
+    kw: dict[str, Any] = {}
+    if "context_fmha_dtype" in table:
+        kw["attention_dtype"] = table["context_fmha_dtype"]
+    return kw
+
+
 def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int,
-                              output: int, dtype: str) -> float:
+                              output: int, dtype: str, **facts: Any) -> float:
     """Output tokens/s per GPU of a static batch (TensorRT-LLM's gptSessionBenchmark): the prefill of
     ``batch x prompt`` tokens, which samples every sequence's first token, then ``output - 1`` decode steps at the
     mean context prompt + output / 2 (decode time is linear in the context), each step
@@ -1212,18 +1232,21 @@ def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: i
     gptSessionBenchmark times) runs the context step and samples from its logits (``executeContextStep`` ends with
     ``decoderStepAsync``); each later ``executeGenerationStep`` first asks the decoder whether every sequence is done
     (``shouldStopSync``) and runs the engine only if not: ``output`` tokens take one context step and ``output - 1``
-    generation steps (:func:`check_first_token`: one token is the context step alone)."""
+    generation steps (:func:`check_first_token`: one token is the context step alone). ``facts``: the engine's
+    (:func:`engine_facts`), passed to :func:`static_batch_latency_s`."""
     b = _check.positive_int("batch", batch)
     o = _check.positive_int("output", output)
-    return b * o / static_batch_latency_s(model, chip_key, b, tp, prompt, o, dtype) / tp
+    return b * o / static_batch_latency_s(model, chip_key, b, tp, prompt, o, dtype, **facts) / tp
 
 
 def static_batch_latency_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int, output: int,
-                           dtype: str) -> float:
+                           dtype: str, moe_allreduces: int = 1, attention_dtype: str | None = None) -> float:
     """Seconds from the start of a static batch to its last token: the prefill of ``batch x prompt`` tokens (which
     gives every sequence its first token) and ``output - 1`` decode steps at the mean context prompt + output / 2,
     each :func:`mlcalc.serving.predict_decode` ("cuda-graph") with weights and KV in ``dtype``. The GPU's work only:
     no host time between steps. :func:`static_batch_tokens_per_s` is ``batch x output`` over it, per GPU.
+    ``attention_dtype``: the engine's context attention (:func:`engine_facts`); ``moe_allreduces``: the all-reduces
+    an MoE layer's feed-forward block makes (:func:`mlcalc.serving.comm_s`).
 
     >>> m = memory.model_preset("Llama-3 70B")
     >>> t = static_batch_latency_s(m, "H200-SXM", 8, 4, 32, 128, "bf16")
@@ -1233,8 +1256,9 @@ def static_batch_latency_s(model: memory.ModelConfig, chip_key: str, batch: int,
     b = _check.positive_int("batch", batch)
     o = _check.positive_int("output", output)
     step = serving.predict_decode(model, chip_key, b, prompt + max(1, o // 2), "cuda-graph", tp,
-                                  weight_dtype=dtype, kv_dtype=dtype).step_s
-    pre = serving.predict_prefill(model, chip_key, b, prompt, "cuda-graph", tp, weight_dtype=dtype)
+                                  weight_dtype=dtype, kv_dtype=dtype, moe_allreduces=moe_allreduces).step_s
+    pre = serving.predict_prefill(model, chip_key, b, prompt, "cuda-graph", tp, weight_dtype=dtype,
+                                  moe_allreduces=moe_allreduces, attention_dtype=attention_dtype)
     return pre + (o - 1) * step
 
 
@@ -1245,7 +1269,7 @@ def check_published() -> list[PublishedCheck]:
         for r in table["rows"]:
             model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             pred = static_batch_tokens_per_s(model, table["chip"], int(r["batch"]), int(r["tp"]), int(r["input"]),
-                                             int(r["output"]), table["dtype"])
+                                             int(r["output"]), table["dtype"], **engine_facts(table))
             pub = float(r["out_tokens_per_s_per_gpu"])
             out.append(PublishedCheck(key, table["chip"], r["model"], int(r["tp"]), int(r["batch"]), int(r["input"]),
                                       int(r["output"]), pub, pred, pred / pub - 1.0, r.get("cause", "")))
@@ -1280,7 +1304,8 @@ def check_first_token() -> list[FirstTokenCheck]:
         for r in table["rows"]:
             model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             tp, p, dt = int(r["tp"]), int(r["input"]), table["dtype"]
-            pred = serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
+            pred = serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt,
+                                           **engine_facts(table))
             pub = float(r["ttft_ms"]) / 1e3
             out.append(FirstTokenCheck(key, table["chip"], r["model"], tp, p, pub, pred, pred / pub - 1.0,
                                        r.get("cause", "")))
@@ -1554,7 +1579,7 @@ def inflight_elementwise_bytes_per_token(model: memory.ModelConfig, tp: int, dty
     """Bytes one token of an in-flight iteration moves on one GPU of ``tp`` outside its matmuls, attention and MoE
     routing: the residual-add + RMSNorm passes (:func:`replicated_norm_bytes_per_token`) and the layers' other
     element-wise passes (:func:`mlcalc.serving.layer_elementwise_bytes_per_token`)."""
-    return replicated_norm_bytes_per_token(model) + serving.layer_elementwise_bytes_per_token(model, tp, dtype)
+    return serving.engine_elementwise_bytes_per_token(model, tp, dtype)
 
 
 def trtllm_bench_caps(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
