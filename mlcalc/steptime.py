@@ -1659,7 +1659,8 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
 #:   name: 27 us alone, 560 us beside). Matched by their place in the layer (the 12 kernels either side), 4 ranks slow
 #:   each operation as 2 do: per second under a collective GEMMs +35-71 % (4 ranks) / +49 % (2), attention +15-18 / +16-20
 #:   %, element-wise +24-36 / +35-37 %. What differs is the share: 60-73 % of the FSDP 4 8B step's compute runs under an
-#:   NCCL kernel, 28-39 % of FSDP 2 7B's (NCCL busy 207-277 ms against 121-143).
+#:   NCCL kernel, 28-39 % of FSDP 2 7B's (NCCL busy 207-277 ms against 121-143). The engine's schedule has about that
+#:   share beside its collectives (priced collectives over device total: 148 / 250 = 0.59, 102 / 319 = 0.32).
 #: - At those rates the step loses 0.24-0.36 s per second of compute under a collective (this rule: 24 / 132 = 0.18):
 #:   50-76 ms on FSDP 4 8B against the 27 ms this rule charges (27-39 against 19 on FSDP 2 7B), partly because the
 #:   collectives themselves ran 1.4-1.9 x the engine's price (148 ms) beside the kernels. Their compute, that excess
