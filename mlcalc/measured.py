@@ -877,6 +877,48 @@ def in_place_sweep(name: str, file: str = "inplace_n2.json") -> Mapping[tuple[st
     return MappingProxyType(out)
 
 
+#: The small-message collective run (lat16): NCCL eager and in CUDA graphs under four NCCL_PROTO settings, and torch's
+#: symmetric-memory one-shot / two-shot all-reduce (scripts/gpu/lat16_bench.py; 4 x H200, NCCL 2.28.9).
+SMALL_COLLECTIVES_RUN = "h200x4-2026-11-28-lat16"
+#: The tool that wrote its table (small_collectives.json, by scripts/gpu/score_lat16.py).
+SMALL_COLLECTIVES_TOOL = "scripts/gpu/lat16_bench.py"
+
+
+class SmallCollective(NamedTuple):
+    """One measured point of :data:`SMALL_COLLECTIVES_RUN`: time per collective (the slowest rank's median of 3)."""
+
+    engine: str  # "nccl", "torch_symm_mem_one_shot" or "torch_symm_mem_two_shot"
+    mode: str  # "graph" (CUDA-graph replay of 32 captured calls) or "eager" (a loop of eager calls)
+    nccl_proto: str  # NCCL_PROTO: "unset", "LL", "LL128" or "Simple" ("" for torch's kernels)
+    nccl_log: bool  # NCCL's INFO log on (its per-call lines are written at capture only)
+    collective: str  # "all_reduce", "all_gather" or "reduce_scatter"
+    n_ranks: int  # GPUs
+    size_bytes: int  # nccl-tests' S: the whole buffer (bf16)
+    time_s: float  # seconds per collective
+    logged: tuple[str, ...]  # "ring/LL" ...: the algorithm/protocol NCCL's log names for the point (log on only)
+
+
+@lru_cache(maxsize=None)
+def small_collectives(name: str = SMALL_COLLECTIVES_RUN) -> tuple[SmallCollective, ...]:
+    """Every point of a small-message collective run's table (``small_collectives.json``)."""
+    _check.choice("run", name, runs())
+    f = _measured_dir().joinpath(name).joinpath("small_collectives.json")
+    if not f.is_file():
+        raise ValueError(f"name={name!r} is not allowed: that run has no small_collectives.json")
+    label = f"{name}/small_collectives.json"
+    data = parse_json(_decode(f.read_bytes(), label), label)
+    if not isinstance(data, dict) or data.get("tool") != SMALL_COLLECTIVES_TOOL:
+        raise ValueError(f"name={name!r} is not allowed: its table was not written by {SMALL_COLLECTIVES_TOOL}")
+    out = []
+    for i, r in enumerate(data.get("rows") or ()):
+        if r.get("time_s") is None:
+            raise ValueError(f"{label}: row {i} has no time")
+        out.append(SmallCollective(str(r["engine"]), str(r["mode"]), str(r.get("nccl_proto", "")),
+                                   bool(r.get("nccl_log", False)), str(r["coll"]), int(r["n"]), int(r["size_bytes"]),
+                                   float(r["time_s"]), tuple(r.get("logged", ()))))
+    return tuple(out)
+
+
 def bundled() -> tuple[Result, ...]:
     """Every result of every bundled run."""
     return tuple(r for name in runs() for r in run(name))

@@ -28,6 +28,16 @@ loadgen/logging.cc; the rules' footnote llm_ttft_tpot: "the average interval bet
 which is the simulator's. For those rows the mean TPOT is a second case: the iteration at the number of requests the
 run kept in flight (Little's law: completed samples per second x mean latency, both in the log).
 
+What a submission's configuration sets beyond its caps is priced as its engine runs it, the same for every row
+that sets it: an engine built with TensorRT-LLM's GEMM + all-reduce fusion (``gemm_allreduce_plugin``: Nebius's
+Llama 3.1 405B) runs each tensor-parallel all-reduce inside the row-parallel product before it
+(:func:`gemm_allreduce`, :func:`mlcalc.serving.gemm_allreduce_comm_s`), and a mixed-precision checkpoint
+(ModelOpt's ``auto_quantize`` under an ``effective_bits`` constraint: ASUSTeK's Mixtral 8x7B) keeps a share of its
+weights at 16 bits (:func:`wide_share`). The simulated replica's iteration is the in-flight model's at all its rows
+(:func:`step_model` by rows: TensorRT-LLM runs an iteration's prompt chunks and decode tokens as one pass, so a chunk
+added to a decode batch pays the tiles of every row; with the Interactive runs' 256-token budget, one past the
+128-row tile step).
+
 The datasets' input lengths, which MLCommons states nowhere but in its dataset files, are measured on those files:
 openshift-psap/performance-dashboard (mlperf-data/summaries/) holds one row per sample of each MLPerf LLM dataset,
 extracted from MLCommons' files, and mlcalc/data/mlperf_lengths.json keeps their counts, means and exact frequency
@@ -122,7 +132,40 @@ def _caps(row: Mapping[str, Any], batch: int | None = None) -> tuple[int, int]:
 def _replica(row: Mapping[str, Any], prompt: int, output: int, batch: int | None = None) -> sm.Inflight:
     ds = data()["datasets"][row["benchmark"]]
     return sm.inflight(memory.model_preset(ds["model"]), row["chip"], int(row["tp"]), prompt, output,
-                       row["precision"], float(row["kv_fraction"]), caps=_caps(row, batch))
+                       row["precision"], float(row["kv_fraction"]), caps=_caps(row, batch),
+                       gemm_allreduce=gemm_allreduce(row), wide_share=wide_share(row))
+
+
+def gemm_allreduce(row: Mapping[str, Any]) -> bool:
+    """Whether the submission built its engine with TensorRT-LLM's GEMM + all-reduce fusion (its configuration's
+    ``trtllm_build_flags`` ``'gemm_allreduce_plugin'``; the row's ``gemm_allreduce``, false where its configuration
+    does not set it). An engine built without the flag has none: the plugin configuration's default is None
+    (tensorrt_llm/plugin/plugin.py, ``gemm_allreduce_plugin``: "The GEMM + AllReduce kernel fusion plugin"), as
+    trtllm-bench builds the engines of TensorRT-LLM's published tables (serve-published)."""
+    return bool(row.get("gemm_allreduce", False))
+
+
+def wide_share(row: Mapping[str, Any]) -> float:
+    """The share of the layers' quantized weights (by element) the submission's checkpoint keeps at 16 bits: 0
+    unless its configuration gives ModelOpt's ``auto_quantize`` an ``effective_bits`` constraint (the row's
+    ``effective_bits``). ModelOpt counts a format's bits as 16 x its compression (NVIDIA/TensorRT-Model-Optimizer @
+    17e0c3f, modelopt/torch/quantization/algorithms.py, ``estimate_quant_compression``: FP8's (4, 3) bits are
+    (4 + 3 + 1) / 16 = 0.5; no quantization, 1.0) and a checkpoint's effective bits as 16 x the compression of its
+    quantizable weights weighted by their elements (``_print_recipe_summary``), so that at ``effective_bits`` ``e``
+    with formats FP8 or none a share ``(e - 8) / (16 - 8)`` stays 16-bit: Mixtral 8x7B at 8.75, 9.375 %.
+
+    >>> wide_share({"precision": "fp8", "effective_bits": 8.75})
+    0.09375
+    """
+    bits = row.get("effective_bits")
+    if bits is None:
+        return 0.0
+    narrow = 8.0 * memory.dtype_bytes(row["precision"])
+    e = _check.positive("effective_bits", bits)
+    if not narrow <= e <= 16.0:
+        raise ValueError(f"effective_bits={bits!r} is not allowed for {row['precision']} weights: from {narrow:g} "
+                         "(every layer quantized) to 16 (none)")
+    return (e - narrow) / (16.0 - narrow)
 
 
 def tpot_limit_s(row: Mapping[str, Any]) -> float:
@@ -233,16 +276,17 @@ def _model(row: Mapping[str, Any]) -> memory.ModelConfig:
 def token_work_s(row: Mapping[str, Any], tokens: float, sampled: float) -> float:
     """Seconds of one in-flight iteration of ``tokens`` tokens, ``sampled`` of which compute logits, without its
     attention: :func:`mlcalc.servemeasured.inflight`'s matmuls (the weights those tokens touch, their inputs and
-    outputs, their FLOPs), tensor-parallel all-reduces, MoE routing passes and norms, the same arithmetic term by
-    term (a test holds the two equal on every row)."""
+    outputs, their FLOPs), tensor-parallel all-reduces (:func:`mlcalc.servemeasured.inflight_comm_s`, fused into
+    the row-parallel products where the submission built its engine so: :func:`gemm_allreduce`), MoE routing
+    passes and norms, the same arithmetic term by term (a test holds the two equal on every row)."""
     model, chip, tp, dtype = _model(row), row["chip"], int(row["tp"]), row["precision"]
     t = _check.non_negative("tokens", tokens)
     s = _check.non_negative("sampled", sampled)
     wb = memory.dtype_bytes(dtype)
     bw = serving.read_bandwidth(chip)
     whole = max(1, round(t))
-    gemm = sm.inflight_gemm_s(model, chip, tp, t, s, dtype)
-    comm = serving.comm_s(model, chip, whole, tp) if tp > 1 else 0.0
+    gemm = sm.inflight_gemm_s(model, chip, tp, t, s, dtype, wide_share(row))
+    comm = sm.inflight_comm_s(model, chip, whole, tp, dtype, gemm_allreduce(row))
     return (gemm + comm + t * sm.moe_routing_bytes_per_token(model, wb) / bw
             + t * sm.inflight_elementwise_bytes_per_token(model, tp, dtype) / bw)
 
@@ -256,26 +300,75 @@ def sim_batch(row: Mapping[str, Any]) -> tuple[int, int]:
     return min(mb, mt), mt
 
 
+#: The row counts :func:`rows_table` prices an iteration at: every count up to :data:`ROWS_FINE`, then every
+#: ``ROWS_FINE`` rows and the row after each (the tile rule's steps fall just past a multiple of a tile's rows, 16 to
+#: 128, and every tile height divides 64 rows or is a multiple of it), and any interval whose midpoint lies off the
+#: straight line between its ends by more than :data:`ROWS_TOL` halved until none does (an MoE model's experts each
+#: take a share of the rows, so their tiles step where those shares cross a multiple of a tile: Mixtral 8x7B's
+#: iteration, FP8 on one H200, goes from 16.7 to 24.5 ms between 513 and 515 rows).
+ROWS_FINE = 64
+ROWS_TOL = 1e-3
+
+
+@lru_cache(maxsize=None)
+def rows_table(row_key: tuple[Any, ...]) -> tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]]:
+    """``(rows, layers_s, head_s)``: at each row count from 1 to the chunk budget (:func:`sim_batch`) that
+    :data:`ROWS_FINE` and :data:`ROWS_TOL` pick, an iteration's work without the output projection
+    (:func:`token_work_s` of that many tokens, none sampled) and the output projection's at that many rows that
+    compute logits (:func:`token_work_s` with every row sampled, less the first); each linear between its points
+    within :data:`ROWS_TOL` of the function at every midpoint tried. ``row_key``: the row's items, sorted (a cache
+    key)."""
+    row = dict(row_key)
+    _, ck = sim_batch(row)
+    memo: dict[int, tuple[float, float]] = {}
+
+    def work(n: int) -> tuple[float, float]:
+        if n not in memo:
+            bare = token_work_s(row, n, 0)
+            memo[n] = (bare, token_work_s(row, n, n) - bare)
+        return memo[n]
+
+    def off(a: int, b: int, mid: int, i: int) -> bool:
+        line = work(a)[i] + (work(b)[i] - work(a)[i]) * (mid - a) / (b - a)
+        return abs(line - work(mid)[i]) > ROWS_TOL * work(mid)[i]
+
+    pts = {ck} | set(range(1, min(ck, ROWS_FINE) + 1))
+    pts |= {ROWS_FINE * j + e for j in range(1, ck // ROWS_FINE + 1) for e in (0, 1) if ROWS_FINE * j + e <= ck}
+    xs = sorted(pts)
+    todo = list(zip(xs, xs[1:]))
+    while todo:
+        a, b = todo.pop()
+        if b - a < 2:
+            continue
+        mid = (a + b) // 2
+        if off(a, b, mid, 0) or off(a, b, mid, 1):
+            pts.add(mid)
+            todo += [(a, mid), (mid, b)]
+    xs = sorted(pts)
+    return tuple(xs), tuple(work(x)[0] for x in xs), tuple(work(x)[1] for x in xs)
+
+
+def _row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(sorted((k, v) for k, v in row.items() if not isinstance(v, (dict, list))))
+
+
 def step_model(row: Mapping[str, Any], prompt: int | None = None) -> serving.StepModel:
     """The replica of :func:`replica_at_load` (same engine, KV room and caps) as the simulator's
     :class:`mlcalc.serving.StepModel`, from :func:`token_work_s` and the attention terms of
-    :func:`mlcalc.servemeasured.inflight`: the decode step at each power-of-two batch with an empty cache
-    (:func:`token_work_s` of ``B`` tokens, ``B`` sampled); each cached token read once a step; each prompt token's
-    work, the increase of :func:`token_work_s` from the full-load batch alone to the batch with its prompt tokens,
-    over those tokens (exact for a dense model; for an MoE model the secant of the experts touched); each query-key
-    pair of the prompts' causal attention; an iteration of prompts alone at least one read of the weights. FP8
-    weights: the decode step and the prompt tokens' work add (``serial``), as the in-flight iteration adds them.
-    Held to :func:`mlcalc.servemeasured.inflight` at full load by a test: the same iteration within 0.5 % (the
-    first token's logits of each new request aside)."""
+    :func:`mlcalc.servemeasured.inflight`, by rows (``by_rows``): the work of an iteration of ``n`` rows through the
+    layers, decode and prompt tokens alike, and the output projection's at the rows that compute logits, at the row
+    counts :func:`rows_table` picks up to the chunk budget, so that an iteration that adds a prompt chunk to its
+    decode batch pays the tiles of all its rows (TensorRT-LLM's in-flight batching runs the context and the
+    generation requests of an iteration as one pass over their tokens); each cached token read once a step; each
+    query-key pair of the prompts' causal attention. ``prefill_per_token_s`` (the simulator does not read it by
+    rows): the secant of :func:`token_work_s` from the full-load batch alone to that batch with its prompt tokens,
+    per prompt token. Held to :func:`mlcalc.servemeasured.inflight` at full load by a test: the same iteration
+    within 0.3 %."""
     p = input_tokens(row["benchmark"]) if prompt is None else _check.positive_int("prompt", prompt)
     o = output_tokens(row)
     model, chip, tp, dtype = _model(row), row["chip"], int(row["tp"]), row["precision"]
-    mb, _ = sim_batch(row)
     full = _replica(row, p, o)
-    # powers of two, the cap, and the full-load batch: the tile rule's steps make the decode step far from linear
-    # between powers of two (Llama 2 70B, FP8, one H200: 21.7 ms at 128 rows, 32.0 ms at 145)
-    batches = tuple(sorted({2 ** k for k in range(int(math.log2(mb)) + 1)} | {mb, min(mb, full.batch)}))
-    base = tuple(token_work_s(row, b, b) for b in batches)
+    batches, base, head = rows_table(_row_key(row))
     bw, rate = serving.read_bandwidth(chip), serving.matmul_rate(chip, dtype)
     ctx = p + o // 2
     kv = serving.sequence_kv_bytes(model, ctx, memory.dtype_bytes(dtype))
@@ -286,7 +379,7 @@ def step_model(row: Mapping[str, Any], prompt: int | None = None) -> serving.Ste
     pair = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * lay.global_layers / (tp * rate)
     ratio = memory.kv_cache_bytes(model, ctx) / (ctx * memory.model_kv_bytes_per_token(model))
     return serving.StepModel(batches, base, per_cached, per_prompt, pair, token_work_s(row, 0, 0), full.kv_tokens,
-                             ratio, dtype in serving.SERIAL_MATMUL_DTYPES)
+                             ratio, dtype in serving.SERIAL_MATMUL_DTYPES, by_rows=True, head_s=head)
 
 
 @lru_cache(maxsize=None)
@@ -456,7 +549,8 @@ def server_rate(row: Mapping[str, Any], n: int | None = None, steps: int = SEARC
 
 
 _SEARCHES: dict[tuple[Any, ...], ServerRate] = {}
-_SEARCH_KEYS = ("benchmark", "scenario", "chip", "tp", "precision", "kv_fraction", "max_batch", "max_tokens")
+_SEARCH_KEYS = ("benchmark", "scenario", "chip", "tp", "precision", "kv_fraction", "max_batch", "max_tokens",
+                "gemm_allreduce", "effective_bits")
 
 
 def predicted_tokens_per_s(row: Mapping[str, Any], prompt: int | None = None) -> float:
@@ -604,6 +698,13 @@ def _check_row(row: Mapping[str, Any], quantity: str) -> MlperfCheck:
     note = (f"mean input {p} tokens, the dataset's measured mean ({mean_input(bench):.2f} over "
             f"{lengths()['datasets'][bench]['samples']:,} samples; {lengths_source(bench)}), mean output {o} "
             f"(the log's tokens over samples); {load}")
+    if gemm_allreduce(row):
+        note += ("; the engine fuses each tensor-parallel all-reduce into the row-parallel product before it "
+                 "(its build flag gemm_allreduce_plugin; mlcalc.serving.gemm_allreduce_comm_s)")
+    if wide_share(row):
+        note += (f"; its checkpoint keeps {wide_share(row):.2%} of the layers' quantized weights at 16 bits "
+                 f"(effective_bits {float(row['effective_bits']):g}; mlperf.wide_share), priced as that share of "
+                 "every layer's matmuls in bf16")
     if "tpot_mean_ms" in row and quantity == "throughput":
         note += (f"; the run's mean TPOT {float(row['tpot_mean_ms']):.0f} ms (99th percentile "
                  f"{float(row['tpot_p99_ms']):.0f}), TTFT {float(row['ttft_mean_ms']):.0f} ms "
@@ -677,13 +778,19 @@ def _miss_cause(row: Mapping[str, Any], quantity: str) -> str:
                     else "iterations were slower than the model's, so it held more requests"))
         if run.ttft_p99_s > float(row["ttft_p99_ms"]) / 1e3 and int(row["tp"]) > 1:
             st, chunk = step_model(row), sim_batch(row)[1]
-            comm = serving.comm_s(_model(row), row["chip"], chunk, int(row["tp"])) / chunk
+
+            def comm_at(n: int) -> float:
+                return sm.inflight_comm_s(_model(row), row["chip"], n, int(row["tp"]), row["precision"],
+                                          gemm_allreduce(row))
+
+            comm = comm_at(chunk) / chunk
             hid = _simulate(row, own, search.requests, search.seed,
-                            st._replace(prefill_per_token_s=st.prefill_per_token_s - comm))
-            text += (f"; a prompt token costs the model {st.prefill_per_token_s * 1e6:.0f} µs, "
-                     f"{comm * 1e6:.0f} of them the tensor-parallel all-reduces (mlcalc.serving.comm_s at the "
-                     f"{chunk:,}-token chunk) added after the matmuls; with those hidden behind the matmuls the "
-                     f"simulated replica at the run's rate has mean TTFT {hid.ttft_mean_s * 1e3:,.0f} ms (99th "
+                            st._replace(base_s=tuple(b - comm_at(n) for n, b in zip(st.batches, st.base_s))))
+            text += (f"; a prompt token of a {chunk:,}-token chunk costs the model "
+                     f"{token_work_s(row, chunk, chunk) / chunk * 1e6:.0f} µs, {comm * 1e6:.0f} of them the "
+                     f"tensor-parallel all-reduces (mlcalc.servemeasured.inflight_comm_s) left beyond the matmuls; "
+                     f"with those hidden the simulated replica at the run's rate has mean TTFT "
+                     f"{hid.ttft_mean_s * 1e3:,.0f} ms (99th "
                      f"percentile {hid.ttft_p99_s * 1e3:,.0f}) and TPOT {hid.tpot_mean_s * 1e3:.0f} ms against the "
                      f"log's {float(row['ttft_mean_ms']):,.0f} ms ({float(row['ttft_p99_ms']):,.0f})")
             if hid.ttft_mean_s < float(row["ttft_mean_ms"]) / 1e3 < run.ttft_mean_s:
@@ -745,4 +852,5 @@ def check() -> tuple[MlperfCheck, ...]:
 
 __all__ = ["MlperfCheck", "QUANTITIES", "SCENARIOS", "TARGET", "check", "data", "in_flight", "input_tokens",
            "leftover", "lengths", "lengths_source", "mean_input", "output_tokens", "predicted_tokens_per_s",
-           "predicted_tpot_s", "replica_at_load", "replicas", "results", "tpot_limit_s"]
+           "predicted_tpot_s", "replica_at_load", "replicas", "results", "tpot_limit_s", "gemm_allreduce", "wide_share",
+           "rows_table", "ROWS_FINE", "ROWS_TOL"]

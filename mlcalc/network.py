@@ -428,6 +428,44 @@ def nccl_ring_busbw_bytes_per_s(collective: str, n_ranks: int, channels: int, li
     return _check.result("busbw_bytes_per_s", sum(k for k, _ in sending) * c / seconds)
 
 
+class RingSchedule(NamedTuple):
+    """How NCCL cuts one Ring/Simple collective into steps (:func:`nccl_ring_schedule`)."""
+
+    channels: int  # channels the call runs on
+    chunk_bytes: int  # full chunk: bytes one channel moves per rank and step (the Simple buffer / NCCL_STEPS x 4)
+    loop_bytes: int  # message size (nccl-tests' S) one round of every channel covers at full chunks
+    rounds: int  # rounds each channel makes (1 up to loop_bytes)
+    steps_per_round: int  # chunk steps a round makes: 2 (n - 1) for all_reduce, n - 1 for the others
+    slices_per_chunk: int  # slices a chunk is sent in (chunk steps / slice steps)
+    last_chunk_bytes: float  # bytes one channel moves per rank and step in the last (or only) round
+
+
+def nccl_ring_schedule(message_bytes: float, collective: str, n_ranks: int, channels: int) -> RingSchedule:
+    """NCCL 2.28.9's schedule of a Ring/Simple all_reduce, all_gather or reduce_scatter of ``message_bytes``
+    (nccl-tests' S) over ``n_ranks`` GPUs on ``channels`` channels, from links.json's "nccl_chunking" (each
+    constant with its file at commit dbc86fd).
+
+    enqueue.cc calcCollChunking gives the ring a chunk of buffSizes[SIMPLE] / NCCL_STEPS x chunkSteps = 4 MiB / 8 x 4
+    = 2 MiB per rank and channel whatever the size; each channel carries 1/channels of the data and walks it one
+    chunk per rank and step at a time (src/device/all_reduce.h, all_gather.h, reduce_scatter.h runRing). One round of
+    every channel covers channels x n x chunk bytes of S (192 MiB on 4 GPUs with 24 channels), so every call up to
+    that size makes one round of the same steps, only with smaller chunks. A description of what NCCL runs: the law's
+    time (:func:`fabric_collective_time`) does not use it (links.json nccl_chunking.finding says why).
+    """
+    _check.choice("collective", collective, RING_KERNEL_COLLECTIVES)
+    size = _check.non_negative("message_bytes", message_bytes)
+    n = _ranks_of_a_collective(n_ranks)
+    c = _check.positive_int("channels", channels, NCCL_MAX_CHANNELS)
+    e = _raw()["nccl_chunking"]
+    chunk = int(e["simple_buffer_bytes"]) // int(e["nccl_steps"]) * int(e["ring_chunk_steps"])
+    loop = c * n * chunk
+    rounds = max(1, math.ceil(size / loop))
+    last = (size - (rounds - 1) * loop) / (c * n)
+    steps = latency_steps(collective, n)
+    return _check.fields("nccl_ring_schedule", RingSchedule(
+        c, chunk, loop, rounds, steps, int(e["ring_chunk_steps"]) // int(e["ring_slice_steps"]), last))
+
+
 def busbw_factor(collective: str, n_ranks: int) -> float:
     """nccl-tests' factor from algorithm bandwidth to bus bandwidth: busbw = algbw x factor.
 
@@ -949,6 +987,131 @@ def nccl_collective_time(message_bytes: float, fab: Fabric, collective: str = "a
     return tree if tree.time_s < ring.time_s else ring
 
 
+# --------------------------------------------------------------------------- NCCL's protocols (LL, LL128, Simple)
+# NCCL's tuning model (src/graph/tuning.cc ncclTopoTuneModel and ncclTopoGetAlgoTime, NCCL 2.28.9 at dbc86fd) gives
+# every algorithm and protocol a latency and a bandwidth; enqueue.cc topoGetAlgoInfo runs the one it predicts
+# fastest. LL (8 bytes of data with 8 of flags, no fence) has the smallest latency and the least bandwidth, Simple
+# the reverse, LL128 sits between. The constants are links.json's "nccl_tuning", each named there.
+NCCL_PROTOCOLS = ("LL", "LL128", "Simple")
+#: The collectives NCCL's tuning model prices this way (all_to_all and send_recv are point-to-point, not tuned so).
+TUNED_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+
+
+class NcclTuned(NamedTuple):
+    """One algorithm and protocol as NCCL's tuning model prices it (one node)."""
+
+    algorithm: str  # "ring" or "tree"
+    protocol: str  # "LL", "LL128" or "Simple"
+    latency_s: float  # baseLat + steps x hwLat, seconds
+    algbw_bytes_per_s: float  # size / (time - latency) before the tree's correction, bytes/s
+    time_s: float  # latency + size / bandwidth (the tree's bandwidth corrected for the size), seconds
+
+
+def nccl_tuning() -> Mapping[str, Any]:
+    """links.json's "nccl_tuning": NCCL's tuning constants, each with what it is (its "fields")."""
+    return MappingProxyType(_raw()["nccl_tuning"])
+
+
+def nccl_tuned_links() -> tuple[str, ...]:
+    """The intra-node links whose NVLinks and compute capability NCCL's tuning model is given (links.json)."""
+    return tuple(k for k in _raw()["nccl_tuning"]["links"] if k != "fields")
+
+
+def _cc_key(compute_capability: int) -> str:
+    """NCCL's compCapIndex: Blackwell from 100, Hopper from 90, Ampere from 80, else Volta (tuning.cc)."""
+    return "100" if compute_capability >= 100 else "90" if compute_capability >= 90 else \
+        "80" if compute_capability >= 80 else "70"
+
+
+@lru_cache(maxsize=256)
+def nccl_tuner_table(collective: str, n_ranks: int, intra_key: str = "NVLink4-H100") -> tuple[NcclTuned, ...]:
+    """NCCL's modelled latency and bandwidth of each (algorithm, protocol) for ``collective`` over ``n_ranks`` GPUs of
+    one node joined by ``intra_key`` (an NVLink of :func:`nccl_tuned_links`); ``time_s`` is the latency alone.
+
+    Ring: the topology search's channels x their speed (:func:`nccl_ring_channels`, e.g. 12 x 30 = 360 GB/s on an H100)
+    is the Simple bus bandwidth; LL is min(llMaxBw, half of it), LL128 min(0.92 of it, channels x a per-channel cap);
+    algbw = busbw x n / steps; latency = baseLat + steps x hwLat (2(n-1) steps for all_reduce, n-1 otherwise).
+    Tree (all_reduce only; NCCL searches it on the ring's channel count, init.cc, here at the ring's speed too):
+    min(0.92 x, channels x cap), LL /3.8, LL128 x 7/9 on one node, algbw = busbw / 2, latency = baseLat + 2(n-1) hwLat.
+    """
+    _check.choice("collective", collective, TUNED_COLLECTIVES)
+    n = _ranks_of_a_collective(n_ranks)
+    t = _raw()["nccl_tuning"]
+    if intra_key not in nccl_tuned_links():
+        raise ValueError(f"intra_key={intra_key!r} is not allowed: NCCL's tuning model is stored for "
+                         f"{', '.join(nccl_tuned_links())}")
+    lk = t["links"][intra_key]
+    cc = int(lk["compute_capability"])
+    ring = nccl_ring_channels(int(lk["nvlinks"]), cc)
+    ch, simple = ring.searched, ring.tuner_busbw_GBps
+    key = _cc_key(cc)
+    ll_max = float(t["ll_max_busbw_GBps"][key])
+    steps = 2 * (n - 1) if collective == "all_reduce" else n - 1
+    out = []
+    for i, proto in enumerate(NCCL_PROTOCOLS):
+        if proto == "LL":
+            bus = min(ll_max, simple * t["ring_ll_factor"])
+        elif proto == "LL128":
+            bus = min(simple * t["ring_ll128_factor"], ch * float(t["ring_ll128_per_channel_GBps"][key]))
+        else:
+            bus = simple
+        lat = t["base_latency_us"]["ring"][i] + steps * t["nvlink_step_latency_us"]["ring"][i]
+        out.append(NcclTuned("ring", proto, lat * 1e-6, bus * n / steps * 1e9, lat * 1e-6))
+    if collective == "all_reduce":
+        tree = min(simple * t["tree_factor"], ch * float(t["tree_per_channel_GBps"][key]))
+        for i, proto in enumerate(NCCL_PROTOCOLS):
+            bus = min(tree / t["tree_ll_divisor"], ll_max) if proto == "LL" else min(
+                tree * t["tree_ll128_factor_one_node"], ch * float(t["tree_ll128_per_channel_GBps"][key])) \
+                if proto == "LL128" else tree
+            lat = t["base_latency_us"]["tree"][i] + 2 * (n - 1) * t["nvlink_step_latency_us"]["tree"][i]
+            out.append(NcclTuned("tree", proto, lat * 1e-6, bus * 0.5 * 1e9, lat * 1e-6))
+    return tuple(out)
+
+
+def _tuned_time(row: NcclTuned, message_bytes: float) -> float:
+    """ncclTopoGetAlgoTime: latency + size / bandwidth, a tree's bandwidth times treeCorrectionFactor at its size."""
+    bw = row.algbw_bytes_per_s
+    if row.algorithm == "tree":
+        whole = int(message_bytes) >> 6
+        log_size = whole.bit_length() - 1  # log2i: floor(log2), -1 for 0
+        if 0 <= log_size < 23:
+            bw *= _raw()["nccl_tuning"]["tree_correction"][NCCL_PROTOCOLS.index(row.protocol)][log_size]
+    return row.latency_s + message_bytes / bw
+
+
+def nccl_tuned_choices(message_bytes: float, n_ranks: int, collective: str = "all_reduce",
+                       intra_key: str = "NVLink4-H100") -> tuple[NcclTuned, ...]:
+    """Every (algorithm, protocol) of :func:`nccl_tuner_table` timed at ``message_bytes`` (nccl-tests' S: the whole
+    buffer), fastest first, as NCCL's tuning model times them."""
+    message_bytes = _check.non_negative("message_bytes", message_bytes)
+    rows = [r._replace(time_s=_tuned_time(r, message_bytes))
+            for r in nccl_tuner_table(collective, n_ranks, intra_key)]
+    order = {(a, p): k for k, (a, p) in enumerate((a, p) for a in ("tree", "ring") for p in NCCL_PROTOCOLS)}
+    # topoGetAlgoInfo keeps the first of equal times in its loop order: tree before ring, LL before LL128 before Simple
+    return tuple(sorted(rows, key=lambda r: (r.time_s, order[(r.algorithm, r.protocol)])))
+
+
+def engine_allreduce_paths() -> Mapping[str, Mapping[str, str]]:
+    """Which all-reduce each engine path runs and what the book charges for it, each with its source (links.json
+    nccl_latency "engine_paths"). The law (:func:`fabric_collective_time`, :func:`mlcalc.serving.comm_s`) charges
+    NCCL's Ring/Simple for every engine; the book's own CUDA-graph engine is charged its measured call
+    (:func:`mlcalc.servemeasured.graph_allreduce_s`); SGLang and TensorRT-LLM run kernels of their own inside a node."""
+    e = _raw()["nccl_latency"]["engine_paths"]
+    return MappingProxyType({k: MappingProxyType(dict(v)) for k, v in e.items() if k != "notes"})
+
+
+def nccl_tuned_pick(message_bytes: float, n_ranks: int, collective: str = "all_reduce",
+                    intra_key: str = "NVLink4-H100", protocols: Sequence[str] = NCCL_PROTOCOLS) -> NcclTuned:
+    """The algorithm and protocol NCCL runs (the least modelled time, enqueue.cc topoGetAlgoInfo) among
+    ``protocols`` (NCCL_PROTO restricts them so), with its modelled time."""
+    allowed = tuple(protocols) if not isinstance(protocols, str) else (protocols,)
+    if not allowed:
+        raise ValueError("protocols=() is not allowed: name one or more of 'LL', 'LL128', 'Simple'")
+    for p in allowed:
+        _check.choice("protocols", p, NCCL_PROTOCOLS)
+    return next(r for r in nccl_tuned_choices(message_bytes, n_ranks, collective, intra_key) if r.protocol in allowed)
+
+
 class HierarchicalTime(NamedTuple):
     """A hierarchical all_reduce: reduce-scatter in the node, all-reduce across, all-gather in the node."""
 
@@ -1249,7 +1412,9 @@ __all__ = [
     "oversubscribed_fat_tree_counts", "predict_case",
     "published_collectives", "rail_only_counts", "speedups", "system", "systems", "to_bytes_per_s",
     "scale_up_domain", "parallel_degrees_inside", "rack_scale_systems",
-    "with_busbw",
+    "with_busbw", "NCCL_PROTOCOLS", "TUNED_COLLECTIVES", "NcclTuned", "nccl_tuning", "nccl_tuned_links",
+    "nccl_tuner_table", "nccl_tuned_choices", "nccl_tuned_pick", "engine_allreduce_paths",
+    "RingSchedule", "nccl_ring_schedule",
 ]
 
 

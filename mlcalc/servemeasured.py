@@ -1201,8 +1201,28 @@ def moe_as_run(model: memory.ModelConfig, moe_path: str = "routed") -> memory.Mo
     return dataclasses.replace(model, experts_per_token=model.n_experts)
 
 
+def engine_facts(table: Mapping[str, Any]) -> dict[str, Any]:
+    """How the engine release behind a published table runs its models, where the table states it with its source,
+    as keyword arguments of :func:`static_batch_latency_s` and :func:`mlcalc.serving.predict_prefill`:
+    ``attention_dtype``, the dtype of the context (prefill) attention (``context_fmha_dtype``: TensorRT-LLM 0.9.0
+    builds its FP8 context FMHA only with ``--use_fp8_context_fmha``, off by default and not in its performance
+    page's build commands, so those FP8 engines ran the prompt's attention in 16-bit). A table that states nothing:
+    none (the attention in the weights' dtype).
+
+    Another fact of the same release is kept as a record, not charged:
+    :func:`mlcalc.serving_record.trtllm_v090_moe_allreduces` (every expert all-reduced under tensor parallelism).
+
+    >>> engine_facts(published()["first_token"]["trtllm-0.9.0-h100-fp8-ttft"])
+    {'attention_dtype': 'fp16'}
+    """
+    kw: dict[str, Any] = {}
+    if "context_fmha_dtype" in table:
+        kw["attention_dtype"] = table["context_fmha_dtype"]
+    return kw
+
+
 def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int,
-                              output: int, dtype: str) -> float:
+                              output: int, dtype: str, **facts: Any) -> float:
     """Output tokens/s per GPU of a static batch (TensorRT-LLM's gptSessionBenchmark): the prefill of
     ``batch x prompt`` tokens, which samples every sequence's first token, then ``output - 1`` decode steps at the
     mean context prompt + output / 2 (decode time is linear in the context), each step
@@ -1212,18 +1232,21 @@ def static_batch_tokens_per_s(model: memory.ModelConfig, chip_key: str, batch: i
     gptSessionBenchmark times) runs the context step and samples from its logits (``executeContextStep`` ends with
     ``decoderStepAsync``); each later ``executeGenerationStep`` first asks the decoder whether every sequence is done
     (``shouldStopSync``) and runs the engine only if not: ``output`` tokens take one context step and ``output - 1``
-    generation steps (:func:`check_first_token`: one token is the context step alone)."""
+    generation steps (:func:`check_first_token`: one token is the context step alone). ``facts``: the engine's
+    (:func:`engine_facts`), passed to :func:`static_batch_latency_s`."""
     b = _check.positive_int("batch", batch)
     o = _check.positive_int("output", output)
-    return b * o / static_batch_latency_s(model, chip_key, b, tp, prompt, o, dtype) / tp
+    return b * o / static_batch_latency_s(model, chip_key, b, tp, prompt, o, dtype, **facts) / tp
 
 
 def static_batch_latency_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int, output: int,
-                           dtype: str) -> float:
+                           dtype: str, moe_allreduces: int = 1, attention_dtype: str | None = None) -> float:
     """Seconds from the start of a static batch to its last token: the prefill of ``batch x prompt`` tokens (which
     gives every sequence its first token) and ``output - 1`` decode steps at the mean context prompt + output / 2,
     each :func:`mlcalc.serving.predict_decode` ("cuda-graph") with weights and KV in ``dtype``. The GPU's work only:
     no host time between steps. :func:`static_batch_tokens_per_s` is ``batch x output`` over it, per GPU.
+    ``attention_dtype``: the engine's context attention (:func:`engine_facts`); ``moe_allreduces``: the all-reduces
+    an MoE layer's feed-forward block makes (:func:`mlcalc.serving.comm_s`).
 
     >>> m = memory.model_preset("Llama-3 70B")
     >>> t = static_batch_latency_s(m, "H200-SXM", 8, 4, 32, 128, "bf16")
@@ -1233,8 +1256,9 @@ def static_batch_latency_s(model: memory.ModelConfig, chip_key: str, batch: int,
     b = _check.positive_int("batch", batch)
     o = _check.positive_int("output", output)
     step = serving.predict_decode(model, chip_key, b, prompt + max(1, o // 2), "cuda-graph", tp,
-                                  weight_dtype=dtype, kv_dtype=dtype).step_s
-    pre = serving.predict_prefill(model, chip_key, b, prompt, "cuda-graph", tp, weight_dtype=dtype)
+                                  weight_dtype=dtype, kv_dtype=dtype, moe_allreduces=moe_allreduces).step_s
+    pre = serving.predict_prefill(model, chip_key, b, prompt, "cuda-graph", tp, weight_dtype=dtype,
+                                  moe_allreduces=moe_allreduces, attention_dtype=attention_dtype)
     return pre + (o - 1) * step
 
 
@@ -1245,7 +1269,7 @@ def check_published() -> list[PublishedCheck]:
         for r in table["rows"]:
             model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             pred = static_batch_tokens_per_s(model, table["chip"], int(r["batch"]), int(r["tp"]), int(r["input"]),
-                                             int(r["output"]), table["dtype"])
+                                             int(r["output"]), table["dtype"], **engine_facts(table))
             pub = float(r["out_tokens_per_s_per_gpu"])
             out.append(PublishedCheck(key, table["chip"], r["model"], int(r["tp"]), int(r["batch"]), int(r["input"]),
                                       int(r["output"]), pub, pred, pred / pub - 1.0, r.get("cause", "")))
@@ -1280,10 +1304,16 @@ def check_first_token() -> list[FirstTokenCheck]:
         for r in table["rows"]:
             model = moe_as_run(memory.model_preset(r["model"]), table.get("moe_path", "routed"))
             tp, p, dt = int(r["tp"]), int(r["input"]), table["dtype"]
-            pred = serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt)
+            pred = serving.predict_prefill(model, table["chip"], 1, p, "cuda-graph", tp, weight_dtype=dt,
+                                           **engine_facts(table))
             pub = float(r["ttft_ms"]) / 1e3
             out.append(FirstTokenCheck(key, table["chip"], r["model"], tp, p, pub, pred, pred / pub - 1.0,
                                        r.get("cause", "")))
+    if any(abs(c.error) > 0.25 for c in out):  # what the engine's kernel launches can add (mlcalc.trtllm_host)
+        from mlcalc import trtllm_host
+
+        out = [c._replace(cause=c.cause.rstrip(". ") + "." + trtllm_host.first_token_note(c, out))
+               if abs(c.error) > 0.25 else c for c in out]
     return out
 
 
@@ -1399,7 +1429,8 @@ class Inflight(NamedTuple):
 
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
              kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
-             caps: tuple[int, int] | None = None, requests: int | None = None) -> Inflight:
+             caps: tuple[int, int] | None = None, requests: int | None = None,
+             gemm_allreduce: bool = False, wide_share: float = 0.0) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1441,6 +1472,14 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     at once than there are, so ``B`` is at most ``requests`` (with ``attention_dp``, each rank at most its even share).
     None: as many as the caps allow (a steady state that never runs dry).
 
+    ``gemm_allreduce``: the engine was built with TensorRT-LLM's GEMM + all-reduce fusion (``gemm_allreduce_plugin``),
+    which runs each tensor-parallel all-reduce inside the row-parallel product before it: the all-reduces then cost
+    only what they take beyond those products (:func:`inflight_comm_s`). Not with ``attention_dp``.
+
+    ``wide_share``: the share of the layers' quantized weights a mixed-precision checkpoint keeps at 16 bits
+    (:func:`inflight_gemm_s`; ModelOpt's ``auto_quantize`` under an ``effective_bits`` constraint picks which
+    layers): those weights take 2 bytes each in memory. Not with ``attention_dp``.
+
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives within 2 % of it:
 
@@ -1457,11 +1496,17 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
         max_batch = _check.positive_int("caps[0] (max_batch)", caps[0])
         max_tokens = _check.positive_int("caps[1] (max_tokens)", caps[1])
     n_req = None if requests is None else _check.positive_int("requests", requests)
+    wide = _check.in_range("wide_share", wide_share, 0.0, 1.0)
     if attention_dp and model.is_moe and tp > 1:
+        if wide:
+            raise ValueError(f"wide_share={wide_share!r} is not allowed with attention_dp=True: 0 only")
+        if gemm_allreduce:
+            raise ValueError("gemm_allreduce=True is not allowed with attention_dp=True: the experts' collectives are "
+                             "an all-gather and a reduce-scatter, not the row-parallel all-reduces it fuses")
         if caps is not None:
             raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
         return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req)
-    free = mem - model.n_params() * wb / tp
+    free = mem - model.n_params() * (wb + wide * max(0.0, 2.0 - wb)) / tp
     per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
     kv_tokens = int(frac * free // per_tok) if free > 0 else 0
     if kv_tokens < p + o:
@@ -1478,36 +1523,63 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     tokens = b + pre
     rate = serving.matmul_rate(chip_key, dtype)
     bw = serving.read_bandwidth(chip_key)
-    gemm = inflight_gemm_s(model, chip_key, tp, tokens, b + b / o, dtype)
+    gemm = inflight_gemm_s(model, chip_key, tp, tokens, b + b / o, dtype, wide)
     attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / serving.kv_split(model, tp) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
     pattn = pre * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                           + lay.local_layers * local) / (tp * rate)
-    comm = serving.comm_s(model, chip_key, max(1, round(tokens)), tp) if tp > 1 else 0.0
+    comm = inflight_comm_s(model, chip_key, max(1, round(tokens)), tp, dtype, gemm_allreduce)
     route = tokens * moe_routing_bytes_per_token(model, wb) / bw
     norm = tokens * inflight_elementwise_bytes_per_token(model, tp, dtype) / bw
     it = gemm + attn + pattn + comm + route + norm
     return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
 
 
+def inflight_comm_s(model: memory.ModelConfig, chip_key: str, tokens: int, tp: int, dtype: str = "fp8",
+                    gemm_allreduce: bool = False) -> float:
+    """Seconds of an in-flight iteration's tensor-parallel all-reduces on its critical path: two a layer after the
+    matmuls (:func:`mlcalc.serving.comm_s`), or with ``gemm_allreduce`` what they take beyond the row-parallel
+    products they run inside (:func:`mlcalc.serving.gemm_allreduce_comm_s`); 0 on one GPU."""
+    if _check.positive_int("tp", tp) == 1:
+        return 0.0
+    if gemm_allreduce:
+        return serving.gemm_allreduce_comm_s(model, chip_key, tokens, tp, dtype)
+    return serving.comm_s(model, chip_key, tokens, tp)
+
+
 def inflight_gemm_s(model: memory.ModelConfig, chip_key: str, tp: int, tokens: float, sampled: float,
-                    dtype: str = "fp8") -> float:
+                    dtype: str = "fp8", wide_share: float = 0.0) -> float:
     """Seconds of an in-flight iteration's matmuls on one GPU of ``tp``: every layer's products at the iteration's
     ``tokens`` rows and the output projection at the ``sampled`` rows that compute logits, each by the book's one
-    matmul law for every dtype (:func:`mlcalc.serving.layers_gemm_law_s`, :func:`mlcalc.serving.gemm_law_s`)."""
+    matmul law for every dtype (:func:`mlcalc.serving.layers_gemm_law_s`, :func:`mlcalc.serving.gemm_law_s`).
+
+    ``wide_share``: the share of the layers' quantized weights (by element) a mixed-precision checkpoint keeps at 16
+    bits. Which layers those are is the quantizer's choice, recorded nowhere the book reads, so they are taken as a
+    share of every layer kind alike: the layers' products cost ``(1 - wide_share)`` of their time at ``dtype`` and
+    ``wide_share`` of their time in bf16 (:data:`WIDE_DTYPE`), the expected time of a checkpoint whose 16-bit
+    layers are spread over the kinds by size. The output projection keeps ``dtype``."""
     t = max(1, round(_check.non_negative("tokens", tokens)))
     s = round(_check.non_negative("sampled", sampled))
+    w = _check.in_range("wide_share", wide_share, 0.0, 1.0)
     head = serving.gemm_law_s(s, max(1, round(model.vocab / tp)), model.hidden, chip_key, dtype) if s else 0.0
-    return serving.layers_gemm_law_s(model, t, tp, chip_key, dtype) + head
+    layers = serving.layers_gemm_law_s(model, t, tp, chip_key, dtype)
+    if w:
+        layers = (1.0 - w) * layers + w * serving.layers_gemm_law_s(model, t, tp, chip_key, WIDE_DTYPE)
+    return layers + head
+
+
+#: The dtype a mixed-precision checkpoint's unquantized layers run in (ModelOpt's ``auto_quantize`` format None:
+#: the checkpoint's own 16-bit weights, counted as 16 bits by its ``effective_bits``).
+WIDE_DTYPE = "bf16"
 
 
 def inflight_elementwise_bytes_per_token(model: memory.ModelConfig, tp: int, dtype: str = "fp8") -> float:
     """Bytes one token of an in-flight iteration moves on one GPU of ``tp`` outside its matmuls, attention and MoE
     routing: the residual-add + RMSNorm passes (:func:`replicated_norm_bytes_per_token`) and the layers' other
     element-wise passes (:func:`mlcalc.serving.layer_elementwise_bytes_per_token`)."""
-    return replicated_norm_bytes_per_token(model) + serving.layer_elementwise_bytes_per_token(model, tp, dtype)
+    return serving.engine_elementwise_bytes_per_token(model, tp, dtype)
 
 
 def trtllm_bench_caps(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
@@ -2605,4 +2677,4 @@ __all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MO
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "inflight_comm_s", "WIDE_DTYPE", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]

@@ -16,6 +16,7 @@ Base units: bytes, seconds, FLOP, dollars.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from functools import lru_cache
@@ -236,10 +237,21 @@ def attention_time_s(kv_bytes: float, n_heads: int, n_kv_heads: int, read_bytes_
 #: The in-flight engine (mlcalc.servemeasured.inflight, mlcalc.mlperf) no longer uses this split: it prices every
 #: product by :func:`gemm_law_s`, one law for every dtype, which the gemm-tiles call (1,088 products on an H100)
 #: supports and FP8's sum does not (median |error| 12/7/7/14 % by row band against 20/31/18/7 %). The static-batch
-#: and first-token paths (:func:`predict_decode`, :func:`predict_prefill`, :func:`step_model`) keep it: moved to the
-#: one law they lose 8 TensorRT-LLM v0.9.0 rows (six first-token latencies of 128-2,048-token prompts, which the sum's
-#: excess had covered) and 2 SGLang rows, so the time those rows miss is still to be found.
+#: and first-token paths (:func:`predict_decode`, :func:`predict_prefill`, :func:`step_model`) keep it. Moved to the
+#: one law (unify16, 2026-11-28; with TensorRT-LLM 0.9.0's 16-bit context attention, its per-expert all-reduces,
+#: mlcalc.serving_record.trtllm_v090_moe_allreduces, and the fused engine's element-wise passes,
+#: :func:`engine_elementwise_bytes_per_token`, all charged) the TensorRT-LLM family holds 132 of 169 and SGLang's 3
+#: of 9, against 135 and 5 on this split. Lost: Mistral 7B H100 84 x 2048/128 (+24 % to +30 %), Mixtral H100
+#: 32 x 2048/2048 (-14 % to -31 %, its 9 all-reduces a layer at NCCL's latency), Llama 2 70B H200 TP 4 first token
+#: of 128 (-21 % to -27 %), and SGLang's two concurrency-16 rows (+16 %/+18 % to +30 %/+32 %): on B200 the one law
+#: adds the decode-matmul probe's fixed time (about 5 us a kernel, measured on H200 and carried over) to each of the
+#: 470 matmuls of a Qwen3 235B step, 2.1 ms where the step's 188 all-reduces are already 57-76 % of the prediction.
+#: That fixed time is not counted twice: the probe replays its matmuls from a CUDA graph (bench_kernels.py), as the
+#: "cuda-graph" path assumes, and the small kernels are charged apart (:func:`engine_small_kernels_s`).
 SERIAL_MATMUL_DTYPES = ("fp8",)
+
+#: Dtypes :func:`predict_prefill` prices a prompt's attention in (``attention_dtype``).
+ATTENTION_DTYPES = ("bf16", "fp16", "fp8")
 
 
 def interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
@@ -382,6 +394,22 @@ def layer_elementwise_bytes_per_token(model: memory.ModelConfig, tp: int = 1, dt
     if dtype == "fp8":
         total += FP8_QUANT_BYTES_PER_VALUE * (model.n_layers * model.attn_out_width / t + inter)
     return total
+
+
+def engine_elementwise_bytes_per_token(model: memory.ModelConfig, tp: int = 1, dtype: str = "bf16") -> float:
+    """Bytes one token moves on one GPU of ``tp`` in a fused serving engine's passes that are neither matmuls nor
+    attention, all layers: the residual-add + RMSNorm passes (:func:`replicated_norm_bytes_per_token`, whole on every
+    GPU) and the other element-wise passes (:func:`layer_elementwise_bytes_per_token`: FP8 quantization of the inputs
+    no norm writes, SiLU x mul, rotary and cache write). The same passes for every token an iteration carries,
+    whether it decodes (:func:`predict_decode`), is prefilled (:func:`predict_prefill`, :func:`step_model`) or both
+    (:func:`mlcalc.servemeasured.inflight`).
+
+    Llama 3.1 8B on one GPU in FP8: 2.1 MB of norms and 5.2 MB of other passes a token:
+
+    >>> round(engine_elementwise_bytes_per_token(memory.model_preset("Llama-3.1 8B"), 1, "fp8") / 1e6, 1)
+    7.3
+    """
+    return replicated_norm_bytes_per_token(model) + layer_elementwise_bytes_per_token(model, tp, dtype)
 
 
 #: One transformers eager decoder layer (Llama; static cache, SDPA after ``repeat_kv``) in the order the host issues its
@@ -532,12 +560,12 @@ def decode_step(model: memory.ModelConfig, batch: int, context: int, read_bytes_
     (a measured ``small_kernels_s`` that already holds them).
 
     TensorRT-LLM performance.md (v0.9.0, FP8): Llama 2 7B on one H100 SXM, static batches of 56 with 2,048 tokens
-    in and out, 2,826 output tokens/s; these steps (:func:`check_benchmarks`) give the same within 1 %:
+    in and out, 2,826 output tokens/s; these steps (:func:`check_benchmarks`) give the same within 2 %:
 
     >>> from mlcalc.serving_record import check_benchmarks
     >>> c = next(c for c in check_benchmarks()
     ...          if (c.chip, c.model, c.batch, c.input, c.output) == ("H100-SXM", "Llama-2 7B", 56, 2048, 2048))
-    >>> abs(c.predicted / c.published - 1) < 0.01
+    >>> abs(c.predicted / c.published - 1) < 0.02
     True
     """
     b = _check.positive_int("batch", batch)
@@ -1080,18 +1108,18 @@ def read_fraction() -> float:
 
 
 @lru_cache(maxsize=256)
-def _fabric(chip: str, ranks: int, nodes: int) -> Fabric:
+def _fabric(chip: str, ranks: int, nodes: int, in_network: str = "none") -> Fabric:
     from mlcalc import network, plan  # plan: the chip's system; imported here to keep serving light
     system = plan.chip_info(chip)["system"]
     per_node = network.system(system).gpus_per_node
     n_nodes = max(_check.positive_int("nodes", nodes), -(-ranks // per_node))
     if ranks % n_nodes:
         raise ValueError(f"nodes={nodes!r} is not allowed: {ranks} GPUs do not split evenly over {n_nodes} nodes")
-    return network.fabric(system, n_nodes, gpus_per_node=ranks // n_nodes)
+    return network.fabric(system, n_nodes, gpus_per_node=ranks // n_nodes, in_network=in_network)
 
 
 def comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int = 1, ep: int = 1, nodes: int = 1,
-           bytes_per_value: float = 2.0) -> float:
+           bytes_per_value: float = 2.0, moe_allreduces: int = 1) -> float:
     """Collectives of one forward pass over ``tokens`` tokens on the critical path (decode: tokens = batch).
 
     Tensor parallel (``tp`` GPUs): two all-reduces per layer of the group's tokens x hidden values, after
@@ -1100,7 +1128,12 @@ def comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int = 1, ep: i
     all-to-all, each rank sending its tokens' hidden vectors to their ``k`` experts (DeepSeek-V3 report,
     section 3.4). Alpha-beta times on the chip's system (``mlcalc.network.fabric_collective_time``, NCCL
     latencies): at decode sizes the latency dominates. ``nodes``: nodes the replica spans (more than one
-    node puts the collectives on the NICs).
+    node puts the collectives on the NICs). NCCL's Ring/Simple for every engine: SGLang and TensorRT-LLM run
+    all-reduce kernels of their own inside a node, and in a CUDA graph on 4 H200s NCCL's own Ring/LL took 17.5 us at
+    8 KiB where this charges 28.8 (:func:`mlcalc.network.engine_allreduce_paths`; links.json nccl_latency).
+    ``moe_allreduces``: the all-reduces a tensor-parallel MoE layer's feed-forward block makes (1: one after the
+    block, as Megatron's; an engine that runs every expert as its own tensor-parallel MLP all-reduces each expert's
+    output, as TensorRT-LLM 0.9.0 without its MoE plugin does: :func:`mlcalc.serving_record.trtllm_v090_moe_allreduces`).
     """
     from mlcalc import network
     t = _check.positive_int("tokens", tokens)
@@ -1112,11 +1145,56 @@ def comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int = 1, ep: i
     if tp > 1:
         fab = _fabric(chip, tp, -(-_check.positive_int("nodes", nodes) // ep))  # each TP group's share of nodes
         msg = group * model.hidden * b
-        total += 2 * model.n_layers * network.fabric_collective_time(msg, fab).time_s
+        per_layer = 2 * model.n_layers + (_check.positive_int("moe_allreduces", moe_allreduces) - 1) * model.n_moe_layers
+        total += per_layer * network.fabric_collective_time(msg, fab).time_s
     if ep > 1 and model.is_moe:
         fab = _fabric(chip, tp * ep, nodes)
         msg = group * model.experts_per_token * model.hidden * b / tp
         total += 2 * model.n_moe_layers * network.fabric_collective_time(msg, fab, "all_to_all").time_s
+    return total
+
+
+#: The products whose all-reduce TensorRT-LLM's GEMM + all-reduce fusion runs inside them: the row-parallel linear
+#: layers of a dense layer (labels of :func:`mlcalc.steptime.engine_products`). An MoE layer's experts run in the
+#: MoE plugin, not a row-parallel linear layer, so its feed-forward all-reduce stays a collective of its own.
+FUSED_ALLREDUCE_PRODUCTS = ("attention out", "mlp out")
+
+
+def gemm_allreduce_comm_s(model: memory.ModelConfig, chip: str, tokens: int, tp: int, dtype: str = "fp8",
+                          bytes_per_value: float = 2.0) -> float:
+    """The tensor-parallel all-reduce time one forward pass over ``tokens`` tokens leaves on the critical path when
+    each all-reduce runs inside the row-parallel product before it, as TensorRT-LLM's GEMM + all-reduce fusion runs
+    them (``gemm_allreduce_plugin``; tensorrt_llm/quantization/layers.py, ``FP8RowLinear.forward``: with the plugin
+    set, the FP8 row-parallel product and its all-reduce are one ``gemm_allreduce`` call). The kernel
+    (cpp/tensorrt_llm/kernels/cutlass_kernels/allreduce_gemm/allreduce_gemm_impl_sm90.h,
+    ``GemmAllReduceImplTwoshot_Sm90``: a persistent warp-specialized GEMM whose epilogue marks each output tile done
+    and whose ``CollectiveAllReduceMulticastWarpSpecialized`` reduces each done tile through NVLink multicast memory)
+    reduces the output tile by tile while the product computes the rest, so each such product with its all-reduce
+    takes the longer of the two: the product by :func:`gemm_law_s`, the all-reduce of its ``tokens x hidden``
+    output over NVLink SHARP (:func:`mlcalc.network.fabric_collective_time` with ``in_network="nvls"``: the
+    multicast all-reduce NCCL's NVLS algorithm runs, at the node's NVLink SHARP bandwidth from ``nvls_min_gpus``
+    GPUs, the ring's below). This returns what the all-reduces add beyond their products,
+    ``sum max(0, all-reduce - product)`` over :data:`FUSED_ALLREDUCE_PRODUCTS`, plus an MoE layer's feed-forward
+    all-reduce as :func:`comm_s` prices it; the products themselves stay in the matmuls' time. One node only: the
+    multicast memory is the node's NVSwitch."""
+    from mlcalc import network, steptime
+    t = _check.positive_int("tokens", tokens)
+    tp = _check.positive_int("tp", tp)
+    b = _check.positive("bytes_per_value", bytes_per_value)
+    if tp == 1:
+        return 0.0
+    fab = _fabric(chip, tp, 1, "nvls")
+    if fab.n_nodes > 1:
+        raise ValueError(f"tp={tp!r} is not allowed with the GEMM + all-reduce fusion on {chip}: its multicast "
+                         f"all-reduce runs inside one node of {fab.gpus_per_node} GPUs")
+    ar = network.fabric_collective_time(t * model.hidden * b, fab).time_s
+    total = 0.0
+    for layers, m, n, k, count, label in steptime.engine_products(model, t, tp):
+        if label in FUSED_ALLREDUCE_PRODUCTS:
+            total += layers * max(0.0, ar - count * gemm_law_s(m, n, k, chip, dtype))
+    if model.n_moe_layers:  # their feed-forward all-reduce: unfused, on the ring as comm_s runs it
+        total += model.n_moe_layers * network.fabric_collective_time(t * model.hidden * b,
+                                                                       _fabric(chip, tp, 1)).time_s
     return total
 
 
@@ -1150,13 +1228,15 @@ def read_bandwidth(chip: str) -> float:
 def predict_decode(model: memory.ModelConfig, chip: str, batch: int, context: int, engine: str = "cuda-graph",
                    tp: int = 1, ep: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16", nodes: int = 1,
                    read_bytes_per_s: float | None = None, floor: Floor | None = None,
-                   matmul_flops: float | None = None) -> DecodeStep:
+                   matmul_flops: float | None = None, moe_allreduces: int = 1) -> DecodeStep:
     """One decode step of ``batch`` sequences at ``context`` cached tokens on ``chip``, as ``engine`` runs it.
 
     The one call to compare a measured decode step with. "cuda-graph": no host floor, attention that reads
     the cache once, the fused layer's few small kernels (:func:`engine_small_kernels_s`) and the bytes its two
     fused residual-add + RMSNorm passes move, whole on every tensor-parallel GPU
-    (:func:`replicated_norm_bytes_per_token`). "hf-eager": the
+    (:func:`replicated_norm_bytes_per_token`) and its other element-wise passes (FP8 quantization, SiLU x mul,
+    rotary and cache write: :func:`engine_elementwise_bytes_per_token`, as :func:`mlcalc.servemeasured.inflight`
+    charges them). "hf-eager": the
     measured launch floor scaled by the layer's operation count (:func:`engine_floor`), ``repeat_kv``'s copy
     for grouped KV heads at the copy rate we measured, the ~35 small kernels, MLA decompressed every step and
     sliding buffers rolled (:func:`attention_extra_bytes`).
@@ -1164,32 +1244,51 @@ def predict_decode(model: memory.ModelConfig, chip: str, batch: int, context: in
     (default: datasheet x measured read fraction; the engine's floor; the achievable matmul table).
     Collectives of ``tp`` and ``ep`` (:func:`comm_s`) are added to the step. FP8 weights
     (:data:`SERIAL_MATMUL_DTYPES`): the matmuls' bytes, their FP8 inputs and bf16 outputs included, and their
-    FLOPs add (:func:`matmul_s`).
+    FLOPs add (:func:`matmul_s`). ``moe_allreduces``: the all-reduces of an MoE layer's feed-forward block
+    (:func:`comm_s`).
     """
     _check.choice("engine", engine, ENGINES)
     bw = read_bandwidth(chip) if read_bytes_per_s is None else _check.positive("read_bytes_per_s", read_bytes_per_s)
     rate = matmul_rate(chip, weight_dtype) if matmul_flops is None else _check.positive("matmul_flops", matmul_flops)
     eager = engine == "hf-eager"
     fl = (engine_floor(engine, model) if floor is None else floor) if eager else None
+    comm = comm_s(model, chip, batch, tp, ep, nodes, memory.dtype_bytes("bf16"), moe_allreduces)
     serial = weight_dtype in SERIAL_MATMUL_DTYPES
     return decode_step(model, batch, context, bw, rate, tp, fl,
                        measured_copy_bandwidth() if eager else None, memory.dtype_bytes(weight_dtype),
-                       memory.dtype_bytes(kv_dtype), comm_s(model, chip, batch, tp, ep, nodes,
-                                                            memory.dtype_bytes("bf16")),
+                       memory.dtype_bytes(kv_dtype), comm,
                        engine_small_kernels_s(engine, model), "transformers" if eager else "engine", ep,
                        overlap=not serial,
                        activation_bytes_per_token=matmul_activation_bytes_per_token(model, tp) if serial else 0.0,
-                       norm_bytes_per_token=0.0 if eager else replicated_norm_bytes_per_token(model))
+                       norm_bytes_per_token=0.0 if eager else engine_elementwise_bytes_per_token(model, tp, weight_dtype))
 
 
 def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: int, engine: str = "cuda-graph",
                     tp: int = 1, ep: int = 1, weight_dtype: str = "bf16", nodes: int = 1,
-                    matmul_flops: float | None = None) -> float:
+                    matmul_flops: float | None = None, moe_allreduces: int = 1,
+                    attention_dtype: str | None = None) -> float:
     """Seconds to prefill ``batch`` prompts of ``prompt`` tokens: the longer of its FLOPs (``2 N_active`` per
     token plus causal attention, sliding windows applied) at the matmul rate and one read of the weights each GPU
     holds (:func:`read_params_per_gpu`: with ``ep`` groups every group reads its own copy of all but the experts; FP8
     weights: their sum, the matmuls' inputs and outputs added to the bytes, :func:`matmul_s`),
-    plus the collectives of ``tp`` / ``ep`` over ``batch x prompt`` tokens, plus the engine's floor once."""
+    plus the collectives of ``tp`` / ``ep`` over ``batch x prompt`` tokens (``moe_allreduces``: :func:`comm_s`).
+    "cuda-graph": plus the fused engine's element-wise passes over every prompt token
+    (:func:`engine_elementwise_bytes_per_token`, as :func:`mlcalc.servemeasured.inflight` charges a prompt's tokens);
+    "hf-eager": at least the engine's floor. ``attention_dtype``: the dtype the engine runs the prompt's attention in
+    (one of :data:`ATTENTION_DTYPES`; None: the weights'), its FLOPs at that dtype's matmul rate (scaled as
+    ``matmul_flops`` scales the weights' rate): TensorRT-LLM 0.9.0's FP8 engines ran it in 16-bit
+    (:func:`mlcalc.servemeasured.engine_facts`).
+
+    Llama 2 7B on one H100 SXM in FP8, a 2,048-token prompt with the attention in 16-bit, as TensorRT-LLM 0.9.0 ran
+    it: the prompt's 1.1 TFLOPs of attention (0.54 GFLOPs a token, all layers) at 795 rather than 1,403 TFLOPS (the
+    achievable table's bf16 and FP8 rates) add 0.6 ms to the 30.3 ms it takes with FP8 attention:
+
+    >>> m = memory.model_preset("Llama-2 7B")
+    >>> fp8 = predict_prefill(m, "H100-SXM", 1, 2048, weight_dtype="fp8")
+    >>> round(fp8 * 1e3, 1), round((predict_prefill(m, "H100-SXM", 1, 2048, weight_dtype="fp8",
+    ...                                             attention_dtype="fp16") - fp8) * 1e3, 1)
+    (30.3, 0.6)
+    """
     _check.choice("engine", engine, ENGINES)
     b = _check.positive_int("batch", batch)
     p = _check.positive_int("prompt", prompt)
@@ -1201,7 +1300,11 @@ def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: in
     local_ctx = min(mean_ctx, lay.window) if lay.local_layers else 0.0
     attn_tok = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                            + lay.local_layers * local_ctx)
-    flops = b * p * (2.0 * model.n_active_params() + attn_tok)
+    # the attention's FLOPs at its own dtype's rate where the engine runs it in another dtype than the weights'
+    adt = weight_dtype if attention_dtype is None else _check.choice("attention_dtype", attention_dtype,
+                                                                       ATTENTION_DTYPES)
+    attn_rate = rate if adt == weight_dtype else rate * matmul_rate(chip, adt) / matmul_rate(chip, weight_dtype)
+    flops = b * p * (2.0 * model.n_active_params() + attn_tok * rate / attn_rate)
     weights = read_params_per_gpu(model, b * p, tp, ep) * memory.dtype_bytes(weight_dtype)
     if weight_dtype in SERIAL_MATMUL_DTYPES:
         moved = weights + b * p * matmul_activation_bytes_per_token(model, tp)
@@ -1209,9 +1312,11 @@ def predict_prefill(model: memory.ModelConfig, chip: str, batch: int, prompt: in
     else:
         t = matmul_s(weights, flops / n, read_bandwidth(chip), rate)
     fl = engine_floor(engine, model)
-    if fl is not None:
+    if fl is None:  # the fused engine's element-wise passes over every prompt token of its attention group
+        t += -(-b * p // ep) * engine_elementwise_bytes_per_token(model, tp, weight_dtype) / read_bandwidth(chip)
+    else:
         t = max(t, fl.fixed_s + model.n_layers * fl.per_layer_s)
-    return t + comm_s(model, chip, b * p, tp, ep, nodes)
+    return t + comm_s(model, chip, b * p, tp, ep, nodes, moe_allreduces=moe_allreduces)
 
 
 # --------------------------------------------------------------------------- load: continuous batching
@@ -1321,23 +1426,34 @@ class StepModel(NamedTuple):
     decode(B, T) = base(B) + per_cached_token_s x T, with base interpolated over powers of two of the batch;
     prefill(tokens, attended) = max(read weights once, (2 N_active tokens + attention) / rate), their sum when
     ``serial`` (FP8 weights: :data:`SERIAL_MATMUL_DTYPES`).
+
+    ``by_rows``: ``base_s`` is the work of one iteration of that many rows through the layers, a decode token and
+    a prompt token alike (:func:`mlcalc.mlperf.step_model`: the in-flight law, whose tiles make that work a step
+    function of the rows, not a line), and ``head_s`` the output projection's at that many rows that compute
+    logits; an iteration of ``B`` decode and ``k`` prompt tokens, ``f`` of whose prompts end in it, then costs
+    base(B + k) + head(B + f) + per_cached_token_s x T + its prompt attention, and ``batches`` runs to the chunk
+    budget.
     """
 
     batches: tuple[int, ...]  # 1, 2, 4, ... max_batch
     base_s: tuple[float, ...]  # decode step at each batch with an empty cache (weights, floor, collectives)
     per_cached_token_s: float  # added per token held in the replica's KV cache (reading it once)
-    prefill_per_token_s: float  # 2 N_active / (GPUs x rate), plus the collectives per token
+    prefill_per_token_s: float  # 2 N_active / (GPUs x rate), plus the collectives and element-wise passes per token
     attention_per_pair_s: float  # one query-key pair of prefill attention, all layers
     prefill_min_s: float  # a prefill iteration cannot beat one read of the weights (or the engine floor)
     kv_capacity_tokens: int  # KV tokens the replica holds beside its weights (every layer; windows aside)
     kv_tokens_per_request_token: float  # share of a full-attention token one context token costs (windows: < 1)
     serial: bool = False  # FP8 matmuls: an iteration's weight read and its tokens' work add (:func:`matmul_s`)
+    by_rows: bool = False  # base_s is an iteration's work at that many rows, prompt tokens included (see above)
+    head_s: tuple[float, ...] = ()  # by rows: the output projection at each of ``batches`` rows that compute logits
 
 
 def step_model(model: memory.ModelConfig, chip: str, engine: str = "cuda-graph", tp: int = 1, ep: int = 1,
                max_batch: int = 256, weight_dtype: str = "bf16", kv_dtype: str = "bf16", nodes: int = 1,
                context_hint: int = 2048) -> StepModel:
-    """Fit the replica's iteration times from :func:`predict_decode` / :func:`predict_prefill` (a few calls)."""
+    """Fit the replica's iteration times from :func:`predict_decode` / :func:`predict_prefill` (a few calls): a
+    prompt token's matmul FLOPs, collectives and ("cuda-graph") element-wise passes
+    (:func:`engine_elementwise_bytes_per_token`) as :func:`predict_prefill` charges them."""
     mb = _check.positive_int("max_batch", max_batch)
     if mb > MAX_BATCH:
         raise ValueError(f"max_batch={max_batch!r} is not allowed: at most {MAX_BATCH:,}")
@@ -1352,9 +1468,11 @@ def step_model(model: memory.ModelConfig, chip: str, engine: str = "cuda-graph",
     lay = memory.kv_layout(model)
     pair = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * lay.global_layers / (n * rate)
     serial = weight_dtype in SERIAL_MATMUL_DTYPES
-    per_token = (2.0 * model.n_active_params() / (n * rate) + comm_s(model, chip, 4096, tp, ep, nodes) / 4096
-                 + (matmul_activation_bytes_per_token(model, tp) / read_bandwidth(chip) if serial else 0.0))
     fl = engine_floor(engine, model)
+    per_token = (2.0 * model.n_active_params() / (n * rate) + comm_s(model, chip, 4096, tp, ep, nodes) / 4096
+                 + (matmul_activation_bytes_per_token(model, tp) / read_bandwidth(chip) if serial else 0.0)
+                 + (engine_elementwise_bytes_per_token(model, tp, weight_dtype) / (ep * read_bandwidth(chip))
+                    if fl is None else 0.0))
     floor = 0.0 if fl is None else fl.fixed_s + model.n_layers * fl.per_layer_s
     pmin = max(floor, weight_params_per_gpu(model, tp, ep) * memory.dtype_bytes(weight_dtype) / read_bandwidth(chip))
     cap = kv_capacity_tokens(model, chip, tp, ep, weight_dtype, kv_dtype)
@@ -1395,15 +1513,25 @@ def _percentile(xs: list[float], q: float) -> float:
 
 
 def _base(sm: StepModel, b: int) -> float:
-    """Decode base time at batch ``b``, linear between the fitted powers of two."""
-    bs, ts = sm.batches, sm.base_s
+    """Decode base time at batch ``b`` (with ``sm.by_rows``: the layers' work at ``b`` rows), linear between the
+    fitted points."""
+    return _between(sm.batches, sm.base_s, b)
+
+
+def _head(sm: StepModel, b: int) -> float:
+    """With ``sm.by_rows``: the output projection at ``b`` rows that compute logits (0 without a table or rows)."""
+    return _between(sm.batches, sm.head_s, b) if sm.head_s and b > 0 else 0.0
+
+
+def _between(bs: tuple[int, ...], ts: tuple[float, ...], b: int) -> float:
+    """``ts`` at ``b``, linear between the points ``bs``; the first below them, in proportion beyond them."""
     if b <= bs[0]:
         return ts[0]
-    for i in range(1, len(bs)):
-        if b <= bs[i]:
-            f = (b - bs[i - 1]) / (bs[i] - bs[i - 1])
-            return ts[i - 1] + f * (ts[i] - ts[i - 1])
-    return ts[-1] * b / bs[-1]
+    if b > bs[-1]:
+        return ts[-1] * b / bs[-1]
+    i = bisect.bisect_left(bs, b)
+    f = (b - bs[i - 1]) / (bs[i] - bs[i - 1])
+    return ts[i - 1] + f * (ts[i] - ts[i - 1])
 
 
 def _check_chunk(chunk_tokens: float, name: str = "chunk_tokens") -> float:
@@ -1462,13 +1590,19 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         raise ValueError(f"max_requests={max_requests!r} is not allowed: at most {SIM_MAX_REQUESTS_CHECK:,}")
     if not 0 < n <= top:
         raise ValueError(f"requests={n!r} is not allowed: from 1 to {top:,}")
+    if not reqs[-1][0] > 0:  # the offered rate divides by the last arrival (trace_requests refuses this too)
+        raise ValueError(f"arrival_s={reqs[-1][0]!r} for the last request is not allowed: arrivals must spread in "
+                         "time (the last one after 0 s)")
     cap = sm.kv_capacity_tokens
     big = max(reqs, key=lambda q: q[1] + q[2])
     if math.ceil((big[1] + big[2]) * sm.kv_tokens_per_request_token) > cap:
         raise ValueError(f"a request of {big[1]:,} + {big[2]:,} tokens is not allowed: its KV cache needs more than "
                          f"the replica's {cap:,} tokens of room")
     c = sm.per_cached_token_s
-    bt = [_base(sm, b) for b in range(mb + 1)]  # the decode base at every batch the run can hold, read per event
+    # the decode base at every batch the run can hold (by rows, its logits included), read per event; by rows also
+    # the layers' work at every row count an iteration can carry (the budget, one more where the batch fills it)
+    bt = [_base(sm, b) + _head(sm, b) for b in range(mb + 1)]
+    rt = [_base(sm, b) for b in range(max(mb, int(ck)) + 2)] if sm.by_rows else []
     A = [q[0] for q in reqs]  # arrivals, prompts, outputs, KV reservations: read once
     P = [q[1] for q in reqs]
     O = [q[2] for q in reqs]
@@ -1539,8 +1673,11 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
         if not ck and admitted:
             toks = sum(P[r] for r in admitted)
             pairs = sum(P[r] * (P[r] + 1) / 2.0 for r in admitted)
-            work = toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
-            t += _combined_s(sm.prefill_min_s, work, not sm.serial)
+            if sm.by_rows:
+                t += _base(sm, toks) + _head(sm, len(admitted)) + pairs * sm.attention_per_pair_s
+            else:
+                work = toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
+                t += _combined_s(sm.prefill_min_s, work, not sm.serial)
             prefilled(admitted)
             continue
         if ck and admitted:
@@ -1565,7 +1702,9 @@ def simulate_replica(sm: StepModel, reqs: list[tuple[float, int, int]], max_batc
                     finished.append(r)
             dec = bt[B] + c * T if B else 0.0
             comp = (toks + B) * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s
-            if sm.serial:  # the decode step holds the weight read and its B tokens' work; the chunk's tokens add
+            if sm.by_rows:  # B + toks rows through the layers, logits for the decode rows and the prompts done
+                dt = rt[B + toks] + _head(sm, B + len(finished)) + c * T + pairs * sm.attention_per_pair_s
+            elif sm.serial:  # the decode step holds the weight read and its B tokens' work; the chunk's tokens add
                 dt = (dec + toks * sm.prefill_per_token_s + pairs * sm.attention_per_pair_s if B
                       else sm.prefill_min_s + comp)
             else:
@@ -1939,19 +2078,19 @@ def plan_serving_offers(model: memory.ModelConfig, offer_names: tuple[str, ...],
 
 __all__ = [
     "DECODE_RECORD", "DECODE_METERED", "DECODE_ROUNDS", "DECODE_RUNS",
-    "SERIAL_MATMUL_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", "expert_activation_bytes_per_token", "CACHE_LAYOUTS", "COPY_CALIBRATION",
+    "SERIAL_MATMUL_DTYPES", "ATTENTION_DTYPES", "matmul_s", "matmul_activation_bytes_per_token", "expert_activation_bytes_per_token", "CACHE_LAYOUTS", "COPY_CALIBRATION",
     "DECODE_RUN", "DEFAULT_BATCHED_TOKENS", "DENSE_LAYOUTS", "DecodeStep", "Disaggregated", "ENGINES", "Floor",
     "LoadResult", "MAX_BATCH", "MAX_REPLICAS", "MOE_LAYOUTS", "PLAN_MAX_SIMS", "PLAN_REQUESTS",
     "PLAN_REQUESTS_DEFAULT", "SIM_MAX_EVENTS", "SIM_MAX_OUTPUT", "SIM_MAX_PROMPT", "SIM_MAX_REQUESTS", "SIM_MAX_REQUESTS_CHECK", "SIM_WARMUP",
     "Serving", "StepModel", "TENSOR_PARALLEL", "Workload", "arch_family", "attention_extra_bytes",
-    "attention_flops_per_token", "attention_time_s", "comm_s", "decode_step", "draw_requests", "engine_floor",
+    "attention_flops_per_token", "attention_time_s", "comm_s", "gemm_allreduce_comm_s", "FUSED_ALLREDUCE_PRODUCTS", "decode_step", "draw_requests", "engine_floor",
     "interpolate", "engine_small_kernels_s", "hf_small_kernels_s", "replicated_norm_bytes_per_token",
     "RESIDUAL_NORM_BYTES_PER_VALUE", "kv_capacity_tokens", "kv_split", "matmul_rate", "measured_copy_bandwidth",
     "measured_decode", "measured_floor", "measured_read_bandwidth", "null_kernel_s", "ops_per_layer", "plan_serving",
     "plan_serving_offers", "predict_decode", "predict_prefill", "prefill_s", "read_bandwidth", "read_fraction",
     "sequence_kv_bytes", "serving_offers", "simulate_disaggregated", "simulate_replica", "step_model",
     "tp_allreduce_s", "trace_requests", "MatmulLaw", "matmul_law_from", "KERNEL_RUN", "kernel_probes",
-    "measured_matmul_law", "chip_matmul_law", "sustained_matmul_rate", "gemm_law_s", "layers_gemm_law_s", "FP8_QUANT_BYTES_PER_VALUE", "SWIGLU_BYTES_PER_VALUE", "layer_elementwise_bytes_per_token", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
+    "measured_matmul_law", "chip_matmul_law", "sustained_matmul_rate", "gemm_law_s", "layers_gemm_law_s", "FP8_QUANT_BYTES_PER_VALUE", "SWIGLU_BYTES_PER_VALUE", "layer_elementwise_bytes_per_token", "engine_elementwise_bytes_per_token", "decode_kernels", "kernel_weight_s", "SDPA_WAYS", "sdpa_prefill_s",
     "masked_decode_attention_law", "weight_params_per_gpu", "read_params_per_gpu", "kv_bytes_per_token_per_gpu", "attention_dp_comm_s", "ADP_ROUTE_BYTES_PER_EXPERT",
 ]
 

@@ -614,6 +614,83 @@ def mmha_checks() -> list[MmhaCheck]:
     return out
 
 
+# --------------------------------------------------------------------------- v0.9.0's MoE all-reduces (record)
+
+def trtllm_v090_moe_allreduces(model: memory.ModelConfig, tp: int = 1) -> int:
+    """All-reduces the feed-forward block of one MoE layer makes in TensorRT-LLM 0.9.0's FP8 engines, where the MoE
+    plugin has no FP8 runner and every expert runs on every token (:func:`mlcalc.servemeasured.moe_as_run`):
+    ``tensorrt_llm/layers/moe.py`` at commit 250d9c293d5edbc2a45c20775b3150b1eb68b364 builds each expert as a GatedMLP
+    with the layer's ``tp_group`` and ``tp_size`` in tensor-parallel mode (``MoeConfig.tp_mode`` defaults to
+    TENSOR_PARALLEL), its output projection a RowLinear (``FP8RowLinear`` under FP8, ``layers/mlp.py``) whose
+    ``multiply_reduce`` all-reduces its own output when ``tp_size > 1`` (``layers/linear.py``); the block adds no
+    all-reduce of its own in that mode. So ``n_experts`` all-reduces where a routed MoE kernel makes one, and 0 on one
+    GPU. A dense model: 1 (its MLP's).
+
+    Mixtral 8x7B on 2 GPUs: 8, with attention's 9 a layer, not the 2 :func:`mlcalc.serving.comm_s` charges:
+
+    >>> trtllm_v090_moe_allreduces(memory.model_preset("Mixtral 8x7B"), 2)
+    8
+    """
+    t = _check.positive_int("tp", tp)
+    if t == 1:
+        return 0
+    return model.n_experts if model.is_moe else 1
+
+
+class MoeAllreduceCheck(NamedTuple):
+    """A TensorRT-LLM 0.9.0 Mixtral row with every expert's all-reduce charged (record only)."""
+
+    chip: str
+    model: str
+    tp: int
+    batch: int
+    input: int
+    output: int  # 0: first-token latency
+    allreduces: int  # all-reduces of a MoE layer's feed-forward block (trtllm_v090_moe_allreduces)
+    error: float  # the model's (one all-reduce after the block), predicted / published - 1
+    error_charged: float  # with ``allreduces`` of them
+
+
+def moe_allreduce_checks() -> list[MoeAllreduceCheck]:
+    """Every v0.9.0 MoE row (throughput and first token) with its MoE layers' all-reduces counted as the release ran
+    them (:func:`trtllm_v090_moe_allreduces`), each at :func:`mlcalc.serving.comm_s`'s law. Record only: charged on
+    the book's per-dtype matmul law, these all-reduces put two H100 throughputs (512 x 128/128, 32 x 2048/2048) and
+    three of the four first tokens outside 25 % (the TensorRT-LLM family 135 of 169 to 130): that law's FP8 matmuls
+    (bytes and FLOPs added) already price Mixtral's first tokens within -1 % to +17 %, with no room for 7 more
+    all-reduces a layer. On the one matmul law (:func:`mlcalc.serving.gemm_law_s`, the element-wise passes charged)
+    11 of the 12 take them within 25 % (the H100's 32 x 2048/2048 at -31 %; first tokens +12 % to +24 %); see
+    :data:`mlcalc.serving.SERIAL_MATMUL_DTYPES` for what that law still loses elsewhere."""
+    from mlcalc import servemeasured as sm  # sm imports this module
+
+    from mlcalc import serving
+
+    tables = sm.published()
+    out = []
+    # (chip, model, GPUs, input, table, batch, output, published, error): tokens/s per GPU, or seconds (output 0)
+    rows = [(c.chip, c.model, c.gpus, c.input, tables["tables"][c.source], c.batch, c.output, c.published, c.error)
+            for c in sm.check_published()]
+    rows += [(f.chip, f.model, f.gpus, f.input, tables["first_token"][f.source], 1, 0, f.published_s, f.error)
+             for f in sm.check_first_token()]
+    for chip, name, gpus, prompt, table, batch, output, published, error in rows:
+        if "0.9.0" not in table["date"]:
+            continue
+        m = sm.moe_as_run(memory.model_preset(name), table.get("moe_path", "routed"))
+        n = trtllm_v090_moe_allreduces(m, gpus)
+        if not m.is_moe or n <= 1:
+            continue
+        facts = sm.engine_facts(table)
+        if output:
+            lat = sm.static_batch_latency_s(m, chip, batch, gpus, prompt, output, table["dtype"],
+                                            moe_allreduces=n, **facts)
+            err = batch * output / lat / gpus / published - 1.0
+        else:
+            pred = serving.predict_prefill(m, chip, 1, prompt, "cuda-graph", gpus, weight_dtype=table["dtype"],
+                                           moe_allreduces=n, **facts)
+            err = pred / published - 1.0
+        out.append(MoeAllreduceCheck(chip, name, gpus, batch, prompt, output, n, error, err))
+    return out
+
+
 # --------------------------------------------------------------------------- what the serving planner says was checked
 
 @lru_cache(maxsize=1)
@@ -818,7 +895,7 @@ def checked_range(model: memory.ModelConfig, chip: str, engine: str, batch: int,
                    f" {here} is inside the range the planner's own path ({fs}) was checked on.")
 
 
-__all__ = ["DECODE_PROTOCOL", "DecodeRounds", "decode_rounds", "decode_rounds_of", "round_points", "llama_shape", "DecodeCheck", "check_decode", "PacedWindow", "decode_point_window", "floor_probe_windows", "floor_work", "paced_floor", "check_decode_paced", "FIRST_POINT_RUN", "first_point_ratio", "decode_miss_cause", "CROSSOVER_BAND", "decode_layer_parts", "DecodeScore", "decode_scores", "PacedDecodeScore", "decode_paced_scores", "ProbePace", "host_probe_pace_slope", "BenchCheck", "check_benchmarks", "ENGINE_FAMILIES", "CheckedPath", "checked_paths", "CHECKED_SIZE_MARGIN", "checked_range", "attention_dp_record"]
+__all__ = ["DECODE_PROTOCOL", "DecodeRounds", "decode_rounds", "decode_rounds_of", "round_points", "llama_shape", "DecodeCheck", "check_decode", "PacedWindow", "decode_point_window", "floor_probe_windows", "floor_work", "paced_floor", "check_decode_paced", "FIRST_POINT_RUN", "first_point_ratio", "decode_miss_cause", "CROSSOVER_BAND", "decode_layer_parts", "DecodeScore", "decode_scores", "PacedDecodeScore", "decode_paced_scores", "ProbePace", "host_probe_pace_slope", "BenchCheck", "check_benchmarks", "ENGINE_FAMILIES", "CheckedPath", "checked_paths", "CHECKED_SIZE_MARGIN", "checked_range", "attention_dp_record", "trtllm_v090_moe_allreduces", "MoeAllreduceCheck", "moe_allreduce_checks"]
 
 
 # Object parameters (a DecodeCheck, a ModelConfig) are checked by type before each call.

@@ -1228,6 +1228,17 @@ def _passes(model: ModelConfig, gemms: Sequence[Gemm], att: Mapping[str, float],
         # brings the two FSDP cases back under the queue (-19.5 -> -11.7 %, -16.2 -> -11.7 %; 156 -> 158 of 167,
         # still monotone); the tensor-parallel and one-GPU cases have no overlapped collective and stay out. tests/core/test_steptime_host_monotone.py pins where
         # and by how much today's step falls.
+        # sync16 ran the four again and profiled them (h200x4-2026-11-28-sync16, 4 x H200, predictions landed before):
+        # no step waits for the device inside it (0-0.14 ms of synchronising CUDA calls a step, every rank), so no sync
+        # point drains the queue; the steps ran 5-22 % faster than the record's (324 / 356 / 820 / 202 ms), and at the
+        # engine's own host constants the queue rule gives -15.4 / -1.2 / +5.7 / +2.4 % (op-by-op +5.5 / +9.6 / +43.4 /
+        # +5.1 %): the TP 2 16k and one-GPU misses are their hosts (blind10's slowest rank issued for 0.90-0.99 of each step; host7c's
+        # issue time x pace 17.5 thousand runs, as on the five faster hosts of that configuration, 17.4-19.8), the
+        # FSDP 4 8B one its device (compute kernels busy 291-306 ms against 250 priced; 60-73 % of them under an NCCL
+        # kernel, against 28-39 % under FSDP 2, each operation slowed alike on both: wave16, at COLLECTIVE_INTERFERENCE).
+        # Scored: scripts/gpu/score_sync16.py. Not pre-registered:
+        # on that host the queue rule with COLLECTIVE_INTERFERENCE holds all four within 8 % (FSDP 4 8B -7.1 %), today's
+        # default three (TP 2 16k +43.4 %); on the record the pair has 158 of 167, so the default stays.
         if host[phase] >= dev[f"{phase}: matmuls"] + dev[f"{phase}: attention"] + dev[f"{phase}: element-wise"]:
             parts[phase] = host[phase]
     dev["optimizer"] = eb["optimizer: fused AdamW"] / bw
@@ -1632,7 +1643,30 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
 #: within 5 points of +22.2 %. So the rule stays off: where it brought two FSDP cases back (see :func:`_passes`) it
 #: charged millisecond kernels four times what they measured. Published: Lee et al. 2025 ("Characterizing Compute-Communication Overlap in GPU-Accelerated
 #: Distributed Deep Learning: Performance and Power Implications", arXiv 2507.03114) measured compute slowed 18.9 % on
-#: average, at most 40.0 %, beside collectives on 4 A100, H100, MI250 and MI210.
+#: average, at most 40.0 %, beside collectives on 4 A100, H100, MI250 and MI210. In training steps (sync16,
+#: h200x4-2026-11-28-sync16, profiled, after the call) score_sync16 put each compute kernel beside an NCCL kernel against
+#: the kernels of its name alone in the same step: +17-21 % under FSDP 2 Llama 2 7B and +42-92 % under FSDP 4 Llama 3 8B
+#: (1 x 2048 tokens, 4 x H200). wave16 (scripts/gpu/wave16_beside.py, post hoc, labelled; no call) read both records
+#: again for a rule from the hardware, SMs taken x waves x overlapped share, and it does not hold:
+#: - NCCL ran 24 channels, one block each, on 4 ranks as on 2 (coll10b's INFO log; overlap15b's trace), so the SMs taken
+#:   cannot tell 2 ranks from 4.
+#: - overlap15b's collectives outlasted every timed window (1.36 x or more: overlapped share 1), yet the wave-quantised
+#:   bound on 108 of 132 SMs is within 5 points of 0 of its 14 GEMM cases: 8 above it (2,048-row GEMMs +22-72 %
+#:   against +17-50 %), 6 below (Llama 3 8B's up projection at 2,048 rows +18-19 % against +29 %, millisecond GEMMs
+#:   +3-4 % against +19-21 %). The overlapped share cannot explain the long kernels' small slowdowns there: they were
+#:   covered whole.
+#: - sync16's +42-92 % compared different GEMMs (cuBLAS runs a layer's small and large backward GEMMs under one kernel
+#:   name: 27 us alone, 560 us beside). Matched by their place in the layer (the 12 kernels either side), 4 ranks slow
+#:   each operation as 2 do: per second under a collective GEMMs +35-71 % (4 ranks) / +49 % (2), attention +15-18 / +16-20
+#:   %, element-wise +24-36 / +35-37 %. What differs is the share: 60-73 % of the FSDP 4 8B step's compute runs under an
+#:   NCCL kernel, 28-39 % of FSDP 2 7B's (NCCL busy 207-277 ms against 121-143). The engine's schedule has about that
+#:   share beside its collectives (priced collectives over device total: 148 / 250 = 0.59, 102 / 319 = 0.32).
+#: - At those rates the step loses 0.24-0.36 s per second of compute under a collective (this rule: 24 / 132 = 0.18):
+#:   50-76 ms on FSDP 4 8B against the 27 ms this rule charges (27-39 against 19 on FSDP 2 7B), partly because the
+#:   collectives themselves ran 1.4-1.9 x the engine's price (148 ms) beside the kernels. Their compute, that excess
+#:   taken off, is 243-262 ms: the 250 ms the engine prices. So the FSDP 4 8B miss under the queue rule is interference,
+#:   but no rule from SMs and waves prices it; the loss per overlapped second and the collectives' stretch are not
+#:   derived, and none is fitted. tests/scripts/test_wave16.py.
 COLLECTIVE_INTERFERENCE = False
 
 

@@ -529,12 +529,33 @@ def h100mg_cases() -> list[dict[str, Any]]:
 H100MG_BASELINE = ("w2-tp2-1B-s1024-mb8-m12",)
 
 
+def sync16_cases() -> list[dict[str, Any]]:
+    """The sync16 call (``scripts/gpu/run_sync16.sh``, session 39, issue 24): the four configurations whose measured
+    step is longer than both the engine's host total and its device total under the launch-queue rule
+    (``steptime.HOST_RULE = "queue"``), each profiled (``probe``: timed steps, then :data:`PROBE_STEPS` under
+    torch.profiler with a compact trace of kernels and CUDA runtime calls kept): FSDP 4 Llama 3 8B at 1 x 2048
+    (h200x4-2026-11-26-train-dist4), FSDP 2 Llama 2 7B at 1 x 2048 checkpointed (h200x2-2026-11-26-train-dist-heldout),
+    TP 2 Llama 3.2 3B at 1 x 16,384 checkpointed (h200x2-2026-11-27-blind10) and Llama 3.2 3B on one GPU at 1 x 2048
+    checkpointed (h200x4-2026-11-27-train-host7c): same model, layout, sequence, micro-batch and checkpointing. What
+    the traces decide (predictions and scoring committed before the call: scripts/gpu/sync16_predictions.json):
+    whether the host waits for the device inside a step (synchronising CUDA calls), whether one rank's host sets the
+    others' pace (their NCCL kernels waiting), or neither."""
+    b3, b8, l7 = _untied("Llama-3.2 3B"), models.preset("Llama-3 8B"), models.preset("Llama-2 7B")
+    return [
+        case(b8, 4, 2048, 1, False, dp=4, probe=True, tag="s16"),
+        case(l7, 2, 2048, 1, True, dp=2, probe=True, tag="s16"),
+        case(b3, 2, 16384, 1, True, tp=2, probe=True, tag="s16"),
+        case(b3, 1, 2048, 1, True, probe=True, tag="s16"),
+    ]
+
+
 SWEEPS = {"first": gpu_cases, "heldout": heldout_cases, "four": four_cases, "rerun": rerun_cases,
           "dist4b": dist4b_cases, "dist5": dist5_cases, "dist5b": dist5b_cases, "dist5c": dist5c_cases,
           "dist6": dist6_cases, "dist6b": dist6b_cases,
           "dist6c": dist6c_cases, "host7": host7_cases, "host7c": host7_cases, "host8": host8_cases,
           "host8b": host8b_cases, "blind10": blind10_cases, "blind11": blind11_cases,
-          "meter12": meter12_cases, "h100mg": h100mg_cases}
+          "meter12": meter12_cases, "h100mg": h100mg_cases,
+          "sync16": sync16_cases}
 
 
 def cpu_cases() -> list[dict[str, Any]]:
@@ -1274,7 +1295,9 @@ def trace_summary(events: list[dict[str, Any]], steps: list[dict[str, float]]) -
             continue
         lo = float(a["ts"])
         hi = lo + st["wall_s"] * 1e6
-        issue_hi = lo + st["issue_s"] * 1e6
+        # the step's Python returns when its annotation ends: the issue time (timed from before the annotation) would
+        # reach into the synchronize after it, which the host's blocked time counted up to sync16
+        issue_hi = min(lo + st["issue_s"] * 1e6, lo + float(a.get("dur", float("inf"))))
         ks = [e for e in kern if float(e["ts"]) < hi and float(e["ts"]) + float(e["dur"]) > lo]
         nccl = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ks if "nccl" in e["name"].lower()]
         comp = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ks if "nccl" not in e["name"].lower()]
@@ -1710,7 +1733,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = torch.device("cuda", local)
         dist.init_process_group("nccl", timeout=timedelta(seconds=args.nccl_timeout_s), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
-    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind1", "meter1", "h100mg")) else cpu_cases()) if cpu
+    cases = [c for c in ((tiny_cases(SWEEPS[args.sweep]()) if args.sweep.startswith(("dist5", "dist6", "host7", "host8", "blind1", "meter1", "h100mg", "sync16")) else cpu_cases()) if cpu
                          else SWEEPS[args.sweep]()) if c["world"] == world]
     if args.lane:
         cases = [c for c in cases if c.get("lane", "") == args.lane]

@@ -29,6 +29,8 @@ def test_the_families_read_every_run_of_their_data():
     assert len(accuracy.cases("train-multigpu-step")) == n_dist - len(distruns.step_history()) == 167
     assert len(accuracy.cases("decode")) == len(serving.check_decode(serving.DECODE_RECORD))
     assert len(accuracy.cases("collectives")) == 10  # five collectives over 4 and over 2 GPUs
+    # lat16: three collectives over 4 and 2 GPUs at the five sizes fixed before the call (8 KiB-32 MiB)
+    assert len(accuracy.cases("collectives-small")) == 30
 
 
 def test_summary_is_the_cases():

@@ -42,8 +42,8 @@ SKIP = {"register_flops_table", "unregister_flops_table", "flops_sources", "reci
         "clean"}  # vl.clean turns any number into one a chart can carry (None for a gap): signed, total by design
 # Results that may be negative by meaning (every other number returned is a size, time, count, rate,
 # ratio or fraction).
-SIGNED_FIELDS: set[str] = {"error", "error_per_query_head"}  # a prediction's relative error against a measurement or a
-#                                                            published figure (mlcalc.serving_record.MmhaCheck: two)
+SIGNED_FIELDS: set[str] = {"error", "error_per_query_head", "error_charged"}  # a prediction's relative error against
+#   a measurement or a published figure (mlcalc.serving_record.MmhaCheck and MoeAllreduceCheck: two each)
 
 # Valid values of the text parameters, by name.
 CHOICES: dict[str, list] = {

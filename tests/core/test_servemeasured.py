@@ -218,13 +218,11 @@ def test_v090_fp8_moe_rows_ran_every_expert():
     experts16 = mix.n_moe_layers * mix.n_experts * mix.mlp_params_per_expert() * 2.0
     ttft = next(c for c in sm.check_first_token() if c.model == "Mixtral 8x7B" and c.input == 128 and c.chip == "H100-SXM")
     assert experts16 / 2 / serving.spec("H100-SXM").memory_bandwidth_bytes_per_s > ttft.published_s == 0.0134
-    # with every expert run, 6 of the 8 static Mixtral rows are within 25 % (1 with routed FP8 experts), and both
-    # first tokens (the 2,048-token one -57 % routed); the misses over-predict the H200's decode-bound rows (cause:
-    # the page's GQA kernels, as Mistral's)
+    # with every expert run, all 8 static Mixtral rows are within 25 % (1 with routed FP8 experts; 6 before the fused
+    # engine's element-wise passes were charged, the two H200 rows of 2,048 out at +26 %/+28 %), and both first
+    # tokens (the 2,048-token one -57 % routed)
     rows = [c for c in sm.check_published() if c.model == "Mixtral 8x7B"]
-    assert len(rows) == 8 and sum(abs(c.error) <= 0.25 for c in rows) == 6
-    assert all(c.chip == "H200-SXM" and c.output == 2048 and c.error > 0.25 and "XQA" in c.cause
-               for c in rows if abs(c.error) > 0.25)
+    assert len(rows) == 8 and all(abs(c.error) <= 0.25 for c in rows)
     first = {c.input: c for c in sm.check_first_token() if c.model == "Mixtral 8x7B" and c.chip == "H100-SXM"}
     assert abs(first[2048].error) <= 0.25 and abs(first[128].error) <= 0.25 and not first[128].cause
     routed = sm.static_batch_tokens_per_s(mix, "H200-SXM", 1024, 2, 128, 128, "fp8")
@@ -254,32 +252,29 @@ def test_v090_mistral_mixtral_misses_state_the_mmha_count():
     gqa = [c for c in checks if c.kv_reads > 1]
     assert {c.model for c in gqa} == {"Mistral 7B", "Mixtral 8x7B"} and len(gqa) == 16
     # TensorRT-LLM v0.9.0 performance.md (H200, FP8): Mistral 7B, 56 sequences of 2,048 in and 2,048 out, 3,867 tokens/s
-    # per GPU: its cache read once per query head at the H200's read rate gives the same within 1 % (+132 % read once)
+    # per GPU: its cache read once per query head at the H200's read rate gives the same within 2 % (+125 % read once)
     h200 = next(c for c in gqa if (c.chip, c.model, c.batch, c.output) == ("H200-SXM", "Mistral 7B", 56, 2048))
-    assert h200.published == 3867 and abs(h200.error_per_query_head) < 0.01 and h200.error > 1.3
+    assert h200.published == 3867 and abs(h200.error_per_query_head) < 0.02 and h200.error > 1.2
     within_q = sum(abs(c.error_per_query_head) <= 0.25 for c in gqa)
     within_now = sum(abs(c.error) <= 0.25 for c in gqa)
-    assert (within_q, within_now) == (13, 6)
+    assert (within_q, within_now) == (14, 9)
     over = [c for c in gqa if c.error_per_query_head > 0.25]
     under = sorted((c for c in gqa if c.error_per_query_head < -0.25), key=lambda c: c.model)
     # the count does not hold on every row: two H100 rows the engine ran faster than it allows (not the model)
     assert [(c.chip, c.model, c.input, c.output) for c in under] == [
         ("H100-SXM", "Mistral 7B", 2048, 2048), ("H100-SXM", "Mixtral 8x7B", 2048, 2048)]
-    assert [(c.chip, c.batch) for c in over] == [("H200-SXM", 896)]
+    # none over since the fused engine's element-wise passes are charged (the H200's Mistral 896 x 128/128 was +33 %)
+    assert not over
     mis = [c for c in gqa if c.model == "Mistral 7B"]
     l7 = [c for c in checks if c.model == "Llama-2 7B"]
     bw100 = serving.read_bandwidth("H100-SXM")
     assert max(c.query_head_rate for c in mis if c.chip == "H100-SXM") > 1.4 * bw100  # beyond the H100's reads
-    o = over[0]
-    m = next(c for c in l7 if (c.chip, c.batch, c.input, c.output) == (o.chip, o.batch, o.input, o.output))
 
     def rng(xs):
         return f"{min(xs) / 1e12:.1f}-{max(xs) / 1e12:.1f}"
 
     # every miss of these rows states that count, its numbers as computed here
-    stated = [f"{within_q} of the {len(gqa)} Mistral and Mixtral rows are within 25 % ({within_now} as modelled)",
-              f"Mistral {o.batch} x {o.input}/{o.output} stays at {round(o.error_per_query_head * 100):+d} %",
-              f"of that shape ({round(m.error * 100):+d} %",
+    stated = [f"{within_q} of the {len(gqa)} Mistral and Mixtral rows are within 25 % ({within_now} as modelled).",
               "2,048/2,048 rows at " + " and ".join(f"{round(c.error_per_query_head * 100):+d} %" for c in under),
               f"{rng([c.query_head_rate for c in mis if c.chip == 'H100-SXM'])} TB/s on the H100, whose read rate is "
               f"{bw100 / 1e12:.1f} TB/s, and {rng([c.query_head_rate for c in mis if c.chip == 'H200-SXM'])} on the H200",
@@ -310,7 +305,7 @@ def test_tensorrt_llm_70b_gap_is_the_release():
     # the same predictions against the v0.6.1 figures (the table the book compared with before)
     pred70 = [c.predicted for c in sm.check_published() if c.model == "Llama-2 70B" and c.chip == "H100-SXM"]
     old = [p / v061 - 1 for p, v061 in zip(pred70, v["llama2_70b_v061"])]
-    assert max(old) > 0.95 and max(old) > max(errs70)  # +99.6 % (+100 % before issue 24's channel rule)
+    assert max(old) > 0.9 and max(old) > max(errs70)  # +93.6 % (+99.6 % before the element-wise passes)
     # the planner's list is the same v0.9.0 rows
     assert len(serving.check_benchmarks()) == len(sm.check_published()) + len(sm.check_first_token())
 
@@ -347,20 +342,21 @@ def test_one_output_token_is_the_context_step_alone():
     for c in sm.check_first_token():
         model = sm.moe_as_run(memory.model_preset(c.model), "all-experts")
         assert c.predicted_s == serving.predict_prefill(model, c.chip, 1, c.input, "cuda-graph", c.gpus,
-                                                        weight_dtype="fp8")
-    pre = serving.predict_prefill(llama, "H100-SXM", 56, 2048, "cuda-graph", 1, weight_dtype="fp8")
+                                                        weight_dtype="fp8", attention_dtype="fp16")
+    pre = serving.predict_prefill(llama, "H100-SXM", 56, 2048, "cuda-graph", 1, weight_dtype="fp8",
+                                  attention_dtype="fp16")
     step = serving.predict_decode(llama, "H100-SXM", 56, 2048 + 1024, "cuda-graph", 1, weight_dtype="fp8",
                                   kv_dtype="fp8").step_s
-    assert sm.static_batch_tokens_per_s(llama, "H100-SXM", 56, 1, 2048, 2048, "fp8") == pytest.approx(
+    assert sm.static_batch_tokens_per_s(llama, "H100-SXM", 56, 1, 2048, 2048, "fp8", attention_dtype="fp16") == pytest.approx(
         56 * 2048 / (pre + 2047 * step))
     # every row whose context step is 11 ms or more is within 25 % (the Mixtral 128-token rows, +81 % and +57 % with
     # a decode step added; Llama 2 70B at TP 4, +40 % and +32 %); the misses are the four one-GPU 128-token rows,
-    # under by about the same time on both cards (2.5-2.8 ms, the H200's faster memory not shrinking it): host time
+    # under by about the same time on both cards (2.2-2.6 ms, the H200's faster memory not shrinking it): host time
     checks = sm.check_first_token()
     assert all(abs(c.error) <= 0.25 for c in checks if c.predicted_s >= 0.011)
     misses = [c for c in checks if abs(c.error) > 0.25]
     assert {(c.gpus, c.input) for c in misses} == {(1, 128)} and len(misses) == 4
-    assert all(0.0025 <= c.published_s - c.predicted_s <= 0.0029 and "host" in c.cause for c in misses)
+    assert all(0.0021 <= c.published_s - c.predicted_s <= 0.0026 and "host" in c.cause for c in misses)
     assert {c.chip for c in misses} == {"H100-SXM", "H200-SXM"}
 
 
@@ -1706,3 +1702,28 @@ def test_thin_slice_probe_against_the_blind_predictions():
         sm.thin_slice_probe("int8")
     moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]  # the 15 misses
     assert len(moe) == 15 and all("Measured on one H100 (moetp15's probe" in c.cause for c in moe)
+
+
+def test_v090_engine_facts_and_the_moe_allreduce_record():
+    # every v0.9.0 table states its context attention in 16-bit, sourced (plugin.py at 250d9c2: use_fp8_context_fmha
+    # False; performance.md's build commands without --use_fp8_context_fmha); the in-flight tables state none
+    pub = sm.published()
+    v090 = [t for t in (*pub["tables"].values(), *pub["first_token"].values()) if "0.9.0" in t["date"]]
+    assert len(v090) == 4 and all(sm.engine_facts(t) == {"attention_dtype": "fp16"} for t in v090)
+    assert all("use_fp8_context_fmha" in t["context_fmha_source"] and "250d9c2" in t["context_fmha_source"] for t in v090)
+    assert all(sm.engine_facts(t) == {} for t in pub["inflight"]["tables"].values())
+    # the first tokens are those engine facts' predict_prefill
+    c = next(c for c in sm.check_first_token() if (c.model, c.chip, c.input) == ("Llama-2 7B", "H100-SXM", 2048))
+    m = memory.model_preset("Llama-2 7B")
+    assert c.predicted_s == serving.predict_prefill(m, "H100-SXM", 1, 2048, "cuda-graph", 1, weight_dtype="fp8",
+                                                    attention_dtype="fp16")
+    # Mixtral's per-expert all-reduces (tensorrt_llm/layers/moe.py, mlp.py, linear.py at 250d9c2): a record, not
+    # charged. On the per-dtype law they put 5 of the 12 v0.9.0 Mixtral rows outside 25 % (12 within uncharged)
+    from mlcalc import serving_record as rec
+    assert rec.trtllm_v090_moe_allreduces(memory.model_preset("Mixtral 8x7B"), 2) == 8
+    assert rec.trtllm_v090_moe_allreduces(memory.model_preset("Mixtral 8x7B"), 1) == 0
+    assert rec.trtllm_v090_moe_allreduces(m, 4) == 1
+    rows = rec.moe_allreduce_checks()
+    assert len(rows) == 12 and {r.allreduces for r in rows} == {8}
+    assert sum(abs(r.error) <= 0.25 for r in rows) == 12 and sum(abs(r.error_charged) <= 0.25 for r in rows) == 7
+    assert all(r.error_charged < r.error if r.output else r.error_charged > r.error for r in rows)  # slower steps

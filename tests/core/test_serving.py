@@ -236,11 +236,15 @@ def test_engine_decode_counts_the_replicated_residual_norm_passes():
     # TensorRT-LLM cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp (enqueue: ncclAllReduce, then
     # residualRmsNorm reads the sum and the residual, writes the residual and the normed output, bf16): 8 bytes a
     # hidden value, twice a layer; Megatron-LM (Shoeybi et al. 2019, section 3) keeps the norms and residuals whole
-    # on every tensor-parallel GPU. predict_decode("cuda-graph") adds them, per layer, at the read rate, not / tp.
+    # on every tensor-parallel GPU. predict_decode("cuda-graph") adds them, per layer, at the read rate, not / tp,
+    # with the layer's other element-wise passes, split as tensor parallelism splits them (FP8 quantization, SiLU x
+    # mul, rotary and cache write: layer_elementwise_bytes_per_token, as the in-flight engine charges them).
     m = memory.model_preset("Llama-2 70B")
     assert serving.replicated_norm_bytes_per_token(m) == 80 * 2 * 8 * 8192
     bw, rate = serving.read_bandwidth("H100-SXM"), serving.matmul_rate("H100-SXM", "fp8")
     for tp, b in ((1, 64), (4, 512)):
+        per_tok = 80 * 2 * 8 * 8192 + serving.layer_elementwise_bytes_per_token(m, tp, "fp8")
+        assert serving.engine_elementwise_bytes_per_token(m, tp, "fp8") == per_tok
         with_norm = serving.predict_decode(m, "H100-SXM", b, 1088, "cuda-graph", tp, weight_dtype="fp8",
                                            kv_dtype="fp8")
         args = (m, b, 1088, bw, rate, tp)
@@ -249,8 +253,8 @@ def test_engine_decode_counts_the_replicated_residual_norm_passes():
                   small_kernels_s=serving.engine_small_kernels_s("cuda-graph", m),
                   activation_bytes_per_token=serving.matmul_activation_bytes_per_token(m, tp), overlap=False)
         without = serving.decode_step(*args, **kw)
-        assert with_norm.step_s - without.step_s == pytest.approx(b * 80 * 2 * 8 * 8192 / bw, rel=1e-9)
-        assert with_norm.layer_gpu_s - without.layer_gpu_s == pytest.approx(b * 2 * 8 * 8192 / bw, rel=1e-9)
+        assert with_norm.step_s - without.step_s == pytest.approx(b * per_tok / bw, rel=1e-9)
+        assert with_norm.layer_gpu_s - without.layer_gpu_s == pytest.approx(b * per_tok / 80 / bw, rel=1e-9)
     with pytest.raises(ValueError, match="norm_bytes_per_token"):
         serving.decode_step(m, 8, 1024, bw, rate, norm_bytes_per_token=-1.0)
 
@@ -697,3 +701,59 @@ def test_attention_dp_gathers_fp8_hidden_states_and_routing():
     assert serving.attention_dp_comm_s(q, "H200-SXM", tokens, 8, gather_bytes_per_value=1.0) == pytest.approx(want)
     assert serving.attention_dp_comm_s(q, "H200-SXM", tokens, 8) > want  # bf16 gathered: more bytes
     assert serving.attention_dp_comm_s(q, "H200-SXM", tokens, 1) == 0.0
+
+
+def test_prefill_attention_in_its_own_dtype():
+    # TensorRT-LLM v0.9.0 (commit 250d9c293d5edbc2a45c20775b3150b1eb68b364): tensorrt_llm/plugin/plugin.py has
+    # use_fp8_context_fmha: bool = False, and docs/source/performance.md's build commands pass --context_fmha enable
+    # --gpt_attention_plugin float16 without it: its FP8 engines ran the prompt's attention in 16-bit. predict_prefill
+    # prices those FLOPs at the 16-bit matmul rate, the rest unchanged.
+    m = memory.model_preset("Llama-2 7B")
+    p = 2048
+    attn = p * 2.0 * m.n_heads * (m.qk_head_dim + m.v_dim) * m.n_layers * (p + 1) / 2.0  # causal, all layers
+    r8, r16 = serving.matmul_rate("H100-SXM", "fp8"), serving.matmul_rate("H100-SXM", "fp16")
+    fp8 = serving.predict_prefill(m, "H100-SXM", 1, p, weight_dtype="fp8")
+    fp16 = serving.predict_prefill(m, "H100-SXM", 1, p, weight_dtype="fp8", attention_dtype="fp16")
+    assert fp16 - fp8 == pytest.approx(attn / r16 - attn / r8, rel=1e-9)  # FP8 adds bytes and FLOPs: the difference
+    assert serving.predict_prefill(m, "H100-SXM", 1, p, weight_dtype="fp8", attention_dtype="fp8") == fp8
+    # a reader's own matmul rate scales the attention's by the table's ratio
+    own = serving.predict_prefill(m, "H100-SXM", 1, p, weight_dtype="fp8", attention_dtype="fp16", matmul_flops=r8 / 2)
+    assert own - serving.predict_prefill(m, "H100-SXM", 1, p, weight_dtype="fp8", matmul_flops=r8 / 2) == pytest.approx(
+        2 * (attn / r16 - attn / r8), rel=1e-9)
+    with pytest.raises(ValueError, match="attention_dtype"):
+        serving.predict_prefill(m, "H100-SXM", 1, p, weight_dtype="fp8", attention_dtype="int4")
+
+
+def test_fused_engine_prefill_charges_the_inflight_elementwise_passes():
+    # The in-flight model (servemeasured.inflight) charges every token's residual-add + RMSNorm passes and the other
+    # element-wise passes (FP8 quantization, SiLU x mul, rotary and cache write); a prompt's tokens in predict_prefill
+    # ("cuda-graph") and step_model's prefill carry the same bytes at the card's read rate, one code path
+    from mlcalc import servemeasured as sm
+    m = memory.model_preset("Llama-3.1 8B")
+    per_tok = serving.engine_elementwise_bytes_per_token(m, 1, "fp8")
+    assert per_tok == sm.inflight_elementwise_bytes_per_token(m, 1, "fp8")
+    assert per_tok == serving.replicated_norm_bytes_per_token(m) + serving.layer_elementwise_bytes_per_token(m, 1, "fp8")
+    bw = serving.read_bandwidth("H100-SXM")
+    # 4 prompts of 512 tokens: the eager path (its floor below the matmuls here) charges no element-wise passes
+    eager = serving.predict_prefill(m, "H100-SXM", 4, 512, "hf-eager", weight_dtype="fp8")
+    graph = serving.predict_prefill(m, "H100-SXM", 4, 512, "cuda-graph", weight_dtype="fp8")
+    assert graph == pytest.approx(eager + 2048 * per_tok / bw, rel=1e-12)
+    sm_fp8 = serving.step_model(m, "H100-SXM", weight_dtype="fp8", max_batch=8)
+    rate = serving.matmul_rate("H100-SXM", "fp8")
+    assert sm_fp8.prefill_per_token_s == pytest.approx(
+        2.0 * m.n_active_params() / rate + serving.matmul_activation_bytes_per_token(m, 1) / bw + per_tok / bw, rel=1e-12)
+
+
+def test_moe_allreduces_add_to_the_tensor_parallel_two():
+    # comm_s: two all-reduces a layer (Megatron-LM, Shoeybi et al. 2019, section 3); an engine that all-reduces each
+    # expert's output (TensorRT-LLM 0.9.0 without its MoE plugin: tensorrt_llm/layers/moe.py, linear.py at commit
+    # 250d9c2) makes n_experts after the MoE block instead of one
+    mix = memory.model_preset("Mixtral 8x7B")
+    one = serving.comm_s(mix, "H100-SXM", 128, 2)
+    nine = serving.comm_s(mix, "H100-SXM", 128, 2, moe_allreduces=8)
+    assert nine == pytest.approx(one * (2 + 7) / 2, rel=1e-12)  # 32 layers, each of them an MoE layer
+    assert serving.comm_s(mix, "H100-SXM", 128, 1, moe_allreduces=8) == 0.0
+    assert serving.predict_prefill(mix, "H100-SXM", 1, 128, tp=2, weight_dtype="fp8", moe_allreduces=8) - \
+        serving.predict_prefill(mix, "H100-SXM", 1, 128, tp=2, weight_dtype="fp8") == pytest.approx(nine - one, rel=1e-9)
+    with pytest.raises(ValueError, match="moe_allreduces"):
+        serving.comm_s(mix, "H100-SXM", 128, 2, moe_allreduces=0)

@@ -277,6 +277,10 @@ def test_a_recorded_trace_runs_as_it_came():
         serving.trace_requests([(0.0, 0, 10)])
     with pytest.raises(ValueError, match="arrival_s"):
         serving.trace_requests([(-1.0, 10, 10)])
+    # Called directly with every arrival at 0 s (a trace trace_requests would refuse), the simulation refuses it
+    # by name rather than dividing by the last arrival (found by mlperf16: a ZeroDivisionError before).
+    with pytest.raises(ValueError, match="arrival_s=0.0 for the last request"):
+        serving.simulate_replica(_sm(max_batch=64), [(0.0, 500, 50)] * 3, 64)
 
 
 # Any workload the page accepts: the simulation ends within its bounds and every figure is finite and non-negative.

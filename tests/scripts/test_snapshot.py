@@ -38,7 +38,7 @@ FIX = ("The fix: keep code a page does not need at start (records, checks, score
 # Modules of mlcalc that read, check or score records: the site imports them when a calculator first needs them,
 # never at start. Record code added to a module the site imports at start belongs in one of these (or a new one).
 RECORD_MODULES = ("mlcalc.accuracy", "mlcalc.serving_record", "mlcalc.servemeasured", "mlcalc.decode_profile",
-                  "mlcalc.distruns", "mlcalc.hfruns", "mlcalc.training_runs")
+                  "mlcalc.trtllm_host", "mlcalc.distruns", "mlcalc.hfruns", "mlcalc.training_runs")
 
 # Syntax-tree nodes (docstrings left out: the snapshot's Python runs as python -OO) of the mlcalc modules the snapshot
 # imports: 147,844 at the serving split (session 34), when the heap peaked at 27.23 MB of the 31.46 MB (4.23 MB
