@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 for W in 4 2; do
   echo "== world $W" >> "$O/log.txt"
   CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1))) NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV NCCL_DEBUG_FILE="$O/raw/nccl.w$W.%p.txt" \
-    timeout 200 torchrun --standalone --nproc_per_node=$W hbm16.py --out "$O/raw" >> "$O/log.txt" 2>&1
+    timeout 170 torchrun --standalone --nproc_per_node=$W hbm16.py --out "$O/raw" >> "$O/log.txt" 2>&1
   echo "rc=$?" >> "$O/log.txt"
   for f in "$O"/raw/nccl.w$W.*.txt; do echo "-- world $W"; grep -h "NCCL version\|coll channels\|nvls\|Channel 00" "$f" | head -6; done >> "$O/nccl_init.txt"
   python3 -c "

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 PREDICTIONS = ROOT / "scripts/gpu/hbm16_predictions.json"
 
 
@@ -66,6 +67,20 @@ def score() -> dict:
             rows.append({"world": w, "case": "comm-alone", "collective": coll, "class": "collective",
                          "alone_ms": round(alone, 4), "busbw_GBps": round(b * (w - 1) / w / alone / 1e6, 1),
                          "priced_busbw_GBps": p[f"comm|{coll}"]["busbw_GBps"]})
+    # After the call, labelled (not part of the committed rule): HBM bytes per second of the kernel and of NCCL while
+    # both run, NCCL's counted at hbm_touches_per_byte (full count and L2 count) x its measured busbw alone, each over
+    # its slowdown, against the kernel's own rate alone (copy: 2 operands moved, add: 3).
+    import predict_hbm16 as ph
+    moved = {name: nbytes * (2 if kind == "copy" else 3) for name, nbytes, kind in ph.STREAMS}
+    busbw = {(r["world"], r["collective"]): r["busbw_GBps"] * 1e9 for r in rows if r["class"] == "collective"}
+    for r in rows:
+        if r["class"] == "memory":
+            k_alone = moved[r["case"]] / (r["alone_ms"] / 1e3)
+            k_beside = k_alone / (1 + r["measured"])
+            for tag, l2 in (("", False), ("_l2", True)):
+                nccl = busbw[(r["world"], r["collective"])] * ph.hbm_touches_per_byte(r["world"], l2)
+                r[f"hbm_sum_over_alone{tag}"] = round((k_beside + nccl / (1 + r["collective_stretch"])) / k_alone, 4)
+            r["kernel_alone_TBps"] = round(k_alone / 1e12, 3)
     mem = [r for r in rows if r["class"] == "memory"]
     comp = [r for r in rows if r["class"] == "compute"]
     held = sum(r["held"] for r in mem)
@@ -85,6 +100,10 @@ def main(argv: list[str]) -> None:
         print(f"w{r['world']} {r['case']:15s} {r['collective']:15s} {r['class']:7s} alone {r['alone_ms']:8.4f} ms  "
               f"measured {r['measured']:+.1%} {r['ranks']}  predicted {r['predicted']:+.1%}  "
               f"L2 bound {r['l2_bound'] or 0:+.1%}  held {r['held']!s:5s}  collective {r['collective_stretch']:+.1%}")
+    for r in s["rows"]:
+        if r["class"] == "memory":
+            print(f"w{r['world']} {r['case']} {r['collective']}: kernel alone {r['kernel_alone_TBps']} TB/s; kernel + NCCL "
+                  f"beside / kernel alone {r['hbm_sum_over_alone']:.3f} (L2 count {r['hbm_sum_over_alone_l2']:.3f}) (after the call)")
     print(f"{s['card']}: memory-bound {s['memory_held']} of {s['memory_cases']} within {s['within'] * 100:.0f} points "
           f"(needed {s['needed']}): {'HOLDS' if s['holds'] else 'FAILS'}; compute-bound {s['compute_held']} of "
           f"{s['compute_cases']}; collective unslowed (within 5 points) {s['stretch_within']}")

@@ -49,3 +49,42 @@ def test_h200_numbers_as_committed(pred):
     assert w["4"]["add-1GiB|reduce_scatter"]["slowdown"] == pytest.approx(0.4057, abs=1e-4)
     assert w["4"]["8B-up-8k|all_gather"]["slowdown"] == pytest.approx(132 / 108 - 1, abs=1e-4)
     assert pred["scoring"] == {"within": 0.05, "memory_bound_needed": 6, "memory_bound_cases": 8}
+
+
+# The call (mlcalc/data/measured/h200x4-2026-11-28-hbm16, 4 x H200, scored by scripts/gpu/score_hbm16.py)
+
+import score_hbm16 as sh  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def scored():
+    return sh.score()
+
+
+def test_the_record_is_the_scored_file(scored):
+    assert json.loads((sh.record() / "scored.json").read_text()) == json.loads(json.dumps(scored))
+    assert sh.record().name == "h200x4-2026-11-28-hbm16"
+    assert scored["card"] == "NVIDIA H200"
+
+
+def test_the_hbm_rule_is_refuted_as_committed(scored):
+    assert (scored["memory_held"], scored["memory_cases"], scored["holds"]) == (0, 8, False)
+    mem = [r for r in scored["rows"] if r["class"] == "memory"]
+    # every memory-bound kernel slowed far less than predicted (+12.8 .. +21.2 % against +40.6 / +47.0 %) ...
+    assert all(0.12 < r["measured"] < 0.22 and r["predicted"] - r["measured"] > 0.19 for r in mem)
+    # ... while the collective beside it ran 1.8-2.7 x slower
+    assert all(0.8 < r["collective_stretch"] < 1.7 for r in mem)
+
+
+def test_after_the_call_the_byte_count_is_conserved(scored):
+    # labelled post hoc: kernel + NCCL HBM bytes per second beside each other ~ the kernel's rate alone (full count)
+    mem = [r for r in scored["rows"] if r["class"] == "memory"]
+    assert all(0.97 <= r["hbm_sum_over_alone"] <= 1.0 for r in mem)
+    assert all(r["hbm_sum_over_alone_l2"] < 0.95 for r in mem)
+
+
+def test_compute_bound_cases_as_overlap15b(scored):
+    comp = {(r["world"], r["case"], r["collective"]): r for r in scored["rows"] if r["class"] == "compute"}
+    assert scored["compute_held"] == 8
+    assert all(comp[(w, "8B-o-2k", c)]["measured"] > 0.75 for w in (2, 4) for c in ("all_gather", "reduce_scatter"))
+    assert all(comp[(w, "8B-up-8k", c)]["measured"] < 0.06 for w in (2, 4) for c in ("all_gather", "reduce_scatter"))
