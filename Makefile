@@ -18,6 +18,11 @@ JB_FLAGS := -W -n --keep-going
 TEST_WORKERS ?= 3
 
 .PHONY: book test check serve lab notebooks bench clean
+# Every recipe may write Python's bytecode caches (__pycache__ in .venv and the checkout, all ignored by git), whatever
+# the caller's PYTHONDONTWRITEBYTECODE says: the .venv holds no bytecode until a module is first imported (pip
+# --no-compile, below), and without the cache every process (3 pytest workers, ~50 kernels, the build) compiled each
+# module it imports again, and each worker rewrote the tests' assertions again (pytest keeps them beside that cache).
+unexport PYTHONDONTWRITEBYTECODE
 PORT ?= 8000
 # make serve HOST=0.0.0.0: the whole room's network (book/workshop/setup.md)
 HOST ?= 127.0.0.1
@@ -26,8 +31,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# --no-compile: pip compiled every module of every package it installed (11,106 files: torch, sympy...), one core busy,
+# the other idle; Python compiles a module when a process first imports it and keeps its bytecode in .venv (unexport
+# below): 2,876 of the 11,106 after a test collection plus the build's, JupyterLab's and a kernel's imports. Fresh venv,
+# pip's cache warm, 2 cores at load ~4.5 (2026-11-28): 99 CPU-s and 221 s with compiling, 61 CPU-s and 114 s without.
 $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[$*]'
+	$(BIN)/pip install --quiet --no-compile -e '.[$*]'
 	@# jupyterlab-myst renders markdown cells its own way, and JupyterLab's floating cell toolbar then throws
 	@# on a markdown cell ("reading 'node'"): the toolbar is off in this environment (make lab, the tests).
 	if [ -x $(BIN)/jupyter-labextension ]; then \

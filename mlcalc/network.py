@@ -428,6 +428,44 @@ def nccl_ring_busbw_bytes_per_s(collective: str, n_ranks: int, channels: int, li
     return _check.result("busbw_bytes_per_s", sum(k for k, _ in sending) * c / seconds)
 
 
+class RingSchedule(NamedTuple):
+    """How NCCL cuts one Ring/Simple collective into steps (:func:`nccl_ring_schedule`)."""
+
+    channels: int  # channels the call runs on
+    chunk_bytes: int  # full chunk: bytes one channel moves per rank and step (the Simple buffer / NCCL_STEPS x 4)
+    loop_bytes: int  # message size (nccl-tests' S) one round of every channel covers at full chunks
+    rounds: int  # rounds each channel makes (1 up to loop_bytes)
+    steps_per_round: int  # chunk steps a round makes: 2 (n - 1) for all_reduce, n - 1 for the others
+    slices_per_chunk: int  # slices a chunk is sent in (chunk steps / slice steps)
+    last_chunk_bytes: float  # bytes one channel moves per rank and step in the last (or only) round
+
+
+def nccl_ring_schedule(message_bytes: float, collective: str, n_ranks: int, channels: int) -> RingSchedule:
+    """NCCL 2.28.9's schedule of a Ring/Simple all_reduce, all_gather or reduce_scatter of ``message_bytes``
+    (nccl-tests' S) over ``n_ranks`` GPUs on ``channels`` channels, from links.json's "nccl_chunking" (each
+    constant with its file at commit dbc86fd).
+
+    enqueue.cc calcCollChunking gives the ring a chunk of buffSizes[SIMPLE] / NCCL_STEPS x chunkSteps = 4 MiB / 8 x 4
+    = 2 MiB per rank and channel whatever the size; each channel carries 1/channels of the data and walks it one
+    chunk per rank and step at a time (src/device/all_reduce.h, all_gather.h, reduce_scatter.h runRing). One round of
+    every channel covers channels x n x chunk bytes of S (192 MiB on 4 GPUs with 24 channels), so every call up to
+    that size makes one round of the same steps, only with smaller chunks. A description of what NCCL runs: the law's
+    time (:func:`fabric_collective_time`) does not use it (links.json nccl_chunking.finding says why).
+    """
+    _check.choice("collective", collective, RING_KERNEL_COLLECTIVES)
+    size = _check.non_negative("message_bytes", message_bytes)
+    n = _ranks_of_a_collective(n_ranks)
+    c = _check.positive_int("channels", channels, NCCL_MAX_CHANNELS)
+    e = _raw()["nccl_chunking"]
+    chunk = int(e["simple_buffer_bytes"]) // int(e["nccl_steps"]) * int(e["ring_chunk_steps"])
+    loop = c * n * chunk
+    rounds = max(1, math.ceil(size / loop))
+    last = (size - (rounds - 1) * loop) / (c * n)
+    steps = latency_steps(collective, n)
+    return _check.fields("nccl_ring_schedule", RingSchedule(
+        c, chunk, loop, rounds, steps, int(e["ring_chunk_steps"]) // int(e["ring_slice_steps"]), last))
+
+
 def busbw_factor(collective: str, n_ranks: int) -> float:
     """nccl-tests' factor from algorithm bandwidth to bus bandwidth: busbw = algbw x factor.
 
@@ -1376,6 +1414,7 @@ __all__ = [
     "scale_up_domain", "parallel_degrees_inside", "rack_scale_systems",
     "with_busbw", "NCCL_PROTOCOLS", "TUNED_COLLECTIVES", "NcclTuned", "nccl_tuning", "nccl_tuned_links",
     "nccl_tuner_table", "nccl_tuned_choices", "nccl_tuned_pick", "engine_allreduce_paths",
+    "RingSchedule", "nccl_ring_schedule",
 ]
 
 

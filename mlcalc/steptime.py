@@ -1659,13 +1659,26 @@ def _all_to_all_s(message_bytes: float, fab: Any) -> float:
 #:   name: 27 us alone, 560 us beside). Matched by their place in the layer (the 12 kernels either side), 4 ranks slow
 #:   each operation as 2 do: per second under a collective GEMMs +35-71 % (4 ranks) / +49 % (2), attention +15-18 / +16-20
 #:   %, element-wise +24-36 / +35-37 %. What differs is the share: 60-73 % of the FSDP 4 8B step's compute runs under an
-#:   NCCL kernel, 28-39 % of FSDP 2 7B's (NCCL busy 207-277 ms against 121-143).
+#:   NCCL kernel, 28-39 % of FSDP 2 7B's (NCCL busy 207-277 ms against 121-143). The engine's schedule has about that
+#:   share beside its collectives (priced collectives over device total: 148 / 250 = 0.59, 102 / 319 = 0.32).
 #: - At those rates the step loses 0.24-0.36 s per second of compute under a collective (this rule: 24 / 132 = 0.18):
 #:   50-76 ms on FSDP 4 8B against the 27 ms this rule charges (27-39 against 19 on FSDP 2 7B), partly because the
 #:   collectives themselves ran 1.4-1.9 x the engine's price (148 ms) beside the kernels. Their compute, that excess
 #:   taken off, is 243-262 ms: the 250 ms the engine prices. So the FSDP 4 8B miss under the queue rule is interference,
 #:   but no rule from SMs and waves prices it; the loss per overlapped second and the collectives' stretch are not
 #:   derived, and none is fitted. tests/scripts/test_wave16.py.
+#: - hbm16 (h200x4-2026-11-28-hbm16, 4 x H200, blind: scripts/gpu/hbm16_predictions.json landed before the call) priced
+#:   wave16's HBM candidate and refutes it. NCCL's ring (Ring/Simple, P2P write, unregistered buffers) touches HBM
+#:   3 + 2 / (n - 1) times per byte a rank receives (FIFO write, FIFO read, output write or input read, own shard:
+#:   src/device/all_gather.h, reduce_scatter.h), 1.17 TB/s at the book's 320 GB/s busbw on 4 ranks, 1.30 at 260 on 2;
+#:   a memory-bound kernel left the rest of the measured 4.07 TB/s was predicted +40.6 / +47.0 %. A 1 GiB bf16 copy
+#:   and add beside 436 MB all-gathers / reduce-scatters slowed +12.8 to +21.2 % (0 of 8 within 5 points) while the
+#:   collectives beside them ran 1.8-2.7 x slower. After the call (labelled): the count holds, kernel + NCCL bytes per
+#:   second beside each other are 0.975-0.994 of the kernel's own rate alone, but the split is the other way: the
+#:   kernel keeps 82-89 % of HBM and NCCL yields. So lost HBM does not explain wave16's element-wise +24-37 % per second
+#:   (a pure stream loses 13-21 %), and it is one cause of the collectives' 1.4-1.9 x stretch in the FSDP steps: the
+#:   collective, not the compute, is what a rule must slow. No rule is derived here; the flat factor stays as it is,
+#:   off. tests/scripts/test_hbm16.py.
 COLLECTIVE_INTERFERENCE = False
 
 
@@ -1681,7 +1694,8 @@ def beside_collective_factor(comm_s: float, device_s: float, blocks: int, sms: i
     (sms - blocks))`` (the second when the whole pass fits inside the collective), spread over every kernel of the
     pass. The pass's kernels then go through the pass's host rule as before (a host-bound pass hides them), so the
     step stays monotone in the host's pace wherever the host rule is. Not counted: the collective's own HBM traffic
-    (memory-bound kernels would feel it), wave quantisation.
+    (hbm16 measured a memory-bound kernel beside it losing 13-21 %, the collective 1.8-2.7 x: see
+    :data:`COLLECTIVE_INTERFERENCE`), wave quantisation.
     """
     c = _check.non_negative("comm_s", comm_s)
     d = _check.non_negative("device_s", device_s)

@@ -156,19 +156,23 @@ def sync16_matched() -> dict[str, Any]:
 def sync16_engine(matched: dict[str, Any], blocks: int, sms: int) -> dict[str, Any]:
     """Per FSDP configuration: the measured excess per second of compute under NCCL (every rank), against what the
     engine's COLLECTIVE_INTERFERENCE charges, ``blocks / sms`` of the collectives' priced time (the pass longer than
-    the collectives: :func:`mlcalc.steptime.beside_collective_factor`), and the NCCL busy time against that price."""
-    comm = _load(os.path.join(ROOT, "scripts", "gpu", "sync16_predictions.json"))["comm_total_s"]
+    the collectives: :func:`mlcalc.steptime.beside_collective_factor`), the NCCL busy time against that price, and the
+    share of its device time the engine has beside a collective (priced collectives over device total, H200, k = 1)."""
+    preds = _load(os.path.join(ROOT, "scripts", "gpu", "sync16_predictions.json"))
+    comm, k1 = preds["comm_total_s"], preds["host_factors"].index(1.0)
     scored = _load(os.path.join(S16, "scored.json"))
     out = {}
     for cfg in sorted({k.rsplit("-r", 1)[0] for k in matched}):
         steps = [v["step"] for k, v in matched.items() if k.rsplit("-r", 1)[0] == cfg]
         priced = comm[f"{cfg}|NVIDIA H200"]
         row = next(r for r in scored["rows"] if r["config"] == cfg)
+        device = preds["grid"][f"{cfg}|NVIDIA H200|queue"]["device_s"][k1]  # the device total the engine prices
         out[cfg] = {"excess_per_under_s": [x["excess_at_matched_rates_s"] / x["under_nccl_s"] for x in steps],
                     "under_nccl_share": [x["under_nccl_s"] / x["compute_busy_s"] for x in steps],
                     "excess_s": [x["excess_at_matched_rates_s"] for x in steps],
                     "compute_alone_estimate_s": [x["compute_alone_estimate_s"] for x in steps],
                     "engine_collectives_s": priced, "engine_growth_s": priced * blocks / sms,
+                    "engine_device_s": device, "engine_share": min(1.0, priced / device),
                     "nccl_busy_s": row["nccl_busy_s_per_rank"], "sm_share": blocks / sms}
     return out
 

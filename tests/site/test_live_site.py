@@ -26,7 +26,8 @@ import re
 
 import pytest
 
-from tests.conftest import HTML, LIVE_ALL, ONE_PER_PART, disk_profile, toc_docnames, use_cpython_worker
+from tests.conftest import HTML, LIVE_ALL, ONE_PER_PART, NetworkWatch, disk_profile, toc_docnames, use_cpython_worker
+from tests.site.test_layout import LIVE_SITE_LAPTOP, check_page
 
 from mlcalc.calc import get
 from mlcalc import live as mlive
@@ -213,73 +214,87 @@ def _goto_live(page, site_url, docname: str) -> int:
 @pytest.mark.parametrize("docname", _pages_with_calculators())
 def test_every_calculator_recomputes_in_the_page_like_cpython(live_context, site_url, docname):
     keys = _calculator_keys(docname)
-    if not keys:
-        pytest.skip("no calculator of the new shell on this page")
     page = live_context.new_page()
     real = _real_pyodide(docname)
     if not real:
         use_cpython_worker(page)
     problems = _watch(page, site_url)
+    network = NetworkWatch(page)  # before the page's first request: check_page waits for a quiet network
     try:
-        _goto_live(page, site_url, docname)
-        live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, history: mlcalcLive.history,"
-                             " standin: !!(mlcalcLive.timings.worker || {}).standin})")
-        assert live["state"] == "live", live["reason"]
-        assert live["history"][:3] == ["idle", "loading", "live"], live["history"]
-        assert live["standin"] == (not real), "Pyodide runs on one page per part, the stand-in elsewhere"
-        calcs = page.evaluate("() => mlcalcLive.calculators.map(c => c.key)")
-        assert sorted(calcs) == sorted(keys), "every calculator on the page is connected"
-        elements = page.locator(".mlcalc-calculator")
-        for i, key in enumerate(calcs):
-            calc = get(key)
-            calc_el = elements.nth(i)
-            calc_el.scroll_into_view_if_needed()
-            assert "Live" in calc_el.locator(".mlcalc-status").inner_text()
-            first = page.evaluate(STATE, i)
-            seen = {(first["text"], json.dumps(first["spec"], sort_keys=True))}  # what the page was built with
-            # One control of each kind (the first of that kind; a greyed-out one waits for another pass).
-            kinds: dict[str, list] = {}
-            for c in calc.controls:
-                kinds.setdefault(c.kind, []).append(c)
-            pending = [cs[0] for cs in kinds.values()]
-            for _ in range(3):  # a control greyed out now may come back once another one changed
-                later = []
-                for control in pending:
-                    where = f"{key}: {control.key} ({control.kind})"
-                    if page.evaluate(f"([i, k]) => ({CALC})(i).controls[k].get('disabled')", [i, control.key]):
-                        later.append(control)
-                        continue
-                    original = page.evaluate(LIGHT, i)["values"][control.key]
-                    changed = False
-                    for attempt in range(ATTEMPTS):
-                        state = page.evaluate(LIGHT, i)
-                        if not _change(page, calc_el, i, control, state["values"], attempt):
-                            continue  # that way gives the value it has: the next way
-                        if not _wait_shown(page, i, state["requested"]):
-                            continue  # that did not change the value (a slider at its end): the next way
-                        changed = True
-                        shown = _check_parity(page, i, f"{where} #{attempt}")
-                        seen.add((shown["text"], shown["spec"]))
-                        assert not shown["ok"] or shown["text"].strip(), f"{where}: empty text"
-                        if shown["ok"]:
-                            break
-                        # The message was shown as in Jupyter; back to the value it had, then the next way.
-                        state = page.evaluate(LIGHT, i)
-                        back = (["ArrowLeft", "ArrowRight", "ArrowLeft"][attempt] if control.kind.endswith("slider")
-                                else original)
-                        if control.kind == "check" or state["values"][control.key] != original:
-                            _change(page, calc_el, i, control, state["values"], to=back)
-                            assert _wait_shown(page, i, state["requested"]), f"{where}: could not set it back"
-                            _check_parity(page, i, f"{where} (set back)")
-                        if control.kind == "check":
-                            break
-                    assert changed, f"{where}: changing it through its widget changed nothing"
-                pending = later
-            assert len(seen) >= 2 or len(calc.controls) < 2, f"{key}: no change of a control changed its output"
+        if not keys:  # nothing to change: the page's 1280 px pass of tests/site/test_layout.py only
+            page.goto(f"{site_url}/{docname}.html", wait_until="load", timeout=30_000)
+            check_page(page, network, docname, "laptop")
+        else:
+            _goto_live(page, site_url, docname)
+            # This load is also the chapter's 1280 px pass of tests/site/test_layout.py (its LIVE_SITE_LAPTOP), made
+            # before any control changes: the same width, the same stand-in worker (or Pyodide), one load, not two.
+            check_page(page, network, docname, "laptop")
+            live = page.evaluate("() => ({state: mlcalcLive.state, reason: mlcalcLive.reason, history: mlcalcLive.history,"
+                                 " standin: !!(mlcalcLive.timings.worker || {}).standin})")
+            assert live["state"] == "live", live["reason"]
+            assert live["history"][:3] == ["idle", "loading", "live"], live["history"]
+            assert live["standin"] == (not real), "Pyodide runs on one page per part, the stand-in elsewhere"
+            calcs = page.evaluate("() => mlcalcLive.calculators.map(c => c.key)")
+            assert sorted(calcs) == sorted(keys), "every calculator on the page is connected"
+            elements = page.locator(".mlcalc-calculator")
+            for i, key in enumerate(calcs):
+                calc = get(key)
+                calc_el = elements.nth(i)
+                calc_el.scroll_into_view_if_needed()
+                assert "Live" in calc_el.locator(".mlcalc-status").inner_text()
+                first = page.evaluate(STATE, i)
+                seen = {(first["text"], json.dumps(first["spec"], sort_keys=True))}  # what the page was built with
+                # One control of each kind (the first of that kind; a greyed-out one waits for another pass).
+                kinds: dict[str, list] = {}
+                for c in calc.controls:
+                    kinds.setdefault(c.kind, []).append(c)
+                pending = [cs[0] for cs in kinds.values()]
+                for _ in range(3):  # a control greyed out now may come back once another one changed
+                    later = []
+                    for control in pending:
+                        where = f"{key}: {control.key} ({control.kind})"
+                        if page.evaluate(f"([i, k]) => ({CALC})(i).controls[k].get('disabled')", [i, control.key]):
+                            later.append(control)
+                            continue
+                        original = page.evaluate(LIGHT, i)["values"][control.key]
+                        changed = False
+                        for attempt in range(ATTEMPTS):
+                            state = page.evaluate(LIGHT, i)
+                            if not _change(page, calc_el, i, control, state["values"], attempt):
+                                continue  # that way gives the value it has: the next way
+                            if not _wait_shown(page, i, state["requested"]):
+                                continue  # that did not change the value (a slider at its end): the next way
+                            changed = True
+                            shown = _check_parity(page, i, f"{where} #{attempt}")
+                            seen.add((shown["text"], shown["spec"]))
+                            assert not shown["ok"] or shown["text"].strip(), f"{where}: empty text"
+                            if shown["ok"]:
+                                break
+                            # The message was shown as in Jupyter; back to the value it had, then the next way.
+                            state = page.evaluate(LIGHT, i)
+                            back = (["ArrowLeft", "ArrowRight", "ArrowLeft"][attempt] if control.kind.endswith("slider")
+                                    else original)
+                            if control.kind == "check" or state["values"][control.key] != original:
+                                _change(page, calc_el, i, control, state["values"], to=back)
+                                assert _wait_shown(page, i, state["requested"]), f"{where}: could not set it back"
+                                _check_parity(page, i, f"{where} (set back)")
+                            if control.kind == "check":
+                                break
+                        assert changed, f"{where}: changing it through its widget changed nothing"
+                    pending = later
+                assert len(seen) >= 2 or len(calc.controls) < 2, f"{key}: no change of a control changed its output"
     finally:
         page.close()
     assert problems == [], "\n".join(problems)
     assert live_context.outside == [], live_context.outside
+    if not keys:
+        pytest.skip("no calculator of the new shell on this page (its 1280 px layout checked)")
+
+
+def test_the_chapters_1280_px_layout_pass_is_made_here():
+    """tests/site/test_layout.py leaves the chapters' 1280 px pass to the test above (one page load, not two): the pages
+    it leaves are the pages that test opens."""
+    assert sorted(LIVE_SITE_LAPTOP) == sorted(_pages_with_calculators()) and LIVE_SITE_LAPTOP
 
 
 def _changed_values(key: str) -> list[dict]:

@@ -250,7 +250,8 @@ def test_bibliography_and_glossary_are_used(strict_build):
 
 
 # In the browser, each page's rendering (widgets, math, images, calculators, no outside request,
-# no console error) is checked by tests/site/test_layout.py's 1280 px pass, in the same page load.
+# no console error) is checked by tests/site/test_layout.py's 1280 px pass (check_page), in the same page load; a
+# chapter's in tests/site/test_live_site.py's recompute test, before it changes a control.
 
 
 def test_readme_speed_section_shows_the_committed_benchmark():
