@@ -10,7 +10,8 @@
 - The theme logs a console error ("Got invalid theme mode") when no colour mode is
   set in the page context: default it to "auto".
 - A page with calculators starts its Python first: ``mlcalc-boot.js`` (it starts the Web Worker that
-  loads Pyodide) goes first among its scripts, before the widget manager, Vega and MathJax.
+  loads Pyodide) goes first in ``<head>``, right after the policy tag: before the stylesheets (a script after
+  them runs only once they have all loaded), the widget manager, Vega and MathJax.
 - Every page carries a Content-Security-Policy (a meta tag) that allows only what the site loads, from
   the site itself: its scripts (inline ones included: the theme's and Sphinx's), styles, fonts, images
   and, on a page with calculators, the evaluation Vega's expressions need and a worker. Nothing from any
@@ -51,13 +52,16 @@ def _clean_scripts(app, pagename, templatename, context, doctree) -> None:
         seen.add(key)
         kept.append(js)
     live = [js for js in kept if str(getattr(js, "filename", js)).endswith("mlcalc-live.js")]
-    if live:
-        first = live[0]
-        boot = type(first)(str(first.filename).replace("mlcalc-live.js", "mlcalc-boot.js"))
-        kept.insert(0, boot)
     context["script_files"] = kept
     context.setdefault("default_mode", "auto")
     tag = f'<meta http-equiv="Content-Security-Policy" content="{html.escape(page_csp(bool(live)))}">\n'
+    if live:
+        # mlcalc-boot.js goes right after the policy (which covers only what follows it), before the stylesheets: a
+        # script placed after them waits for every one of them to load before it runs (measured 2026-11-28, 2 busy
+        # cores, empty cache: the worker was created 0.52 s after navigation among the page's scripts).
+        first = live[0]
+        boot = type(first)(str(first.filename).replace("mlcalc-live.js", "mlcalc-boot.js"))
+        tag += context["js_tag"](boot) + "\n"
     context["metatags"] = tag + context.get("metatags", "")
 
 

@@ -41,7 +41,7 @@
     reason: "", // why a snapshot
     calculators: [],
     history: ["idle"], // the states this page went through (tests read it)
-    timings: { start: null, ready: null },
+    timings: { start: null, ready: null, script: performance.now() }, // script: when this script began to run
     restarts: 0, // workers started again after one died (tests read it)
     addressPending: false, // a change's page address is still to be written (tests wait for it)
     inPlace: true, // a chart's rows change in place where they can (false: replaced; to compare the two)
