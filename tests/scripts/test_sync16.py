@@ -7,23 +7,15 @@ scoring rule it is held to are in the repository (``scripts/gpu/sync16_predictio
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 
 import pytest
 
 from mlcalc import distruns, steptime
+from tests.scripts._gpu import GPU
+from tests.scripts._gpu import load as _load
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GPU = os.path.join(ROOT, "scripts", "gpu")
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(GPU, f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")

@@ -11,21 +11,13 @@ rule charges.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import os
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GPU = os.path.join(ROOT, "scripts", "gpu")
+from tests.scripts._gpu import load as _load
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(GPU, f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
