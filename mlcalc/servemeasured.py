@@ -1425,12 +1425,14 @@ class Inflight(NamedTuple):
     norm_s: float  # the residual adds and RMSNorms (whole on every GPU) and the other element-wise passes of every token
     iteration_s: float  # the sum: one forward pass runs its kernels one after another
     tokens_per_s: float  # output tokens/s of the replica: batch / iteration
+    context_share: float = 1.0  # share of the iterations that carry prompts (1: every one, the prompts spread evenly);
+    # below 1 (``uniform``) the terms above are the mean over a cycle of such iterations and ones that decode alone
 
 
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
              kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
              caps: tuple[int, int] | None = None, requests: int | None = None,
-             gemm_allreduce: bool = False, wide_share: float = 0.0) -> Inflight:
+             gemm_allreduce: bool = False, wide_share: float = 0.0, uniform: bool = False) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1480,6 +1482,14 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     (:func:`inflight_gemm_s`; ModelOpt's ``auto_quantize`` under an ``effective_bits`` constraint picks which
     layers): those weights take 2 bytes each in memory. Not with ``attention_dp``.
 
+    ``uniform``: every request of the run has the same prompt and output lengths (trtllm-bench's synthetic datasets,
+    ``prepare_dataset.py token-norm-dist`` with stdev 0). Requests then enter in groups, whole prompts packed into an
+    iteration up to its token budget (``caps[1]``, else trtllm-bench's ``max_num_tokens``,
+    :func:`trtllm_bench_caps`): of every ``output`` iterations, :func:`context_iterations` carry the prompts and the
+    others decode alone, and the throughput is the cycle's (``batch x output`` tokens over the sum of its
+    iterations; the terms returned are the cycle's mean iteration). Without it the prompts are spread evenly over the
+    iterations (lengths that vary, so that finishes, and entries, spread). Not with ``attention_dp``.
+
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives within 2 % of it:
 
@@ -1505,6 +1515,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
                              "an all-gather and a reduce-scatter, not the row-parallel all-reduces it fuses")
         if caps is not None:
             raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
+        if uniform:
+            raise ValueError("uniform=True is not allowed with attention_dp=True: the attention-DP iteration spreads "
+                             "its prompts evenly")
         return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req)
     free = mem - model.n_params() * (wb + wide * max(0.0, 2.0 - wb)) / tp
     per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
@@ -1519,22 +1532,68 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     else:
         b = min(kv_tokens // (p + o), max_batch, int(max_tokens // share))
     b = max(1, b if n_req is None else min(b, n_req))
+    if uniform:  # same-length requests move in groups: a few iterations carry the prompts, the rest decode alone
+        budget = max_tokens if caps is not None else trtllm_bench_caps(model, chip_key, tp, p, o, dtype)[1]
+        n_ctx = context_iterations(b, p, o, budget)
+    else:  # lengths that vary: finishes, and so entries, spread over the iterations
+        n_ctx = o
     pre = b * p / o
-    tokens = b + pre
     rate = serving.matmul_rate(chip_key, dtype)
     bw = serving.read_bandwidth(chip_key)
-    gemm = inflight_gemm_s(model, chip_key, tp, tokens, b + b / o, dtype, wide)
     attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / serving.kv_split(model, tp) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
-    pattn = pre * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
-                                                                          + lay.local_layers * local) / (tp * rate)
-    comm = inflight_comm_s(model, chip_key, max(1, round(tokens)), tp, dtype, gemm_allreduce)
-    route = tokens * moe_routing_bytes_per_token(model, wb) / bw
-    norm = tokens * inflight_elementwise_bytes_per_token(model, tp, dtype) / bw
+    pair_s = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
+                                                                       + lay.local_layers * local) / (tp * rate)
+
+    def parts(prompt_tokens: float, first_tokens: float) -> tuple[float, float, float, float, float]:
+        """(matmuls, prompt attention, all-reduces, routing, element-wise) of one iteration that carries ``b``
+        decode tokens and ``prompt_tokens`` prompt tokens, ``first_tokens`` of them sampling a first token."""
+        tokens = b + prompt_tokens
+        return (inflight_gemm_s(model, chip_key, tp, tokens, b + first_tokens, dtype, wide), prompt_tokens * pair_s,
+                inflight_comm_s(model, chip_key, max(1, round(tokens)), tp, dtype, gemm_allreduce),
+                tokens * moe_routing_bytes_per_token(model, wb) / bw,
+                tokens * inflight_elementwise_bytes_per_token(model, tp, dtype) / bw)
+
+    # a cycle of ``o`` iterations: ``n_ctx`` carry the ``b`` prompts that enter, the rest decode alone
+    ctx = parts(b * p / n_ctx, b / n_ctx)
+    gen = parts(0.0, 0.0) if n_ctx < o else ctx
+    gemm, pattn, comm, route, norm = (
+        (n_ctx * x + (o - n_ctx) * y) / o for x, y in zip(ctx, gen))  # the cycle's mean iteration
     it = gemm + attn + pattn + comm + route + norm
-    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
+    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it, n_ctx / o)
+
+
+def context_iterations(batch: int, prompt: int, output: int, max_num_tokens: int) -> int:
+    """Iterations, of the ``output`` a request decodes for, that carry the prompts of the ``batch`` requests entering
+    in that time, when every request has the same lengths and the scheduler packs whole prompts into an iteration
+    (``max_num_tokens`` less the ``batch`` decode tokens, at least one prompt), as TensorRT-LLM's does for
+    trtllm-bench's synthetic datasets; the other ``output - n`` iterations decode alone.
+
+    In steady state ``batch`` requests finish, and as many enter, every ``output`` iterations. TensorRT-LLM's
+    micro-batch scheduler (cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp, ``MicroBatchScheduler::operator()``)
+    walks the active requests in order, one token for each running generation request, a whole prompt for each new
+    context (without chunking), and stops at the first that would pass ``max_num_tokens``; trtllm-bench queues the
+    whole dataset at once, so the first iteration starts as many contexts as fit and every later entry waits for a
+    finish: the requests move in groups of ``k = max(1, (max_num_tokens - batch) // prompt)``, and ``ceil(batch /
+    k)`` iterations of each ``output`` carry prompts (at most ``output``: then every iteration does, the even spread
+    the model charged before). A prompt longer than the budget left (the 20,000-token prompts of TensorRT-LLM
+    v1.0's tables) is counted whole in one iteration, as an engine whose budget admits it runs it; chunked over
+    ``ceil(prompt / (max_num_tokens - batch))`` iterations instead, those rows come out within 2 points of it.
+
+    Llama 3.1 405B on 8 H100s, 128 in / 4,096 out (238 requests, trtllm-bench's 2,048-token budget): groups of
+    14, so 17 of the 4,096 iterations carry prompts:
+
+    >>> context_iterations(238, 128, 4096, 2048)
+    17
+    """
+    b = _check.positive_int("batch", batch)
+    p = _check.positive_int("prompt", prompt)
+    o = _check.positive_int("output", output)
+    budget = _check.positive_int("max_num_tokens", max_num_tokens)
+    k = max(1, (budget - b) // p)
+    return min(o, -(-b // k))
 
 
 def inflight_comm_s(model: memory.ModelConfig, chip_key: str, tokens: int, tp: int, dtype: str = "fp8",
@@ -1698,13 +1757,16 @@ def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: i
     """How a published in-flight table states its run, as :func:`inflight` arguments: ``attention_dp`` for an MoE
     model where the table's conditions state ``enable_attention_dp`` (TensorRT-LLM v1.0's MoE options file), and
     ``requests``, the requests of the run's dataset, where the table gives them (its ``requests``, keyed
-    ``"input/output"``)."""
+    ``"input/output"``), and ``uniform`` where its conditions state a synthetic dataset of one length ("stdev 0";
+    not with ``attention_dp``)."""
     kw: dict[str, Any] = {}
     if model.is_moe and "enable_attention_dp" in table["conditions"]:
         kw["attention_dp"] = True
     n = table.get("requests", {}).get(f"{prompt}/{output}")
     if n is not None:
         kw["requests"] = int(n)
+    if "stdev 0" in table["conditions"] and not kw.get("attention_dp"):
+        kw["uniform"] = True
     return kw
 
 
@@ -1753,7 +1815,7 @@ def check_inflight() -> list[InflightCheck]:
         twin = dense_twin(c.source, c.model, c.gpus, c.input, c.output) if model.is_moe and not dp else None
         if twin is not None:
             dm = memory.model_preset(twin.model)
-            dg = inflight(dm, table["chip"], c.gpus, c.input, c.output, table["dtype"])
+            dg = inflight(dm, table["chip"], c.gpus, c.input, c.output, table["dtype"], uniform=kw.get("uniform", False))
             left = (inflight_leftover(model, got, c.published), got.iteration_s / ((got.batch + got.prefill_tokens)
                                                                                   * model.n_layers),
                     inflight_leftover(dm, dg, twin.published), dg.iteration_s / ((dg.batch + dg.prefill_tokens)
@@ -1770,8 +1832,58 @@ def check_inflight() -> list[InflightCheck]:
             cause = small_iteration_cause(model, got, c.published)
         if cause:
             cause += gemm_evidence_text(model, table["chip"], c.gpus, got, c.published, table["dtype"])
+            cause += scheduler_note(model, table, c, got)
         out.append(c._replace(cause=cause))
     return out
+
+
+#: TensorRT-LLM's dynamic batch-size tuner (cpp/tensorrt_llm/executor/dynamicBatchConfig.cpp,
+#: ``DynamicBatchConfig::kDefaultBatchSizeTable``): ``(capacity below, runtime batch)`` pairs, and its fallback
+#: (executor/dynamicBatchTuner.h: ``kBatchSizeFallbackGranularity`` 512, ``kBatchSizeFallbackThreshold`` 128).
+DYNAMIC_BATCH_TABLE = ((144, 128), (336, 256), (672, 512), (832, 768), (1280, 1024), (1664, 1536))
+DYNAMIC_BATCH_GRANULARITY = 512
+DYNAMIC_BATCH_THRESHOLD = 128
+
+
+def dynamic_batch_size(capacity: int) -> int:
+    """The runtime batch size TensorRT-LLM's dynamic batch tuner sets for ``capacity``, the requests of the run's mean
+    lengths the KV cache holds (cpp/tensorrt_llm/executor/dynamicBatchTuner.cpp, ``getRuntimeBatchSize``): the table's
+    batch for the first row whose bound exceeds it (:data:`DYNAMIC_BATCH_TABLE`), else the capacity rounded down to a
+    multiple of 512 where it is less than 128 above one, else the capacity. Below the capacity it lowers the batch;
+    above it, the KV room still holds the capacity (guaranteed no evict).
+
+    >>> dynamic_batch_size(140), dynamic_batch_size(238), dynamic_batch_size(4218)
+    (128, 256, 4096)
+    """
+    cap = _check.positive_int("capacity", capacity)
+    for bound, size in DYNAMIC_BATCH_TABLE:
+        if cap < bound:
+            return size
+    floor = cap // DYNAMIC_BATCH_GRANULARITY * DYNAMIC_BATCH_GRANULARITY
+    return floor if cap < floor + DYNAMIC_BATCH_THRESHOLD else cap
+
+
+def scheduler_note(model: memory.ModelConfig, table: Mapping[str, Any], c: InflightCheck, got: Inflight) -> str:
+    """What the scheduler's rules do to a missed row of a published in-flight table, as the model charges them or
+    rules them out: its batch (the KV room's requests at prompt + output each: guaranteed no evict), the dynamic
+    batch-size tuner's batch for that capacity (:func:`dynamic_batch_size`, not charged: binding on none of the rows
+    that miss), and, for a run of same-length requests, the prompts packed into few iterations
+    (:func:`context_iterations`) against spreading them evenly."""
+    room = got.kv_tokens // (c.input + c.output)
+    tuned = dynamic_batch_size(room)
+    text = (f". The scheduler's rules: {got.batch:,} requests run together, KV room for {room:,} at prompt + output each "
+            "(guaranteed no evict reserves the whole output, as charged)"
+            + (f", within trtllm-bench's {TRTLLM_MAX_BATCH:,}-request cap" if got.batch < room else "")
+            + f"; TensorRT-LLM's dynamic batch-size tuner (executor/dynamicBatchTuner.cpp getRuntimeBatchSize, "
+            f"its default table) gives {tuned:,} for that room, "
+            + ("so it would not lower the batch" if tuned >= got.batch else f"which would lower it to {tuned:,}"))
+    if got.context_share < 1.0:
+        kw = dict(stated_layout(table, model, c.input, c.output), uniform=False)
+        spread = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"], **kw)
+        text += (f"; the same-length prompts packed as the scheduler packs them ({got.context_share:.1%} of the "
+                 f"iterations carry them, mlcalc.servemeasured.context_iterations) are charged: spread over every "
+                 f"iteration the row would be {spread.tokens_per_s / c.published - 1:+.0%}")
+    return text
 
 
 def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, published_tokens_per_s: float,
@@ -2225,7 +2337,7 @@ def layers_gemm_useful(model: memory.ModelConfig, tokens: int, tp: int, chip_key
 class GemmEvidence(NamedTuple):
     """An in-flight iteration with its layers' matmuls at the book's measured GEMM times (:func:`gemm_evidence`)."""
 
-    tokens: int  # tokens the iteration carries (M of the dense products)
+    tokens: int  # tokens the iteration carries (M of the dense products): one that carries prompts, where some do not
     modelled_s: float  # the layers' matmuls as :func:`inflight` prices them (:func:`mlcalc.serving.layers_gemm_law_s`)
     measured_s: float  # the same products at their measured times (:func:`measured_layers_gemm_s`)
     iteration_s: float  # :func:`inflight`'s iteration with the measured matmuls in place of the modelled ones
@@ -2236,13 +2348,17 @@ def gemm_evidence(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflig
                   run: str = GEMM_TIMES_RUN) -> GemmEvidence | None:
     """:func:`inflight`'s iteration ``got`` with its layers' matmuls (the output projection keeps its modelled time)
     at the measured times of ``run`` in place of the modelled ones: whether the matmuls' own time, tile and wave
-    quantization included, accounts for a row's miss. None where a product was not measured (or attention data
-    parallel: ``got`` must be a tensor-parallel iteration)."""
-    tokens = max(1, round(got.batch + got.prefill_tokens))
-    measured = measured_layers_gemm_s(model, tokens, tp, dtype, run)
-    if measured is None:
+    quantization included, accounts for a row's miss; where only some iterations carry prompts
+    (``got.context_share`` below 1), weighted over the cycle's two kinds of iteration. None where a product was not
+    measured (or attention data parallel: ``got`` must be a tensor-parallel iteration)."""
+    share = got.context_share  # iterations that carry prompts; the others run the decode tokens alone
+    tokens = max(1, round(got.batch + got.prefill_tokens / share))
+    rows = ((tokens, share),) + (((got.batch, 1.0 - share),) if share < 1.0 else ())
+    times = [measured_layers_gemm_s(model, m, tp, dtype, run) for m, _ in rows]
+    if any(t is None for t in times):
         return None
-    modelled = serving.layers_gemm_law_s(model, tokens, tp, chip_key, dtype)
+    measured = sum(w * float(t) for (_, w), t in zip(rows, times) if t is not None)
+    modelled = sum(w * serving.layers_gemm_law_s(model, m, tp, chip_key, dtype) for m, w in rows)
     it = got.iteration_s - modelled + measured
     return GemmEvidence(tokens, modelled, measured, it, got.batch / it)
 
@@ -2273,7 +2389,10 @@ def gemm_evidence_text(model: memory.ModelConfig, chip_key: str, tp: int, got: I
     same = chip_key.startswith("H100")  # the run's card (H100 SXM); an H200 is the same GH100 with faster memory
     beyond = max(m for _, _, _, m in _measured_rows())
     share = layers_gemm_useful(model, ev.tokens, tp, chip_key, dtype)
-    return (f"; the matmuls measured: at this iteration's {ev.tokens:,} tokens the layers' {dtype.upper()} products take "
+    at = (f"at this iteration's {ev.tokens:,} tokens" if got.context_share >= 1.0 else
+          f"over the cycle ({got.context_share:.0%} of its iterations carry {ev.tokens:,} tokens, the rest the "
+          f"{got.batch:,} decode tokens alone)")
+    return (f"; the matmuls measured: {at} the layers' {dtype.upper()} products take "
             f"{ev.measured_s * 1e3:.2f} ms on the book's {card} (mlcalc/data/measured/{GEMM_TIMES_RUN}, cuBLAS through "
             "torch; "
             + ("" if ev.tokens <= beyond else f"measured to {beyond:,} rows, beyond in proportion; ")
