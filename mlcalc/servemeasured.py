@@ -1427,12 +1427,14 @@ class Inflight(NamedTuple):
     tokens_per_s: float  # output tokens/s of the replica: batch / iteration
     context_share: float = 1.0  # share of the iterations that carry prompts (1: every one, the prompts spread evenly);
     # below 1 (``uniform``) the terms above are the mean over a cycle of such iterations and ones that decode alone
+    decode_rows: int = 0  # rows an iteration that decodes alone runs (CUDA-graph padding: cuda_graph_batch); 0: batch
 
 
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
              kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
              caps: tuple[int, int] | None = None, requests: int | None = None,
-             gemm_allreduce: bool = False, wide_share: float = 0.0, uniform: bool = False) -> Inflight:
+             gemm_allreduce: bool = False, wide_share: float = 0.0, uniform: bool = False,
+             graph_batch_sizes: tuple[int, ...] = ()) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1490,6 +1492,13 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     iterations; the terms returned are the cycle's mean iteration). Without it the prompts are spread evenly over the
     iterations (lengths that vary, so that finishes, and entries, spread). Not with ``attention_dp``.
 
+    ``graph_batch_sizes``: the batch sizes CUDA graphs are captured for, with padding on (TensorRT-LLM's PyTorch
+    backend, ``cuda_graph_config: enable_padding: true``): an iteration that decodes alone runs its batch padded to
+    a captured size with dummy generation requests (:func:`cuda_graph_batch`; bounded by the batch and token caps), its
+    matmuls, collectives and element-wise passes at those rows (the dummies' one-token caches add no attention).
+    Iterations that carry prompts run without a graph, at their own rows. Empty: no padding. Not with
+    ``attention_dp``.
+
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives within 2 % of it:
 
@@ -1515,9 +1524,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
                              "an all-gather and a reduce-scatter, not the row-parallel all-reduces it fuses")
         if caps is not None:
             raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
-        if uniform:
-            raise ValueError("uniform=True is not allowed with attention_dp=True: the attention-DP iteration spreads "
-                             "its prompts evenly")
+        if uniform or graph_batch_sizes:
+            raise ValueError(f"uniform={uniform!r}, graph_batch_sizes={graph_batch_sizes!r} are not allowed with "
+                             "attention_dp=True: the attention-DP iteration spreads its prompts evenly, unpadded")
         return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req)
     free = mem - model.n_params() * (wb + wide * max(0.0, 2.0 - wb)) / tp
     per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
@@ -1532,11 +1541,12 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     else:
         b = min(kv_tokens // (p + o), max_batch, int(max_tokens // share))
     b = max(1, b if n_req is None else min(b, n_req))
-    if uniform:  # same-length requests move in groups: a few iterations carry the prompts, the rest decode alone
-        budget = max_tokens if caps is not None else trtllm_bench_caps(model, chip_key, tp, p, o, dtype)[1]
-        n_ctx = context_iterations(b, p, o, budget)
-    else:  # lengths that vary: finishes, and so entries, spread over the iterations
-        n_ctx = o
+    engine_batch, budget = caps if caps is not None else (trtllm_bench_caps(model, chip_key, tp, p, o, dtype)
+                                                          if uniform or graph_batch_sizes else (0, 0))
+    # same-length requests move in groups: a few iterations carry the prompts, the rest decode alone; lengths that
+    # vary: finishes, and so entries, spread over the iterations
+    n_ctx = context_iterations(b, p, o, budget) if uniform else o
+    rows = cuda_graph_batch(b, graph_batch_sizes, engine_batch, budget) if graph_batch_sizes and n_ctx < o else b
     pre = b * p / o
     rate = serving.matmul_rate(chip_key, dtype)
     bw = serving.read_bandwidth(chip_key)
@@ -1547,22 +1557,48 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     pair_s = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
                                                                        + lay.local_layers * local) / (tp * rate)
 
-    def parts(prompt_tokens: float, first_tokens: float) -> tuple[float, float, float, float, float]:
-        """(matmuls, prompt attention, all-reduces, routing, element-wise) of one iteration that carries ``b``
-        decode tokens and ``prompt_tokens`` prompt tokens, ``first_tokens`` of them sampling a first token."""
-        tokens = b + prompt_tokens
-        return (inflight_gemm_s(model, chip_key, tp, tokens, b + first_tokens, dtype, wide), prompt_tokens * pair_s,
+    def parts(prompt_tokens: float, first_tokens: float, decode: int) -> tuple[float, float, float, float, float]:
+        """(matmuls, prompt attention, all-reduces, routing, element-wise) of one iteration that carries ``decode``
+        decode rows and ``prompt_tokens`` prompt tokens, ``first_tokens`` of them sampling a first token."""
+        tokens = decode + prompt_tokens
+        return (inflight_gemm_s(model, chip_key, tp, tokens, decode + first_tokens, dtype, wide), prompt_tokens * pair_s,
                 inflight_comm_s(model, chip_key, max(1, round(tokens)), tp, dtype, gemm_allreduce),
                 tokens * moe_routing_bytes_per_token(model, wb) / bw,
                 tokens * inflight_elementwise_bytes_per_token(model, tp, dtype) / bw)
 
     # a cycle of ``o`` iterations: ``n_ctx`` carry the ``b`` prompts that enter, the rest decode alone
-    ctx = parts(b * p / n_ctx, b / n_ctx)
-    gen = parts(0.0, 0.0) if n_ctx < o else ctx
+    ctx = parts(b * p / n_ctx, b / n_ctx, b)
+    gen = parts(0.0, 0.0, rows) if n_ctx < o else ctx
     gemm, pattn, comm, route, norm = (
         (n_ctx * x + (o - n_ctx) * y) / o for x, y in zip(ctx, gen))  # the cycle's mean iteration
     it = gemm + attn + pattn + comm + route + norm
-    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it, n_ctx / o)
+    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it, n_ctx / o, rows)
+
+
+def cuda_graph_batch(batch: int, sizes: tuple[int, ...], max_batch_size: int, max_num_tokens: int) -> int:
+    """Rows a generation-only iteration of ``batch`` requests runs in TensorRT-LLM's PyTorch backend with CUDA graphs
+    captured for ``sizes`` and padding on: the captured sizes are those up to ``min(max_batch_size,
+    max_num_tokens)``, that bound added as the last one when a listed size passes it
+    (tensorrt_llm/_torch/pyexecutor/model_engine.py, ``_filter_cuda_graph_batch_sizes``), and the batch is padded
+    with dummy generation requests to the smallest captured size at or above it (``_round_up_batch_size``); a batch
+    above every captured size runs without a graph, at its own rows.
+
+    TensorRT-LLM v1.0's performance page lists 1, 2, 4, ..., 256, 384, 512, 1,024, ..., 8,192; Llama 3.1 405B on 8
+    H100s at 128 in / 4,096 out holds 238 requests, trtllm-bench's caps 256 requests and 2,048 tokens:
+
+    >>> cuda_graph_batch(238, (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 4096, 8192), 256, 2048)
+    256
+    """
+    b = _check.positive_int("batch", batch)
+    top = min(_check.positive_int("max_batch_size", max_batch_size), _check.positive_int("max_num_tokens",
+                                                                                          max_num_tokens))
+    listed = [_check.positive_int("sizes[]", z) for z in sizes]
+    if not listed or listed != sorted(set(listed)):
+        raise ValueError(f"sizes={sizes!r} is not allowed: one or more batch sizes, ascending, each once")
+    kept = [z for z in listed if z <= top]
+    if listed[-1] > top and (not kept or kept[-1] != top):
+        kept.append(top)
+    return next((z for z in kept if z >= b), b)
 
 
 def context_iterations(batch: int, prompt: int, output: int, max_num_tokens: int) -> int:
@@ -1757,8 +1793,9 @@ def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: i
     """How a published in-flight table states its run, as :func:`inflight` arguments: ``attention_dp`` for an MoE
     model where the table's conditions state ``enable_attention_dp`` (TensorRT-LLM v1.0's MoE options file), and
     ``requests``, the requests of the run's dataset, where the table gives them (its ``requests``, keyed
-    ``"input/output"``), and ``uniform`` where its conditions state a synthetic dataset of one length ("stdev 0";
-    not with ``attention_dp``)."""
+    ``"input/output"``), ``uniform`` where its conditions state a synthetic dataset of one length ("stdev 0"), and
+    ``graph_batch_sizes`` where it gives the CUDA-graph batch sizes its runs padded to (the last two not with
+    ``attention_dp``)."""
     kw: dict[str, Any] = {}
     if model.is_moe and "enable_attention_dp" in table["conditions"]:
         kw["attention_dp"] = True
@@ -1767,6 +1804,8 @@ def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: i
         kw["requests"] = int(n)
     if "stdev 0" in table["conditions"] and not kw.get("attention_dp"):
         kw["uniform"] = True
+    if "cuda_graph_batch_sizes" in table and not kw.get("attention_dp"):
+        kw["graph_batch_sizes"] = tuple(int(z) for z in table["cuda_graph_batch_sizes"])
     return kw
 
 
@@ -1815,7 +1854,8 @@ def check_inflight() -> list[InflightCheck]:
         twin = dense_twin(c.source, c.model, c.gpus, c.input, c.output) if model.is_moe and not dp else None
         if twin is not None:
             dm = memory.model_preset(twin.model)
-            dg = inflight(dm, table["chip"], c.gpus, c.input, c.output, table["dtype"], uniform=kw.get("uniform", False))
+            dg = inflight(dm, table["chip"], c.gpus, c.input, c.output, table["dtype"], uniform=kw.get("uniform", False),
+                          graph_batch_sizes=kw.get("graph_batch_sizes", ()))
             left = (inflight_leftover(model, got, c.published), got.iteration_s / ((got.batch + got.prefill_tokens)
                                                                                   * model.n_layers),
                     inflight_leftover(dm, dg, twin.published), dg.iteration_s / ((dg.batch + dg.prefill_tokens)
@@ -1867,8 +1907,9 @@ def scheduler_note(model: memory.ModelConfig, table: Mapping[str, Any], c: Infli
     """What the scheduler's rules do to a missed row of a published in-flight table, as the model charges them or
     rules them out: its batch (the KV room's requests at prompt + output each: guaranteed no evict), the dynamic
     batch-size tuner's batch for that capacity (:func:`dynamic_batch_size`, not charged: binding on none of the rows
-    that miss), and, for a run of same-length requests, the prompts packed into few iterations
-    (:func:`context_iterations`) against spreading them evenly."""
+    that miss), for a run of same-length requests the prompts packed into few iterations (:func:`context_iterations`)
+    against spreading them evenly, and where the run's CUDA graphs pad the iterations that decode alone
+    (:func:`cuda_graph_batch`), the row unpadded."""
     room = got.kv_tokens // (c.input + c.output)
     tuned = dynamic_batch_size(room)
     text = (f". The scheduler's rules: {got.batch:,} requests run together, KV room for {room:,} at prompt + output each "
@@ -1883,6 +1924,12 @@ def scheduler_note(model: memory.ModelConfig, table: Mapping[str, Any], c: Infli
         text += (f"; the same-length prompts packed as the scheduler packs them ({got.context_share:.1%} of the "
                  f"iterations carry them, mlcalc.servemeasured.context_iterations) are charged: spread over every "
                  f"iteration the row would be {spread.tokens_per_s / c.published - 1:+.0%}")
+    if got.decode_rows and got.decode_rows != got.batch:
+        kw = dict(stated_layout(table, model, c.input, c.output), graph_batch_sizes=())
+        plain = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"], **kw)
+        text += (f"; the page's CUDA graphs pad those that decode alone from {got.batch:,} to {got.decode_rows:,} rows "
+                 "(enable_padding; model_engine.py _filter_cuda_graph_batch_sizes, _round_up_batch_size), as charged: "
+                 f"unpadded the row would be {plain.tokens_per_s / c.published - 1:+.0%}")
     return text
 
 
@@ -2353,7 +2400,7 @@ def gemm_evidence(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflig
     measured (or attention data parallel: ``got`` must be a tensor-parallel iteration)."""
     share = got.context_share  # iterations that carry prompts; the others run the decode tokens alone
     tokens = max(1, round(got.batch + got.prefill_tokens / share))
-    rows = ((tokens, share),) + (((got.batch, 1.0 - share),) if share < 1.0 else ())
+    rows = ((tokens, share),) + (((got.decode_rows or got.batch, 1.0 - share),) if share < 1.0 else ())
     times = [measured_layers_gemm_s(model, m, tp, dtype, run) for m, _ in rows]
     if any(t is None for t in times):
         return None
