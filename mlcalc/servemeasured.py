@@ -2379,29 +2379,64 @@ def check_latency() -> list[LatencyCheck]:
         steps = [step for *_, step in rows]
         for r, tp, pred, pub, _ in rows:
             err = pred / pub - 1.0
-            cause = latency_miss_cause(pub, pred, o, extra, steps) if abs(err) > 0.25 else ""
+            cause = (latency_miss_cause(memory.model_preset(r["model"]), table["chip"], b, tp, p, o, pub, pred, extra,
+                                        steps, table["dtype"]) if abs(err) > 0.25 else "")
             out.append(LatencyCheck(key, table["engine"], table["chip"], r["model"], tp, b, p, o, pub, pred, err, cause))
     return out
 
 
-def latency_miss_cause(published_s: float, predicted_s: float, output: int, extra_per_step: list[float],
-                       modelled_steps: list[float]) -> str:
+#: What vLLM's nightly latency rows ran: build 9515 of Buildkite's 'performance-benchmark' pipeline is the working
+#: benchmark of vLLM pull request #9768 '[perf bench] H200 development' (simon-mo, opened 2024-10-28: "Working
+#: benchmark here https://buildkite.com/vllm/performance-benchmark/builds/9515"), so vLLM's main of late October 2024,
+#: between v0.6.3.post1 and v0.6.4: the V0 engine. Read in the v0.6.3.post1 wheel on PyPI.
+VLLM_LATENCY_BUILD = ("vLLM PR #9768 (opened 2024-10-28; https://github.com/vllm-project/vllm/pull/9768) links build "
+                      "9515 as its working benchmark: vLLM's main between v0.6.3.post1 and v0.6.4, the V0 engine")
+
+
+def latency_miss_cause(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int, output: int,
+                       published_s: float, predicted_s: float, extra_per_step: list[float],
+                       modelled_steps: list[float], dtype: str = "bf16") -> str:
     """Why a latency row misses. The source states no cause; ours: each of the table's rows leaves about the same
     time a step beyond the modelled GPU step, whatever the model and GPU count, which is the mark of host work between
-    steps that the "cuda-graph" path does not charge."""
-    mine = (published_s - predicted_s) / (output - 1)
+    steps that the "cuda-graph" path does not charge; with what the engine's code (:data:`VLLM_LATENCY_BUILD`) puts
+    between two graph replays, and what it is not: the matmuls' fixed time per kernel (our probe's law,
+    :func:`mlcalc.serving.kernel_weight_s`), the prefill."""
+    o = _check.positive_int("output", output)
+    if o < 2:
+        raise ValueError(f"output={output!r} is not allowed: a step after the prefill needs at least 2 output tokens")
+    published_s = _check.positive("published_s", published_s)
+    predicted_s = _check.positive("predicted_s", predicted_s)
+    mine = (published_s - predicted_s) / (o - 1)
+    step = serving.predict_decode(model, chip_key, batch, prompt + max(1, o // 2), "cuda-graph", tp,
+                                  weight_dtype=dtype, kv_dtype=dtype)
+    law = serving.chip_matmul_law(chip_key)
+    kernels, n_k = serving.kernel_weight_s(model, batch, law, True, tp, 1, memory.dtype_bytes(dtype))
+    bw = serving.read_bandwidth(chip_key)
+    plain = serving.decode_kernels(model, batch, True, tp, 1, memory.dtype_bytes(dtype))
+    add = model.n_layers * max(0.0, kernels - sum(w * n for w, n, _ in plain) / model.n_layers / bw)
+    pre = serving.predict_prefill(model, chip_key, batch, prompt, "cuda-graph", tp, weight_dtype=dtype)
+    with_law = (predicted_s + (o - 1) * add) / published_s - 1
     return (f"no cause stated by the source; ours: the published latency leaves {mine * 1e3:.1f} ms a decode step "
-            f"beyond the modelled step ({output - 1} steps after the prefill), and every row of the same table leaves "
+            f"beyond the modelled step ({o - 1} steps after the prefill), and every row of the same table leaves "
             f"about the same ({min(extra_per_step) * 1e3:.1f} to {max(extra_per_step) * 1e3:.1f} ms) while their "
             f"modelled steps range from {min(modelled_steps) * 1e3:.1f} to {max(modelled_steps) * 1e3:.1f} ms: a cost "
-            "per step that does not scale with the GPU's work, the mark of the engine's host "
-            "work between CUDA-graph replays (scheduling the batch, sampling, handing the tokens back), which the "
-            "'cuda-graph' path charges nothing for. It misses where the step is shortest. vLLM's own post on v0.6.0 "
-            "(vLLM blog, 2024-09-05, 'vLLM v0.6.0: 2.7x Throughput Improvement and 75% Latency Reduction', "
+            "per step that does not scale with the GPU's work. What ran: " + VLLM_LATENCY_BUILD + ". What is timed "
+            "(benchmarks/benchmark_latency.py): llm.generate of the whole batch between two perf_counter calls, so "
+            f"the prefill, the {o - 1} decode steps and each step's sampling and output processing. Between two steps "
+            "(vllm/worker/model_runner.py execute_model, v0.6.3.post1): the CUDA graph replays the model's forward only "
+            f"(batch {batch} is captured: _BATCH_SIZES_TO_CAPTURE is 1, 2, 4 and multiples of 8), then compute_logits "
+            "and sample run eagerly and hand the tokens to the host, and the scheduler prepares the next step's "
+            "inputs on the host one step at a time (num_scheduler_steps defaults to 1; multi-step scheduling, "
+            "which spreads that work over several steps, is off). Not the cause: the matmuls' fixed time per kernel "
+            f"({n_k} kernels a layer at our probe's law) adds {add * 1e3:.2f} ms a step (the row would be "
+            f"{with_law:+.0%}); the prefill of {batch} x {prompt} tokens is modelled at {pre * 1e3:.1f} ms of the "
+            f"{published_s * 1e3:.0f}; " + ("no all-reduce on one GPU; " if tp == 1 else "") +
+            f"the modelled step is {step.step_s * 1e3:.1f} ms. vLLM's own post on v0.6.0 (vLLM blog, 2024-09-05, "
+            "'vLLM v0.6.0: 2.7x Throughput Improvement and 75% Latency Reduction', "
             "https://blog.vllm.ai/2024/09/05/perf-update.html) says so of the versions before it: 'If CPUs cannot "
             "schedule fast enough, GPUs will sit idle to wait for CPUs', and on faster GPUs 'the time spent on other "
             "CPU parts of the inference engine becomes a significant bottleneck' (profiled with Llama 3 8B on one "
-            "H100); no source gives that time per step for the vLLM of these builds")
+            "H100); no source gives that host time per step for this build")
 
 
 # ------------------------------------------------------------------- serving at a client concurrency (SGLang)
@@ -2732,4 +2767,4 @@ __all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MO
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "inflight_comm_s", "WIDE_DTYPE", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "sglang_decode_step", "sglang_allreduce_s", "SGLANG_CUSTOM_AR_GPUS", "SGLANG_CUSTOM_AR_MAX_BYTES", "SGLANG_CUSTOM_AR_KERNEL", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "inflight_comm_s", "WIDE_DTYPE", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "sglang_decode_step", "sglang_allreduce_s", "SGLANG_CUSTOM_AR_GPUS", "SGLANG_CUSTOM_AR_MAX_BYTES", "SGLANG_CUSTOM_AR_KERNEL", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause", "VLLM_LATENCY_BUILD"]
