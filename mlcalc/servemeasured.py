@@ -1381,6 +1381,19 @@ TRTLLM_MIN_TOKENS = 2048
 #: ``--kv_cache_free_gpu_mem_fraction 0.95``: the share of the memory left beside the weights given to the KV
 #: cache in "the majority of cases" of TensorRT-LLM's performance overview (v0.17).
 TRTLLM_KV_FRACTION = 0.95
+#: The dtypes an in-flight KV cache may be stored in (:func:`inflight`'s ``kv_dtype``): TensorRT-LLM's FP8 cache, or
+#: the model's 16-bit dtype.
+KV_DTYPES = ("fp8", "bf16", "fp16")
+#: Where an in-flight run's KV-cache dtype comes from, in TensorRT-LLM's PyTorch backend.
+KV_DTYPE_EVIDENCE = (
+    "TensorRT-LLM's PyTorch backend stores the KV cache in FP8 only where the model's quantization config has an FP8 "
+    "cache (KvCacheCreator._create_kv_cache_manager: quant_mode.has_fp8_kv_cache(), else the model's own dtype; "
+    "tensorrt_llm/_torch/pyexecutor/_util.py as the code index stores it), and that config takes the checkpoint's "
+    "hf_quant_config.json 'kv_cache_quant_algo' unless the options set kv_cache_config.dtype (KvCacheConfig's "
+    "default 'auto'); the MoE and dense options files of the v1.0 page set none. NVIDIA's own accuracy test runs its "
+    "Llama-3.1-8B-Instruct-FP8 copy both ways, adding KvCacheConfig(dtype='fp8') for the FP8-cache case "
+    "(tests/integration/defs/accuracy/test_llm_api_pytorch.py, TestLlama3_1_8BInstruct.test_fp8 'fp8kv'), so an FP8 "
+    "checkpoint alone does not imply an FP8 cache")
 
 
 def moe_routing_bytes_per_token(model: memory.ModelConfig, in_bytes: float = 1.0, out_bytes: float = 2.0) -> float:
@@ -1430,7 +1443,7 @@ class Inflight(NamedTuple):
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
              kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
              caps: tuple[int, int] | None = None, requests: int | None = None,
-             gemm_allreduce: bool = False, wide_share: float = 0.0) -> Inflight:
+             gemm_allreduce: bool = False, wide_share: float = 0.0, kv_dtype: str | None = None) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1480,6 +1493,11 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     (:func:`inflight_gemm_s`; ModelOpt's ``auto_quantize`` under an ``effective_bits`` constraint picks which
     layers): those weights take 2 bytes each in memory. Not with ``attention_dp``.
 
+    ``kv_dtype``: the dtype the KV cache is stored in (None: ``dtype``). TensorRT-LLM's PyTorch backend allocates
+    an FP8 cache only where the checkpoint's quantization config states FP8 KV (``kv_cache_quant_algo``) or the
+    options set ``kv_cache_config.dtype``; else the cache takes the model's 16-bit dtype (:data:`KV_DTYPE_EVIDENCE`).
+    It sets both the KV room's tokens and the bytes decode attention reads.
+
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives within 2 % of it:
 
@@ -1497,6 +1515,7 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
         max_tokens = _check.positive_int("caps[1] (max_tokens)", caps[1])
     n_req = None if requests is None else _check.positive_int("requests", requests)
     wide = _check.in_range("wide_share", wide_share, 0.0, 1.0)
+    kvd = dtype if kv_dtype is None else _check.choice("kv_dtype", kv_dtype, KV_DTYPES)
     if attention_dp and model.is_moe and tp > 1:
         if wide:
             raise ValueError(f"wide_share={wide_share!r} is not allowed with attention_dp=True: 0 only")
@@ -1505,9 +1524,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
                              "an all-gather and a reduce-scatter, not the row-parallel all-reduces it fuses")
         if caps is not None:
             raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
-        return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req)
+        return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req, kvd)
     free = mem - model.n_params() * (wb + wide * max(0.0, 2.0 - wb)) / tp
-    per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
+    per_tok = memory.model_kv_bytes_per_token(model, kvd) / serving.kv_split(model, tp)
     kv_tokens = int(frac * free // per_tok) if free > 0 else 0
     if kv_tokens < p + o:
         raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key}: the KV room beside the weights "
@@ -1524,7 +1543,7 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     rate = serving.matmul_rate(chip_key, dtype)
     bw = serving.read_bandwidth(chip_key)
     gemm = inflight_gemm_s(model, chip_key, tp, tokens, b + b / o, dtype, wide)
-    attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / serving.kv_split(model, tp) / bw
+    attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(kvd)) / serving.kv_split(model, tp) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
@@ -1637,12 +1656,13 @@ def _steady_batch(kv_tokens: int, p: int, o: int) -> int:
 
 
 def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p: int, o: int, dtype: str,
-                           frac: float, requests: int | None = None) -> Inflight:
+                           frac: float, requests: int | None = None, kv_dtype: str | None = None) -> Inflight:
     """:func:`inflight` with attention data parallelism over the ``tp`` GPUs (see there)."""
     wb = memory.dtype_bytes(dtype)
+    kvd = dtype if kv_dtype is None else kv_dtype
     mem = serving.spec(chip_key).memory_bytes
     free = mem - serving.weight_params_per_gpu(model, 1, tp) * wb
-    per_tok = serving.kv_bytes_per_token_per_gpu(model, 1, dtype)  # the rank's own sequences, every KV head
+    per_tok = serving.kv_bytes_per_token_per_gpu(model, 1, kvd)  # the rank's own sequences, every KV head
     rank_kv = int(frac * free // per_tok) if free > 0 else 0
     if rank_kv < p + o:
         raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key} with attention data parallelism: "
@@ -1663,7 +1683,7 @@ def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p:
     gemm = (serving.layers_gemm_law_s(model, max(1, round(own)), 1, chip_key, dtype, "rest")
             + serving.layers_gemm_law_s(model, max(1, round(tokens)), tp, chip_key, dtype, "experts")
             + serving.gemm_law_s(max(1, round(rb + rb / o)), model.vocab, model.hidden, chip_key, dtype))
-    attn = rb * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / bw
+    attn = rb * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(kvd)) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
@@ -1696,12 +1716,17 @@ class InflightCheck(NamedTuple):
 
 def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: int, output: int) -> dict[str, Any]:
     """How a published in-flight table states its run, as :func:`inflight` arguments: ``attention_dp`` for an MoE
-    model where the table's conditions state ``enable_attention_dp`` (TensorRT-LLM v1.0's MoE options file), and
+    model where the table's conditions state ``enable_attention_dp`` (TensorRT-LLM v1.0's MoE options file),
+    ``kv_dtype`` where the table's ``kv_cache_dtype`` gives the model's checkpoint a cache dtype of its own (from its
+    ``hf_quant_config.json``, :data:`KV_DTYPE_EVIDENCE`; a model it does not name keeps the table's dtype), and
     ``requests``, the requests of the run's dataset, where the table gives them (its ``requests``, keyed
     ``"input/output"``)."""
     kw: dict[str, Any] = {}
     if model.is_moe and "enable_attention_dp" in table["conditions"]:
         kw["attention_dp"] = True
+    kv = table.get("kv_cache_dtype", {}).get(model.name)
+    if kv is not None:
+        kw["kv_dtype"] = str(kv)
     n = table.get("requests", {}).get(f"{prompt}/{output}")
     if n is not None:
         kw["requests"] = int(n)
@@ -1781,7 +1806,9 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
     ``attention_dp``) misses, from the numbers: the iteration the published throughput implies at the modelled batch
     against the modelled one, what the layout's terms are, the same row predicted tensor-parallel (``tp_got``), and,
     given the run (``chip_key``, ``prompt``, ``output``, ``dtype``, ``requests``), how much of the gap each mechanism
-    TensorRT-LLM's attention-DP code has beyond the model explains (:func:`attention_dp_gap_shares`)."""
+    TensorRT-LLM's attention-DP code has beyond the model explains (:func:`attention_dp_gap_shares`), what the row
+    and its siblings would give with a 16-bit KV cache (:func:`adp_rows_with_cache`, item 6, the leading candidate no
+    stored source settles) and what the moetp15 probe rules out for the experts' matmuls (item 7)."""
     pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
     implied = got.batch / pub
     rb = -(-got.batch // tp)
@@ -1818,7 +1845,9 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
                   f"{mc.gap_share:.0%} of the gap (the row {mc.error_if_charged:+.0%}); the sources point to "
                   f"'--ep {tp}', so it is not charged (below). " + _thin_slice_sentence(model, chip_key, tp, dtype,
                                                                                   mc.expert_rows)
-                  + "Unexplained: "
+                  + _cache_dtype_sentence(model, chip_key, tp, prompt, output, pub, dtype, requests)
+                  + _whole_expert_sentence(model, tp, dtype, mc.expert_rows)
+                  + "Unexplained by (1)-(5): "
                   f"{1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source quantifies: how "
                   "evenly the synthetic prompts' tokens load the experts of each GPU; the expert matmuls' tile and "
                   f"wave quantization, under either mapping {mc.shape_extra_s * 1e3:.1f} ms "
@@ -1826,7 +1855,9 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
                   f"{mc.kernel_shape_extra_s * 1e3:.1f} ms ({mc.kernel_shape_extra_s / g.gap_s:.0%}) in the tiles "
                   "compute.gemm_kernel picks; iterations run without CUDA graphs while any rank holds a context). "
                   + MOE_MAPPING_EVIDENCE + ". ")
-    return ("no cause stated by the source; ours: not found. Predicted as the page's corrected revision states the run ("
+    return ("no cause stated by the source; ours: not established (the leading candidate, a 16-bit KV cache, is item "
+            "(6) below: no stored source gives this checkpoint's cache dtype). Predicted as the page's corrected revision "
+            "states the run ("
             f"'enable_attention_dp: true': each of the {tp} GPUs runs attention for its own {rb:,} requests with their "
             f"whole cache, {got.kv_tokens // tp:,} KV tokens a GPU, the experts split over the {tp}, per MoE layer an "
             f"all-gather and a reduce-scatter of the {got.batch + got.prefill_tokens:,.0f} tokens' hidden states, "
@@ -1840,6 +1871,67 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
             f"Predicted tensor-parallel (attention split, each of the {model.n_kv_heads} KV heads held by "
             f"{tp // min(tp, model.n_kv_heads)} GPUs, two all-reduces a layer, {tp_got.batch:,} requests) the row "
             f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. " + ADP_LAYOUT_EVIDENCE)
+
+
+def _whole_expert_sentence(model: memory.ModelConfig, tp: int, dtype: str, rows: int) -> str:
+    """What the moetp15 probe (one H100) measured for the experts split whole (the layout :func:`inflight` charges
+    with ``attention_dp``) at the probed rows nearest ``rows``, against the engine's own law for those matmuls on the
+    same card (:func:`mlcalc.serving.layers_gemm_law_s`, "experts", one MoE layer); empty where the probe does not
+    apply (another expert shape, another split, another dtype)."""
+    if (model.n_experts, model.expert_ffn, model.hidden, tp) != (128, 1536, 4096, 8) or dtype != "fp8":
+        return ""
+    n, ep_s, _ = min(thin_slice_probe(dtype), key=lambda x: abs(math.log(x[0] / rows)))
+    tokens = n * model.n_experts // model.experts_per_token  # the iteration's tokens that give n rows an expert
+    law = serving.layers_gemm_law_s(model, tokens, tp, "H100-SXM", dtype, "experts") / model.n_moe_layers
+    return (f"(7) ruled out, the experts' matmuls charged too little: in the same probe the {model.n_experts // tp} "
+            f"whole experts' two FP8 matmuls of one layer took {ep_s * 1e6:.0f} us at {n:,} rows an expert, "
+            f"{ep_s / law:.2f} of the {law * 1e6:.0f} us the engine charges them on an H100 (torch's grouped kernel; "
+            "TensorRT-LLM's CUTLASS one is not measured). ")
+
+
+def adp_rows_with_cache(kv_dtype: str = "bf16") -> tuple[tuple[str, int, int, float], ...]:
+    """Every published in-flight row run attention data-parallel (:func:`stated_layout`) predicted with its KV cache
+    stored as ``kv_dtype`` instead of the table's dtype: ``(source, input, output, error)`` each."""
+    kvd = _check.choice("kv_dtype", kv_dtype, KV_DTYPES)
+    return _adp_rows_with_cache(kvd)
+
+
+@lru_cache(maxsize=None)
+def _adp_rows_with_cache(kv_dtype: str) -> tuple[tuple[str, int, int, float], ...]:
+    tables = published()["inflight"]["tables"]
+    out = []
+    for c in _inflight_rows():
+        if not c.attention_dp:
+            continue
+        t = tables[c.source]
+        m = memory.model_preset(c.model)
+        kw = {**stated_layout(t, m, c.input, c.output), "kv_dtype": kv_dtype}
+        got = inflight(m, t["chip"], c.gpus, c.input, c.output, t["dtype"], **kw)
+        out.append((c.source, c.input, c.output, got.tokens_per_s / c.published - 1.0))
+    return tuple(out)
+
+
+def _cache_dtype_sentence(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
+                          published_tokens_per_s: float, dtype: str, requests: int | None) -> str:
+    """Item (6) of :func:`attention_dp_cause`: the row, and every attention-DP row, with a 16-bit KV cache
+    (:func:`adp_rows_with_cache`); empty unless the table's dtype is FP8."""
+    if dtype != "fp8":
+        return ""
+    got = inflight(model, chip_key, tp, prompt, output, dtype, attention_dp=True, requests=requests, kv_dtype="bf16")
+    rows = adp_rows_with_cache("bf16")
+    inside = [r for r in rows if abs(r[3]) <= 0.25]
+    outside = sorted(r[3] for r in rows if abs(r[3]) > 0.25)
+    err = got.tokens_per_s / published_tokens_per_s - 1.0
+    return (f"(6) the KV cache's dtype: the model keeps it in FP8, the table's dtype. In 16 bits a GPU would hold "
+            f"{got.kv_tokens // tp:,} tokens, {-(-got.batch // tp):,} requests would decode a rank ({got.batch:,} in "
+            f"all) and this row would come out {err:+.0%}; {len(inside)} of the {len(rows)} attention-DP rows would "
+            f"come within 25%, the other {len(outside)} at {outside[0]:+.0%} to {outside[-1]:+.0%} (the prompt-heavy "
+            "runs, mlcalc.servemeasured.adp_rows_with_cache). Which cache the runs had, the stored sources do not "
+            "settle: nvidia/Qwen3-235B-A22B-FP8's hf_quant_config.json is not among them; NVIDIA's accuracy references "
+            "list Qwen3-235B-A22B in FP8 only with an FP8 cache (tests/integration/defs/accuracy/references/gsm8k.yaml, "
+            "for the checkpoint its test loads, saved_models_Qwen3-235B-A22B_fp8_hf), while the same collection's "
+            "Llama-3.1-405B-Instruct-FP8 states none (its rows are predicted with a 16-bit cache). So the FP8 cache "
+            "stays. " + KV_DTYPE_EVIDENCE + ". ")
 
 
 def _thin_slice_sentence(model: memory.ModelConfig, chip_key: str, tp: int, dtype: str, rows: int) -> str:
@@ -2677,4 +2769,4 @@ __all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MO
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "inflight_comm_s", "WIDE_DTYPE", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "KV_DTYPES", "KV_DTYPE_EVIDENCE", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "inflight_comm_s", "WIDE_DTYPE", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "adp_rows_with_cache", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]

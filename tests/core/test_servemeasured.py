@@ -492,14 +492,14 @@ def test_inflight_on_the_v1_0_tables():
         assert math.isfinite(c.predicted) and c.predicted > 0
         assert (abs(c.error) > 0.25) == bool(c.cause), c
     dense = [c for c in checks if not c.model.startswith("Qwen")]
-    assert sum(abs(c.error) <= 0.25 for c in dense) == 57  # of 60, pinned
+    assert sum(abs(c.error) <= 0.25 for c in dense) == 59  # of 60, pinned (57 with the 405B's cache in FP8)
     assert statistics.median(abs(c.error) for c in dense) < 0.10
-    # the dense misses, by the one matmul law: few tokens an iteration (220-495) and long decodes or 20,000-token
-    # prompts; each cause gives what the published figure leaves per token and layer, against the rows of 8,000
-    # tokens and more (under 110 ns). The 4,096-request cap row on the H200 (+36 % by FP8's former law) is within.
+    # the dense miss, by the one matmul law: few tokens an iteration (220) and a 20,000-token prompt; its cause gives
+    # what the published figure leaves per token and layer, against the rows of 8,000 tokens and more (under 110 ns).
+    # The 4,096-request cap row on the H200 (+36 % by FP8's former law) is within. The 405B's two former misses (H100,
+    # 128/4096 +30 %, 20000/2000 +32 %) came within once its checkpoint's 16-bit cache was charged (below).
     misses = {k for k, c in by.items() if c.cause and not c.model.startswith("Qwen")}
-    assert misses == {("H100-SXM", "Llama-3.1 405B", 8, 128, 4096), ("H100-SXM", "Llama-3.1 405B", 8, 20000, 2000),
-                      ("H200-SXM", "Llama-3.1 70B", 1, 20000, 2000)}
+    assert misses == {("H200-SXM", "Llama-3.1 70B", 1, 20000, 2000)}
     for k in misses:
         assert by[k].cause.startswith("no cause stated by the page; ours: the iteration carries") and by[k].error > 0
         assert "what is missing here is time per iteration or per request" in by[k].cause
@@ -568,6 +568,63 @@ def test_inflight_requests_cap_the_batch():
         if c.source.startswith("trtllm-1.0") and not c.model.startswith("Qwen"):
             t = tables[c.source]
             assert c.batch < t["requests"][f"{c.input}/{c.output}"], c
+
+
+def test_inflight_kv_cache_dtype_of_the_checkpoint():
+    # NVIDIA TensorRT-LLM docs/source/performance/perf-overview.md of the v1.0 documentation (commit 00f37686),
+    # Llama 3.1 405B on 8 x H100 in FP8 (checkpoint nvidia/Llama-3.1-405B-Instruct-FP8), 20,000 tokens in and 2,000 out:
+    # 345 output tokens/s. That checkpoint's hf_quant_config.json (modelopt 0.17.0) states 'kv_cache_quant_algo': null,
+    # so TensorRT-LLM keeps its cache in 16 bits (_torch/pyexecutor/_util.py: FP8 only if has_fp8_kv_cache()): charged
+    # so the row comes within 5 %, where an FP8 cache (twice the requests in the same room) gives over 30 % too many.
+    big = memory.model_preset("Llama-3.1 405B")
+    bf16 = sm.inflight(big, "H100-SXM", 8, 20000, 2000, kv_dtype="bf16", requests=1000)
+    fp8 = sm.inflight(big, "H100-SXM", 8, 20000, 2000, requests=1000)
+    assert abs(bf16.tokens_per_s / 345 - 1) < 0.05 and fp8.tokens_per_s / 345 - 1 > 0.30
+    # the cache's bytes set the room and the reads: half the tokens held, the same weights and matmuls
+    assert bf16.kv_tokens == pytest.approx(fp8.kv_tokens / 2, rel=1e-3) and bf16.batch < fp8.batch
+    assert sm.inflight(big, "H100-SXM", 8, 128, 2048) == sm.inflight(big, "H100-SXM", 8, 128, 2048, kv_dtype="fp8")
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    dp16 = sm.inflight(qwen, "H100-SXM", 8, 128, 2048, attention_dp=True, kv_dtype="bf16")
+    dp8 = sm.inflight(qwen, "H100-SXM", 8, 128, 2048, attention_dp=True)
+    assert dp16.kv_tokens == pytest.approx(dp8.kv_tokens / 2, rel=1e-3)
+    assert dp16.attention_s / dp16.batch == pytest.approx(2 * dp8.attention_s / dp8.batch)  # each request reads 2x
+    with pytest.raises(ValueError, match="kv_dtype"):
+        sm.inflight(big, "H100-SXM", 8, 128, 2048, kv_dtype="int3")
+    # the tables give the 405B its own cache dtype, with the checkpoint's config as source; every other model keeps
+    # the table's FP8
+    tables = sm.published()["inflight"]["tables"]
+    for key in ("trtllm-1.0-h100-fp8", "trtllm-1.0-h200-fp8"):
+        assert sm.stated_layout(tables[key], big, 128, 2048)["kv_dtype"] == "bf16"
+        assert "'kv_cache_quant_algo': null" in tables[key]["kv_cache_dtype_source"]
+        for other in ("Llama-3.1 8B", "Llama-3.1 70B", "Qwen3 235B-A22B"):
+            assert "kv_dtype" not in sm.stated_layout(tables[key], memory.model_preset(other), 128, 2048)
+    assert "has_fp8_kv_cache" in sm.KV_DTYPE_EVIDENCE and "fp8kv" in sm.KV_DTYPE_EVIDENCE
+
+
+def test_attention_dp_rows_with_a_16_bit_cache():
+    # The v1.0 Qwen3-235B-A22B rows (TensorRT-LLM perf-overview.md at 00f37686) with their cache in 16 bits instead of
+    # the table's FP8: the decode-heavy rows come within 25 % on both cards, the prompt-heavy ones stay 32-53 % over.
+    # Not adopted (no stored source gives that checkpoint's cache dtype); each miss's cause states it as item (6).
+    rows = sm.adp_rows_with_cache("bf16")
+    assert len(rows) == 17 and sum(abs(e) <= 0.25 for *_, e in rows) == 12
+    out = {(s[-8:-4], i, o) for s, i, o, e in rows if abs(e) > 0.25}
+    assert out == {("h100", 5000, 500), ("h200", 128, 128), ("h200", 2048, 128), ("h200", 5000, 500),
+                   ("h200", 20000, 2000)}
+    assert all(0.30 < e < 0.55 for *_, e in rows if abs(e) > 0.25)
+    fp8 = sm.adp_rows_with_cache("fp8")
+    assert [e for *_, e in fp8] == [c.error for c in sm._inflight_rows() if c.attention_dp]
+    with pytest.raises(ValueError, match="kv_dtype"):
+        sm.adp_rows_with_cache("fp4")
+    moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]
+    assert all(c.cause.startswith("no cause stated by the source; ours: not established") for c in moe)
+    assert all("(6) the KV cache's dtype" in c.cause and sm.KV_DTYPE_EVIDENCE in c.cause for c in moe)
+    # (7): the engine charges the whole experts' FP8 matmuls at least what torch's grouped kernel took on one H100
+    # (moetp15's probe, 64-1,024 rows an expert: 0.71-0.98 of the law)
+    assert all("(7) ruled out, the experts' matmuls charged too little" in c.cause for c in moe)
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    for n, ep_s, _ in sm.thin_slice_probe("fp8"):
+        law = serving.layers_gemm_law_s(qwen, n * 16, 8, "H100-SXM", "fp8", "experts") / qwen.n_moe_layers
+        assert 0.7 < ep_s / law <= 1.0
 
 
 def test_inflight_attention_dp_rank_physics():
@@ -1541,7 +1598,7 @@ def test_attention_dp_gap_shares_per_mechanism():
     assert one.rank_batch == one.rank_max == 375 and one.wave_share == 0.0  # every request at once: one wave
     moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]
     assert all("_balance_requests_across_ranks" in c.cause and "ncclReduce" in c.cause for c in moe)
-    assert all("Unexplained:" in c.cause for c in moe)
+    assert all("Unexplained by (1)-(5):" in c.cause for c in moe)
 
 
 def _raw_gemm(dtype: str, n: int, k: int, m: int) -> float:
