@@ -334,7 +334,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            0.25, "notebooks/memory/serving", _serve_published),
     Family("serve-concurrency", "SGLang's published time per output token at a client concurrency (v0.5.6, "
            "8 x B200, Qwen3 235B-A22B, bf16)",
-           "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.serving.predict_decode / predict_prefill)",
+           "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.servemeasured.sglang_decode_step / mlcalc.serving.predict_prefill)",
            "time per output token", "point", 0.25, "notebooks/plan/serving-plan", _serve_concurrency),
     Family("serve-latency", "vLLM's published end-to-end latency of one static batch (nightly benchmark, H200 and "
            "A100, bf16, 8 x 32 in / 128 out; 8B, 70B and Mixtral on 1, 4 and 2 GPUs)",
