@@ -226,36 +226,24 @@ def _small_collective_cause(p: Any, law: Any, points: Mapping[tuple[str, str, in
     """Why a small-message case misses, from the same call's other points (no constant of its own)."""
     from mlcalc import network as net
 
-    key = (p.collective, p.n_ranks, p.size_bytes)
+    key = (p.collective, p.n_ranks)
     ran = ", ".join(p.logged) or "not logged"
-    pick = net.nccl_tuned_pick(p.size_bytes, p.n_ranks, p.collective)
-    simple = points[("Simple",) + key]
     us = 1e6
-    if law.time_s > p.time_s:
-        return (f"NCCL ran {ran} here (its INFO log; NCCL 2.28.9's tuning model picks {pick.algorithm}/{pick.protocol}, "
-                f"and picks as the log says at 102 of the call's 102 points: mlcalc.network.nccl_tuned_pick), "
-                f"{p.time_s * us:.1f} us in the graph; the law charges Ring/Simple's latency, "
-                f"{law.latency_s * us:.1f} us, and under NCCL_PROTO=Simple the same graph took "
-                f"{simple * us:.1f} us. The law prices the protocol NCCL runs for large messages. NCCL's own time "
-                f"for its pick, {pick.time_s * us:.1f} us, is {pick.time_s / p.time_s - 1:+.0%} (scored.json: 9 of 102 "
-                "points within 20 % against the law's 61, so the law was kept by the rule fixed before the call)")
-    plan = net.nccl_ring_schedule(p.size_bytes, p.collective, p.n_ranks, fab.ring_channels)
-    smallest = min(s for (proto, c, n, s) in points if proto == "Simple" and (c, n) == key[:2])
-    floor = points[("Simple",) + key[:2] + (smallest,)]
-    fixed = floor + law.bandwidth_s  # the same graph's Simple time at its smallest size, plus the law's bytes
-    return (f"NCCL ran {ran} here (its INFO log) on all {plan.channels} ring channels, in {plan.rounds} round of "
-            f"{plan.steps_per_round} chunk step{'s' if plan.steps_per_round > 1 else ''} of {plan.last_chunk_bytes / 1024:.0f} KiB a channel: NCCL 2.28.9's "
-            f"Ring/Simple chunk is 2 MiB whatever the size (src/enqueue.cc calcCollChunking) and one round covers "
-            f"{plan.loop_bytes / 2**20:.0f} MiB (mlcalc.network.nccl_ring_schedule), so neither fewer channels nor "
-            f"pipeline fill over rounds. Under NCCL_PROTO=Simple the same graph took {floor * 1e6:.1f} us at "
-            f"{smallest // 1024} KiB, "
-            f"{(floor - law.latency_s) * 1e6:.1f} us over the law's latency ({law.latency_s * 1e6:.1f} us: NCCL's "
-            f"baseLat + steps x hwLat); that time plus the bytes at the law's "
-            f"{net.collective_busbw_bytes_per_s(fab, p.collective) / 1e9:.0f} GB/s is {fixed * 1e6:.1f} us, "
-            f"{fixed / p.time_s - 1:+.0%} against the law's {law.time_s / p.time_s - 1:+.0%}: most of the miss is the "
-            "Simple ring's fixed time per call in a CUDA graph, which "
-            "NCCL's tuning model, and so the law, does not charge (links.json nccl_chunking.finding; not priced: "
-            "that floor would be a measured constant, and NCCL runs LL under it below 1-2 MiB)")
+    smallest = min(s for (proto, c, n, s) in points if proto == law.protocol and (c, n) == key)
+    at_smallest = net.nccl_protocol_time(smallest, fab, p.collective, floor_s=0.0)
+    here = points[(law.protocol,) + key + (smallest,)] - at_smallest.time_s  # this host's floor for that protocol
+    with_here = law.time_s - law.floor_s + here
+    return (f"NCCL ran {ran} here (its INFO log), the protocol the law prices ({law.algorithm}/{law.protocol}: "
+            f"NCCL 2.28.9's tuning model, mlcalc.network.nccl_tuned_pick), {p.time_s * us:.1f} us in the graph against "
+            f"the law's {law.time_s * us:.1f} ({law.floor_s * us:.2f} floor + {law.latency_s * us:.1f} latency + "
+            f"{law.bandwidth_s * us:.1f} bytes). The floor, the fixed time per call in a CUDA graph that NCCL's model "
+            f"does not carry, is calibrated on another host (the serve run, 2 x H200: links.json nccl_latency "
+            f"graph_call_floor); under NCCL_PROTO={law.protocol} this call's graph took "
+            f"{points[(law.protocol,) + key + (smallest,)] * us:.1f} us at {smallest // 1024} KiB, "
+            f"{here * us:.1f} us over the law without its floor, and with that floor the law is "
+            f"{with_here / p.time_s - 1:+.0%} here against {law.time_s / p.time_s - 1:+.0%}: the floor moves between "
+            "hosts and protocols (lat16: about 1 us over NCCL's model for LL128, 4-6 for LL, 7-9 for Simple, "
+            "chunk16), and one calibrated floor is charged for all")
 
 
 def _collectives_small() -> tuple[Case, ...]:
@@ -265,7 +253,7 @@ def _collectives_small() -> tuple[Case, ...]:
     run = measured.SMALL_COLLECTIVES_RUN
     rows = measured.small_collectives(run)
     points = {(p.nccl_proto, p.collective, p.n_ranks, p.size_bytes): p.time_s for p in rows
-              if p.engine == "nccl" and p.mode == "graph"}  # forced protocols (log on) and the defaults
+              if p.engine == "nccl" and p.mode == "graph" and p.nccl_log}  # each protocol forced, NCCL's log on
     logged = {(p.collective, p.n_ranks, p.size_bytes): p.logged for p in rows
               if p.engine == "nccl" and p.mode == "graph" and p.nccl_proto == "unset" and p.nccl_log}
     out = []
@@ -275,7 +263,7 @@ def _collectives_small() -> tuple[Case, ...]:
             continue
         p = p._replace(logged=logged[(p.collective, p.n_ranks, p.size_bytes)])
         fab = net.fabric("DGX-H100", 1, gpus_per_node=p.n_ranks)
-        law = net.fabric_collective_time(p.size_bytes, fab, p.collective)
+        law = net.nccl_protocol_time(p.size_bytes, fab, p.collective)
         miss = abs(law.time_s / p.time_s - 1) > _SMALL_COLLECTIVES_TARGET
         size = f"{p.size_bytes // 2**20} MiB" if p.size_bytes >= 2**20 else f"{p.size_bytes // 1024} KiB"
         out.append(Case("collectives-small", f"{p.collective.replace('_', '-')} over {p.n_ranks} GPUs, {size}, "
@@ -346,7 +334,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            0.25, "notebooks/memory/serving", _serve_published),
     Family("serve-concurrency", "SGLang's published time per output token at a client concurrency (v0.5.6, "
            "8 x B200, Qwen3 235B-A22B, bf16)",
-           "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.serving.predict_decode / predict_prefill)",
+           "mlcalc.servemeasured.concurrent_tpot_s (mlcalc.servemeasured.sglang_decode_step / mlcalc.serving.predict_prefill)",
            "time per output token", "point", 0.25, "notebooks/plan/serving-plan", _serve_concurrency),
     Family("serve-latency", "vLLM's published end-to-end latency of one static batch (nightly benchmark, H200 and "
            "A100, bf16, 8 x 32 in / 128 out; 8B, 70B and Mixtral on 1, 4 and 2 GPUs)",
@@ -364,7 +352,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({f.key: f for f in (
            "mlcalc.network.fabric_collective_time", "bus bandwidth", "point", _COLLECTIVES_TARGET, "notebooks/network/collectives",
            _collectives),
     Family("collectives-small", "NCCL time per all-reduce, all-gather and reduce-scatter of 8 KiB-32 MiB inside a CUDA "
-           "graph on one node (2 and 4 GPUs, bf16)", "mlcalc.network.fabric_collective_time", "time per collective",
+           "graph on one node (2 and 4 GPUs, bf16)", "mlcalc.network.nccl_protocol_time", "time per collective",
            "point", _SMALL_COLLECTIVES_TARGET, "notebooks/network/collectives", _collectives_small),
     Family("published-runs", "GPU-hours (or days) of published large training runs",
            "mlcalc.plan.check_run", "GPU-hours or days", "run", 0.20, "notebooks/plan/training-plan", _published_runs),

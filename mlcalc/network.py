@@ -1112,6 +1112,67 @@ def nccl_tuned_pick(message_bytes: float, n_ranks: int, collective: str = "all_r
     return next(r for r in nccl_tuned_choices(message_bytes, n_ranks, collective, intra_key) if r.protocol in allowed)
 
 
+class ProtocolTime(NamedTuple):
+    """A collective priced in the protocol NCCL's tuner picks for it (:func:`nccl_protocol_time`)."""
+
+    algorithm: str  # the algorithm NCCL's tuning model picks ("ring" or "tree")
+    protocol: str  # the protocol it picks ("LL", "LL128" or "Simple")
+    time_s: float  # floor_s + latency_s + bandwidth_s, seconds
+    floor_s: float  # fixed time per call in a CUDA graph that NCCL's model does not carry, seconds
+    latency_s: float  # the law's Simple latency scaled by NCCL's protocol relations, seconds
+    bandwidth_s: float  # the law's Simple bytes time scaled by NCCL's protocol bandwidth relation, seconds
+
+
+def nccl_graph_floor_s() -> float:
+    """The fixed time per NCCL call inside a CUDA graph that NCCL's tuning model does not carry, seconds (links.json
+    nccl_latency "graph_call_floor_us": a calibration on the serve run's graph all-reduces, not a mechanism)."""
+    return float(_raw()["nccl_latency"]["graph_call_floor_us"]) * 1e-6
+
+
+def nccl_protocol_time(message_bytes: float, fab: Fabric, collective: str = "all_reduce",
+                       intra_key: str = "NVLink4-H100", floor_s: float | None = None) -> ProtocolTime:
+    """A collective on one node of ``fab`` as a CUDA graph replays it: the law's time in the protocol NCCL runs.
+
+    NCCL's tuning model picks the algorithm and protocol (:func:`nccl_tuned_pick`; lat16 found its pick equal to
+    NCCL's logged one at 102 of 102 points). The law's Ring/Simple (or tree) time (:func:`fabric_collective_time`:
+    baseLat + steps x hwLat, the bytes at the measured link's bus bandwidth) is the anchor, and only NCCL's
+    *relations* between protocols (src/graph/tuning.cc at v2.28.9-1) move it to the protocol picked:
+    - base latency x baseLat[P] / baseLat[Simple] (ring: LL 6.6 / 8.4, LL128 14.0 / 8.4);
+    - each step's latency x hwLat[NVLink][P] / hwLat[NVLink][Simple] (ring: LL 0.6 / 3.4, LL128 1.9 / 3.4);
+    - the bytes' time x NCCL's Simple bandwidth / its P bandwidth (:func:`nccl_tuner_table`; ring LL: half the
+      Simple rate, an LL line of 16 bytes carries 8 of data and 8 of flags (src/include/device.h ncclLLFifoLine,
+      src/device/prims_ll.h storeLL), capped at llMaxBw = 141 GB/s of NCCL's 360 on an H100; LL128 0.92 = 120/128).
+    Plus ``floor_s`` (None: :func:`nccl_graph_floor_s`), one time per call for every protocol. One node only.
+
+    lat16 (4 x H200, NCCL 2.28.9): an all-reduce of 8 KiB over 4 GPUs in a CUDA graph took 17.5 us; this law
+    says Ring/LL:
+
+    >>> r = nccl_protocol_time(8192, fabric("DGX-H100", 1, gpus_per_node=4))
+    >>> (r.protocol, round(r.time_s * 1e6, 1))
+    ('LL', 13.9)
+    """
+    message_bytes = _check.non_negative("message_bytes", message_bytes)
+    _check.choice("collective", collective, TUNED_COLLECTIVES)
+    if fab.n_nodes != 1:
+        raise ValueError(f"fab.n_nodes={fab.n_nodes!r} is not allowed: NCCL's protocol relations are stored for one "
+                         "node (use fabric_collective_time across nodes)")
+    n = _ranks_of_a_collective(fab.n_ranks)
+    floor = nccl_graph_floor_s() if floor_s is None else _check.non_negative("floor_s", floor_s)
+    pick = nccl_tuned_pick(message_bytes, n, collective, intra_key)
+    a = pick.algorithm
+    t = _raw()["nccl_tuning"]
+    i, s = NCCL_PROTOCOLS.index(pick.protocol), NCCL_PROTOCOLS.index("Simple")
+    base, hw = t["base_latency_us"][a], t["nvlink_step_latency_us"][a]
+    law = fabric_collective_time(message_bytes, fab, collective, a)
+    steps = 2 * (fab.gpus_per_node - 1) if a == "tree" else latency_steps(collective, n)
+    law_steps = steps * fab.intra_step_latency_s
+    latency = (law.latency_s - law_steps) * base[i] / base[s] + law_steps * hw[i] / hw[s]
+    table = {r.protocol: r.algbw_bytes_per_s for r in nccl_tuner_table(collective, n, intra_key) if r.algorithm == a}
+    bandwidth = law.bandwidth_s * table["Simple"] / table[pick.protocol]
+    return _check.fields("nccl_protocol_time", ProtocolTime(a, pick.protocol, floor + latency + bandwidth, floor,
+                                                            latency, bandwidth))
+
+
 class HierarchicalTime(NamedTuple):
     """A hierarchical all_reduce: reduce-scatter in the node, all-reduce across, all-gather in the node."""
 
@@ -1414,7 +1475,7 @@ __all__ = [
     "scale_up_domain", "parallel_degrees_inside", "rack_scale_systems",
     "with_busbw", "NCCL_PROTOCOLS", "TUNED_COLLECTIVES", "NcclTuned", "nccl_tuning", "nccl_tuned_links",
     "nccl_tuner_table", "nccl_tuned_choices", "nccl_tuned_pick", "engine_allreduce_paths",
-    "RingSchedule", "nccl_ring_schedule",
+    "RingSchedule", "nccl_ring_schedule", "ProtocolTime", "nccl_graph_floor_s", "nccl_protocol_time",
 ]
 
 

@@ -1381,6 +1381,19 @@ TRTLLM_MIN_TOKENS = 2048
 #: ``--kv_cache_free_gpu_mem_fraction 0.95``: the share of the memory left beside the weights given to the KV
 #: cache in "the majority of cases" of TensorRT-LLM's performance overview (v0.17).
 TRTLLM_KV_FRACTION = 0.95
+#: The dtypes an in-flight KV cache may be stored in (:func:`inflight`'s ``kv_dtype``): TensorRT-LLM's FP8 cache, or
+#: the model's 16-bit dtype.
+KV_DTYPES = ("fp8", "bf16", "fp16")
+#: Where an in-flight run's KV-cache dtype comes from, in TensorRT-LLM's PyTorch backend.
+KV_DTYPE_EVIDENCE = (
+    "TensorRT-LLM's PyTorch backend stores the KV cache in FP8 only where the model's quantization config has an FP8 "
+    "cache (KvCacheCreator._create_kv_cache_manager: quant_mode.has_fp8_kv_cache(), else the model's own dtype; "
+    "tensorrt_llm/_torch/pyexecutor/_util.py as the code index stores it), and that config takes the checkpoint's "
+    "hf_quant_config.json 'kv_cache_quant_algo' unless the options set kv_cache_config.dtype (KvCacheConfig's "
+    "default 'auto'); the MoE and dense options files of the v1.0 page set none. NVIDIA's own accuracy test runs its "
+    "Llama-3.1-8B-Instruct-FP8 copy both ways, adding KvCacheConfig(dtype='fp8') for the FP8-cache case "
+    "(tests/integration/defs/accuracy/test_llm_api_pytorch.py, TestLlama3_1_8BInstruct.test_fp8 'fp8kv'), so an FP8 "
+    "checkpoint alone does not imply an FP8 cache")
 
 
 def moe_routing_bytes_per_token(model: memory.ModelConfig, in_bytes: float = 1.0, out_bytes: float = 2.0) -> float:
@@ -1430,7 +1443,7 @@ class Inflight(NamedTuple):
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
              kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
              caps: tuple[int, int] | None = None, requests: int | None = None,
-             gemm_allreduce: bool = False, wide_share: float = 0.0) -> Inflight:
+             gemm_allreduce: bool = False, wide_share: float = 0.0, kv_dtype: str | None = None) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1480,6 +1493,11 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     (:func:`inflight_gemm_s`; ModelOpt's ``auto_quantize`` under an ``effective_bits`` constraint picks which
     layers): those weights take 2 bytes each in memory. Not with ``attention_dp``.
 
+    ``kv_dtype``: the dtype the KV cache is stored in (None: ``dtype``). TensorRT-LLM's PyTorch backend allocates
+    an FP8 cache only where the checkpoint's quantization config states FP8 KV (``kv_cache_quant_algo``) or the
+    options set ``kv_cache_config.dtype``; else the cache takes the model's 16-bit dtype (:data:`KV_DTYPE_EVIDENCE`).
+    It sets both the KV room's tokens and the bytes decode attention reads.
+
     TensorRT-LLM v0.17's performance overview gives Llama 3.1 8B on one H100 in FP8, 2,048 tokens in and out,
     9,488 output tokens/s; this gives within 2 % of it:
 
@@ -1497,6 +1515,7 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
         max_tokens = _check.positive_int("caps[1] (max_tokens)", caps[1])
     n_req = None if requests is None else _check.positive_int("requests", requests)
     wide = _check.in_range("wide_share", wide_share, 0.0, 1.0)
+    kvd = dtype if kv_dtype is None else _check.choice("kv_dtype", kv_dtype, KV_DTYPES)
     if attention_dp and model.is_moe and tp > 1:
         if wide:
             raise ValueError(f"wide_share={wide_share!r} is not allowed with attention_dp=True: 0 only")
@@ -1505,9 +1524,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
                              "an all-gather and a reduce-scatter, not the row-parallel all-reduces it fuses")
         if caps is not None:
             raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
-        return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req)
+        return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req, kvd)
     free = mem - model.n_params() * (wb + wide * max(0.0, 2.0 - wb)) / tp
-    per_tok = memory.model_kv_bytes_per_token(model, dtype) / serving.kv_split(model, tp)
+    per_tok = memory.model_kv_bytes_per_token(model, kvd) / serving.kv_split(model, tp)
     kv_tokens = int(frac * free // per_tok) if free > 0 else 0
     if kv_tokens < p + o:
         raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key}: the KV room beside the weights "
@@ -1524,7 +1543,7 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     rate = serving.matmul_rate(chip_key, dtype)
     bw = serving.read_bandwidth(chip_key)
     gemm = inflight_gemm_s(model, chip_key, tp, tokens, b + b / o, dtype, wide)
-    attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / serving.kv_split(model, tp) / bw
+    attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(kvd)) / serving.kv_split(model, tp) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
@@ -1637,12 +1656,13 @@ def _steady_batch(kv_tokens: int, p: int, o: int) -> int:
 
 
 def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p: int, o: int, dtype: str,
-                           frac: float, requests: int | None = None) -> Inflight:
+                           frac: float, requests: int | None = None, kv_dtype: str | None = None) -> Inflight:
     """:func:`inflight` with attention data parallelism over the ``tp`` GPUs (see there)."""
     wb = memory.dtype_bytes(dtype)
+    kvd = dtype if kv_dtype is None else kv_dtype
     mem = serving.spec(chip_key).memory_bytes
     free = mem - serving.weight_params_per_gpu(model, 1, tp) * wb
-    per_tok = serving.kv_bytes_per_token_per_gpu(model, 1, dtype)  # the rank's own sequences, every KV head
+    per_tok = serving.kv_bytes_per_token_per_gpu(model, 1, kvd)  # the rank's own sequences, every KV head
     rank_kv = int(frac * free // per_tok) if free > 0 else 0
     if rank_kv < p + o:
         raise ValueError(f"tp={tp!r} is not allowed for {model.name} on {chip_key} with attention data parallelism: "
@@ -1663,7 +1683,7 @@ def _inflight_attention_dp(model: memory.ModelConfig, chip_key: str, tp: int, p:
     gemm = (serving.layers_gemm_law_s(model, max(1, round(own)), 1, chip_key, dtype, "rest")
             + serving.layers_gemm_law_s(model, max(1, round(tokens)), tp, chip_key, dtype, "experts")
             + serving.gemm_law_s(max(1, round(rb + rb / o)), model.vocab, model.hidden, chip_key, dtype))
-    attn = rb * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(dtype)) / bw
+    attn = rb * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(kvd)) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
@@ -1696,12 +1716,17 @@ class InflightCheck(NamedTuple):
 
 def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: int, output: int) -> dict[str, Any]:
     """How a published in-flight table states its run, as :func:`inflight` arguments: ``attention_dp`` for an MoE
-    model where the table's conditions state ``enable_attention_dp`` (TensorRT-LLM v1.0's MoE options file), and
+    model where the table's conditions state ``enable_attention_dp`` (TensorRT-LLM v1.0's MoE options file),
+    ``kv_dtype`` where the table's ``kv_cache_dtype`` gives the model's checkpoint a cache dtype of its own (from its
+    ``hf_quant_config.json``, :data:`KV_DTYPE_EVIDENCE`; a model it does not name keeps the table's dtype), and
     ``requests``, the requests of the run's dataset, where the table gives them (its ``requests``, keyed
     ``"input/output"``)."""
     kw: dict[str, Any] = {}
     if model.is_moe and "enable_attention_dp" in table["conditions"]:
         kw["attention_dp"] = True
+    kv = table.get("kv_cache_dtype", {}).get(model.name)
+    if kv is not None:
+        kw["kv_dtype"] = str(kv)
     n = table.get("requests", {}).get(f"{prompt}/{output}")
     if n is not None:
         kw["requests"] = int(n)
@@ -1781,7 +1806,9 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
     ``attention_dp``) misses, from the numbers: the iteration the published throughput implies at the modelled batch
     against the modelled one, what the layout's terms are, the same row predicted tensor-parallel (``tp_got``), and,
     given the run (``chip_key``, ``prompt``, ``output``, ``dtype``, ``requests``), how much of the gap each mechanism
-    TensorRT-LLM's attention-DP code has beyond the model explains (:func:`attention_dp_gap_shares`)."""
+    TensorRT-LLM's attention-DP code has beyond the model explains (:func:`attention_dp_gap_shares`), what the row
+    and its siblings would give with a 16-bit KV cache (:func:`adp_rows_with_cache`, item 6, the leading candidate no
+    stored source settles) and what the moetp15 probe rules out for the experts' matmuls (item 7)."""
     pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
     implied = got.batch / pub
     rb = -(-got.batch // tp)
@@ -1818,7 +1845,9 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
                   f"{mc.gap_share:.0%} of the gap (the row {mc.error_if_charged:+.0%}); the sources point to "
                   f"'--ep {tp}', so it is not charged (below). " + _thin_slice_sentence(model, chip_key, tp, dtype,
                                                                                   mc.expert_rows)
-                  + "Unexplained: "
+                  + _cache_dtype_sentence(model, chip_key, tp, prompt, output, pub, dtype, requests)
+                  + _whole_expert_sentence(model, tp, dtype, mc.expert_rows)
+                  + "Unexplained by (1)-(5): "
                   f"{1.0 - g.sync_share - g.caps_share - g.wave_share:.0%} (candidates no source quantifies: how "
                   "evenly the synthetic prompts' tokens load the experts of each GPU; the expert matmuls' tile and "
                   f"wave quantization, under either mapping {mc.shape_extra_s * 1e3:.1f} ms "
@@ -1826,7 +1855,9 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
                   f"{mc.kernel_shape_extra_s * 1e3:.1f} ms ({mc.kernel_shape_extra_s / g.gap_s:.0%}) in the tiles "
                   "compute.gemm_kernel picks; iterations run without CUDA graphs while any rank holds a context). "
                   + MOE_MAPPING_EVIDENCE + ". ")
-    return ("no cause stated by the source; ours: not found. Predicted as the page's corrected revision states the run ("
+    return ("no cause stated by the source; ours: not established (the leading candidate, a 16-bit KV cache, is item "
+            "(6) below: no stored source gives this checkpoint's cache dtype). Predicted as the page's corrected revision "
+            "states the run ("
             f"'enable_attention_dp: true': each of the {tp} GPUs runs attention for its own {rb:,} requests with their "
             f"whole cache, {got.kv_tokens // tp:,} KV tokens a GPU, the experts split over the {tp}, per MoE layer an "
             f"all-gather and a reduce-scatter of the {got.batch + got.prefill_tokens:,.0f} tokens' hidden states, "
@@ -1840,6 +1871,67 @@ def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, publis
             f"Predicted tensor-parallel (attention split, each of the {model.n_kv_heads} KV heads held by "
             f"{tp // min(tp, model.n_kv_heads)} GPUs, two all-reduces a layer, {tp_got.batch:,} requests) the row "
             f"comes out {tp_got.tokens_per_s / pub - 1:+.0%}. " + ADP_LAYOUT_EVIDENCE)
+
+
+def _whole_expert_sentence(model: memory.ModelConfig, tp: int, dtype: str, rows: int) -> str:
+    """What the moetp15 probe (one H100) measured for the experts split whole (the layout :func:`inflight` charges
+    with ``attention_dp``) at the probed rows nearest ``rows``, against the engine's own law for those matmuls on the
+    same card (:func:`mlcalc.serving.layers_gemm_law_s`, "experts", one MoE layer); empty where the probe does not
+    apply (another expert shape, another split, another dtype)."""
+    if (model.n_experts, model.expert_ffn, model.hidden, tp) != (128, 1536, 4096, 8) or dtype != "fp8":
+        return ""
+    n, ep_s, _ = min(thin_slice_probe(dtype), key=lambda x: abs(math.log(x[0] / rows)))
+    tokens = n * model.n_experts // model.experts_per_token  # the iteration's tokens that give n rows an expert
+    law = serving.layers_gemm_law_s(model, tokens, tp, "H100-SXM", dtype, "experts") / model.n_moe_layers
+    return (f"(7) ruled out, the experts' matmuls charged too little: in the same probe the {model.n_experts // tp} "
+            f"whole experts' two FP8 matmuls of one layer took {ep_s * 1e6:.0f} us at {n:,} rows an expert, "
+            f"{ep_s / law:.2f} of the {law * 1e6:.0f} us the engine charges them on an H100 (torch's grouped kernel; "
+            "TensorRT-LLM's CUTLASS one is not measured). ")
+
+
+def adp_rows_with_cache(kv_dtype: str = "bf16") -> tuple[tuple[str, int, int, float], ...]:
+    """Every published in-flight row run attention data-parallel (:func:`stated_layout`) predicted with its KV cache
+    stored as ``kv_dtype`` instead of the table's dtype: ``(source, input, output, error)`` each."""
+    kvd = _check.choice("kv_dtype", kv_dtype, KV_DTYPES)
+    return _adp_rows_with_cache(kvd)
+
+
+@lru_cache(maxsize=None)
+def _adp_rows_with_cache(kv_dtype: str) -> tuple[tuple[str, int, int, float], ...]:
+    tables = published()["inflight"]["tables"]
+    out = []
+    for c in _inflight_rows():
+        if not c.attention_dp:
+            continue
+        t = tables[c.source]
+        m = memory.model_preset(c.model)
+        kw = {**stated_layout(t, m, c.input, c.output), "kv_dtype": kv_dtype}
+        got = inflight(m, t["chip"], c.gpus, c.input, c.output, t["dtype"], **kw)
+        out.append((c.source, c.input, c.output, got.tokens_per_s / c.published - 1.0))
+    return tuple(out)
+
+
+def _cache_dtype_sentence(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
+                          published_tokens_per_s: float, dtype: str, requests: int | None) -> str:
+    """Item (6) of :func:`attention_dp_cause`: the row, and every attention-DP row, with a 16-bit KV cache
+    (:func:`adp_rows_with_cache`); empty unless the table's dtype is FP8."""
+    if dtype != "fp8":
+        return ""
+    got = inflight(model, chip_key, tp, prompt, output, dtype, attention_dp=True, requests=requests, kv_dtype="bf16")
+    rows = adp_rows_with_cache("bf16")
+    inside = [r for r in rows if abs(r[3]) <= 0.25]
+    outside = sorted(r[3] for r in rows if abs(r[3]) > 0.25)
+    err = got.tokens_per_s / published_tokens_per_s - 1.0
+    return (f"(6) the KV cache's dtype: the model keeps it in FP8, the table's dtype. In 16 bits a GPU would hold "
+            f"{got.kv_tokens // tp:,} tokens, {-(-got.batch // tp):,} requests would decode a rank ({got.batch:,} in "
+            f"all) and this row would come out {err:+.0%}; {len(inside)} of the {len(rows)} attention-DP rows would "
+            f"come within 25%, the other {len(outside)} at {outside[0]:+.0%} to {outside[-1]:+.0%} (the prompt-heavy "
+            "runs, mlcalc.servemeasured.adp_rows_with_cache). Which cache the runs had, the stored sources do not "
+            "settle: nvidia/Qwen3-235B-A22B-FP8's hf_quant_config.json is not among them; NVIDIA's accuracy references "
+            "list Qwen3-235B-A22B in FP8 only with an FP8 cache (tests/integration/defs/accuracy/references/gsm8k.yaml, "
+            "for the checkpoint its test loads, saved_models_Qwen3-235B-A22B_fp8_hf), while the same collection's "
+            "Llama-3.1-405B-Instruct-FP8 states none (its rows are predicted with a 16-bit cache). So the FP8 cache "
+            "stays. " + KV_DTYPE_EVIDENCE + ". ")
 
 
 def _thin_slice_sentence(model: memory.ModelConfig, chip_key: str, tp: int, dtype: str, rows: int) -> str:
@@ -2379,32 +2471,152 @@ def check_latency() -> list[LatencyCheck]:
         steps = [step for *_, step in rows]
         for r, tp, pred, pub, _ in rows:
             err = pred / pub - 1.0
-            cause = latency_miss_cause(pub, pred, o, extra, steps) if abs(err) > 0.25 else ""
+            cause = (latency_miss_cause(memory.model_preset(r["model"]), table["chip"], b, tp, p, o, pub, pred, extra,
+                                        steps, table["dtype"]) if abs(err) > 0.25 else "")
             out.append(LatencyCheck(key, table["engine"], table["chip"], r["model"], tp, b, p, o, pub, pred, err, cause))
     return out
 
 
-def latency_miss_cause(published_s: float, predicted_s: float, output: int, extra_per_step: list[float],
-                       modelled_steps: list[float]) -> str:
+#: What vLLM's nightly latency rows ran: build 9515 of Buildkite's 'performance-benchmark' pipeline is the working
+#: benchmark of vLLM pull request #9768 '[perf bench] H200 development' (simon-mo, opened 2024-10-28: "Working
+#: benchmark here https://buildkite.com/vllm/performance-benchmark/builds/9515"), so vLLM's main of late October 2024,
+#: between v0.6.3.post1 and v0.6.4: the V0 engine. Read in the v0.6.3.post1 wheel on PyPI.
+VLLM_LATENCY_BUILD = ("vLLM PR #9768 (opened 2024-10-28; https://github.com/vllm-project/vllm/pull/9768) links build "
+                      "9515 as its working benchmark: vLLM's main between v0.6.3.post1 and v0.6.4, the V0 engine")
+
+
+def latency_miss_cause(model: memory.ModelConfig, chip_key: str, batch: int, tp: int, prompt: int, output: int,
+                       published_s: float, predicted_s: float, extra_per_step: list[float],
+                       modelled_steps: list[float], dtype: str = "bf16") -> str:
     """Why a latency row misses. The source states no cause; ours: each of the table's rows leaves about the same
     time a step beyond the modelled GPU step, whatever the model and GPU count, which is the mark of host work between
-    steps that the "cuda-graph" path does not charge."""
-    mine = (published_s - predicted_s) / (output - 1)
+    steps that the "cuda-graph" path does not charge; with what the engine's code (:data:`VLLM_LATENCY_BUILD`) puts
+    between two graph replays, and what it is not: the matmuls' fixed time per kernel (our probe's law,
+    :func:`mlcalc.serving.kernel_weight_s`), the prefill."""
+    o = _check.positive_int("output", output)
+    if o < 2:
+        raise ValueError(f"output={output!r} is not allowed: a step after the prefill needs at least 2 output tokens")
+    published_s = _check.positive("published_s", published_s)
+    predicted_s = _check.positive("predicted_s", predicted_s)
+    mine = (published_s - predicted_s) / (o - 1)
+    step = serving.predict_decode(model, chip_key, batch, prompt + max(1, o // 2), "cuda-graph", tp,
+                                  weight_dtype=dtype, kv_dtype=dtype)
+    law = serving.chip_matmul_law(chip_key)
+    kernels, n_k = serving.kernel_weight_s(model, batch, law, True, tp, 1, memory.dtype_bytes(dtype))
+    bw = serving.read_bandwidth(chip_key)
+    plain = serving.decode_kernels(model, batch, True, tp, 1, memory.dtype_bytes(dtype))
+    add = model.n_layers * max(0.0, kernels - sum(w * n for w, n, _ in plain) / model.n_layers / bw)
+    pre = serving.predict_prefill(model, chip_key, batch, prompt, "cuda-graph", tp, weight_dtype=dtype)
+    with_law = (predicted_s + (o - 1) * add) / published_s - 1
     return (f"no cause stated by the source; ours: the published latency leaves {mine * 1e3:.1f} ms a decode step "
-            f"beyond the modelled step ({output - 1} steps after the prefill), and every row of the same table leaves "
+            f"beyond the modelled step ({o - 1} steps after the prefill), and every row of the same table leaves "
             f"about the same ({min(extra_per_step) * 1e3:.1f} to {max(extra_per_step) * 1e3:.1f} ms) while their "
             f"modelled steps range from {min(modelled_steps) * 1e3:.1f} to {max(modelled_steps) * 1e3:.1f} ms: a cost "
-            "per step that does not scale with the GPU's work, the mark of the engine's host "
-            "work between CUDA-graph replays (scheduling the batch, sampling, handing the tokens back), which the "
-            "'cuda-graph' path charges nothing for. It misses where the step is shortest. vLLM's own post on v0.6.0 "
-            "(vLLM blog, 2024-09-05, 'vLLM v0.6.0: 2.7x Throughput Improvement and 75% Latency Reduction', "
+            "per step that does not scale with the GPU's work. What ran: " + VLLM_LATENCY_BUILD + ". What is timed "
+            "(benchmarks/benchmark_latency.py): llm.generate of the whole batch between two perf_counter calls, so "
+            f"the prefill, the {o - 1} decode steps and each step's sampling and output processing. Between two steps "
+            "(vllm/worker/model_runner.py execute_model, v0.6.3.post1): the CUDA graph replays the model's forward only "
+            f"(batch {batch} is captured: _BATCH_SIZES_TO_CAPTURE is 1, 2, 4 and multiples of 8), then compute_logits "
+            "and sample run eagerly and hand the tokens to the host, and the scheduler prepares the next step's "
+            "inputs on the host one step at a time (num_scheduler_steps defaults to 1; multi-step scheduling, "
+            "which spreads that work over several steps, is off). Not the cause: the matmuls' fixed time per kernel "
+            f"({n_k} kernels a layer at our probe's law) adds {add * 1e3:.2f} ms a step (the row would be "
+            f"{with_law:+.0%}); the prefill of {batch} x {prompt} tokens is modelled at {pre * 1e3:.1f} ms of the "
+            f"{published_s * 1e3:.0f}; " + ("no all-reduce on one GPU; " if tp == 1 else "") +
+            f"the modelled step is {step.step_s * 1e3:.1f} ms. vLLM's own post on v0.6.0 (vLLM blog, 2024-09-05, "
+            "'vLLM v0.6.0: 2.7x Throughput Improvement and 75% Latency Reduction', "
             "https://blog.vllm.ai/2024/09/05/perf-update.html) says so of the versions before it: 'If CPUs cannot "
             "schedule fast enough, GPUs will sit idle to wait for CPUs', and on faster GPUs 'the time spent on other "
             "CPU parts of the inference engine becomes a significant bottleneck' (profiled with Llama 3 8B on one "
-            "H100); no source gives that time per step for the vLLM of these builds")
+            "H100); no source gives that host time per step for this build")
 
 
 # ------------------------------------------------------------------- serving at a client concurrency (SGLang)
+
+#: SGLang 0.5.6's custom all-reduce (python/sglang/srt/distributed/device_communicators/custom_all_reduce.py in the
+#: sglang 0.5.6 wheel on PyPI): the GPU counts it serves (``CustomAllreduce._SUPPORTED_WORLD_SIZES``) and the message
+#: it takes, bytes, strictly less than (``_MAX_CAR_SIZE = 8192 * 1024``; ``should_custom_ar``: ``inp_size <
+#: self.max_size`` where every pair of GPUs is on NVLink, ``full_nvlink``). Larger messages, and other GPU counts, go
+#: to NCCL.
+SGLANG_CUSTOM_AR_GPUS = (2, 4, 6, 8)
+SGLANG_CUSTOM_AR_MAX_BYTES = 8192 * 1024
+#: The kernel SGLang 0.5.6 runs for it: sgl-kernel 0.3.18.post2 (the wheel's pinned ``sgl-kernel==0.3.18.post2``)
+#: through python/sglang/srt/_custom_ops.py, whose ``init_custom_ar(ipc_tensors, rank_data, rank, full_nvlink)`` and
+#: ``all_reduce(fa, inp, out, reg_buffer, reg_buffer_sz_bytes)`` are vLLM's custom all-reduce (the file says it is
+#: adapted from vLLM v0.6.4.post1's _custom_ops.py), not the TensorRT-LLM one-shot kernel of SGLang PR #2904: the
+#: published table's "vllm" rows (:func:`published_allreduce_s`).
+SGLANG_CUSTOM_AR_KERNEL = "vllm"
+
+
+def sglang_allreduce_s(model: memory.ModelConfig, chip_key: str, tokens: int, tp: int) -> float:
+    """Seconds of the tensor-parallel all-reduces of one forward pass over ``tokens`` tokens as SGLang 0.5.6 runs
+    them inside one NVLink node: two a layer (after attention, after the feed-forward or MoE block: python/sglang/srt/
+    models/qwen3_moe.py ``tensor_model_parallel_all_reduce``), each of ``tokens x hidden`` bf16 values, by its custom
+    all-reduce where that takes the message (:data:`SGLANG_CUSTOM_AR_GPUS`, :data:`SGLANG_CUSTOM_AR_MAX_BYTES`; it is
+    on by default: server_args.py ``disable_custom_all_reduce: bool = False``), charged the published latency of that
+    kernel (:func:`published_allreduce_s`, kernel :data:`SGLANG_CUSTOM_AR_KERNEL`: 8 x H100, no CUDA graph, so the
+    host's launch is in it); else NCCL's law (:func:`mlcalc.serving.comm_s`), as for a message beyond the published
+    table's 4 MiB."""
+    t = _check.positive_int("tokens", tokens)
+    g = _check.positive_int("tp", tp)
+    if g == 1:
+        return 0.0
+    msg = t * model.hidden * memory.dtype_bytes("bf16")
+    table = published()["custom_allreduce"]["tables"][ALLREDUCE_TABLE]["rows"]
+    top = max(float(r["data_size"]) for r in table) * ALLREDUCE_TABLE_BYTES_PER_ELEMENT
+    if g not in SGLANG_CUSTOM_AR_GPUS or msg >= SGLANG_CUSTOM_AR_MAX_BYTES or msg > top:
+        return serving.comm_s(model, chip_key, t, g)
+    return 2 * model.n_layers * published_allreduce_s(msg, g, SGLANG_CUSTOM_AR_KERNEL)
+
+
+def sglang_decode_step(model: memory.ModelConfig, chip_key: str, batch: int, context: int, tp: int = 1,
+                       dtype: str = "bf16") -> serving.DecodeStep:
+    """One decode step of ``batch`` sequences at ``context`` cached tokens as SGLang 0.5.6 runs it on ``tp`` GPUs of
+    one node (CUDA graphs on: server_args.py sets ``cuda_graph_max_bs`` 512 on a B200, so every batch here replays
+    one). It differs from the planner's "cuda-graph" step (:func:`mlcalc.serving.predict_decode`) in three terms,
+    each from SGLang's code:
+
+    - the weight-reading matmuls kernel by kernel (:func:`mlcalc.serving.kernel_weight_s`: each kernel a fixed time
+      plus its bytes at the decode-matmul law of our probe, :func:`mlcalc.serving.chip_matmul_law`), as the fused
+      layer launches them: one QKV product, the output product, the router;
+    - the routed experts as the two grouped kernels of SGLang's fused-MoE Triton call (gate-and-up, then down, every
+      expert in one launch: python/sglang/srt/layers/moe/fused_moe_triton), at the probe's grouped law. For Qwen3
+      235B-A22B in bf16 on a B200 the 0.5.6 wheel ships no tuned configuration (configs/triton_3_*/ has no
+      ``E=128,N=192,device_name=NVIDIA_B200.json``), so the kernel runs its default one; the grouped law gives SGLang's
+      own published call for this model's shards (PR #11730, default configuration, FP8 on an H200) within -1 to +8 %
+      (:func:`check_moe_kernel`), where the read rate gives 53-66 % of it;
+    - the all-reduces by SGLang's custom kernel (:func:`sglang_allreduce_s`).
+
+    The fused layer's small kernels (:func:`mlcalc.serving.engine_small_kernels_s`), its element-wise bytes and the
+    attention are charged as the "cuda-graph" path charges them. Not charged: the host (SGLang overlaps its
+    scheduling with the GPU by default), Qwen3's query and key RMSNorms (two kernels, the second on a side stream
+    while capturing: models/qwen3_moe.py ``_apply_qk_norm``) and a fixed time of the attention kernel.
+
+    SGLang cookbook, Qwen3 page (8 x B200, TP 8, SGLang 0.5.6): 10.12 ms per output token at concurrency 1,
+    610 tokens in, 421 out:
+
+    >>> m = memory.model_preset("Qwen3 235B-A22B")
+    >>> round(sglang_decode_step(m, "B200", 1, 610 + 421 // 2, 8).step_s * 1e3, 1)
+    8.1
+    """
+    b = _check.positive_int("batch", batch)
+    c = _check.positive_int("context", context)
+    t = _check.positive_int("tp", tp)
+    bw = serving.read_bandwidth(chip_key)
+    rate = serving.matmul_rate(chip_key, dtype)
+    law = serving.chip_matmul_law(chip_key)
+    bpp = memory.dtype_bytes(dtype)
+    serial = dtype in serving.SERIAL_MATMUL_DTYPES
+    mm, _ = serving.kernel_weight_s(model, b, law, True, t, 1, bpp, grouped_experts=True)
+    return serving.decode_step(model, b, c, bw, rate, t, None, None, bpp, memory.dtype_bytes(dtype),
+                               sglang_allreduce_s(model, chip_key, b, t),
+                               serving.engine_small_kernels_s("cuda-graph", model), "engine", 1,
+                               matmul_law=law, overlap=not serial,
+                               activation_bytes_per_token=(serving.matmul_activation_bytes_per_token(model, t)
+                                                           if serial else 0.0),
+                               matmul_layer_s=mm,
+                               norm_bytes_per_token=serving.engine_elementwise_bytes_per_token(model, t, dtype))
+
 
 def concurrent_tpot_s(model: memory.ModelConfig, chip_key: str, tp: int, batch: int, prompt: int, output: int,
                       dtype: str = "bf16") -> float:
@@ -2413,13 +2625,13 @@ def concurrent_tpot_s(model: memory.ModelConfig, chip_key: str, tp: int, batch: 
     steps, as SGLang does by default (python/sglang/srt/server_args.py: ``enable_mixed_chunk: bool = False``).
 
     In steady state a request's ``output - 1`` later tokens each wait one decode step of the whole batch
-    (:func:`mlcalc.serving.predict_decode`, "cuda-graph", at the mean context ``prompt + output / 2``), and while it
+    (:func:`sglang_decode_step`, at the mean context ``prompt + output / 2``), and while it
     decodes the other ``batch - 1`` requests are each replaced once, their prompts prefilled in between
     (:func:`mlcalc.serving.predict_prefill`, one prompt a pass): ``step + (batch - 1) prefill / (output - 1)``.
     At ``batch`` 1 that is the decode step alone.
 
     >>> m = memory.model_preset("Qwen3 235B-A22B")
-    >>> concurrent_tpot_s(m, "B200", 8, 1, 610, 421) == serving.predict_decode(m, "B200", 1, 820, "cuda-graph", 8).step_s
+    >>> concurrent_tpot_s(m, "B200", 8, 1, 610, 421) == sglang_decode_step(m, "B200", 1, 820, 8).step_s
     True
     """
     tp = _check.positive_int("tp", tp)
@@ -2428,8 +2640,7 @@ def concurrent_tpot_s(model: memory.ModelConfig, chip_key: str, tp: int, batch: 
     o = _check.positive_int("output", output)
     if o < 2:
         raise ValueError(f"output={o!r} is not allowed: a time per output token needs at least 2 output tokens")
-    step = serving.predict_decode(model, chip_key, b, p + o // 2, "cuda-graph", tp, weight_dtype=dtype,
-                                  kv_dtype=dtype).step_s
+    step = sglang_decode_step(model, chip_key, b, p + o // 2, tp, dtype).step_s
     pre = serving.predict_prefill(model, chip_key, 1, p, "cuda-graph", tp, weight_dtype=dtype) if b > 1 else 0.0
     return step + (b - 1) * pre / (o - 1)
 
@@ -2504,10 +2715,6 @@ def moe_block_s(model: memory.ModelConfig, chip_key: str, batch: int, tp: int = 
     return gemm + k * serving.null_kernel_s()
 
 
-def _moe_kernel_model(table: str = MOE_KERNEL_TABLE) -> str:
-    return str(published()["moe_kernel"]["tables"][table]["model"])
-
-
 def moe_kernel_share(batch: int, table: str = MOE_KERNEL_TABLE) -> tuple[float, float]:
     """``(published_s, modelled_s)`` of ``table``'s fused-MoE call at ``batch`` (:func:`check_moe_kernel`): linear
     between the published batches, held at the smallest and largest."""
@@ -2523,8 +2730,9 @@ def grouped_moe_block_s(model: memory.ModelConfig, chip_key: str, batch: int, tp
     grouped law (:class:`mlcalc.serving.MatmulLaw` ``grouped_fixed_s`` and ``grouped_bytes_per_s``: transformers'
     grouped expert matmul on an H200 at decode batches 1-128, run h200x2-2026-11-26-serve2, carried to ``chip_key``'s
     read rate): gate-and-up, then down, each reading its ``1 / tp`` share of every touched expert, plus the fused
-    block's small kernels as :func:`moe_block_s` counts them. A candidate for the path's expert term, checked
-    (:func:`check_moe_kernel`), not adopted: see :func:`grouped_extra_per_step_s`."""
+    block's small kernels as :func:`moe_block_s` counts them. Checked against SGLang's own call
+    (:func:`check_moe_kernel`); SGLang's step charges its experts so (:func:`sglang_decode_step`), the planner's
+    "cuda-graph" path does not: see :func:`grouped_extra_per_step_s`."""
     if not model.is_moe:
         raise ValueError(f"model={model.name!r} is not allowed: it has no experts")
     b = _check.positive_int("batch", batch)
@@ -2544,7 +2752,8 @@ def grouped_extra_per_step_s(model: memory.ModelConfig, chip_key: str, batch: in
     the H200 and 13.7 on the A100, where the published latencies leave 2.8 and 2.3 ms a step beyond the modelled step
     (and the same tables' dense rows 1.7-5.0): vLLM's fused MoE streams Mixtral's wide experts (7,168 columns a GPU)
     near the read rate, while SGLang's call on Qwen3's thin ones (192) runs at the grouped law. One law does not fit
-    both, so the path keeps the read rate, and the SGLang misses state the difference."""
+    both, so the planner's path keeps the read rate; SGLang's step (:func:`sglang_decode_step`), whose Qwen3 235B
+    call runs untuned on thin shares, takes the grouped law."""
     return model.n_moe_layers * (grouped_moe_block_s(model, chip_key, batch, tp, dtype)
                                  - moe_block_s(model, chip_key, batch, tp, dtype))
 
@@ -2567,7 +2776,8 @@ def check_moe_kernel(table: str = MOE_KERNEL_TABLE) -> list[MoeKernelCheck]:
     read rate and above a null kernel's time, and no term of the path says by how much (a known miss, not corrected:
     the one table is one model, one card, one dtype and an untuned configuration). Our own probe's grouped law
     (:func:`grouped_moe_block_s`) gives the published call within -1.2 to +7.5 % at every batch, but it is not the
-    path's term: it over-charges vLLM's Mixtral (:func:`grouped_extra_per_step_s`).
+    planner's path's term: it over-charges vLLM's Mixtral (:func:`grouped_extra_per_step_s`); SGLang's own step
+    takes it (:func:`sglang_decode_step`).
 
     >>> c = check_moe_kernel()[0]
     >>> c.batch, round(c.published_s * 1e6, 1), round(c.modelled_s * 1e6, 1)
@@ -2599,8 +2809,8 @@ def published_allreduce_s(message_bytes: float, gpus: int, kernel: str = "sgl-ke
     """Seconds of one all-reduce of ``message_bytes`` over ``gpus`` GPUs of a node by an engine's custom kernel, as
     the published table gives it (serving_published.json "custom_allreduce"): linear between the two published sizes
     around the message, the smallest size's figure below it (a latency floor). Beyond the largest published size the
-    table says nothing: refused. Not the engine's law (:func:`mlcalc.serving.comm_s` charges NCCL's): it is shown
-    beside the misses it bears on (:func:`concurrency_miss_cause`).
+    table says nothing: refused. Not the planner's law (:func:`mlcalc.serving.comm_s` charges NCCL's): SGLang's
+    step charges its all-reduces so (:func:`sglang_allreduce_s`).
 
     >>> round(published_allreduce_s(4 * 4096, 8) * 1e6, 1)  # the table's own row: 8 GPUs, 4,096 float32 elements
     5.7
@@ -2625,50 +2835,22 @@ def published_allreduce_s(message_bytes: float, gpus: int, kernel: str = "sgl-ke
 
 def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, batch: int, published_s: float,
                            predicted_s: float) -> str:
-    """Why a concurrency row misses. The source states no cause. What we find: the tensor-parallel all-reduces,
-    charged at NCCL's latency, are most of the predicted step, and the published time leaves about 36 us for each;
-    but the one published latency of an engine's own small-message all-reduce (:func:`published_allreduce_s`) is
-    several times less, and with it the row under-predicts: the all-reduce is not the whole miss. The one published
-    time of the engine's fused-MoE call for this model (:func:`check_moe_kernel`: 1.5-1.9x what the path charges the
-    block) closes the rest at 14 requests in flight, not at one."""
-    comm = serving.comm_s(model, chip_key, batch, tp)
+    """Why a concurrency row misses. The source states no cause; ours gives the parts of the modelled step
+    (:func:`sglang_decode_step`): the all-reduces at SGLang's custom kernel, the rest a layer, and what the published
+    time leaves a layer beyond them, with the terms the step does not charge."""
+    ar = sglang_allreduce_s(model, chip_key, batch, tp)
     n_ar = 2 * model.n_layers
-    left = (published_s - (predicted_s - comm)) / n_ar
-    msg = batch * model.hidden * 2.0  # the decode step's bf16 hidden vectors (serving.comm_s)
-    custom = published_allreduce_s(msg, tp)
-    with_custom = predicted_s - comm + n_ar * custom
-    layer_left = (published_s - n_ar * custom) / model.n_layers
-    layer_model = (predicted_s - comm) / model.n_layers
-    moe = moe_kernel_share(batch) if model.name == _moe_kernel_model() else None
-    moe_text = ""
-    if moe is not None:
-        pub_moe, mod_moe = moe
-        block = moe_block_s(model, chip_key, batch, tp, "bf16")
-        with_both = with_custom + model.n_moe_layers * block * (pub_moe / mod_moe - 1.0)
-        both = with_both / published_s - 1
-        moe_text = ((" Nor is the expert block the rest:" if abs(both) > 0.25 else " The expert block is the rest of it:")
-                    + f" SGLang's own fused-MoE call for this model on 8 GPUs (SGLang PR "
-                    f"#11730: FP8 on an H200, the default configuration; no bf16 or B200 table) takes "
-                    f"{pub_moe * 1e6:.1f} us at batch {min(max(batch, 1), 32)} where this path charges {mod_moe * 1e6:.1f} "
-                    f"us for the same block on that card ({pub_moe / mod_moe:.2f}x); taking the block here "
-                    f"({block * 1e6:.1f} us modelled, bf16 on the B200) {pub_moe / mod_moe:.2f}x as long as well, this "
-                    f"row would be {both:+.0%}"
-                    + (", within 25 %, on figures measured on other cards and dtypes." if abs(both) <= 0.25 else "."))
+    layer_left = (published_s - ar) / model.n_layers
+    layer_model = (predicted_s - ar) / model.n_layers
     return (f"no cause stated by the source (the cookbook page gives the times, not their parts); ours: the {n_ar} "
-            f"all-reduces of a step (two a layer over {tp} GPUs) are {comm / predicted_s:.0%} of the prediction, "
-            f"each charged NCCL's latency over {tp} GPUs (mlcalc.network's law, {comm / n_ar * 1e6:.0f} us at this "
-            f"size), and with the rest of the step as modelled the published time leaves {left * 1e6:.0f} us for "
-            "each. SGLang runs small all-reduces inside a node with a kernel of its own (python/sglang/srt/"
-            "server_args.py: disable_custom_all_reduce defaults to False; which one 0.5.6 ran for this model on "
-            "B200 the page does not say). The one published latency table of such a kernel (SGLang PR #2904: "
-            f"TensorRT-LLM's one-shot kernel as sgl-kernel ships it, 8 x H100, no CUDA graph; no B200 table) gives "
-            f"{custom * 1e6:.1f} us at this size, and with it this row would be {with_custom / published_s - 1:+.0%}. "
-            "So the all-reduce is not the whole miss: beside all-reduces at that latency the published time leaves "
-            f"{layer_left * 1e6:.0f} us a layer for the rest of it, against {layer_model * 1e6:.0f} us modelled "
-            f"(matmuls, attention, the fused layer's small kernels at batch {batch}"
-            f"{', and the prefills of the requests that replace the others' if batch > 1 else ''})." + moe_text +
-            " No source gives this layer's time at this batch, nor the kernels' times on this card")
-
+            f"all-reduces of a step (two a layer over {tp} GPUs, SGLang's custom kernel at its published latency, "
+            f"{ar / n_ar * 1e6:.1f} us each: SGLang PR #2904's 'vllm' table, 8 x H100, no CUDA graph; no B200 table) "
+            f"are {ar / predicted_s:.0%} of the prediction, and the published time leaves {layer_left * 1e6:.0f} us a "
+            f"layer for the rest of it against {layer_model * 1e6:.0f} us modelled (matmul kernels at our probe's law, "
+            f"the fused-MoE call at the grouped law, the fused layer's small kernels at batch {batch}"
+            f"{', and the prefills of the requests that replace the others' if batch > 1 else ''}). Not charged: the "
+            "host, Qwen3's query and key RMSNorms, a fixed time of the attention kernel. No source gives this "
+            "layer's time at this batch, nor the kernels' times on this card")
 
 __all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MOE_MAPPING_EVIDENCE", "MoeMappingCost", "moe_mapping_cost", "EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
@@ -2677,4 +2859,4 @@ __all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MO
            "check_run5_decode", "expert_rows_bytes_per_token", "expert_rows_rate", "RUN5", "RUN5B", "predict_engine", "miss_cause", "LoadCheck", "load_step_model",
            "check_load_simulation", "LOAD_MISS_CAUSE", "measured_step_model", "check_load_scheduler", "floor_spread", "load_runs", "matmul_rate", "predict_hf",
            "published", "read_bandwidth", "run_data", "static_batch_tokens_per_s", "tp_model",
-           "RUN2", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "inflight_comm_s", "WIDE_DTYPE", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause"]
+           "RUN2", "KV_DTYPES", "KV_DTYPE_EVIDENCE", "GemmCheck", "GEMM_TIMES_RUN", "measured_gemm_curves", "measured_gemm_s", "measured_layers_gemm_s", "GemmEvidence", "gemm_evidence", "gemm_evidence_text", "measured_gemm_card", "layers_gemm_useful", "check_fp8_gemm", "fp8_gemm_s", "Inflight", "InflightCheck", "inflight", "inflight_comm_s", "WIDE_DTYPE", "check_inflight", "inflight_miss_cause", "inflight_leftover", "dense_twin", "moe_leftover_cause", "DENSE_TWIN", "moe_block_s", "grouped_moe_block_s", "grouped_extra_per_step_s", "MoeKernelCheck", "check_moe_kernel", "moe_kernel_share", "MOE_KERNEL_TABLE", "INFLIGHT_CAUSES", "stated_layout", "adp_rows_with_cache", "attention_dp_cause", "attention_dp_gap_shares", "AdpGapShares", "trtllm_bench_caps", "ADP_LAYOUT_EVIDENCE", "TRTLLM_KV_FRACTION", "TRTLLM_MAX_BATCH", "TRTLLM_MAX_TOKENS", "TRTLLM_MIN_TOKENS", "matmul_law", "graph_layer_floor_s", "Prefill", "predict_hf_prefill", "elementwise_bytes_per_token", "moe_routing_bytes_per_token", "replicated_norm_bytes_per_token", "RESIDUAL_NORM_BYTES_PER_VALUE", "concurrent_tpot_s", "ConcurrencyCheck", "check_concurrency", "concurrency_miss_cause", "published_allreduce_s", "ALLREDUCE_TABLE", "ALLREDUCE_TABLE_BYTES_PER_ELEMENT", "static_batch_latency_s", "LatencyCheck", "check_latency", "latency_miss_cause", "sglang_decode_step", "sglang_allreduce_s", "SGLANG_CUSTOM_AR_GPUS", "SGLANG_CUSTOM_AR_MAX_BYTES", "SGLANG_CUSTOM_AR_KERNEL", "VLLM_LATENCY_BUILD"]

@@ -846,7 +846,8 @@ def sdpa_prefill_s(how: str, batch: int, heads: int, length: int, qk_dim: int, v
 
 
 def decode_kernels(model: memory.ModelConfig, batch: int, fused: bool = True, tp: int = 1, ep: int = 1,
-                   bytes_per_param: float = 2.0) -> tuple[tuple[float, float, bool], ...]:
+                   bytes_per_param: float = 2.0,
+                   grouped_experts: bool | None = None) -> tuple[tuple[float, float, bool], ...]:
     """The weight-reading matmul kernels of one decode step, layers only (the output projection apart):
     ``(bytes, layers, grouped)`` per kernel, ``layers`` the number of layers that run it, bytes per GPU.
 
@@ -855,7 +856,9 @@ def decode_kernels(model: memory.ModelConfig, batch: int, fused: bool = True, tp
     the KV up-projection (``kv_b_proj``: read once a step), the output projection. MoE layers: the router, the
     shared experts as one feed-forward block (three or two kernels), and the routed experts the batch touches
     (:func:`mlcalc.memory.moe_experts_touched`) as two kernels (gate-and-up, down): ``grouped`` (transformers'
-    grouped_mm) when not ``fused``.
+    grouped_mm) when not ``fused``. ``grouped_experts``: whether those two are grouped kernels, whatever ``fused``
+    says (SGLang's fused layer calls its fused-MoE Triton kernel, every expert in one launch:
+    :func:`mlcalc.servemeasured.sglang_decode_step`); None: as ``fused`` implies.
     """
     b = _check.positive_int("batch", batch)
     t = _check.positive_int("tp", tp)
@@ -904,16 +907,18 @@ def decode_kernels(model: memory.ModelConfig, batch: int, fused: bool = True, tp
         if model.n_shared_experts:
             ffn(model.expert_ffn * model.n_shared_experts, moe)
         touched = memory.moe_experts_touched(model.n_experts, model.experts_per_token, b)
-        add(touched * h * model.expert_ffn * (mats - 1), moe, t * e, not fused)
-        add(touched * h * model.expert_ffn, moe, t * e, not fused)
+        grouped = (not fused) if grouped_experts is None else bool(grouped_experts)
+        add(touched * h * model.expert_ffn * (mats - 1), moe, t * e, grouped)
+        add(touched * h * model.expert_ffn, moe, t * e, grouped)
     return tuple(ks)
 
 
 def kernel_weight_s(model: memory.ModelConfig, batch: int, law: MatmulLaw, fused: bool = True, tp: int = 1,
-                    ep: int = 1, bytes_per_param: float = 2.0) -> tuple[float, int]:
+                    ep: int = 1, bytes_per_param: float = 2.0,
+                    grouped_experts: bool | None = None) -> tuple[float, int]:
     """Seconds per layer (mean over layers) the step's weight-reading matmuls take under ``law``, and how many
     such kernels a layer runs (rounded mean): :func:`decode_kernels` kernel by kernel."""
-    ks = decode_kernels(model, batch, fused, tp, ep, bytes_per_param)
+    ks = decode_kernels(model, batch, fused, tp, ep, bytes_per_param, grouped_experts)
     L = model.n_layers
     t = sum(law.seconds(w, batch, g) * n for w, n, g in ks) / L
     return t, round(sum(n for _, n, _ in ks) / L)

@@ -797,8 +797,8 @@ def checked_paths(engine: str) -> tuple[CheckedPath, ...]:
                          [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
                           for c in sm.check_inflight()]))
         out.append(_path("SGLang times per output token at a client concurrency (bf16)",
-                         "servemeasured.concurrent_tpot_s, the planner's decode and prefill steps composed as SGLang "
-                         "runs them", False,
+                         "servemeasured.concurrent_tpot_s, SGLang's own decode step (servemeasured.sglang_decode_step) "
+                         "and the planner's prefill step composed as SGLang runs them", False,
                          [(c.model, size(c.model), c.chip, c.gpus, c.batch, c.input + c.output)
                           for c in sm.check_concurrency()]))
         out.append(_path("vLLM static batches end to end (bf16)", "predict_prefill then predict_decode at each step",

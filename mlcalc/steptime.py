@@ -858,12 +858,38 @@ def op_counts(model: ModelConfig, recompute: bool = False) -> Mapping[str, float
 # parallel with sequence parallel runs 107 forward and 163 backward ops per layer (54 and 114 of them on DTensors)
 # where the one-GPU program runs 80 and 145; full recomputation adds 159 backward ops per layer (100 on DTensors)
 # against 137; outside the layers (embedding, output layer, loss_parallel) 13 and 8 more ops, 19 and 37 on DTensors.
+# Counted again on 4 x H200 (h200x4-2026-11-28-host17, scripts/gpu/count_tp_host.py): the same at TP 2 and TP 4. The
+# recomputed pass's 46 DTensor ops beyond the forward's 54 are detaches (the checkpoint's saved-tensor hook, 61 in a
+# checkpointed backward against 11), each about a plain op there (0.6-1.1): the engine charges a recomputed pass as
+# the forward (RULES["eager-recompute-host"]) plus the checkpoint's plain cost, and that host's checkpointed backward
+# a layer measured 0.86 (TP 2) and 0.96 (TP 4) of that charge, 0.69 and 0.76 of one with the "recompute" row below.
 TP_EXTRA_OPS_PER_LAYER = MappingProxyType({"forward": 27, "backward": 18, "recompute": 22})
 TP_DTENSOR_OPS_PER_LAYER = MappingProxyType({"forward": 54, "backward": 114, "recompute": 100})
 TP_EXTRA_OPS_OUTSIDE = MappingProxyType({"forward": 13, "backward": 8})
 TP_DTENSOR_OPS_OUTSIDE = MappingProxyType({"forward": 19, "backward": 37})
 # The one-GPU program's ops per layer in the same count (forward, backward): what the floors' per-op cost divides by.
 PLAIN_OPS_PER_LAYER = MappingProxyType({"forward": 80, "backward": 145})
+# The same program's tensor parallel without sequence parallel (activations replicated between the blocks, one
+# all-reduce each way per block; norms unsharded), counted the same way on torch 2.11 / CUDA, TP 2 and TP 4 alike
+# (h200x4-2026-11-28-host17, scripts/gpu/count_tp_host.py): 98 forward and 160 backward ops a layer (40 and 75 on
+# DTensors), a checkpointed layer's backward 312 (141); outside the layers 7 and 3 ops more than the one-GPU program,
+# 12 and 19 on DTensors. Its DTensor ops priced at the same multiples of a plain op as the sequence-parallel
+# program's, the measured layer on that host was 0.99-1.11 (forward) and 1.00-1.04 (backward) of this count's charge,
+# against 0.77-0.86 and 0.71-0.73 of the sequence-parallel count's.
+TP_NO_SP_EXTRA_OPS_PER_LAYER = MappingProxyType({"forward": 18, "backward": 15, "recompute": 15})
+TP_NO_SP_DTENSOR_OPS_PER_LAYER = MappingProxyType({"forward": 40, "backward": 75, "recompute": 66})
+TP_NO_SP_EXTRA_OPS_OUTSIDE = MappingProxyType({"forward": 7, "backward": 3})
+TP_NO_SP_DTENSOR_OPS_OUTSIDE = MappingProxyType({"forward": 12, "backward": 19})
+
+
+def tp_host_ops(sequence_parallel: bool) -> tuple[Mapping[str, int], Mapping[str, int], Mapping[str, int],
+                                                   Mapping[str, int]]:
+    """The eager tensor-parallel program's host ops beyond the one-GPU program's, with or without sequence parallel:
+    (extra plain ops a layer, DTensor ops a layer, extra plain ops outside the layers, DTensor ops outside)."""
+    if _check.choice("sequence_parallel", sequence_parallel, (True, False)):
+        return TP_EXTRA_OPS_PER_LAYER, TP_DTENSOR_OPS_PER_LAYER, TP_EXTRA_OPS_OUTSIDE, TP_DTENSOR_OPS_OUTSIDE
+    return (TP_NO_SP_EXTRA_OPS_PER_LAYER, TP_NO_SP_DTENSOR_OPS_PER_LAYER, TP_NO_SP_EXTRA_OPS_OUTSIDE,
+            TP_NO_SP_DTENSOR_OPS_OUTSIDE)
 
 
 def dist_host_constants(floors: Iterable[Mapping[str, Any]]) -> tuple[float, float, float, float]:
@@ -954,19 +980,21 @@ def _fsdp_dtensor_measured(machine: Machine) -> bool:
 
 
 def _dist_host_extra(machine: Machine, tp: int, fsdp: bool, layers: int, recompute: bool,
-                     outside: bool) -> dict[str, float]:
-    """Host seconds the eager multi-GPU program adds to one micro-batch's passes on one GPU (see the counts above)."""
+                     outside: bool, sequence_parallel: bool) -> dict[str, float]:
+    """Host seconds the eager multi-GPU program adds to one micro-batch's passes on one GPU (see the counts above:
+    :func:`tp_host_ops` with or without sequence parallel)."""
     hf, hb = machine.host_s_per_op, machine.host_s_per_backward_op
     xf, xb = machine.host_s_per_dtensor_op, machine.host_s_per_dtensor_backward_op
     f = b = 0.0
     if tp > 1:
-        f += layers * (TP_EXTRA_OPS_PER_LAYER["forward"] * hf + TP_DTENSOR_OPS_PER_LAYER["forward"] * xf)
-        b += layers * (TP_EXTRA_OPS_PER_LAYER["backward"] * hb + TP_DTENSOR_OPS_PER_LAYER["backward"] * xb)
+        extra, dtensor, extra_out, dtensor_out = tp_host_ops(sequence_parallel)
+        f += layers * (extra["forward"] * hf + dtensor["forward"] * xf)
+        b += layers * (extra["backward"] * hb + dtensor["backward"] * xb)
         if recompute:  # the recomputed forward costs the host what the forward does (RULES["eager-recompute-host"])
-            b += layers * (TP_EXTRA_OPS_PER_LAYER["forward"] * hf + TP_DTENSOR_OPS_PER_LAYER["forward"] * xf)
+            b += layers * (extra["forward"] * hf + dtensor["forward"] * xf)
         if outside:
-            f += TP_EXTRA_OPS_OUTSIDE["forward"] * hf + TP_DTENSOR_OPS_OUTSIDE["forward"] * xf
-            b += TP_EXTRA_OPS_OUTSIDE["backward"] * hb + TP_DTENSOR_OPS_OUTSIDE["backward"] * xb
+            f += extra_out["forward"] * hf + dtensor_out["forward"] * xf
+            b += extra_out["backward"] * hb + dtensor_out["backward"] * xb
     if fsdp:  # over DTensor parameters (tp > 1) FSDP2's own measured cost where known (RULES["eager-fsdp-tp-host"])
         over_dt = tp > 1 and _fsdp_dtensor_measured(machine)
         f += layers * (machine.host_s_per_fsdp_dtensor_layer if over_dt else machine.host_s_per_fsdp_layer)
@@ -1925,7 +1953,7 @@ def _stage_kernels_of(model: ModelConfig, run: Machine, b: int, s: int, full: bo
                               "backward: layers": e["backward: layers"] + u.score_bytes["backward"]})
     o = MappingProxyType({k: (0.0 if engine == "megatron" else val * layers / L)
                           for k, val in op_counts(model, full).items()})
-    x = _dist_host_extra(run, tp, fsdp, layers, full, True) if engine == "eager" else None
+    x = _dist_host_extra(run, tp, fsdp, layers, full, True, seq_par) if engine == "eager" else None
     st = _passes(model, g, a, att_rate, e, o, run, layers, full, fp8, x, slow)
     return _Stage(a, o, st.parts_s["forward"], st.parts_s["backward"],
                   MappingProxyType({k: v for k, v in st.device_s.items() if k != "optimizer"}), st.host_s)
@@ -2078,7 +2106,7 @@ def _timing(model: ModelConfig, layout: Layout, seq_len: int, machine: Machine |
                                  sequence_parallel=lay.sequence_parallel and tp > 1, layers=L_here, logits=False,
                                  engine=engine, optimizer_shard=shard, pp=pp, card=run.key)
         eb_o = MappingProxyType({**eb_o, "loss: logits (fp32 copy, log-softmax, its gradient)": 0.0})
-        extra_o = _dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, L_here, full, False)
+        extra_o = _dist_host_extra(run, tp, dp * cp > 1 and lay.zero == 3, L_here, full, False, seq_par)
         so = _passes(model, g_o, att, att_rate, eb_o, ops, run, L_here, full, dtype == "fp8", extra_o)
         other_mb = sum(max(sum(val for k, val in so.device_s.items() if k.startswith(ph)), so.host_s[ph])
                        for ph in ("forward", "backward"))

@@ -765,15 +765,18 @@ class Runner:
                                                            SequenceParallel, parallelize_module)
             tpm = mesh["tp"]
             top: dict[str, Any] = {}
-            if model.tok_embeddings is not None:
+            sp = bool(c.get("sequence_parallel", True))
+            if not sp:  # host17: Megatron's tensor parallel without sequence parallel
+                self._tp_no_sp(model, tpm)
+            if sp and model.tok_embeddings is not None:
                 top["tok_embeddings"] = RowwiseParallel(input_layouts=Replicate(), output_layouts=Shard(1))
-            if model.norm is not None:
+            if sp and model.norm is not None:
                 top["norm"] = SequenceParallel()
                 top["output"] = ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1),
                                                 use_local_output=False)  # loss parallel: logits stay sharded
             if top:
                 parallelize_module(model, tpm, top)
-            for block in model.layers.values():
+            for block in (model.layers.values() if sp else ()):
                 parallelize_module(block, tpm, {
                     "attention_norm": SequenceParallel(),
                     "attention": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
@@ -814,6 +817,31 @@ class Runner:
                  "stage": stage_idx, "layers_here": len(model.layers)}
         step = self.step_fn(c, model, opt, mesh, stage_idx)
         return model, opt, step, mesh, notes
+
+    @staticmethod
+    def _tp_no_sp(model: Any, tpm: Any) -> None:
+        """Tensor parallel without sequence parallel (host17): activations replicated between the blocks; Q/K/V and
+        w1/w3 column-wise, wo and w2 row-wise with a replicated output (one all-reduce each way per block, Shoeybi et
+        al. 2019); the embedding row-wise with a replicated output; norms unsharded; the output layer column-wise with
+        its logits sharded (loss parallel). The norms' weights stay plain tensors (each rank holds them whole), so a
+        fused AdamW, which refuses plain tensors beside DTensors, cannot step this model: give it a per-parameter one."""
+        from torch.distributed.tensor import Replicate, Shard
+        from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+        top: dict[str, Any] = {}
+        if model.tok_embeddings is not None:
+            top["tok_embeddings"] = RowwiseParallel(input_layouts=Replicate(), output_layouts=Replicate())
+        if model.output is not None:
+            top["output"] = ColwiseParallel(input_layouts=Replicate(), output_layouts=Shard(-1), use_local_output=False)
+        if top:
+            parallelize_module(model, tpm, top)
+        for block in model.layers.values():
+            parallelize_module(block, tpm, {
+                "attention.wq": ColwiseParallel(), "attention.wk": ColwiseParallel(),
+                "attention.wv": ColwiseParallel(), "attention.wo": RowwiseParallel(),
+                "feed_forward.w1": ColwiseParallel(), "feed_forward.w3": ColwiseParallel(),
+                "feed_forward.w2": RowwiseParallel(),
+            })
 
     def step_fn(self, c: dict[str, Any], model: Any, opt: Any, mesh: Any, stage_idx: int) -> Any:
         torch, F = self.torch, self.torch.nn.functional

@@ -492,14 +492,14 @@ def test_inflight_on_the_v1_0_tables():
         assert math.isfinite(c.predicted) and c.predicted > 0
         assert (abs(c.error) > 0.25) == bool(c.cause), c
     dense = [c for c in checks if not c.model.startswith("Qwen")]
-    assert sum(abs(c.error) <= 0.25 for c in dense) == 57  # of 60, pinned
+    assert sum(abs(c.error) <= 0.25 for c in dense) == 59  # of 60, pinned (57 with the 405B's cache in FP8)
     assert statistics.median(abs(c.error) for c in dense) < 0.10
-    # the dense misses, by the one matmul law: few tokens an iteration (220-495) and long decodes or 20,000-token
-    # prompts; each cause gives what the published figure leaves per token and layer, against the rows of 8,000
-    # tokens and more (under 110 ns). The 4,096-request cap row on the H200 (+36 % by FP8's former law) is within.
+    # the dense miss, by the one matmul law: few tokens an iteration (220) and a 20,000-token prompt; its cause gives
+    # what the published figure leaves per token and layer, against the rows of 8,000 tokens and more (under 110 ns).
+    # The 4,096-request cap row on the H200 (+36 % by FP8's former law) is within. The 405B's two former misses (H100,
+    # 128/4096 +30 %, 20000/2000 +32 %) came within once its checkpoint's 16-bit cache was charged (below).
     misses = {k for k, c in by.items() if c.cause and not c.model.startswith("Qwen")}
-    assert misses == {("H100-SXM", "Llama-3.1 405B", 8, 128, 4096), ("H100-SXM", "Llama-3.1 405B", 8, 20000, 2000),
-                      ("H200-SXM", "Llama-3.1 70B", 1, 20000, 2000)}
+    assert misses == {("H200-SXM", "Llama-3.1 70B", 1, 20000, 2000)}
     for k in misses:
         assert by[k].cause.startswith("no cause stated by the page; ours: the iteration carries") and by[k].error > 0
         assert "what is missing here is time per iteration or per request" in by[k].cause
@@ -568,6 +568,63 @@ def test_inflight_requests_cap_the_batch():
         if c.source.startswith("trtllm-1.0") and not c.model.startswith("Qwen"):
             t = tables[c.source]
             assert c.batch < t["requests"][f"{c.input}/{c.output}"], c
+
+
+def test_inflight_kv_cache_dtype_of_the_checkpoint():
+    # NVIDIA TensorRT-LLM docs/source/performance/perf-overview.md of the v1.0 documentation (commit 00f37686),
+    # Llama 3.1 405B on 8 x H100 in FP8 (checkpoint nvidia/Llama-3.1-405B-Instruct-FP8), 20,000 tokens in and 2,000 out:
+    # 345 output tokens/s. That checkpoint's hf_quant_config.json (modelopt 0.17.0) states 'kv_cache_quant_algo': null,
+    # so TensorRT-LLM keeps its cache in 16 bits (_torch/pyexecutor/_util.py: FP8 only if has_fp8_kv_cache()): charged
+    # so the row comes within 5 %, where an FP8 cache (twice the requests in the same room) gives over 30 % too many.
+    big = memory.model_preset("Llama-3.1 405B")
+    bf16 = sm.inflight(big, "H100-SXM", 8, 20000, 2000, kv_dtype="bf16", requests=1000)
+    fp8 = sm.inflight(big, "H100-SXM", 8, 20000, 2000, requests=1000)
+    assert abs(bf16.tokens_per_s / 345 - 1) < 0.05 and fp8.tokens_per_s / 345 - 1 > 0.30
+    # the cache's bytes set the room and the reads: half the tokens held, the same weights and matmuls
+    assert bf16.kv_tokens == pytest.approx(fp8.kv_tokens / 2, rel=1e-3) and bf16.batch < fp8.batch
+    assert sm.inflight(big, "H100-SXM", 8, 128, 2048) == sm.inflight(big, "H100-SXM", 8, 128, 2048, kv_dtype="fp8")
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    dp16 = sm.inflight(qwen, "H100-SXM", 8, 128, 2048, attention_dp=True, kv_dtype="bf16")
+    dp8 = sm.inflight(qwen, "H100-SXM", 8, 128, 2048, attention_dp=True)
+    assert dp16.kv_tokens == pytest.approx(dp8.kv_tokens / 2, rel=1e-3)
+    assert dp16.attention_s / dp16.batch == pytest.approx(2 * dp8.attention_s / dp8.batch)  # each request reads 2x
+    with pytest.raises(ValueError, match="kv_dtype"):
+        sm.inflight(big, "H100-SXM", 8, 128, 2048, kv_dtype="int3")
+    # the tables give the 405B its own cache dtype, with the checkpoint's config as source; every other model keeps
+    # the table's FP8
+    tables = sm.published()["inflight"]["tables"]
+    for key in ("trtllm-1.0-h100-fp8", "trtllm-1.0-h200-fp8"):
+        assert sm.stated_layout(tables[key], big, 128, 2048)["kv_dtype"] == "bf16"
+        assert "'kv_cache_quant_algo': null" in tables[key]["kv_cache_dtype_source"]
+        for other in ("Llama-3.1 8B", "Llama-3.1 70B", "Qwen3 235B-A22B"):
+            assert "kv_dtype" not in sm.stated_layout(tables[key], memory.model_preset(other), 128, 2048)
+    assert "has_fp8_kv_cache" in sm.KV_DTYPE_EVIDENCE and "fp8kv" in sm.KV_DTYPE_EVIDENCE
+
+
+def test_attention_dp_rows_with_a_16_bit_cache():
+    # The v1.0 Qwen3-235B-A22B rows (TensorRT-LLM perf-overview.md at 00f37686) with their cache in 16 bits instead of
+    # the table's FP8: the decode-heavy rows come within 25 % on both cards, the prompt-heavy ones stay 32-53 % over.
+    # Not adopted (no stored source gives that checkpoint's cache dtype); each miss's cause states it as item (6).
+    rows = sm.adp_rows_with_cache("bf16")
+    assert len(rows) == 17 and sum(abs(e) <= 0.25 for *_, e in rows) == 12
+    out = {(s[-8:-4], i, o) for s, i, o, e in rows if abs(e) > 0.25}
+    assert out == {("h100", 5000, 500), ("h200", 128, 128), ("h200", 2048, 128), ("h200", 5000, 500),
+                   ("h200", 20000, 2000)}
+    assert all(0.30 < e < 0.55 for *_, e in rows if abs(e) > 0.25)
+    fp8 = sm.adp_rows_with_cache("fp8")
+    assert [e for *_, e in fp8] == [c.error for c in sm._inflight_rows() if c.attention_dp]
+    with pytest.raises(ValueError, match="kv_dtype"):
+        sm.adp_rows_with_cache("fp4")
+    moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]
+    assert all(c.cause.startswith("no cause stated by the source; ours: not established") for c in moe)
+    assert all("(6) the KV cache's dtype" in c.cause and sm.KV_DTYPE_EVIDENCE in c.cause for c in moe)
+    # (7): the engine charges the whole experts' FP8 matmuls at least what torch's grouped kernel took on one H100
+    # (moetp15's probe, 64-1,024 rows an expert: 0.71-0.98 of the law)
+    assert all("(7) ruled out, the experts' matmuls charged too little" in c.cause for c in moe)
+    qwen = memory.model_preset("Qwen3 235B-A22B")
+    for n, ep_s, _ in sm.thin_slice_probe("fp8"):
+        law = serving.layers_gemm_law_s(qwen, n * 16, 8, "H100-SXM", "fp8", "experts") / qwen.n_moe_layers
+        assert 0.7 < ep_s / law <= 1.0
 
 
 def test_inflight_attention_dp_rank_physics():
@@ -1343,29 +1400,61 @@ def test_sglang_concurrency_rows_from_the_cookbook():
     assert len(checks) == 9 and {c.engine for c in checks} == {"SGLang 0.5.6"} and {c.gpus for c in checks} == {8}
     first = next(c for c in checks if c.concurrency == 1 and c.output < 1000)
     assert (first.input, first.output, first.batch) == (610, 421, 1) and first.published_s == pytest.approx(0.01012)
-    # at concurrency 1 the time per output token is the decode step alone, at batch 16 the others' prefills join it
+    # at concurrency 1 the time per output token is SGLang's decode step alone, at batch 16 the others' prefills join it
     m = memory.model_preset("Qwen3 235B-A22B")
-    assert first.predicted_s == serving.predict_decode(m, "B200", 1, 610 + 210, "cuda-graph", 8).step_s
+    assert first.predicted_s == sm.sglang_decode_step(m, "B200", 1, 610 + 210, 8).step_s
     c16 = next(c for c in checks if c.concurrency == 16 and c.input < 1000 and c.output < 1000)
-    step = serving.predict_decode(m, "B200", c16.batch, c16.input + c16.output // 2, "cuda-graph", 8).step_s
+    step = sm.sglang_decode_step(m, "B200", c16.batch, c16.input + c16.output // 2, 8).step_s
     assert c16.predicted_s > step
     for c in checks:
         assert math.isfinite(c.predicted_s) and c.predicted_s > 0
-        if abs(c.error) > 0.25:
-            assert "all-reduce" in c.cause, c
-    assert sum(abs(c.error) <= 0.25 for c in checks) >= 5
-    # every miss over-predicts, and the all-reduce time the published steps leave is the same in each (about 36 us,
-    # against NCCL's law of 56 us over 8 GPUs): one cause, not one per row
-    misses = [c for c in checks if abs(c.error) > 0.25]
-    assert misses and all(c.error > 0 for c in misses)
-    left = [(c.published_s - (c.predicted_s - serving.comm_s(m, "B200", c.batch, 8))) / (2 * m.n_layers)
-            for c in misses]
-    assert max(left) - min(left) < 3e-6 and 30e-6 < min(left) < 40e-6
+        assert bool(c.cause) == (abs(c.error) > 0.25)
+    # every row within 25 % (SGLang's step: custom all-reduce, matmul kernels, grouped fused-MoE call); the planner's
+    # "cuda-graph" step (NCCL's law for the all-reduces, every weight at the read rate) had 5 of 9, the four at
+    # concurrency 1 and one at 16 over by 26-37 %
+    assert sum(abs(c.error) <= 0.25 for c in checks) == 9
+    planner = [serving.predict_decode(m, "B200", c.batch, c.input + c.output // 2, "cuda-graph", 8).step_s
+               / c.published_s - 1 for c in checks if c.batch == 1]
+    assert len(planner) == 3 and all(e > 0.25 for e in planner)
     with pytest.raises(ValueError, match="output"):
         sm.concurrent_tpot_s(m, "B200", 8, 4, 100, 1)
-    # the source states no cause, and the cause says so before giving ours
-    for c in misses:
-        assert c.cause.startswith("no cause stated by the source")
+
+
+def test_sglang_decode_step_against_the_cookbook():
+    # SGLang cookbook, Qwen3 page (sgl-cookbook docs/autoregressive/Qwen/Qwen3.md @230dd7f; 8 x B200, TP 8, SGLang
+    # 0.5.6, bf16): 10.12 ms per output token at concurrency 1, 610 tokens in and 421 out (10.23 ms at 610 / 4,445,
+    # 10.31 at 4,194 / 421); one request in flight, so each later token waits one decode step of batch 1
+    m = memory.model_preset("Qwen3 235B-A22B")
+    got = sm.sglang_decode_step(m, "B200", 1, 610 + 421 // 2, 8)
+    assert abs(got.step_s / 10.12e-3 - 1) <= 0.25
+    # its all-reduces: two a layer, 8 KiB of bf16 each, SGLang's custom kernel (vLLM's, as sgl-kernel 0.3.18 ships
+    # it) at SGLang PR #2904's 'vllm' table, 8 x H100: 2,048 float32 elements lie between 512 (10.1 us) and 4,096 (9.3)
+    ar = sm.sglang_allreduce_s(m, "B200", 1, 8)
+    each = ar / (2 * m.n_layers)
+    assert each == pytest.approx(10.1e-6 + (9.3e-6 - 10.1e-6) * (2048 - 512) / (4096 - 512))
+    assert each < serving.comm_s(m, "B200", 1, 8) / (2 * m.n_layers) / 5  # NCCL's law: 56 us
+    # the matmuls kernel by kernel, the routed experts as the fused-MoE call's two grouped kernels: per layer at least
+    # what the planner's read-rate step charges
+    plain = serving.predict_decode(m, "B200", 1, 820, "cuda-graph", 8)
+    assert got.layer_s > plain.layer_s
+    # the kernels: qkv, out, router, then the experts (gate-and-up, down) grouped; a dense model's are never grouped
+    ks = serving.decode_kernels(m, 1, True, 8, 1, 2.0, grouped_experts=True)
+    assert [g for *_, g in ks] == [False, False, False, True, True]
+    assert [g for *_, g in serving.decode_kernels(m, 1, True, 8)] == [False] * 5
+    dense = memory.model_preset("Llama-3.1 8B")
+    assert serving.decode_kernels(dense, 8, True, 1, 1, 2.0, True) == serving.decode_kernels(dense, 8, True, 1)
+    # beyond the custom kernel's reach (8 MiB, or a GPU count it does not serve) SGLang calls NCCL
+    assert sm.SGLANG_CUSTOM_AR_MAX_BYTES == 8 * 2**20 and sm.SGLANG_CUSTOM_AR_GPUS == (2, 4, 6, 8)
+    big = 1024  # 1,024 x 4,096 x 2 bytes = 8 MiB
+    assert sm.sglang_allreduce_s(m, "B200", big, 8) == serving.comm_s(m, "B200", big, 8)
+    assert sm.sglang_allreduce_s(m, "B200", 4, 3) == serving.comm_s(m, "B200", 4, 3)
+    assert sm.sglang_allreduce_s(m, "B200", 4, 1) == 0.0
+    for bad in ({"batch": 0}, {"context": -1}, {"tp": 0}):
+        kw = {"batch": 1, "context": 820, "tp": 8} | bad
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            sm.sglang_decode_step(m, "B200", **kw)
+    with pytest.raises(ValueError, match="tokens"):
+        sm.sglang_allreduce_s(m, "B200", 0, 8)
 
 
 def test_published_custom_allreduce_table():
@@ -1388,25 +1477,6 @@ def test_published_custom_allreduce_table():
                 {"message_bytes": -1, "gpus": 8}, {"message_bytes": 1024, "gpus": 8, "kernel": "nccl"}):
         with pytest.raises(ValueError):
             sm.published_allreduce_s(**bad)
-
-
-def test_sglang_misses_are_not_the_allreduce_alone():
-    # With the one published small-message all-reduce latency (SGLang PR #2904, 8 x H100: 5.7-7.8 us up to 128 KB)
-    # in place of NCCL's law, every SGLang row that over-predicts by more than 25 % would under-predict by more than
-    # 25 %: the NCCL law stands in for layer work the model does not charge. Whichever unit the PR's "data size" is
-    # (float32 elements, or bytes), the same holds.
-    m = memory.model_preset("Qwen3 235B-A22B")
-    misses = [c for c in sm.check_concurrency() if abs(c.error) > 0.25]
-    assert len(misses) == 4
-    for per_element in (4, 1):
-        for c in misses:
-            comm = serving.comm_s(m, "B200", c.batch, 8)
-            custom = sm.published_allreduce_s(c.batch * m.hidden * 2.0, 8, bytes_per_element=per_element)
-            assert custom < comm / (2 * m.n_layers) / 5
-            with_custom = c.predicted_s - comm + 2 * m.n_layers * custom
-            assert with_custom / c.published_s - 1 < -0.25
-    for c in misses:
-        assert "SGLang PR #2904" in c.cause and "not the whole miss" in c.cause
 
 
 def test_vllm_nightly_latency_rows():
@@ -1436,7 +1506,16 @@ def test_vllm_nightly_latency_rows():
         extra = [(c.published_s - c.predicted_s) / 127 for c in checks if c.chip == chip]
         assert all(0.001 < e < 0.006 for e in extra)
     assert [k for k, c in got.items() if abs(c.error) > 0.25] == [("H200-SXM", "Llama-3.1 8B")]
-    assert got[("H200-SXM", "Llama-3.1 8B")].cause.startswith("no cause stated by the source")
+    miss = got[("H200-SXM", "Llama-3.1 8B")]
+    assert miss.cause.startswith("no cause stated by the source")
+    # what ran: vLLM PR #9768 '[perf bench] H200 development' (2024-10-28) links build 9515 as its working benchmark
+    assert "PR #9768" in miss.cause and "v0.6.3.post1" in miss.cause and "2.3 ms a decode step" in miss.cause
+    # ruled out: the matmuls' fixed time per kernel (our probe's law, 4 kernels a layer) adds 0.51 ms of the 2.3 ms a
+    # step, and the row still misses by more than 25 %
+    assert "adds 0.51 ms a step (the row would be -28%)" in miss.cause
+    m = memory.model_preset("Llama-3.1 8B")
+    with pytest.raises(ValueError, match="output"):
+        sm.latency_miss_cause(m, "H200-SXM", 8, 1, 32, 1, 0.8, 0.5, [0.002], [0.004])
 
 
 def test_published_fused_moe_call_against_the_graph_path():
@@ -1460,11 +1539,6 @@ def test_published_fused_moe_call_against_the_graph_path():
     # interpolated between the published batches, held at the ends
     assert sm.moe_kernel_share(1) == (rows[0].published_s, rows[0].modelled_s)
     assert sm.moe_kernel_share(500)[0] == rows[-1].published_s
-    # the SGLang rows' causes carry it: with the custom all-reduce and the block as published, the row at 14 requests
-    # in flight comes within 25 %, the rows at one do not
-    for c in (c for c in sm.check_concurrency() if c.cause):
-        assert "SGLang PR #11730" in c.cause
-        assert ("within 25 %" in c.cause) == (c.batch == 14)
 
 
 def test_inflight_moe_misses_leave_what_the_dense_rows_leave():
@@ -1541,7 +1615,7 @@ def test_attention_dp_gap_shares_per_mechanism():
     assert one.rank_batch == one.rank_max == 375 and one.wave_share == 0.0  # every request at once: one wave
     moe = [c for c in sm.check_inflight() if c.attention_dp and c.cause]
     assert all("_balance_requests_across_ranks" in c.cause and "ncclReduce" in c.cause for c in moe)
-    assert all("Unexplained:" in c.cause for c in moe)
+    assert all("Unexplained by (1)-(5):" in c.cause for c in moe)
 
 
 def _raw_gemm(dtype: str, n: int, k: int, m: int) -> float:

@@ -218,7 +218,7 @@ def test_eager_dtensor_and_fsdp_host_cost():
         m2 = steptime.predict_step(L3_8B, lay, seq_len=2048, machine=dist, engine="megatron")
         assert m1.step_s == m2.step_s
     # 32 layers x (54 DTensor ops x 100 us + 27 extra plain ops x the plain cost) more host in the forward alone
-    extra = steptime._dist_host_extra(dist, 2, False, 32, False, False)["forward"]
+    extra = steptime._dist_host_extra(dist, 2, False, 32, False, False, True)["forward"]
     assert extra == pytest.approx(32 * (54 * 100e-6 + 27 * dist.host_s_per_op))
 
 
