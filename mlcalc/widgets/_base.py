@@ -215,7 +215,21 @@ def plain_summary(key: str, view: View | None, error: str = "") -> str:
         lines.append(f"(error shown: {error})")
     return "\n".join(lines)
 
-# Older imports (notebooks, tests) still find the figure helpers here; they live in mlcalc.figures.
-from mlcalc.figures import figure_png, plain_log_ticks, si_label  # noqa: E402
+# Older imports (notebooks, tests) still find the figure helpers here; they live in mlcalc.figures, which imports
+# matplotlib: loaded on first use (PEP 562), not with every calculator. 26 of the 31 notebooks draw no matplotlib
+# figure, and each of their kernels (nbval's, JupyterLab's) imported matplotlib with mlcalc.widgets.
+# (Not in __all__: a star import would load them.)
+from mlcalc.calculators._common import si as si_label  # noqa: E402
 
-__all__ = ["CalcWidget", "VEGALITE_MIME", "display", "figure_png", "make_control", "plain_log_ticks", "si_label"]
+_FIGURE_HELPERS = ("figure_png", "plain_log_ticks")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FIGURE_HELPERS:
+        from mlcalc import figures
+
+        return getattr(figures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["CalcWidget", "VEGALITE_MIME", "display", "make_control", "si_label"]

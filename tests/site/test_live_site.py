@@ -658,17 +658,18 @@ def _first_number_box(page) -> str:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("how", ["snapshot", "cold"])
-def test_the_snapshot_and_the_cold_start_both_reach_live_and_never_show_a_wrong_result(browser, site_url, how):
+def test_the_snapshot_and_the_cold_start_both_reach_live_and_never_show_a_wrong_result(live_context, site_url, how):
     """Python restored from the memory snapshot made at the build, and started cold (the fallback), both
-    make the chapter live; a value changed while Python starts dims the output until its result is in."""
+    make the chapter live; a value changed while Python starts dims the output until its result is in.
+    ("Cold" is Python's start without the snapshot, not the browser's cache: the page is opened in the shared profile,
+    as a returning reader's browser opens it. An incognito context fetched and compiled Pyodide's 41 MB again for each.)"""
     meta = HTML / "_static" / "vendor" / "mlcalc" / "snapshot.json"
     if how == "snapshot" and not meta.exists():
         pytest.fail("the build made no Pyodide snapshot (scripts/build_wheel.sh needs Node.js)")
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    if how == "cold":
-        context.add_init_script("window.mlcalcLiveOptions = {snapshot: false};")
-    context.add_init_script(_DISAGREE_WATCH)
-    page = context.new_page()
+    page = live_context.new_page()
+    if how == "cold":  # this page's option only (an init script of the page, not of the shared context)
+        page.add_init_script("window.mlcalcLiveOptions = {snapshot: false};")
+    page.add_init_script(_DISAGREE_WATCH)
     problems = _watch(page, site_url)
     try:
         page.goto(f"{site_url}/{START_PAGE}.html", wait_until="domcontentloaded", timeout=60_000)
@@ -684,7 +685,7 @@ def test_the_snapshot_and_the_cold_start_both_reach_live_and_never_show_a_wrong_
         disagree = page.evaluate("() => window.__mlcalcDisagree")
         _check_parity(page, 0, f"{START_PAGE} ({how})")
     finally:
-        context.close()
+        page.close()
     assert worker["how"] == how, worker
     # Python starts as the page starts: restored from the snapshot it can be live before the widgets are
     # drawn (the widget manager waits for the page's load event); started cold it is still loading.
