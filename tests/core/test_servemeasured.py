@@ -1013,7 +1013,6 @@ def test_grouped_experts_do_not_explain_the_tp8_mixtral_rows():
     # TensorRT-LLM 0.17's Mixtral 8x7B on 8 H100s (perf-overview.md): the three rows over 25 %, with the routed
     # experts at the book's measured grouped-kernel times, stay over 25 % (+26, +36, +28 %); closing them by the
     # experts alone would need 1.9-2.8x the law, where the probe gives 1.06-1.09x at their rows an expert
-    tables = sm.published()["inflight"]["tables"]
     mix = memory.model_preset("Mixtral 8x7B")
     missed = [c for c in sm.check_inflight() if c.model == "Mixtral 8x7B" and abs(c.error) > 0.25]
     assert {(c.source, c.gpus, c.input, c.output) for c in missed} == {
