@@ -1438,12 +1438,16 @@ class Inflight(NamedTuple):
     norm_s: float  # the residual adds and RMSNorms (whole on every GPU) and the other element-wise passes of every token
     iteration_s: float  # the sum: one forward pass runs its kernels one after another
     tokens_per_s: float  # output tokens/s of the replica: batch / iteration
+    context_share: float = 1.0  # share of the iterations that carry prompts (1: every one, the prompts spread evenly);
+    # below 1 (``uniform``) the terms above are the mean over a cycle of such iterations and ones that decode alone
+    decode_rows: int = 0  # rows an iteration that decodes alone runs (CUDA-graph padding: cuda_graph_batch); 0: batch
 
 
 def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int, dtype: str = "fp8",
              kv_fraction: float = TRTLLM_KV_FRACTION, attention_dp: bool = False,
              caps: tuple[int, int] | None = None, requests: int | None = None,
-             gemm_allreduce: bool = False, wide_share: float = 0.0, kv_dtype: str | None = None) -> Inflight:
+             gemm_allreduce: bool = False, wide_share: float = 0.0, kv_dtype: str | None = None,
+             uniform: bool = False, graph_batch_sizes: tuple[int, ...] = ()) -> Inflight:
     """In-flight (continuous) batching at maximum load, as ``trtllm-bench throughput`` runs it: every request
     queued at once, all of ``prompt`` tokens in and ``output`` out, the scheduler admitting a request only when KV
     room for its prompt and whole output is free ("Guaranteed No Evict").
@@ -1493,6 +1497,21 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     (:func:`inflight_gemm_s`; ModelOpt's ``auto_quantize`` under an ``effective_bits`` constraint picks which
     layers): those weights take 2 bytes each in memory. Not with ``attention_dp``.
 
+    ``uniform``: every request of the run has the same prompt and output lengths (trtllm-bench's synthetic datasets,
+    ``prepare_dataset.py token-norm-dist`` with stdev 0). Requests then enter in groups, whole prompts packed into an
+    iteration up to its token budget (``caps[1]``, else trtllm-bench's ``max_num_tokens``,
+    :func:`trtllm_bench_caps`): of every ``output`` iterations, :func:`context_iterations` carry the prompts and the
+    others decode alone, and the throughput is the cycle's (``batch x output`` tokens over the sum of its
+    iterations; the terms returned are the cycle's mean iteration). Without it the prompts are spread evenly over the
+    iterations (lengths that vary, so that finishes, and entries, spread). Not with ``attention_dp``.
+
+    ``graph_batch_sizes``: the batch sizes CUDA graphs are captured for, with padding on (TensorRT-LLM's PyTorch
+    backend, ``cuda_graph_config: enable_padding: true``): an iteration that decodes alone runs its batch padded to
+    a captured size with dummy generation requests (:func:`cuda_graph_batch`; bounded by the batch and token caps), its
+    matmuls, collectives and element-wise passes at those rows (the dummies' one-token caches add no attention).
+    Iterations that carry prompts run without a graph, at their own rows. Empty: no padding. Not with
+    ``attention_dp``.
+
     ``kv_dtype``: the dtype the KV cache is stored in (None: ``dtype``). TensorRT-LLM's PyTorch backend allocates
     an FP8 cache only where the checkpoint's quantization config states FP8 KV (``kv_cache_quant_algo``) or the
     options set ``kv_cache_config.dtype``; else the cache takes the model's 16-bit dtype (:data:`KV_DTYPE_EVIDENCE`).
@@ -1524,6 +1543,9 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
                              "an all-gather and a reduce-scatter, not the row-parallel all-reduces it fuses")
         if caps is not None:
             raise ValueError(f"caps={caps!r} is not allowed with attention_dp=True: each rank has its own scheduler")
+        if uniform or graph_batch_sizes:
+            raise ValueError(f"uniform={uniform!r}, graph_batch_sizes={graph_batch_sizes!r} are not allowed with "
+                             "attention_dp=True: the attention-DP iteration spreads its prompts evenly, unpadded")
         return _inflight_attention_dp(model, chip_key, tp, p, o, dtype, frac, n_req, kvd)
     free = mem - model.n_params() * (wb + wide * max(0.0, 2.0 - wb)) / tp
     per_tok = memory.model_kv_bytes_per_token(model, kvd) / serving.kv_split(model, tp)
@@ -1538,22 +1560,96 @@ def inflight(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, out
     else:
         b = min(kv_tokens // (p + o), max_batch, int(max_tokens // share))
     b = max(1, b if n_req is None else min(b, n_req))
+    engine_batch, budget = caps if caps is not None else (trtllm_bench_caps(model, chip_key, tp, p, o, dtype,
+                                                                            kv_dtype=kvd)
+                                                          if uniform or graph_batch_sizes else (0, 0))
+    # same-length requests move in groups: a few iterations carry the prompts, the rest decode alone; lengths that
+    # vary: finishes, and so entries, spread over the iterations
+    n_ctx = context_iterations(b, p, o, budget) if uniform else o
+    rows = cuda_graph_batch(b, graph_batch_sizes, engine_batch, budget) if graph_batch_sizes and n_ctx < o else b
     pre = b * p / o
-    tokens = b + pre
     rate = serving.matmul_rate(chip_key, dtype)
     bw = serving.read_bandwidth(chip_key)
-    gemm = inflight_gemm_s(model, chip_key, tp, tokens, b + b / o, dtype, wide)
     attn = b * serving.sequence_kv_bytes(model, p + o // 2, memory.dtype_bytes(kvd)) / serving.kv_split(model, tp) / bw
     lay = memory.kv_layout(model)
     mean_ctx = (p + 1) / 2.0
     local = min(mean_ctx, lay.window) if lay.local_layers else 0.0
-    pattn = pre * 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
-                                                                          + lay.local_layers * local) / (tp * rate)
-    comm = inflight_comm_s(model, chip_key, max(1, round(tokens)), tp, dtype, gemm_allreduce)
-    route = tokens * moe_routing_bytes_per_token(model, wb) / bw
-    norm = tokens * inflight_elementwise_bytes_per_token(model, tp, dtype) / bw
+    pair_s = 2.0 * model.n_heads * (model.qk_head_dim + model.v_dim) * (lay.global_layers * mean_ctx
+                                                                       + lay.local_layers * local) / (tp * rate)
+
+    def parts(prompt_tokens: float, first_tokens: float, decode: int) -> tuple[float, float, float, float, float]:
+        """(matmuls, prompt attention, all-reduces, routing, element-wise) of one iteration that carries ``decode``
+        decode rows and ``prompt_tokens`` prompt tokens, ``first_tokens`` of them sampling a first token."""
+        tokens = decode + prompt_tokens
+        return (inflight_gemm_s(model, chip_key, tp, tokens, decode + first_tokens, dtype, wide), prompt_tokens * pair_s,
+                inflight_comm_s(model, chip_key, max(1, round(tokens)), tp, dtype, gemm_allreduce),
+                tokens * moe_routing_bytes_per_token(model, wb) / bw,
+                tokens * inflight_elementwise_bytes_per_token(model, tp, dtype) / bw)
+
+    # a cycle of ``o`` iterations: ``n_ctx`` carry the ``b`` prompts that enter, the rest decode alone
+    ctx = parts(b * p / n_ctx, b / n_ctx, b)
+    gen = parts(0.0, 0.0, rows) if n_ctx < o else ctx
+    gemm, pattn, comm, route, norm = (
+        (n_ctx * x + (o - n_ctx) * y) / o for x, y in zip(ctx, gen))  # the cycle's mean iteration
     it = gemm + attn + pattn + comm + route + norm
-    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it)
+    return Inflight(b, kv_tokens, pre, gemm, attn, pattn, comm, route, norm, it, b / it, n_ctx / o, rows)
+
+
+def cuda_graph_batch(batch: int, sizes: tuple[int, ...], max_batch_size: int, max_num_tokens: int) -> int:
+    """Rows a generation-only iteration of ``batch`` requests runs in TensorRT-LLM's PyTorch backend with CUDA graphs
+    captured for ``sizes`` and padding on: the captured sizes are those up to ``min(max_batch_size,
+    max_num_tokens)``, that bound added as the last one when a listed size passes it
+    (tensorrt_llm/_torch/pyexecutor/model_engine.py, ``_filter_cuda_graph_batch_sizes``), and the batch is padded
+    with dummy generation requests to the smallest captured size at or above it (``_round_up_batch_size``); a batch
+    above every captured size runs without a graph, at its own rows.
+
+    TensorRT-LLM v1.0's performance page lists 1, 2, 4, ..., 256, 384, 512, 1,024, ..., 8,192; Llama 3.1 70B on one
+    H200 at 128 in / 4,096 out holds 109 requests, trtllm-bench's caps 128 requests and 2,048 tokens:
+
+    >>> cuda_graph_batch(109, (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 4096, 8192), 128, 2048)
+    128
+    """
+    b = _check.positive_int("batch", batch)
+    top = min(_check.positive_int("max_batch_size", max_batch_size), _check.positive_int("max_num_tokens",
+                                                                                          max_num_tokens))
+    listed = [_check.positive_int("sizes[]", z) for z in sizes]
+    if not listed or listed != sorted(set(listed)):
+        raise ValueError(f"sizes={sizes!r} is not allowed: one or more batch sizes, ascending, each once")
+    kept = [z for z in listed if z <= top]
+    if listed[-1] > top and (not kept or kept[-1] != top):
+        kept.append(top)
+    return next((z for z in kept if z >= b), b)
+
+
+def context_iterations(batch: int, prompt: int, output: int, max_num_tokens: int) -> int:
+    """Iterations, of the ``output`` a request decodes for, that carry the prompts of the ``batch`` requests entering
+    in that time, when every request has the same lengths and the scheduler packs whole prompts into an iteration
+    (``max_num_tokens`` less the ``batch`` decode tokens, at least one prompt), as TensorRT-LLM's does for
+    trtllm-bench's synthetic datasets; the other ``output - n`` iterations decode alone.
+
+    In steady state ``batch`` requests finish, and as many enter, every ``output`` iterations. TensorRT-LLM's
+    micro-batch scheduler (cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp, ``MicroBatchScheduler::operator()``)
+    walks the active requests in order, one token for each running generation request, a whole prompt for each new
+    context (without chunking), and stops at the first that would pass ``max_num_tokens``; trtllm-bench queues the
+    whole dataset at once, so the first iteration starts as many contexts as fit and every later entry waits for a
+    finish: the requests move in groups of ``k = max(1, (max_num_tokens - batch) // prompt)``, and ``ceil(batch /
+    k)`` iterations of each ``output`` carry prompts (at most ``output``: then every iteration does, the even spread
+    the model charged before). A prompt longer than the budget left (the 20,000-token prompts of TensorRT-LLM
+    v1.0's tables) is counted whole in one iteration, as an engine whose budget admits it runs it; chunked over
+    ``ceil(prompt / (max_num_tokens - batch))`` iterations instead, those rows come out within 2 points of it.
+
+    Llama 3.1 70B on one H200, 128 in / 4,096 out (109 requests, trtllm-bench's 2,048-token budget): groups of 15,
+    so 8 of the 4,096 iterations carry prompts:
+
+    >>> context_iterations(109, 128, 4096, 2048)
+    8
+    """
+    b = _check.positive_int("batch", batch)
+    p = _check.positive_int("prompt", prompt)
+    o = _check.positive_int("output", output)
+    budget = _check.positive_int("max_num_tokens", max_num_tokens)
+    k = max(1, (budget - b) // p)
+    return min(o, -(-b // k))
 
 
 def inflight_comm_s(model: memory.ModelConfig, chip_key: str, tokens: int, tp: int, dtype: str = "fp8",
@@ -1602,7 +1698,8 @@ def inflight_elementwise_bytes_per_token(model: memory.ModelConfig, tp: int, dty
 
 
 def trtllm_bench_caps(model: memory.ModelConfig, chip_key: str, tp: int, prompt: int, output: int,
-                      dtype: str = "fp8", kv_fraction: float = TRTLLM_KV_FRACTION) -> tuple[int, int]:
+                      dtype: str = "fp8", kv_fraction: float = TRTLLM_KV_FRACTION,
+                      kv_dtype: str | None = None) -> tuple[int, int]:
     """``(max_batch_size, max_num_tokens)`` as trtllm-bench sets them for a run of ``tp`` GPUs (NVIDIA TensorRT-LLM,
     tensorrt_llm/bench/build/tuning.py, ``calc_engine_setting`` then ``finetune_setting``): the KV room of the whole
     group, estimated as ``tp`` cards' memory (GiB) less the checkpoint's parameters at ``dtype``'s bytes, times
@@ -1610,7 +1707,9 @@ def trtllm_bench_caps(model: memory.ModelConfig, chip_key: str, tp: int, prompt:
     ``prompt + output`` tokens a request; that many requests, at most 4,096, rounded up (to 32 under 256 requests, at
     least 64; to 128 under 1,024; else to 256), and ``(1 + prompt / output)`` tokens each, at most 32,768, rounded up
     (at least 2,048; to 512 from 4,096; to 1,024 from 8,192). With attention data parallelism every rank's scheduler
-    holds both caps (PyExecutor ``_fetch_new_requests``: ``tp x`` the batch cap over the group).
+    holds both caps (PyExecutor ``_fetch_new_requests``: ``tp x`` the batch cap over the group). ``kv_dtype``: the
+    cache dtype the checkpoint's quantization config states (tuning.py's ``byte_per_kv_elem`` from its
+    ``kv_cache_quant_algo``: 1 byte for FP8, else 2); None: ``dtype``.
 
     Qwen3-235B-A22B in FP8 on 8 H100s, 128 tokens in and 2,048 out: 1,024 requests and 2,048 tokens:
 
@@ -1623,7 +1722,8 @@ def trtllm_bench_caps(model: memory.ModelConfig, chip_key: str, tp: int, prompt:
     frac = _check.fraction("kv_fraction", kv_fraction)
     gib = 1024.0 ** 3
     heads = max(t, model.n_kv_heads)
-    kv_b = 1.0 if memory.dtype_bytes(dtype) <= 1 else 2.0  # FP8 cache: 1 byte, else 2 (BYTES_PER_ELEM)
+    kvd = dtype if kv_dtype is None else _check.choice("kv_dtype", kv_dtype, KV_DTYPES)  # the checkpoint's KV algo
+    kv_b = 1.0 if memory.dtype_bytes(kvd) <= 1 else 2.0  # FP8 cache: 1 byte, else 2 (BYTES_PER_ELEM)
     per_tok = 2.0 * memory.kv_layout(model).global_layers * heads * model.head_dim * kv_b / gib
     per_tok += 2.0 * memory.kv_layout(model).local_layers * heads * model.head_dim * kv_b / gib
     avail = t * serving.spec(chip_key).memory_bytes / gib - model.n_params() * memory.dtype_bytes(dtype) / gib
@@ -1718,9 +1818,11 @@ def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: i
     """How a published in-flight table states its run, as :func:`inflight` arguments: ``attention_dp`` for an MoE
     model where the table's conditions state ``enable_attention_dp`` (TensorRT-LLM v1.0's MoE options file),
     ``kv_dtype`` where the table's ``kv_cache_dtype`` gives the model's checkpoint a cache dtype of its own (from its
-    ``hf_quant_config.json``, :data:`KV_DTYPE_EVIDENCE`; a model it does not name keeps the table's dtype), and
+    ``hf_quant_config.json``, :data:`KV_DTYPE_EVIDENCE`; a model it does not name keeps the table's dtype),
     ``requests``, the requests of the run's dataset, where the table gives them (its ``requests``, keyed
-    ``"input/output"``)."""
+    ``"input/output"``), ``uniform`` where its conditions state a synthetic dataset of one length ("stdev 0"), and
+    ``graph_batch_sizes`` where it gives the CUDA-graph batch sizes its runs padded to (the last two not with
+    ``attention_dp``)."""
     kw: dict[str, Any] = {}
     if model.is_moe and "enable_attention_dp" in table["conditions"]:
         kw["attention_dp"] = True
@@ -1730,6 +1832,10 @@ def stated_layout(table: Mapping[str, Any], model: memory.ModelConfig, prompt: i
     n = table.get("requests", {}).get(f"{prompt}/{output}")
     if n is not None:
         kw["requests"] = int(n)
+    if "stdev 0" in table["conditions"] and not kw.get("attention_dp"):
+        kw["uniform"] = True
+    if "cuda_graph_batch_sizes" in table and not kw.get("attention_dp"):
+        kw["graph_batch_sizes"] = tuple(int(z) for z in table["cuda_graph_batch_sizes"])
     return kw
 
 
@@ -1778,7 +1884,8 @@ def check_inflight() -> list[InflightCheck]:
         twin = dense_twin(c.source, c.model, c.gpus, c.input, c.output) if model.is_moe and not dp else None
         if twin is not None:
             dm = memory.model_preset(twin.model)
-            dg = inflight(dm, table["chip"], c.gpus, c.input, c.output, table["dtype"])
+            dg = inflight(dm, table["chip"], c.gpus, c.input, c.output, table["dtype"], uniform=kw.get("uniform", False),
+                          graph_batch_sizes=kw.get("graph_batch_sizes", ()))
             left = (inflight_leftover(model, got, c.published), got.iteration_s / ((got.batch + got.prefill_tokens)
                                                                                   * model.n_layers),
                     inflight_leftover(dm, dg, twin.published), dg.iteration_s / ((dg.batch + dg.prefill_tokens)
@@ -1795,8 +1902,65 @@ def check_inflight() -> list[InflightCheck]:
             cause = small_iteration_cause(model, got, c.published)
         if cause:
             cause += gemm_evidence_text(model, table["chip"], c.gpus, got, c.published, table["dtype"])
+            cause += scheduler_note(model, table, c, got)
         out.append(c._replace(cause=cause))
     return out
+
+
+#: TensorRT-LLM's dynamic batch-size tuner (cpp/tensorrt_llm/executor/dynamicBatchConfig.cpp,
+#: ``DynamicBatchConfig::kDefaultBatchSizeTable``): ``(capacity below, runtime batch)`` pairs, and its fallback
+#: (executor/dynamicBatchTuner.h: ``kBatchSizeFallbackGranularity`` 512, ``kBatchSizeFallbackThreshold`` 128).
+DYNAMIC_BATCH_TABLE = ((144, 128), (336, 256), (672, 512), (832, 768), (1280, 1024), (1664, 1536))
+DYNAMIC_BATCH_GRANULARITY = 512
+DYNAMIC_BATCH_THRESHOLD = 128
+
+
+def dynamic_batch_size(capacity: int) -> int:
+    """The runtime batch size TensorRT-LLM's dynamic batch tuner sets for ``capacity``, the requests of the run's mean
+    lengths the KV cache holds (cpp/tensorrt_llm/executor/dynamicBatchTuner.cpp, ``getRuntimeBatchSize``): the table's
+    batch for the first row whose bound exceeds it (:data:`DYNAMIC_BATCH_TABLE`), else the capacity rounded down to a
+    multiple of 512 where it is less than 128 above one, else the capacity. Below the capacity it lowers the batch;
+    above it, the KV room still holds the capacity (guaranteed no evict).
+
+    >>> dynamic_batch_size(140), dynamic_batch_size(238), dynamic_batch_size(4218)
+    (128, 256, 4096)
+    """
+    cap = _check.positive_int("capacity", capacity)
+    for bound, size in DYNAMIC_BATCH_TABLE:
+        if cap < bound:
+            return size
+    floor = cap // DYNAMIC_BATCH_GRANULARITY * DYNAMIC_BATCH_GRANULARITY
+    return floor if cap < floor + DYNAMIC_BATCH_THRESHOLD else cap
+
+
+def scheduler_note(model: memory.ModelConfig, table: Mapping[str, Any], c: InflightCheck, got: Inflight) -> str:
+    """What the scheduler's rules do to a missed row of a published in-flight table, as the model charges them or
+    rules them out: its batch (the KV room's requests at prompt + output each: guaranteed no evict), the dynamic
+    batch-size tuner's batch for that capacity (:func:`dynamic_batch_size`, not charged: binding on none of the rows
+    that miss), for a run of same-length requests the prompts packed into few iterations (:func:`context_iterations`)
+    against spreading them evenly, and where the run's CUDA graphs pad the iterations that decode alone
+    (:func:`cuda_graph_batch`), the row unpadded."""
+    room = got.kv_tokens // (c.input + c.output)
+    tuned = dynamic_batch_size(room)
+    text = (f". The scheduler's rules: {got.batch:,} requests run together, KV room for {room:,} at prompt + output each "
+            "(guaranteed no evict reserves the whole output, as charged)"
+            + (f", within trtllm-bench's {TRTLLM_MAX_BATCH:,}-request cap" if got.batch < room else "")
+            + f"; TensorRT-LLM's dynamic batch-size tuner (executor/dynamicBatchTuner.cpp getRuntimeBatchSize, "
+            f"its default table) gives {tuned:,} for that room, "
+            + ("so it would not lower the batch" if tuned >= got.batch else f"which would lower it to {tuned:,}"))
+    if got.context_share < 1.0:
+        kw = dict(stated_layout(table, model, c.input, c.output), uniform=False)
+        spread = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"], **kw)
+        text += (f"; the same-length prompts packed as the scheduler packs them ({got.context_share:.1%} of the "
+                 f"iterations carry them, mlcalc.servemeasured.context_iterations) are charged: spread over every "
+                 f"iteration the row would be {spread.tokens_per_s / c.published - 1:+.0%}")
+    if got.decode_rows and got.decode_rows != got.batch:
+        kw = dict(stated_layout(table, model, c.input, c.output), graph_batch_sizes=())
+        plain = inflight(model, table["chip"], c.gpus, c.input, c.output, table["dtype"], **kw)
+        text += (f"; the page's CUDA graphs pad those that decode alone from {got.batch:,} to {got.decode_rows:,} rows "
+                 "(enable_padding; model_engine.py _filter_cuda_graph_batch_sizes, _round_up_batch_size), as charged: "
+                 f"unpadded the row would be {plain.tokens_per_s / c.published - 1:+.0%}")
+    return text
 
 
 def attention_dp_cause(model: memory.ModelConfig, tp: int, got: Inflight, published_tokens_per_s: float,
@@ -2317,7 +2481,7 @@ def layers_gemm_useful(model: memory.ModelConfig, tokens: int, tp: int, chip_key
 class GemmEvidence(NamedTuple):
     """An in-flight iteration with its layers' matmuls at the book's measured GEMM times (:func:`gemm_evidence`)."""
 
-    tokens: int  # tokens the iteration carries (M of the dense products)
+    tokens: int  # tokens the iteration carries (M of the dense products): one that carries prompts, where some do not
     modelled_s: float  # the layers' matmuls as :func:`inflight` prices them (:func:`mlcalc.serving.layers_gemm_law_s`)
     measured_s: float  # the same products at their measured times (:func:`measured_layers_gemm_s`)
     iteration_s: float  # :func:`inflight`'s iteration with the measured matmuls in place of the modelled ones
@@ -2328,13 +2492,17 @@ def gemm_evidence(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflig
                   run: str = GEMM_TIMES_RUN) -> GemmEvidence | None:
     """:func:`inflight`'s iteration ``got`` with its layers' matmuls (the output projection keeps its modelled time)
     at the measured times of ``run`` in place of the modelled ones: whether the matmuls' own time, tile and wave
-    quantization included, accounts for a row's miss. None where a product was not measured (or attention data
-    parallel: ``got`` must be a tensor-parallel iteration)."""
-    tokens = max(1, round(got.batch + got.prefill_tokens))
-    measured = measured_layers_gemm_s(model, tokens, tp, dtype, run)
-    if measured is None:
+    quantization included, accounts for a row's miss; where only some iterations carry prompts
+    (``got.context_share`` below 1), weighted over the cycle's two kinds of iteration. None where a product was not
+    measured (or attention data parallel: ``got`` must be a tensor-parallel iteration)."""
+    share = got.context_share  # iterations that carry prompts; the others run the decode tokens alone
+    tokens = max(1, round(got.batch + got.prefill_tokens / share))
+    rows = ((tokens, share),) + (((got.decode_rows or got.batch, 1.0 - share),) if share < 1.0 else ())
+    times = [measured_layers_gemm_s(model, m, tp, dtype, run) for m, _ in rows]
+    if any(t is None for t in times):
         return None
-    modelled = serving.layers_gemm_law_s(model, tokens, tp, chip_key, dtype)
+    measured = sum(w * float(t) for (_, w), t in zip(rows, times) if t is not None)
+    modelled = sum(w * serving.layers_gemm_law_s(model, m, tp, chip_key, dtype) for m, w in rows)
     it = got.iteration_s - modelled + measured
     return GemmEvidence(tokens, modelled, measured, it, got.batch / it)
 
@@ -2365,7 +2533,10 @@ def gemm_evidence_text(model: memory.ModelConfig, chip_key: str, tp: int, got: I
     same = chip_key.startswith("H100")  # the run's card (H100 SXM); an H200 is the same GH100 with faster memory
     beyond = max(m for _, _, _, m in _measured_rows())
     share = layers_gemm_useful(model, ev.tokens, tp, chip_key, dtype)
-    return (f"; the matmuls measured: at this iteration's {ev.tokens:,} tokens the layers' {dtype.upper()} products take "
+    at = (f"at this iteration's {ev.tokens:,} tokens" if got.context_share >= 1.0 else
+          f"over the cycle ({got.context_share:.0%} of its iterations carry {ev.tokens:,} tokens, the rest the "
+          f"{got.batch:,} decode tokens alone)")
+    return (f"; the matmuls measured: {at} the layers' {dtype.upper()} products take "
             f"{ev.measured_s * 1e3:.2f} ms on the book's {card} (mlcalc/data/measured/{GEMM_TIMES_RUN}, cuBLAS through "
             "torch; "
             + ("" if ev.tokens <= beyond else f"measured to {beyond:,} rows, beyond in proportion; ")
