@@ -265,8 +265,15 @@ _ONE_WORKER_PER_PARAM = {"tests/calculators/test_glance.py"}
 # Files whose tests read every accuracy family (mlcalc.accuracy.cases, lru-cached per process: 5.8 CPU-s, 3.3 of them
 # the MLPerf rate search): one worker runs them all, so the families are computed once a run, not once a worker.
 _ONE_WORKER_TOGETHER = {"tests/core/test_accuracy.py": "accuracy families", "tests/core/test_mlperf.py": "accuracy families"}
+# Files whose tests share one browser profile on disk (conftest.disk_profile; test_layout.py: one per width): its
+# Chromium starts and its caches fill (Pyodide fetched and compiled, a chapter's scripts) on the first page of each
+# worker that runs any of them. Spread test by test over three workers, each filled its own: test_live_url.py in one
+# process 41.9 CPU-s (cputree, site built, load ~3), in three 55.2 (the three runs' 62.2 less two processes' start
+# and collection, 3.5 each). Each of these scopes goes to one worker.
+_ONE_PROFILE = {"tests/site/test_live_url.py": "", "tests/site/test_layout.py": "width"}
 # The browser tests, the slowest per test first (one-process run, 2026-11-27: the handout print 41 s; test_live_url
 # 14 s a test; test_live_site 8 s; test_layout 4 s); the rest of tests/site after them (most read the built HTML).
+# (test_live_url.py and test_layout.py now go as groups, _ONE_PROFILE: the largest groups first, before these.)
 _BROWSER_FIRST = ("tests/site/test_handout.py", "tests/site/test_live_url.py", "tests/site/test_live_site.py",
                   "tests/site/test_layout.py", "tests/site/", "tests/calculators/test_exercises.py::test_exercises_grade_on_the_live_site")
 
@@ -307,6 +314,8 @@ def pytest_xdist_make_scheduler(config, log):
                 return path + "::[" + nodeid.split("[", 1)[1]
             if path in _ONE_WORKER_TOGETHER:
                 return _ONE_WORKER_TOGETHER[path]
+            if path in _ONE_PROFILE:  # test_layout.py: the phone pages, and the rest (at 1280 px)
+                return path + ("::phone" if _ONE_PROFILE[path] and nodeid.endswith("-phone]") else "")
             return path if path.endswith(".ipynb") or path in _ONE_WORKER else nodeid
 
         def _assign_work_unit(self, node) -> None:
