@@ -1902,6 +1902,8 @@ def check_inflight() -> list[InflightCheck]:
             cause = small_iteration_cause(model, got, c.published)
         if cause:
             cause += gemm_evidence_text(model, table["chip"], c.gpus, got, c.published, table["dtype"])
+            if model.is_moe and model.n_experts in {x[0] for x in _grouped_prefill_probe()}:
+                cause += grouped_evidence_text(model, table["chip"], c.gpus, got, c.published, table["dtype"])
             cause += scheduler_note(model, table, c, got)
         out.append(c._replace(cause=cause))
     return out
@@ -2548,6 +2550,93 @@ def gemm_evidence_text(model: memory.ModelConfig, chip_key: str, tp: int, got: I
             f"{ev.tokens_per_s / _check.positive('published_tokens_per_s', published_tokens_per_s) - 1:+.0%}")
 
 
+#: The catalogue key of the card that ran :data:`ATTN_RUN`'s kernel probe (its ``device_name``: NVIDIA H200).
+ATTN_RUN_CHIP = "H200-SXM"
+
+
+def grouped_law_factor(model: memory.ModelConfig, rows: float, run: str = ATTN_RUN) -> float:
+    """How much longer an MoE layer's routed experts take as one grouped kernel per projection than the book's one
+    matmul law charges them (:func:`mlcalc.serving.gemm_law_s` with ``groups``, as :func:`inflight` does), at ``rows``
+    rows an expert: the kernel probe's grouped expert matmuls at prefill sizes (transformers' grouped_mm over every
+    expert, bf16, on the probe's card, :func:`_grouped_prefill_probe`) over the law's time for the same products on
+    that card, FLOP-weighted over the two expert matrices, interpolated on log rows an expert (held at the probed
+    ends). Only the model's number of experts is matched: the probe ran each expert whole.
+
+    Mixtral 8x7B at 2,048 rows an expert (an 8,192-token iteration, top-2 of 8): the grouped kernel is 6 % slower
+    than the law:
+
+    >>> round(grouped_law_factor(memory.model_preset("Mixtral 8x7B"), 2048), 2)
+    1.06
+    """
+    r = _check.positive("rows", rows)
+    pts = [x for x in _grouped_prefill_probe(run) if x[0] == model.n_experts]
+    if not pts:
+        raise ValueError(f"model.n_experts={model.n_experts!r} is not allowed: the probe ran "
+                         f"{sorted({x[0] for x in _grouped_prefill_probe(run)})} experts")
+    secs = law = 0.0
+    for e, n, k in sorted({(x[0], x[1], x[2]) for x in pts}):
+        xs = sorted((math.log(x[3]), 2.0 * x[3] * n * k / x[4]
+                     / serving.gemm_law_s(max(1, round(x[3])), n, k, ATTN_RUN_CHIP, "bf16", e) * e)
+                    for x in pts if (x[1], x[2]) == (n, k))
+        fl = float(n * k)
+        secs += fl * serving.interpolate(xs, math.log(r))
+        law += fl
+    return secs / law
+
+
+class GroupedEvidence(NamedTuple):
+    """An in-flight iteration with its routed experts at the book's measured grouped-kernel times
+    (:func:`grouped_evidence`)."""
+
+    rows: float  # rows an expert in the iteration that carries the most tokens
+    factor: float  # grouped_law_factor at those rows
+    experts_s: float  # the routed experts' matmuls as inflight charges them, mean over the cycle
+    grouped_s: float  # the same at the measured grouped-kernel times
+    tokens_per_s: float  # batch / the iteration with grouped_s in place of experts_s
+    needed: float  # the factor on experts_s alone that would give the published throughput
+
+
+def grouped_evidence(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflight,
+                     published_tokens_per_s: float, dtype: str = "fp8") -> GroupedEvidence:
+    """:func:`inflight`'s tensor-parallel iteration ``got`` with its routed experts' kernels charged at the book's
+    measured grouped-kernel times (:func:`grouped_law_factor` at each iteration's rows an expert; the cycle's two
+    kinds of iteration weighted as :func:`gemm_evidence` weighs them), and the factor on the experts' charged time
+    alone that the published throughput would need."""
+    if not model.is_moe:
+        raise ValueError(f"model={model.name!r} is not allowed: it has no routed experts")
+    pub = _check.positive("published_tokens_per_s", published_tokens_per_s)
+    share = got.context_share
+    tokens = max(1, round(got.batch + got.prefill_tokens / share))
+    rows = ((tokens, share),) + (((got.decode_rows or got.batch, 1.0 - share),) if share < 1.0 else ())
+
+    def per_expert(m: int) -> float:
+        return m * model.experts_per_token / memory.moe_experts_touched(model.n_experts, model.experts_per_token, m)
+
+    ex = [(w, serving.layers_gemm_law_s(model, m, tp, chip_key, dtype, "experts"), per_expert(m)) for m, w in rows]
+    charged = sum(w * t for w, t, _ in ex)
+    grouped = sum(w * t * grouped_law_factor(model, r) for w, t, r in ex)
+    it = got.iteration_s - charged + grouped
+    needed = 1.0 + (got.batch / pub - got.iteration_s) / charged
+    return GroupedEvidence(per_expert(tokens), grouped_law_factor(model, per_expert(tokens)), charged, grouped,
+                           got.batch / it, needed)
+
+
+def grouped_evidence_text(model: memory.ModelConfig, chip_key: str, tp: int, got: Inflight,
+                          published_tokens_per_s: float, dtype: str = "fp8") -> str:
+    """One sentence for a tensor-parallel MoE miss's cause: the row with its experts at the book's measured
+    grouped-kernel times (:func:`grouped_evidence`), and the factor the experts alone would need."""
+    ev = grouped_evidence(model, chip_key, tp, got, published_tokens_per_s, dtype)
+    return (f"; the experts as grouped kernels: the model already runs each MoE projection as one grouped kernel over "
+            f"the experts touched, each expert split {tp} ways ({model.expert_ffn // tp:,} of {model.expert_ffn:,} "
+            "wide; TensorRT-LLM's MoE plugin runs them as a CUTLASS grouped GEMM, cpp/tensorrt_llm/kernels/"
+            "cutlass_kernels/moe_gemm), at the dense law; the book's measured grouped kernel (mlcalc/data/measured/"
+            f"{ATTN_RUN}, transformers' grouped_mm, bf16, whole experts, on an H200) takes {ev.factor:.2f}x that law "
+            f"at this iteration's {ev.rows:,.0f} rows an expert, and charged so the row is "
+            f"{ev.tokens_per_s / _check.positive('published_tokens_per_s', published_tokens_per_s) - 1:+.0%}: ruled "
+            f"out, since closing it by the experts alone needs {ev.needed:.2f}x the law "
+            f"({ev.experts_s * 1e3:.1f} ms of the {got.iteration_s * 1e3:.1f} ms iteration)")
+
+
 def measured_gemm_card(run: str = GEMM_TIMES_RUN) -> str:
     """The card that ran a measured GEMM run, as its driver names it."""
     return str(_read("gemm_times.json", run)["card"])
@@ -3023,7 +3112,7 @@ def concurrency_miss_cause(model: memory.ModelConfig, chip_key: str, tp: int, ba
             "host, Qwen3's query and key RMSNorms, a fixed time of the attention kernel. No source gives this "
             "layer's time at this batch, nor the kernels' times on this card")
 
-__all__ = ["THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MOE_MAPPING_EVIDENCE", "MoeMappingCost", "moe_mapping_cost", "EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
+__all__ = ["ATTN_RUN_CHIP", "grouped_law_factor", "GroupedEvidence", "grouped_evidence", "grouped_evidence_text", "THIN_SLICE_RUN", "grouped_expert_matmuls_s", "thin_slice_probe", "MOE_MAPPING_EVIDENCE", "MoeMappingCost", "moe_mapping_cost", "EAGER_PROTOCOL", "EAGER_RUN", "EagerScore", "HostPace", "RUN8", "eager_checks", "eager_scores", "host_pace", "FirstPoint", "first_points", "RUN7", "HostSpread", "host_probe_spread", "op_counts", "step_ops", "HostEvidence", "host_evidence", "measured_again", "generate_floor", "ARCHS", "FloorSpread", "LoadRun", "MeasuredCheck", "PATHS", "PublishedCheck", "RUN", "RUNS", "TARGET",
            "all_checks", "arch_floor", "arch_model", "card", "check_hf_decode", "check_hf_prefill", "check_load_steps",
            "check_published", "check_first_token", "MOE_PATHS", "moe_as_run", "FirstTokenCheck", "check_tp_decode", "chip", "ENGINE_OPS_PER_LAYER", "HF_LLAMA_OPS_PER_LAYER",
            "engine_layer_floor_s", "engine_small_kernels_s", "engine_matmul_s", "engine_layer_matmul_s",
