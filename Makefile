@@ -12,10 +12,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
-# make test runs its tests in this many processes (pytest-xdist). Fresh-clone CI runs of the same tree (main
-# fe80026, 4,007 tests, quiet 2-core machine, 2026-11-27): three workers 8 min 28 s of pytest (10 min 9 s in all),
-# four workers 8 min 54 s (10 min 40 s): a fourth worker only adds contention. TEST_WORKERS=4 runs four.
-TEST_WORKERS ?= 3
+# make test runs its tests in this many processes (pytest-xdist). Fresh-clone CI runs of the same tree (main 25f64ed,
+# 4,745 tests, 2-core machine with no other job, 2026-11-28, one after the other): two workers 8 min 22 s in all (6 min
+# 53 s of pytest, 859 CPU-seconds), three workers 9 min 38 s (8 min 12 s, 1,049 CPU-seconds): on two cores a third
+# worker only adds contention and starts one more Chromium profile whose caches it fills again. Earlier (fe80026,
+# 2026-11-27): three workers 8 min 28 s of pytest, four 8 min 54 s. TEST_WORKERS=3 runs three.
+TEST_WORKERS ?= 2
 
 .PHONY: book test check serve lab notebooks bench clean
 # Every recipe may write Python's bytecode caches (__pycache__ in .venv and the checkout, all ignored by git), whatever
