@@ -1164,9 +1164,8 @@ def nccl_protocol_time(message_bytes: float, fab: Fabric, collective: str = "all
     i, s = NCCL_PROTOCOLS.index(pick.protocol), NCCL_PROTOCOLS.index("Simple")
     base, hw = t["base_latency_us"][a], t["nvlink_step_latency_us"][a]
     law = fabric_collective_time(message_bytes, fab, collective, a)
-    steps = 2 * (fab.gpus_per_node - 1) if a == "tree" else latency_steps(collective, n)
-    law_steps = steps * fab.intra_step_latency_s
-    latency = (law.latency_s - law_steps) * base[i] / base[s] + law_steps * hw[i] / hw[s]
+    law_steps = law.latency_s - fab.base_latency_s  # one node: the law's steps, each at the intra-node latency
+    latency = fab.base_latency_s * base[i] / base[s] + law_steps * hw[i] / hw[s]
     table = {r.protocol: r.algbw_bytes_per_s for r in nccl_tuner_table(collective, n, intra_key) if r.algorithm == a}
     bandwidth = law.bandwidth_s * table["Simple"] / table[pick.protocol]
     return _check.fields("nccl_protocol_time", ProtocolTime(a, pick.protocol, floor + latency + bandwidth, floor,
