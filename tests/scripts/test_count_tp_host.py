@@ -31,16 +31,21 @@ def _ops(scored, name, prog, phase):
     return scored[name]["counts_per_layer"][prog][phase]
 
 
+def _per_layer_and_outside_match(scored, name, prog, sequence_parallel):
+    """The program's counted ops a layer and outside the layers, over the one-GPU program's: steptime.tp_host_ops."""
+    extra, dtensor, extra_out, dtensor_out = steptime.tp_host_ops(sequence_parallel)
+    for ph in ("forward", "backward"):
+        got = _ops(scored, name, prog, ph)
+        plain = _ops(scored, name, "plain-plain", ph)
+        assert got["dtensor"] == dtensor[ph]
+        assert got["plain"] + got["dtensor"] - plain["plain"] == extra[ph]
+        assert got["dtensor_outside"] == dtensor_out[ph]
+        assert got["plain_outside"] + got["dtensor_outside"] - plain["plain_outside"] == extra_out[ph]
+
+
 def test_the_sequence_parallel_counts_are_the_engine_tables(scored):
     for name in DEGREES:
-        for ph in ("forward", "backward"):
-            got = _ops(scored, name, "tp-plain", ph)
-            plain = _ops(scored, name, "plain-plain", ph)
-            assert got["dtensor"] == steptime.TP_DTENSOR_OPS_PER_LAYER[ph]
-            assert got["plain"] + got["dtensor"] - plain["plain"] == steptime.TP_EXTRA_OPS_PER_LAYER[ph]
-            assert got["dtensor_outside"] == steptime.TP_DTENSOR_OPS_OUTSIDE[ph]
-            assert got["plain_outside"] + got["dtensor_outside"] - plain["plain_outside"] == \
-                steptime.TP_EXTRA_OPS_OUTSIDE[ph]
+        _per_layer_and_outside_match(scored, name, "tp-plain", True)
         # a checkpointed layer's backward: the recomputed pass's ops are the table's "recompute" row
         rc, no = _ops(scored, name, "tp-rc", "backward"), _ops(scored, name, "tp-plain", "backward")
         assert rc["dtensor"] - no["dtensor"] == steptime.TP_DTENSOR_OPS_PER_LAYER["recompute"]
@@ -48,14 +53,7 @@ def test_the_sequence_parallel_counts_are_the_engine_tables(scored):
 
 def test_the_sequence_parallel_off_counts_are_the_engine_tables(scored):
     for name in DEGREES:
-        for ph in ("forward", "backward"):
-            got = _ops(scored, name, "tpnosp-plain", ph)
-            plain = _ops(scored, name, "plain-plain", ph)
-            assert got["dtensor"] == steptime.TP_NO_SP_DTENSOR_OPS_PER_LAYER[ph]
-            assert got["plain"] + got["dtensor"] - plain["plain"] == steptime.TP_NO_SP_EXTRA_OPS_PER_LAYER[ph]
-            assert got["dtensor_outside"] == steptime.TP_NO_SP_DTENSOR_OPS_OUTSIDE[ph]
-            assert got["plain_outside"] + got["dtensor_outside"] - plain["plain_outside"] == \
-                steptime.TP_NO_SP_EXTRA_OPS_OUTSIDE[ph]
+        _per_layer_and_outside_match(scored, name, "tpnosp-plain", False)
         rc, no = _ops(scored, name, "tpnosp-rc", "backward"), _ops(scored, name, "tpnosp-plain", "backward")
         plain_rc = _ops(scored, name, "plain-rc", "backward")["plain"] - _ops(scored, name, "plain-plain",
                                                                                "backward")["plain"]
